@@ -1,0 +1,334 @@
+// Command portal is the CPQ Portal web server.
+//
+// Configuration comes from PORTAL_* environment variables and flags (go run ./cmd/portal -help lists
+// them). With -demo it needs nothing else: it also starts, in the same process, the embedded OpenID
+// provider (under /idp on the portal's own address) and the v2 simulator (on its own loopback port).
+//
+// On start it prints "portal listening on http://HOST:PORT" (the e2e harness parses that line;
+// -addr 127.0.0.1:0 picks a free port). SIGTERM or SIGINT shut it down gracefully: /readyz turns 503
+// first, then in-flight requests get PORTAL_SHUTDOWN_GRACE to finish.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/config"
+	"github.com/cpqportal/portal/internal/demoidp"
+	"github.com/cpqportal/portal/internal/handlers"
+	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/v2sim"
+	"github.com/cpqportal/portal/web"
+)
+
+// version is stamped at build time: go build -ldflags "-X main.version=1.2.3".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "portal:", err)
+		os.Exit(1)
+	}
+}
+
+// run is the whole program; it returns when ctx is cancelled (signal) and the server has shut down.
+// stdout gets the start-up banner, stderr the logs.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := config.Load(args, getenv)
+	if err != nil {
+		return err
+	}
+	if cfg.ShowVersion {
+		fmt.Fprintln(stdout, "portal", version)
+		return nil
+	}
+	logger := newLogger(cfg, stderr)
+
+	// Listen first: with port 0 the real address decides the public URL and the demo issuer.
+	listener, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("PORTAL_ADDR: listen on %s: %w", cfg.Addr, err)
+	}
+	defer listener.Close()
+	cfg.BindAddr(listener.Addr().String())
+	if cfg.GeneratedSessionKey {
+		logger.Warn("demo mode: using a random session key; sessions end when the portal restarts (set PORTAL_SESSION_KEYS to keep them)")
+	}
+
+	var extraRoutes func(*gin.Engine)
+	if cfg.DemoIdP {
+		provider, err := newDemoProvider(cfg)
+		if err != nil {
+			return err
+		}
+		idpHandler := gin.WrapH(http.StripPrefix(demoIdPMount, provider.Handler()))
+		extraRoutes = func(r *gin.Engine) {
+			r.Any(demoIdPMount+"/*path", idpHandler)
+		}
+	}
+
+	var simulator *demoSimulator
+	if cfg.V2Simulated() {
+		simulator, err = startSimulator(cfg, logger)
+		if err != nil {
+			return err
+		}
+		defer simulator.close()
+		cfg.V2APIURL = simulator.url
+	}
+
+	var registry *prometheus.Registry
+	if cfg.MetricsAddr != "" {
+		registry = newMetricsRegistry()
+	}
+	engine, h, err := buildPortal(cfg, logger, extraRoutes, registry)
+	if err != nil {
+		return err
+	}
+
+	server := &http.Server{
+		Handler:           engine,
+		ReadHeaderTimeout: 10 * time.Second,
+		// No ReadTimeout/WriteTimeout: attachment uploads (PORTAL_UPLOAD_LIMIT, 1 GiB by default) and
+		// PDF downloads may take minutes; slow-header attacks are bounded by ReadHeaderTimeout.
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	var metrics *http.Server
+	if registry != nil {
+		metrics, err = startMetrics(cfg.MetricsAddr, registry, logger)
+		if err != nil {
+			return err
+		}
+	}
+
+	printBanner(stdout, cfg, simulator)
+	logger.Info("portal starting", slog.String("version", version), slog.Any("config", cfg))
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- server.Serve(listener) }()
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+
+	// Graceful shutdown: first tell load balancers (readiness 503), then let requests finish.
+	logger.Info("shutting down", slog.Duration("grace", cfg.ShutdownGrace))
+	h.SetNotReady()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+	defer cancel()
+	if metrics != nil {
+		_ = metrics.Shutdown(shutdownCtx)
+	}
+	if err := server.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("requests still running at the end of the grace period were cut", slog.Any("err", err))
+	}
+	logger.Info("portal stopped")
+	return nil
+}
+
+// buildPortal wires session store, authentication, API client and handlers onto a gin engine.
+func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.Engine), registry *prometheus.Registry) (*gin.Engine, *handlers.Handler, error) {
+	store, err := newSessionStore(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	authenticator := auth.New(auth.Config{
+		IssuerURL:        cfg.OIDCIssuer,
+		ClientID:         cfg.OIDCClientID,
+		ClientSecret:     cfg.OIDCClientSecret,
+		Scopes:           cfg.OIDCScopes,
+		PublicURL:        cfg.PublicURL,
+		IdleTimeout:      cfg.SessionIdleTimeout,
+		AbsoluteLifetime: cfg.SessionLifetime,
+		HTTPClient:       &http.Client{Timeout: 10 * time.Second},
+	}, store, logger) // auth adds component=auth itself
+
+	api, err := apiclient.New(cfg.V2APIURL.String(),
+		apiclient.WithHTTPClient(&http.Client{
+			// Sized for many concurrent users on one v2 host (MaxIdleConnsPerHost 64; shared/RECIPES.md).
+			Transport: apiclient.NewTransport(),
+			// Never follow a redirect with the user's token.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}),
+		apiclient.WithUserAgent("cpq-portal/"+version),
+		apiclient.WithTimeout(cfg.V2Timeout),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("PORTAL_V2_API_URL: %w", err)
+	}
+	assets, err := web.NewAssets()
+	if err != nil {
+		return nil, nil, err
+	}
+	deps := handlers.Deps{
+		Config:      cfg,
+		Logger:      logger,
+		API:         api,
+		Auth:        authenticator,
+		Assets:      assets,
+		ExtraRoutes: extraRoutes,
+		Version:     version,
+	}
+	if registry != nil {
+		deps.Metrics = registry
+	}
+	h, err := handlers.New(deps)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	gin.SetMode(gin.ReleaseMode)
+	engine := gin.New() // no default logger or recovery: the handlers bring their own
+	// X-Forwarded-For is believed only from the configured proxies (none by default).
+	var proxies []string
+	if len(cfg.TrustedProxies) > 0 {
+		proxies = cfg.TrustedProxies
+	}
+	if err := engine.SetTrustedProxies(proxies); err != nil {
+		return nil, nil, fmt.Errorf("PORTAL_TRUSTED_PROXIES: %w", err)
+	}
+	h.Routes(engine)
+	return engine, h, nil
+}
+
+// newSessionStore builds the configured session store.
+func newSessionStore(cfg config.Config) (session.Store, error) {
+	opts := session.Options{
+		Keys:             cfg.SessionKeys,
+		Secure:           cfg.PublicURL.Scheme == "https",
+		AbsoluteLifetime: cfg.SessionLifetime,
+	}
+	if cfg.SessionStore == config.SessionStoreRedis {
+		store, err := session.NewRedisStore(session.RedisOptions{Options: opts, URL: cfg.RedisURL})
+		if err != nil {
+			return nil, fmt.Errorf("PORTAL_REDIS_URL: %w", err)
+		}
+		return store, nil
+	}
+	store, err := session.NewCookieStore(opts)
+	if err != nil {
+		return nil, fmt.Errorf("PORTAL_SESSION_KEYS: %w", err)
+	}
+	return store, nil
+}
+
+// newLogger returns the process logger: JSON (production) or text (demo), with the request id
+// added from the context of every request (handlers.NewLogHandler).
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	var h slog.Handler = slog.NewJSONHandler(w, opts)
+	if cfg.LogFormat == config.LogFormatText {
+		h = slog.NewTextHandler(w, opts)
+	}
+	return slog.New(handlers.NewLogHandler(h))
+}
+
+// demoIdPMount is where the embedded OpenID provider is served (its issuer is PUBLIC_URL + this).
+const demoIdPMount = "/idp"
+
+// newDemoProvider builds the embedded OpenID provider with the portal as its one client.
+func newDemoProvider(cfg config.Config) (*demoidp.Provider, error) {
+	public := cfg.PublicURL.String()
+	provider, err := demoidp.New(demoidp.Options{
+		Issuer:                 cfg.OIDCIssuer,
+		ClientID:               cfg.OIDCClientID,
+		ClientSecret:           cfg.OIDCClientSecret,
+		RedirectURIs:           []string{public + "/auth/callback"},
+		PostLogoutRedirectURIs: []string{public + "/auth/logged-out"},
+		AccessTokenTTL:         cfg.DemoTokenTTL,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("demo OpenID provider: %w", err)
+	}
+	return provider, nil
+}
+
+// demoSimulator is the embedded v2 simulator and its loopback server.
+type demoSimulator struct {
+	sim    *v2sim.Server
+	server *http.Server
+	url    *url.URL
+}
+
+// startSimulator starts the v2 simulator on a free loopback port. It verifies the tokens of the
+// configured issuer (the embedded provider, or an external one given with -demo).
+func startSimulator(cfg config.Config, logger *slog.Logger) (*demoSimulator, error) {
+	sim := v2sim.New(v2sim.Options{
+		IssuerURL: cfg.OIDCIssuer,
+		Customers: cfg.DemoCustomers,
+		Logger:    logger.With(slog.String("component", "v2sim")),
+	})
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = sim.Close()
+		return nil, fmt.Errorf("v2 simulator: %w", err)
+	}
+	server := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := server.Serve(listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("v2 simulator stopped", slog.Any("err", err))
+		}
+	}()
+	return &demoSimulator{sim: sim, server: server, url: &url.URL{Scheme: "http", Host: listener.Addr().String()}}, nil
+}
+
+func (d *demoSimulator) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = d.server.Shutdown(ctx)
+	_ = d.sim.Close()
+}
+
+// printBanner tells a person (and the e2e harness) where the portal is.
+func printBanner(w io.Writer, cfg config.Config, simulator *demoSimulator) {
+	fmt.Fprintf(w, "portal listening on %s\n", cfg.PublicURL)
+	if !cfg.Demo {
+		return
+	}
+	fmt.Fprintf(w, "\nCPQ Portal demo %s\n", version)
+	fmt.Fprintf(w, "  open:            %s\n", cfg.PublicURL)
+	if cfg.DemoIdP {
+		fmt.Fprintf(w, "  sign in as:      ")
+		for i, u := range demoidp.DemoUsers() {
+			if i > 0 {
+				fmt.Fprint(w, "   or   ")
+			}
+			fmt.Fprintf(w, "%s / %s", u.Username, u.Password)
+		}
+		fmt.Fprintf(w, "\n  OpenID provider: %s\n", cfg.OIDCIssuer)
+	} else {
+		fmt.Fprintf(w, "  OpenID provider: %s (external)\n", cfg.OIDCIssuer)
+	}
+	if simulator != nil {
+		fmt.Fprintf(w, "  v2 simulator:    %s (%d customers)\n", simulator.url, cfg.DemoCustomers)
+	} else {
+		fmt.Fprintf(w, "  v2 API:          %s\n", cfg.V2APIURL)
+	}
+	fmt.Fprintln(w)
+}

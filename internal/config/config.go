@@ -1,0 +1,721 @@
+// Package config turns PORTAL_* environment variables and command-line flags into a typed Config.
+//
+// Every setting has an environment variable (PORTAL_ADDR) and, unless it is a secret, a flag (-addr);
+// a flag given on the command line wins over the environment, the environment wins over the default.
+// Load refuses a missing or malformed value with one error that names the variable, so an operator
+// sees exactly what to fix. Table lists every setting for the README and for -help.
+//
+// Demo mode (-demo or PORTAL_DEMO=true) fills in what a laptop does not have: the embedded OpenID
+// provider (issuer PUBLIC_URL/idp, client cpq-portal with a random secret), a random session key,
+// and the embedded v2 simulator (unless PORTAL_V2_API_URL names a real v2 API).
+package config
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Session store kinds accepted by PORTAL_SESSION_STORE.
+const (
+	SessionStoreCookie = "cookie"
+	SessionStoreRedis  = "redis"
+)
+
+// Log formats accepted by PORTAL_LOG_FORMAT.
+const (
+	LogFormatJSON = "json"
+	LogFormatText = "text"
+)
+
+// DemoClientID is the OAuth client id the portal uses with the embedded demo OpenID provider.
+const DemoClientID = "cpq-portal"
+
+// MinSessionKeyBytes is the shortest accepted session secret, in decoded bytes (PORTAL_SESSION_KEYS).
+const MinSessionKeyBytes = 32
+
+// Config is the portal's whole configuration. It is a value: build it with Load and pass it down.
+type Config struct {
+	// Addr is the listen address (host:port); port 0 picks a free port (see BindAddr).
+	Addr string
+	// PublicURL is the URL browsers use to reach the portal, without a trailing slash.
+	// Redirect URIs and the demo issuer are derived from it.
+	PublicURL *url.URL
+	// PublicURLDerived is true when PORTAL_PUBLIC_URL was not given and PublicURL was derived
+	// from Addr; BindAddr then re-derives it from the real listener.
+	PublicURLDerived bool
+
+	// V2APIURL is the v2 API base URL (paths /v2/... are appended). Nil only in demo mode,
+	// where it means "start the embedded simulator".
+	V2APIURL *url.URL
+	// V2Timeout bounds each v2 API call.
+	V2Timeout time.Duration
+
+	// OIDCIssuer is the OpenID provider's issuer URL (exactly as the provider spells it).
+	OIDCIssuer string
+	// OIDCClientID and OIDCClientSecret identify the portal at the provider.
+	OIDCClientID     string
+	OIDCClientSecret string
+	// OIDCScopes are the scopes requested at login.
+	OIDCScopes []string
+
+	// SessionStore is SessionStoreCookie or SessionStoreRedis.
+	SessionStore string
+	// SessionKeys are the session secrets as configured (base64 or hex, each decoding to at least
+	// MinSessionKeyBytes bytes; internal/session decodes them); the first signs and encrypts, the
+	// others are still accepted (key rotation).
+	SessionKeys []string
+	// RedisURL is the redis server for the redis session store (redis:// or rediss://).
+	RedisURL string
+	// SessionIdleTimeout ends a session after this long without a request.
+	SessionIdleTimeout time.Duration
+	// SessionLifetime ends a session this long after sign-in, however active.
+	SessionLifetime time.Duration
+
+	// UploadLimit is the largest accepted attachment upload in bytes.
+	UploadLimit int64
+	// CustomerCacheTTL is how long the customer list is reused before asking the v2 API again.
+	CustomerCacheTTL time.Duration
+	// ShutdownGrace is how long in-flight requests get to finish on SIGTERM.
+	ShutdownGrace time.Duration
+
+	// LogFormat is LogFormatJSON or LogFormatText; LogLevel the minimum level logged.
+	LogFormat string
+	LogLevel  slog.Level
+
+	// TrustedProxies are the addresses or CIDR prefixes whose X-Forwarded-For is believed.
+	// Empty means none: the client address is the TCP peer.
+	TrustedProxies []string
+	// MetricsAddr, when not empty, is where Prometheus metrics are served (a separate listener).
+	MetricsAddr string
+
+	// Demo runs the portal with the embedded OpenID provider and (unless V2APIURL is set) the
+	// embedded v2 simulator.
+	Demo bool
+	// DemoIdP is true when the embedded OpenID provider issues the tokens: demo mode without
+	// PORTAL_OIDC_ISSUER. The issuer then follows PublicURL (see BindAddr).
+	DemoIdP bool
+	// DemoTokenTTL is the lifetime of access tokens issued by the embedded provider.
+	DemoTokenTTL time.Duration
+	// DemoCustomers is how many customers the embedded simulator is seeded with.
+	DemoCustomers int
+	// GeneratedSessionKey is true when demo mode made up a random session key (sessions do not
+	// survive a restart); the caller should log a warning.
+	GeneratedSessionKey bool
+
+	// ShowVersion is the -version flag: print the version and exit. Load returns only this field then.
+	ShowVersion bool
+}
+
+// Setting describes one configuration setting, for documentation (README, -help).
+type Setting struct {
+	Env         string // environment variable, e.g. PORTAL_ADDR
+	Flag        string // flag name without the dash; empty for secrets, which come only from the environment or a file
+	Default     string // default as written in the docs
+	Description string
+}
+
+// setting is a Setting plus how to apply its raw value to a Config.
+type setting struct {
+	Setting
+	isBool bool
+	// apply parses raw (already defaulted; may be empty) into cfg. The returned error is
+	// the reason only; Load prefixes the variable name.
+	apply func(cfg *Config, raw string) error
+}
+
+// Table lists every setting in a stable order, for the README and -help.
+func Table() []Setting {
+	defs := settings()
+	out := make([]Setting, 0, len(defs))
+	for _, d := range defs {
+		out = append(out, d.Setting)
+	}
+	return out
+}
+
+// Markdown renders Table as a Markdown table.
+func Markdown() string {
+	var b strings.Builder
+	b.WriteString("| Variable | Flag | Default | Meaning |\n|---|---|---|---|\n")
+	for _, s := range Table() {
+		flagName := ""
+		if s.Flag != "" {
+			flagName = "`-" + s.Flag + "`"
+		}
+		def := ""
+		if s.Default != "" {
+			def = "`" + s.Default + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.Env, flagName, def, s.Description)
+	}
+	return b.String()
+}
+
+// settings defines every setting. Order matters only for documentation; cross-field rules
+// (requirements, demo defaults) are applied after all settings are parsed, in finish.
+func settings() []setting {
+	return []setting{
+		{Setting: Setting{"PORTAL_ADDR", "addr", "127.0.0.1:8080", "Listen address host:port (port 0 picks a free port)"},
+			apply: func(c *Config, raw string) error {
+				if err := checkHostPort(raw); err != nil {
+					return err
+				}
+				c.Addr = raw
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_PUBLIC_URL", "public-url", "http://<addr>", "URL browsers use to reach the portal (redirect URIs derive from it)"},
+			apply: func(c *Config, raw string) error {
+				if raw == "" {
+					return nil // derived in finish
+				}
+				u, err := parseBaseURL(raw)
+				if err != nil {
+					return err
+				}
+				c.PublicURL = u
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_V2_API_URL", "v2-api-url", "", "Base URL of the v2 API (required unless -demo, which starts the simulator)"},
+			apply: func(c *Config, raw string) error {
+				if raw == "" {
+					return nil // required-ness checked in finish
+				}
+				u, err := parseBaseURL(raw)
+				if err != nil {
+					return err
+				}
+				c.V2APIURL = u
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_V2_TIMEOUT", "v2-timeout", "15s", "Time limit of one v2 API call"},
+			apply: durationInto(func(c *Config) *time.Duration { return &c.V2Timeout })},
+		{Setting: Setting{"PORTAL_OIDC_ISSUER", "oidc-issuer", "", "OpenID provider issuer URL (required unless -demo)"},
+			apply: func(c *Config, raw string) error {
+				if raw == "" {
+					return nil
+				}
+				u, err := url.Parse(raw)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+					return errors.New("must be an absolute http(s) URL without query, e.g. https://login.example.com/realms/sales")
+				}
+				// Kept as given: the issuer must match the provider's "iss" byte for byte.
+				c.OIDCIssuer = raw
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_OIDC_CLIENT_ID", "oidc-client-id", "", "OAuth client id of the portal (required unless -demo)"},
+			apply: func(c *Config, raw string) error {
+				if err := checkPrintable(raw); err != nil {
+					return err
+				}
+				c.OIDCClientID = raw
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_OIDC_CLIENT_SECRET", "", "", "OAuth client secret (or PORTAL_OIDC_CLIENT_SECRET_FILE; required unless -demo)"},
+			apply: func(c *Config, raw string) error {
+				if err := checkPrintable(raw); err != nil {
+					return err
+				}
+				c.OIDCClientSecret = raw
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_OIDC_CLIENT_SECRET_FILE", "oidc-client-secret-file", "", "File holding the OAuth client secret (trailing newline ignored)"},
+			apply: func(c *Config, raw string) error {
+				if raw == "" {
+					return nil
+				}
+				if c.OIDCClientSecret != "" {
+					return errors.New("set either PORTAL_OIDC_CLIENT_SECRET or PORTAL_OIDC_CLIENT_SECRET_FILE, not both")
+				}
+				secret, err := readSecretFile(raw)
+				if err != nil {
+					return err
+				}
+				c.OIDCClientSecret = secret
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_OIDC_SCOPES", "oidc-scopes", "openid profile email offline_access", "Scopes requested at sign-in (space separated; must include openid)"},
+			apply: func(c *Config, raw string) error {
+				scopes := strings.Fields(strings.ReplaceAll(raw, ",", " "))
+				hasOpenID := false
+				for _, s := range scopes {
+					if s == "openid" {
+						hasOpenID = true
+					}
+					if err := checkPrintable(s); err != nil {
+						return err
+					}
+				}
+				if !hasOpenID {
+					return errors.New(`must include "openid"`)
+				}
+				c.OIDCScopes = scopes
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_SESSION_STORE", "session-store", "cookie", "Where sessions live: cookie (encrypted cookie) or redis"},
+			apply: func(c *Config, raw string) error {
+				switch raw {
+				case SessionStoreCookie, SessionStoreRedis:
+					c.SessionStore = raw
+					return nil
+				}
+				return fmt.Errorf("must be %q or %q, not %q", SessionStoreCookie, SessionStoreRedis, raw)
+			}},
+		{Setting: Setting{"PORTAL_SESSION_KEYS", "", "", "Comma-separated session secrets, base64 or hex of at least 32 bytes each (openssl rand -base64 32); the first signs, the rest still verify (required unless -demo)"},
+			apply: func(c *Config, raw string) error {
+				if raw == "" {
+					return nil
+				}
+				for _, key := range strings.Split(raw, ",") {
+					key = strings.TrimSpace(key)
+					if decodedSecretLen(key) < MinSessionKeyBytes {
+						return fmt.Errorf("each key must be at least %d bytes, written as base64 or hex (generate one with: openssl rand -base64 32)", MinSessionKeyBytes)
+					}
+					c.SessionKeys = append(c.SessionKeys, key)
+				}
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_REDIS_URL", "redis-url", "", "Redis server for PORTAL_SESSION_STORE=redis, e.g. redis://127.0.0.1:6379/0"},
+			apply: func(c *Config, raw string) error {
+				if raw == "" {
+					return nil
+				}
+				u, err := url.Parse(raw)
+				if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+					return errors.New("must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0")
+				}
+				c.RedisURL = raw
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_SESSION_IDLE_TIMEOUT", "session-idle-timeout", "30m", "Sign out after this long without a request"},
+			apply: durationInto(func(c *Config) *time.Duration { return &c.SessionIdleTimeout })},
+		{Setting: Setting{"PORTAL_SESSION_LIFETIME", "session-lifetime", "12h", "Sign out this long after sign-in, however active"},
+			apply: durationInto(func(c *Config) *time.Duration { return &c.SessionLifetime })},
+		{Setting: Setting{"PORTAL_UPLOAD_LIMIT", "upload-limit", "1GiB", "Largest attachment upload (e.g. 25MB, 1GiB)"},
+			apply: func(c *Config, raw string) error {
+				n, err := ParseSize(raw)
+				if err != nil {
+					return err
+				}
+				c.UploadLimit = n
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_CUSTOMER_CACHE_TTL", "customer-cache-ttl", "30s", "How long the customer list is reused (0 disables the cache)"},
+			apply: func(c *Config, raw string) error {
+				d, err := time.ParseDuration(raw)
+				if err != nil || d < 0 {
+					return fmt.Errorf("must be a duration such as 30s or 0, not %q", raw)
+				}
+				c.CustomerCacheTTL = d
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_SHUTDOWN_GRACE", "shutdown-grace", "20s", "Time given to in-flight requests on SIGTERM"},
+			apply: durationInto(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
+		{Setting: Setting{"PORTAL_LOG_FORMAT", "log-format", "json (text with -demo)", "Log format: json or text"},
+			apply: func(c *Config, raw string) error {
+				switch raw {
+				case "":
+					return nil // defaulted in finish: depends on demo mode
+				case LogFormatJSON, LogFormatText:
+					c.LogFormat = raw
+					return nil
+				}
+				return fmt.Errorf("must be %q or %q, not %q", LogFormatJSON, LogFormatText, raw)
+			}},
+		{Setting: Setting{"PORTAL_LOG_LEVEL", "log-level", "info", "Minimum log level: debug, info, warn or error"},
+			apply: func(c *Config, raw string) error {
+				var level slog.Level
+				if err := level.UnmarshalText([]byte(raw)); err != nil {
+					return fmt.Errorf("must be debug, info, warn or error, not %q", raw)
+				}
+				c.LogLevel = level
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_TRUSTED_PROXIES", "trusted-proxies", "", "Comma-separated proxy addresses/CIDRs whose X-Forwarded-For is trusted (none by default)"},
+			apply: func(c *Config, raw string) error {
+				for _, p := range strings.Split(raw, ",") {
+					p = strings.TrimSpace(p)
+					if p == "" {
+						continue
+					}
+					if _, err := netip.ParsePrefix(p); err != nil {
+						if _, err := netip.ParseAddr(p); err != nil {
+							return fmt.Errorf("%q is neither an IP address nor a CIDR prefix", p)
+						}
+					}
+					c.TrustedProxies = append(c.TrustedProxies, p)
+				}
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_METRICS_ADDR", "metrics-addr", "", "When set, serve Prometheus metrics on this host:port at /metrics"},
+			apply: func(c *Config, raw string) error {
+				if raw == "" {
+					return nil
+				}
+				if err := checkHostPort(raw); err != nil {
+					return err
+				}
+				c.MetricsAddr = raw
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_DEMO", "demo", "false", "Demo mode: embedded OpenID provider and v2 simulator, random session key"},
+			isBool: true,
+			apply: func(c *Config, raw string) error {
+				b, err := strconv.ParseBool(raw)
+				if err != nil {
+					return fmt.Errorf("must be true or false, not %q", raw)
+				}
+				c.Demo = b
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_DEMO_TOKEN_TTL", "demo-token-ttl", "15m", "Lifetime of access tokens issued by the demo OpenID provider"},
+			apply: durationInto(func(c *Config) *time.Duration { return &c.DemoTokenTTL })},
+		{Setting: Setting{"PORTAL_DEMO_CUSTOMERS", "demo-customers", "60", "Customers seeded into the demo simulator (0 to 10000)"},
+			apply: func(c *Config, raw string) error {
+				n, err := strconv.Atoi(raw)
+				if err != nil || n < 0 || n > 10000 {
+					return fmt.Errorf("must be a whole number from 0 to 10000, not %q", raw)
+				}
+				c.DemoCustomers = n
+				return nil
+			}},
+	}
+}
+
+// defaultValue returns the default to parse when a setting is given neither as flag nor as
+// environment variable. Defaults that are documentation only ("http://<addr>") parse as empty.
+func defaultValue(s Setting) string {
+	switch s.Env {
+	case "PORTAL_PUBLIC_URL", "PORTAL_LOG_FORMAT":
+		return ""
+	}
+	return s.Default
+}
+
+// flagValue records a flag's raw text and whether it was given.
+type flagValue struct {
+	value  string
+	set    bool
+	isBool bool
+}
+
+func (f *flagValue) String() string   { return f.value }
+func (f *flagValue) IsBoolFlag() bool { return f.isBool }
+func (f *flagValue) Set(v string) error {
+	f.value, f.set = v, true
+	return nil
+}
+
+// Load reads the configuration from args (os.Args[1:]) and getenv (os.Getenv).
+// Flags win over environment variables, which win over defaults. The error names the first
+// variable (or flag) that is missing or malformed, e.g.
+// "PORTAL_V2_API_URL: required (or run with -demo)". flag.ErrHelp is returned for -h/-help
+// after the usage (with every setting) has been written to stderr.
+func Load(args []string, getenv func(string) string) (Config, error) {
+	return load(args, getenv, os.Stderr)
+}
+
+func load(args []string, getenv func(string) string, usageOut io.Writer) (Config, error) {
+	defs := settings()
+	fs := flag.NewFlagSet("portal", flag.ContinueOnError)
+	fs.SetOutput(usageOut)
+	values := make(map[string]*flagValue, len(defs))
+	for _, d := range defs {
+		if d.Flag == "" {
+			continue
+		}
+		v := &flagValue{isBool: d.isBool}
+		values[d.Env] = v
+		fs.Var(v, d.Flag, fmt.Sprintf("%s (env %s, default %q)", d.Description, d.Env, d.Default))
+	}
+	var cfg Config
+	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(usageOut, "Usage: portal [flags]\n\nEvery flag has a PORTAL_* environment variable; a flag wins over the environment.\n\n")
+		fs.PrintDefaults()
+		fmt.Fprintf(usageOut, "\nSecrets only from the environment: PORTAL_OIDC_CLIENT_SECRET, PORTAL_SESSION_KEYS.\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected argument %q (settings are flags like -addr or PORTAL_* variables)", fs.Arg(0))
+	}
+	if cfg.ShowVersion {
+		return Config{ShowVersion: true}, nil // -version needs no other setting
+	}
+
+	for _, d := range defs {
+		raw, source := "", d.Env
+		if v, ok := values[d.Env]; ok && v.set {
+			raw, source = v.value, fmt.Sprintf("%s (flag -%s)", d.Env, d.Flag)
+			if d.isBool && raw == "" {
+				raw = "true"
+			}
+		} else if env := getenv(d.Env); env != "" {
+			raw = env
+		} else {
+			raw = defaultValue(d.Setting)
+		}
+		if err := d.apply(&cfg, strings.TrimSpace(raw)); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", source, err)
+		}
+	}
+	if err := finish(&cfg); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// finish applies the rules that span settings: requirements, demo defaults, derived values.
+func finish(c *Config) error {
+	if c.PublicURL == nil {
+		c.PublicURLDerived = true
+		c.PublicURL = publicURLFromAddr(c.Addr)
+	}
+	if c.LogFormat == "" {
+		c.LogFormat = LogFormatJSON
+		if c.Demo {
+			c.LogFormat = LogFormatText
+		}
+	}
+	if c.SessionLifetime < c.SessionIdleTimeout {
+		return errors.New("PORTAL_SESSION_LIFETIME: must not be shorter than PORTAL_SESSION_IDLE_TIMEOUT")
+	}
+	if c.SessionStore == SessionStoreRedis && c.RedisURL == "" {
+		return errors.New("PORTAL_REDIS_URL: required with PORTAL_SESSION_STORE=redis")
+	}
+
+	if c.Demo {
+		// The embedded provider is used unless an external one is named.
+		c.DemoIdP = c.OIDCIssuer == ""
+		if c.DemoIdP {
+			if c.OIDCClientID != "" || c.OIDCClientSecret != "" {
+				return errors.New("PORTAL_OIDC_CLIENT_ID: only with PORTAL_OIDC_ISSUER (demo mode's embedded provider has its own client)")
+			}
+			c.OIDCIssuer = demoIssuer(c.PublicURL)
+			c.OIDCClientID = DemoClientID
+			secret, err := randomToken(32)
+			if err != nil {
+				return fmt.Errorf("PORTAL_OIDC_CLIENT_SECRET: generating the demo client secret: %w", err)
+			}
+			c.OIDCClientSecret = secret
+		}
+		if len(c.SessionKeys) == 0 {
+			key, err := randomToken(32)
+			if err != nil {
+				return fmt.Errorf("PORTAL_SESSION_KEYS: generating a demo key: %w", err)
+			}
+			c.SessionKeys = []string{key}
+			c.GeneratedSessionKey = true
+		}
+	}
+
+	switch {
+	case c.V2APIURL == nil && !c.Demo:
+		return errors.New("PORTAL_V2_API_URL: required (or run with -demo)")
+	case c.OIDCIssuer == "":
+		return errors.New("PORTAL_OIDC_ISSUER: required (or run with -demo)")
+	case c.OIDCClientID == "":
+		return errors.New("PORTAL_OIDC_CLIENT_ID: required with PORTAL_OIDC_ISSUER")
+	case c.OIDCClientSecret == "":
+		return errors.New("PORTAL_OIDC_CLIENT_SECRET: required with PORTAL_OIDC_ISSUER (or PORTAL_OIDC_CLIENT_SECRET_FILE)")
+	case len(c.SessionKeys) == 0:
+		return fmt.Errorf("PORTAL_SESSION_KEYS: required (at least one key of %d or more bytes; or run with -demo)", MinSessionKeyBytes)
+	}
+	return nil
+}
+
+// BindAddr records the address the listener really got (it differs from Addr when the port
+// is 0). When PORTAL_PUBLIC_URL was not given, PublicURL, and with it the embedded provider's
+// issuer, follows the real address.
+func (c *Config) BindAddr(actual string) {
+	if !c.PublicURLDerived {
+		return
+	}
+	c.PublicURL = publicURLFromAddr(actual)
+	if c.DemoIdP {
+		c.OIDCIssuer = demoIssuer(c.PublicURL)
+	}
+}
+
+// V2Simulated reports whether demo mode runs the embedded v2 simulator (no PORTAL_V2_API_URL).
+func (c Config) V2Simulated() bool { return c.Demo && c.V2APIURL == nil }
+
+// LogValue implements slog.LogValuer: the configuration without secrets, for the start-up log.
+func (c Config) LogValue() slog.Value {
+	v2 := "embedded simulator"
+	if c.V2APIURL != nil {
+		v2 = c.V2APIURL.String()
+	}
+	return slog.GroupValue(
+		slog.String("addr", c.Addr),
+		slog.String("public_url", c.PublicURL.String()),
+		slog.String("v2_api_url", v2),
+		slog.Duration("v2_timeout", c.V2Timeout),
+		slog.String("oidc_issuer", c.OIDCIssuer),
+		slog.String("oidc_client_id", c.OIDCClientID),
+		slog.String("oidc_scopes", strings.Join(c.OIDCScopes, " ")),
+		slog.String("session_store", c.SessionStore),
+		slog.Int("session_keys", len(c.SessionKeys)),
+		slog.Duration("session_idle_timeout", c.SessionIdleTimeout),
+		slog.Duration("session_lifetime", c.SessionLifetime),
+		slog.Int64("upload_limit", c.UploadLimit),
+		slog.Duration("customer_cache_ttl", c.CustomerCacheTTL),
+		slog.Any("trusted_proxies", c.TrustedProxies),
+		slog.String("metrics_addr", c.MetricsAddr),
+		slog.Bool("demo", c.Demo),
+	)
+}
+
+// ParseSize parses a byte size: a whole or decimal number with an optional unit,
+// B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), case-insensitive,
+// e.g. "25MB", "1GiB", "1.5 GB", "1048576". The size must be at least one byte.
+func ParseSize(raw string) (int64, error) {
+	s := strings.TrimSpace(raw)
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	number, unit := s, ""
+	if i >= 0 {
+		number, unit = s[:i], strings.TrimSpace(s[i:])
+	}
+	multipliers := map[string]float64{
+		"": 1, "b": 1,
+		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+		"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+	}
+	mult, ok := multipliers[strings.ToLower(unit)]
+	f, err := strconv.ParseFloat(number, 64)
+	if !ok || err != nil || number == "" {
+		return 0, fmt.Errorf("must be a size such as 25MB or 1GiB, not %q", raw)
+	}
+	bytes := f * mult
+	if bytes < 1 || bytes > math.MaxInt64/2 {
+		return 0, fmt.Errorf("must be between 1 byte and 4EiB, not %q", raw)
+	}
+	return int64(bytes), nil
+}
+
+// durationInto returns an apply func for a positive duration field.
+func durationInto(field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, raw string) error {
+		d, err := time.ParseDuration(raw)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("must be a positive duration such as 30s, 15m or 12h, not %q", raw)
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+func checkHostPort(raw string) error {
+	host, port, err := net.SplitHostPort(raw)
+	if err != nil {
+		return fmt.Errorf("must be host:port such as 127.0.0.1:8080, not %q", raw)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port must be a number from 0 to 65535, not %q", port)
+	}
+	if strings.ContainsAny(host, "/ ") {
+		return fmt.Errorf("host %q is not a host name or IP address", host)
+	}
+	return nil
+}
+
+// parseBaseURL accepts an absolute http(s) URL without query or fragment and drops a trailing slash,
+// so paths can be appended.
+func parseBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return nil, fmt.Errorf("must be an absolute http(s) URL such as https://cpq.example.com, not %q", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, errors.New("must not have a query or fragment")
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
+// publicURLFromAddr derives http://host:port from a listen address; an unspecified host
+// (":8080", "0.0.0.0:8080") becomes localhost.
+func publicURLFromAddr(addr string) *url.URL {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		host, port = addr, ""
+	}
+	if ip, err := netip.ParseAddr(host); host == "" || (err == nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return &url.URL{Scheme: "http", Host: net.JoinHostPort(host, port)}
+}
+
+func demoIssuer(public *url.URL) string {
+	return strings.TrimRight(public.String(), "/") + "/idp"
+}
+
+func checkPrintable(s string) error {
+	if !utf8.ValidString(s) {
+		return errors.New("must be valid UTF-8")
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return errors.New("must not contain control characters")
+		}
+	}
+	return nil
+}
+
+func readSecretFile(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reading the secret file: %w", err)
+	}
+	secret := strings.TrimRight(string(data), "\r\n")
+	if secret == "" {
+		return "", fmt.Errorf("the file %s is empty", path)
+	}
+	if err := checkPrintable(secret); err != nil {
+		return "", fmt.Errorf("the file %s: %w", path, err)
+	}
+	return secret, nil
+}
+
+// decodedSecretLen is the length of a session secret after decoding, read as internal/session
+// reads it: hex when it is only hex digits (even length), else base64 in any of its four spellings.
+// It returns 0 when the key is neither. Checked here too so that a bad key is refused at start-up
+// with an error naming PORTAL_SESSION_KEYS.
+func decodedSecretLen(key string) int {
+	if key != "" && len(key)%2 == 0 {
+		if b, err := hex.DecodeString(key); err == nil {
+			return len(b)
+		}
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(key); err == nil {
+			return len(b)
+		}
+	}
+	return 0
+}
+
+func randomToken(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}

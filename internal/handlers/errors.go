@@ -1,0 +1,284 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/web/templates/components"
+	"github.com/cpqportal/portal/web/templates/layout"
+)
+
+// badRequestError is a request the portal itself refuses (a malformed path parameter, a form value
+// that does not parse): 400, with a message meant for the user.
+type badRequestError struct{ msg string }
+
+func (e *badRequestError) Error() string { return e.msg }
+
+// badRequest returns a badRequestError; the message is shown to the user.
+func badRequest(format string, args ...any) error {
+	return &badRequestError{msg: fmt.Sprintf(format, args...)}
+}
+
+// failure is how the error edge answers an error.
+type failure struct {
+	status  int
+	title   string
+	message string     // shown to the user, escaped
+	level   slog.Level // how loudly to log
+}
+
+// statusClientClosedRequest is logged when the user left before the answer (nginx's 499);
+// nobody reads the response.
+const statusClientClosedRequest = 499
+
+// classify maps an error to what the user sees. It is pure, so the table test covers it whole.
+// 401 from the v2 API is not handled here: fail first tries to renew the sign-in.
+func classify(err error) failure {
+	var (
+		bad      *badRequestError
+		tooLarge *http.MaxBytesError
+		apiErr   *apiclient.APIError
+	)
+	switch {
+	case errors.As(err, &bad):
+		return failure{http.StatusBadRequest, "The request is not valid", bad.msg, slog.LevelInfo}
+	case errors.As(err, &tooLarge):
+		return failure{http.StatusRequestEntityTooLarge, "Too large",
+			fmt.Sprintf("The request is larger than the portal accepts (%s).", formatBytes(tooLarge.Limit)), slog.LevelInfo}
+	case errors.As(err, &apiErr):
+		return classifyAPIError(apiErr)
+	case errors.Is(err, apiclient.ErrInvalidParameter):
+		return failure{http.StatusBadRequest, "The request is not valid", "A value in the request is not valid.", slog.LevelInfo}
+	case errors.Is(err, apiclient.ErrMalformedResponse), errors.Is(err, apiclient.ErrResponseTooLarge):
+		return failure{http.StatusBadGateway, "The CPQ service answered with an error",
+			"The CPQ service sent an answer the portal cannot read. Try again later.", slog.LevelError}
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return failure{http.StatusGatewayTimeout, "The CPQ service is not answering",
+			"The CPQ service did not answer in time. Try again in a moment.", slog.LevelError}
+	case isConnectionFailure(err):
+		return failure{http.StatusBadGateway, "The CPQ service is not answering",
+			"The portal cannot reach the CPQ service. Try again in a moment.", slog.LevelError}
+	}
+	return failure{http.StatusInternalServerError, "Something went wrong",
+		"The portal hit an unexpected problem. If it happens again, quote the request id to support.", slog.LevelError}
+}
+
+// classifyAPIError maps a v2 error answer (docs/v2-assumptions.md A2). The service's own message
+// is shown (escaped) where it helps the user; 5xx and unexpected statuses become 502.
+func classifyAPIError(e *apiclient.APIError) failure {
+	msg := func(fallback string) string {
+		if e.Message != "" {
+			return e.Message
+		}
+		return fallback
+	}
+	switch {
+	case e.Status == http.StatusBadRequest && e.Code == apiclient.CodeSessionInvalid:
+		return failure{http.StatusBadRequest, "The configuration session has expired",
+			"The configuration session expired. Open the quote again to continue.", slog.LevelInfo}
+	case e.Status == http.StatusBadRequest:
+		return failure{http.StatusBadRequest, "The CPQ service refused the request", msg("The request is not valid."), slog.LevelWarn}
+	case e.Status == http.StatusUnauthorized:
+		return failure{http.StatusUnauthorized, "Sign-in not accepted", "The CPQ service did not accept your sign-in.", slog.LevelWarn}
+	case e.Status == http.StatusForbidden:
+		return failure{http.StatusForbidden, "Not allowed", msg("You are not allowed to do this."), slog.LevelInfo}
+	case e.Status == http.StatusNotFound:
+		return failure{http.StatusNotFound, "Not found", msg("The CPQ service does not know this item."), slog.LevelInfo}
+	case e.Status == http.StatusConflict:
+		return failure{http.StatusConflict, "Conflict", msg("The change conflicts with the current state. Reload and try again."), slog.LevelInfo}
+	case e.Status == http.StatusRequestEntityTooLarge:
+		return failure{http.StatusRequestEntityTooLarge, "Too large", msg("The CPQ service refused the upload as too large."), slog.LevelInfo}
+	case e.Status == http.StatusUnprocessableEntity:
+		return failure{http.StatusUnprocessableEntity, "The CPQ service did not accept the data", validationMessage(e), slog.LevelInfo}
+	case e.Status == http.StatusGatewayTimeout:
+		return failure{http.StatusGatewayTimeout, "The CPQ service is not answering",
+			"The CPQ service did not answer in time. Try again in a moment.", slog.LevelError}
+	}
+	return failure{http.StatusBadGateway, "The CPQ service answered with an error",
+		fmt.Sprintf("The CPQ service answered with an error (%d). Try again later.", e.Status), slog.LevelError}
+}
+
+// validationMessage joins the service's message and its field errors into one sentence list, for
+// places that are not forms (forms show fieldErrorsFrom next to each field instead).
+func validationMessage(e *apiclient.APIError) string {
+	parts := []string{}
+	if e.Message != "" {
+		parts = append(parts, e.Message)
+	}
+	for _, fe := range e.FieldErrors {
+		parts = append(parts, fe.Field+": "+fe.Message)
+	}
+	if len(parts) == 0 {
+		return "The values were not accepted."
+	}
+	return strings.Join(parts, "; ")
+}
+
+// fieldErrorsFrom returns the v2 API's field errors of a 409/422 answer keyed by field name (the
+// v2 body's field names, e.g. "taxId"), or nil when err carries none. A form handler checks this
+// first and re-renders the form with the messages next to the fields (status 422); the first
+// message per field wins.
+func fieldErrorsFrom(err error) map[string]string {
+	var apiErr *apiclient.APIError
+	if !errors.As(err, &apiErr) || len(apiErr.FieldErrors) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(apiErr.FieldErrors))
+	for _, fe := range apiErr.FieldErrors {
+		if _, seen := out[fe.Field]; !seen {
+			out[fe.Field] = fe.Message
+		}
+	}
+	return out
+}
+
+func isTimeout(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) && netErr.Timeout()
+}
+
+// isConnectionFailure reports transport failures: refused or reset connections, DNS errors, a
+// connection closed before the answer.
+func isConnectionFailure(err error) bool {
+	var (
+		urlErr *url.Error
+		opErr  *net.OpError
+		dnsErr *net.DNSError
+	)
+	return errors.As(err, &urlErr) || errors.As(err, &opErr) || errors.As(err, &dnsErr)
+}
+
+// fail is the error edge: handlers call it once with any error and return. It logs (with the
+// request id) and answers with the status classify picks: full requests get the error page, htmx
+// requests a toast (see renderError). A 401 from the v2 API first renews the sign-in.
+func (h *Handler) fail(c *gin.Context, err error) {
+	if errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil {
+		h.log(c).Info("client went away", slog.String("path", c.Request.URL.Path))
+		c.AbortWithStatus(statusClientClosedRequest)
+		return
+	}
+	if errors.Is(err, apiclient.ErrUnauthorized) {
+		h.failUnauthorized(c, err)
+		return
+	}
+	f := classify(err)
+	h.log(c).Log(c.Request.Context(), f.level, "request failed",
+		slog.Int("status", f.status), slog.String("method", c.Request.Method), slog.String("path", c.Request.URL.Path), slog.Any("err", err))
+	h.renderError(c, f.status, f.title, f.message)
+}
+
+// renewedParam marks the one automatic retry of a GET page after the sign-in was renewed,
+// so a v2 API that keeps refusing fresh tokens cannot cause a redirect loop.
+const renewedParam = "renewed"
+
+// failUnauthorized handles a 401 from the v2 API: the access token was refused (expired early,
+// revoked). The sign-in is renewed once. A GET page is then loaded again automatically (303 to the
+// same URL, marked with renewedParam); anything else asks the user to repeat the action, because
+// repeating a POST on their behalf could do it twice. If the session has ended, the user signs in
+// again and comes back (auth's Unauthenticated); if the provider cannot be reached, 503.
+func (h *Handler) failUnauthorized(c *gin.Context, apiErr error) {
+	log := h.log(c)
+	if err := h.auth.ForceRefresh(c); err != nil {
+		if errors.Is(err, auth.ErrSessionEnded) || errors.Is(err, auth.ErrNotSignedIn) {
+			log.Info("v2 API refused the token and the session has ended: sign-in needed", slog.Any("err", apiErr), slog.Any("refresh_err", err))
+			h.auth.Unauthenticated(c)
+			return
+		}
+		log.Error("v2 API refused the token and renewing it failed", slog.Any("err", apiErr), slog.Any("refresh_err", err))
+		h.renderError(c, http.StatusServiceUnavailable, "Sign-in service unavailable",
+			"Your sign-in could not be renewed because the sign-in service cannot be reached. Please try again in a moment.")
+		return
+	}
+	page := c.Request.Method == http.MethodGet && !isHTMX(c)
+	switch {
+	case page && c.Query(renewedParam) == "":
+		log.Info("v2 API refused the token; renewed it, loading the page again", slog.Any("err", apiErr))
+		u := *c.Request.URL
+		q := u.Query()
+		q.Set(renewedParam, "1")
+		u.RawQuery = q.Encode()
+		c.Redirect(http.StatusSeeOther, u.RequestURI())
+	case page:
+		log.Error("v2 API refused a freshly renewed token", slog.Any("err", apiErr))
+		h.renderError(c, http.StatusUnauthorized, "Sign-in not accepted",
+			"The CPQ service did not accept your sign-in, even after renewing it. Sign out and sign in again; if it persists, contact support.")
+	default:
+		log.Info("v2 API refused the token; renewed it, asking the user to repeat", slog.Any("err", apiErr))
+		h.renderError(c, http.StatusUnauthorized, "Sign-in renewed",
+			"Your sign-in had to be renewed. Please repeat your last action.")
+	}
+}
+
+// renderError answers an error: the error page inside the layout for full requests; for htmx
+// requests a toast fragment with HX-Retarget: #toasts and HX-Reswap: beforeend, so the toast lands
+// in the toast region and the element that made the request keeps its content. The status is the
+// real one; htmx swaps error answers because the layout configures responseHandling to.
+func (h *Handler) renderError(c *gin.Context, status int, title, message string) {
+	id := requestIDOf(c)
+	if isHTMX(c) {
+		text := message
+		if text == "" {
+			text = title
+		}
+		c.Header("HX-Retarget", "#toasts")
+		c.Header("HX-Reswap", "beforeend")
+		h.render(c, status, components.Toast(components.ToastError, text, id))
+		return
+	}
+	h.renderPage(c, status, title, sectionOf(c.Request.URL.Path),
+		components.ErrorPage(status, title, message, id, backLink(c.Request.URL.Path)))
+}
+
+// notFound answers routes that do not exist.
+func (h *Handler) notFound(c *gin.Context) {
+	h.renderError(c, http.StatusNotFound, "Page not found", "There is no page at this address. Check the address, or start again from the customer list.")
+}
+
+// sectionOf is the navigation section of a path ("/customers/17" is in customers).
+func sectionOf(path string) layout.Section {
+	first, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	for _, item := range layout.NavItems() {
+		if string(item.Section) == first {
+			return item.Section
+		}
+	}
+	return layout.SectionNone
+}
+
+// backLink is the way back offered by an error page: the list of the area the path belongs to.
+func backLink(path string) components.Link {
+	section := sectionOf(path)
+	for _, item := range layout.NavItems() {
+		if item.Section == section && path != item.Href {
+			return components.Link{Href: item.Href, Label: "Back to " + strings.ToLower(item.Label)}
+		}
+	}
+	return components.Link{Href: "/", Label: "Go to the start page"}
+}
+
+// formatBytes writes a byte count for people: 1 MiB, 25 MB, 512 bytes.
+func formatBytes(n int64) string {
+	const unit = 1 << 10
+	if n < unit {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	value, suffix := float64(n), ""
+	for _, s := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		value /= unit
+		suffix = s
+		if value < unit {
+			break
+		}
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", value), "0"), ".") + " " + suffix
+}

@@ -1,0 +1,172 @@
+// Package handlers is the portal's web layer: every route (routes.go), the middleware every
+// response passes through (middleware.go), rendering (render.go) and the error edge (errors.go).
+//
+// How to add a page (later areas: customers, quotes, contracts, audits):
+//
+//  1. One file per action, e.g. customer_edit.go with a method `func (h *Handler) showCustomerEdit(c *gin.Context)`.
+//  2. Register it in routes.go under its area's section comment, inside the `pages` group (signed in,
+//     1 MiB body limit, cross-origin protected like every route).
+//  3. Parse path parameters first with parseInt32ID / parseInt64ID / contractNumberParam: bad input
+//     answers 400 before any v2 call.
+//  4. Call the v2 API with ctx := h.apiContext(c) (the user's token and the request id ride along).
+//  5. On error: h.fail(c, err) once, then return. It logs with the request id and renders the right
+//     page (full requests) or toast (htmx requests) for the status; for forms, check
+//     fieldErrorsFrom(err) first and re-render the form with 422.
+//  6. Render with h.renderPage(c, status, title, section, pages.XxxPage(vm)) for full pages and
+//     h.render(c, status, pages.XxxPartial(vm)) for htmx partials (isHTMX(c) tells them apart).
+//     Toasts after a successful htmx action: h.toast(c, components.ToastSuccess, "Saved").
+package handlers
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/config"
+	"github.com/cpqportal/portal/web"
+)
+
+// Authenticator is what the handlers need from internal/auth (*auth.Authenticator implements it).
+// Declared here, where it is used, so the handlers depend on behaviour, not on a concrete type.
+type Authenticator interface {
+	// Ready reports whether OpenID discovery has completed (readiness).
+	Ready() bool
+	// Login, Callback, Logout and LoggedOut are the /auth/* routes.
+	Login(c *gin.Context)
+	Callback(c *gin.Context)
+	Logout(c *gin.Context)
+	LoggedOut(c *gin.Context)
+	// RequireLogin guards the signed-in pages.
+	RequireLogin() gin.HandlerFunc
+	// ForceRefresh renews the access token after the v2 API answered 401.
+	ForceRefresh(c *gin.Context) error
+	// Unauthenticated sends the user to sign in (303, or HX-Redirect for htmx) and aborts.
+	Unauthenticated(c *gin.Context)
+}
+
+// pageRendererSetter is implemented by *auth.Authenticator: auth renders its pages through a
+// function of ours, so it never imports the templates.
+type pageRendererSetter interface {
+	SetPageRenderer(render func(c *gin.Context, status int, title, message, linkURL, linkText string))
+}
+
+// Deps are the Handler's dependencies, wired by cmd/portal.
+type Deps struct {
+	// Config is the portal configuration; V2APIURL must be set (cmd/portal fills in the
+	// simulator's URL in demo mode) and PublicURL must be the real one (after BindAddr).
+	Config config.Config
+	Logger *slog.Logger
+	// API is the v2 client shared by all requests; each call carries the user's token.
+	API *apiclient.Client
+	// Auth handles sign-in and guards the pages.
+	Auth Authenticator
+	// Assets are the static files and their hashed URLs.
+	Assets *web.Assets
+	// Now is the clock (tests may fix it); time.Now when nil.
+	Now func() time.Time
+	// ProbeClient is used by /readyz to see whether the v2 API answers; a client with a 3 s
+	// timeout when nil.
+	ProbeClient *http.Client
+	// ExtraRoutes, when set, registers more routes on the engine after the shared middleware,
+	// e.g. the demo OpenID provider under /idp/ (cmd/portal in demo mode).
+	ExtraRoutes func(r *gin.Engine)
+	// Version is shown in logs and the User-Agent; "dev" when empty.
+	Version string
+	// Metrics, when set, receives the HTTP request metrics (served by cmd/portal on PORTAL_METRICS_ADDR).
+	Metrics prometheus.Registerer
+}
+
+// Handler holds the dependencies of every route. All handlers are its methods; it has no
+// mutable state apart from the readiness probe cache and the draining flag.
+type Handler struct {
+	cfg         config.Config
+	logger      *slog.Logger
+	api         *apiclient.Client
+	auth        Authenticator
+	assets      *web.Assets
+	now         func() time.Time
+	extraRoutes func(r *gin.Engine)
+	version     string
+
+	cop         *http.CrossOriginProtection
+	csp         string
+	hsts        bool
+	gzipWriters *sync.Pool
+	metrics     *httpMetrics // nil when metrics are off
+	readiness   readiness
+}
+
+// New checks the dependencies and builds the Handler.
+func New(deps Deps) (*Handler, error) {
+	switch {
+	case deps.Logger == nil:
+		return nil, errors.New("handlers: Deps.Logger is nil")
+	case deps.API == nil:
+		return nil, errors.New("handlers: Deps.API is nil")
+	case deps.Auth == nil:
+		return nil, errors.New("handlers: Deps.Auth is nil")
+	case deps.Assets == nil:
+		return nil, errors.New("handlers: Deps.Assets is nil")
+	case deps.Config.V2APIURL == nil:
+		return nil, errors.New("handlers: Deps.Config.V2APIURL is nil (demo mode: set it to the simulator's URL)")
+	case deps.Config.PublicURL == nil:
+		return nil, errors.New("handlers: Deps.Config.PublicURL is nil")
+	}
+	h := &Handler{
+		cfg:         deps.Config,
+		logger:      deps.Logger,
+		api:         deps.API,
+		auth:        deps.Auth,
+		assets:      deps.Assets,
+		now:         deps.Now,
+		extraRoutes: deps.ExtraRoutes,
+		version:     deps.Version,
+		hsts:        deps.Config.PublicURL.Scheme == "https",
+		gzipWriters: newGzipPool(),
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.version == "" {
+		h.version = "dev"
+	}
+	if deps.Metrics != nil {
+		m, err := newHTTPMetrics(deps.Metrics)
+		if err != nil {
+			return nil, err
+		}
+		h.metrics = m
+	}
+	h.readiness.client = deps.ProbeClient
+	if h.readiness.client == nil {
+		h.readiness.client = &http.Client{
+			Timeout: 3 * time.Second,
+			// Never follow a redirect to somewhere else: any answer means "reachable".
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	h.readiness.url = deps.Config.V2APIURL.JoinPath("/v2/cpq/list").String()
+
+	csp, err := contentSecurityPolicy(deps.Config)
+	if err != nil {
+		return nil, err
+	}
+	h.csp = csp
+	// Auth's own pages (callback errors, "signed out") are rendered in the portal's layout.
+	if pr, ok := deps.Auth.(pageRendererSetter); ok {
+		pr.SetPageRenderer(h.renderAuthPage)
+	}
+	h.cop = http.NewCrossOriginProtection()
+	// Behind a reverse proxy the Host header may be an internal name; the browser's Origin is the
+	// public URL, which is therefore trusted explicitly.
+	if err := h.cop.AddTrustedOrigin(deps.Config.PublicURL.Scheme + "://" + deps.Config.PublicURL.Host); err != nil {
+		return nil, err
+	}
+	return h, nil
+}

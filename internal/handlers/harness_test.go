@@ -1,0 +1,279 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/config"
+	"github.com/cpqportal/portal/internal/demoidp"
+	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/v2sim"
+	"github.com/cpqportal/portal/web"
+)
+
+// The handler tests run the real thing: the embedded OpenID provider, the real authenticator with
+// the cookie session store, and the v2 simulator (the only test double, at the v2 boundary).
+
+const testSessionKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+
+// syncBuffer is a log sink safe for the server's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type portalOptions struct {
+	v2URL      string        // talk to this v2 API instead of a fresh simulator
+	v2Timeout  time.Duration // per-call limit of the API client (default 5 s)
+	authIssuer string        // sign in at this issuer instead of the embedded provider
+	extraRoute func(h *Handler, r *gin.Engine)
+}
+
+// testPortal is one running portal with its provider and simulator.
+type testPortal struct {
+	URL    string
+	h      *Handler
+	sim    *v2sim.Server
+	simURL string
+	logs   *syncBuffer
+}
+
+func newPortal(t *testing.T, opts portalOptions) *testPortal {
+	t.Helper()
+	p := &testPortal{logs: &syncBuffer{}}
+	logger := slog.New(NewLogHandler(slog.NewJSONHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+
+	// The portal's listener first: its address is the public URL and the provider's issuer.
+	srv := httptest.NewUnstartedServer(nil)
+	public, _ := url.Parse("http://" + srv.Listener.Addr().String())
+	p.URL = public.String()
+	issuer := p.URL + "/idp"
+
+	if opts.v2URL == "" {
+		p.sim = v2sim.New(v2sim.Options{IssuerURL: issuer, Customers: 5, Seed: 1})
+		simServer := httptest.NewServer(p.sim)
+		t.Cleanup(func() { simServer.Close(); _ = p.sim.Close() })
+		opts.v2URL = simServer.URL
+	}
+	p.simURL = opts.v2URL
+	v2, _ := url.Parse(opts.v2URL)
+	if opts.v2Timeout == 0 {
+		opts.v2Timeout = 5 * time.Second
+	}
+
+	provider, err := demoidp.New(demoidp.Options{
+		Issuer: issuer, ClientID: config.DemoClientID, ClientSecret: "test-secret",
+		RedirectURIs:           []string{p.URL + "/auth/callback"},
+		PostLogoutRedirectURIs: []string{p.URL + "/auth/logged-out"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := session.NewCookieStore(session.Options{Keys: []string{testSessionKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	authIssuer := issuer
+	if opts.authIssuer != "" {
+		authIssuer = opts.authIssuer
+	}
+	authn := auth.New(auth.Config{
+		IssuerURL: authIssuer, ClientID: config.DemoClientID, ClientSecret: "test-secret",
+		PublicURL: public, IdleTimeout: 30 * time.Minute, AbsoluteLifetime: time.Hour,
+	}, store, logger)
+	t.Cleanup(authn.Close)
+
+	api, err := apiclient.New(opts.v2URL, apiclient.WithTimeout(opts.v2Timeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := web.NewAssets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Config{
+		Addr: srv.Listener.Addr().String(), PublicURL: public, V2APIURL: v2, V2Timeout: opts.v2Timeout,
+		OIDCIssuer: issuer, OIDCClientID: config.DemoClientID, UploadLimit: 10 << 20,
+	}
+	idp := gin.WrapH(http.StripPrefix("/idp", provider.Handler()))
+	h, err := New(Deps{
+		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets,
+		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.h = h
+	gin.SetMode(gin.ReleaseMode)
+	engine := gin.New()
+	if err := engine.SetTrustedProxies(nil); err != nil {
+		t.Fatal(err)
+	}
+	h.Routes(engine)
+	if opts.extraRoute != nil {
+		opts.extraRoute(h, engine)
+	}
+	srv.Config.Handler = engine
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return p
+}
+
+// client returns a browser-like client: a cookie jar, no automatic redirects.
+func (p *testPortal) client(t *testing.T) *http.Client {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{
+		Jar:           jar,
+		Timeout:       30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// login signs in through the real flow: page → /auth/login → provider's form → callback.
+// It returns a client with the session cookies.
+func (p *testPortal) login(t *testing.T, username, password string) *http.Client {
+	t.Helper()
+	client := p.client(t)
+	next := p.URL + "/customers"
+	var form *goquery.Selection
+	for range 10 { // follow redirects to the provider's login form
+		resp := p.do(t, client, http.MethodGet, next, nil, nil)
+		if resp.StatusCode == http.StatusOK {
+			doc := parseHTML(t, resp.body)
+			form = doc.Find("form")
+			break
+		}
+		if resp.StatusCode < 300 || resp.StatusCode > 399 {
+			t.Fatalf("login: GET %s answered %d: %s", next, resp.StatusCode, resp.body)
+		}
+		next = resolve(t, next, resp.Header.Get("Location"))
+	}
+	if form == nil || form.Length() == 0 {
+		t.Fatal("login: no login form reached")
+	}
+	values := url.Values{}
+	form.Find("input[type=hidden]").Each(func(_ int, s *goquery.Selection) {
+		values.Set(s.AttrOr("name", ""), s.AttrOr("value", ""))
+	})
+	values.Set("username", username)
+	values.Set("password", password)
+	action := resolve(t, next, form.AttrOr("action", ""))
+	resp := p.do(t, client, http.MethodPost, action, strings.NewReader(values.Encode()),
+		map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": p.URL})
+	next = action
+	for range 10 {
+		if resp.StatusCode < 300 || resp.StatusCode > 399 {
+			break
+		}
+		next = resolve(t, next, resp.Header.Get("Location"))
+		resp = p.do(t, client, http.MethodGet, next, nil, nil)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(next, p.URL+"/customers") {
+		t.Fatalf("login: ended at %s with %d: %s", next, resp.StatusCode, resp.body)
+	}
+	return client
+}
+
+type response struct {
+	*http.Response
+	body string
+}
+
+// do sends a request and reads the whole (decompressed by net/http unless asked otherwise) body.
+func (p *testPortal) do(t *testing.T, client *http.Client, method, target string, body io.Reader, headers map[string]string) response {
+	t.Helper()
+	if strings.HasPrefix(target, "/") {
+		target = p.URL + target
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, target, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, target, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading body: %v", method, target, err)
+	}
+	return response{Response: resp, body: string(data)}
+}
+
+func (p *testPortal) get(t *testing.T, client *http.Client, path string, headers map[string]string) response {
+	t.Helper()
+	return p.do(t, client, http.MethodGet, path, nil, headers)
+}
+
+func resolve(t *testing.T, base, ref string) string {
+	t.Helper()
+	b, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := url.Parse(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.ResolveReference(r).String()
+}
+
+func parseHTML(t *testing.T, body string) *goquery.Document {
+	t.Helper()
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// closedURL returns the URL of a port nobody listens on (connection refused).
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return "http://" + addr
+}
+
+// htmx are the headers htmx sends with a request.
+var htmx = map[string]string{"HX-Request": "true"}
