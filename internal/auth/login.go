@@ -1,0 +1,334 @@
+package auth
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/gin-gonic/gin"
+	"github.com/gorilla/securecookie"
+	"golang.org/x/oauth2"
+
+	"github.com/cpqportal/portal/internal/session"
+)
+
+const (
+	// loginAttemptTTL bounds the time between "sign in" and the provider's callback.
+	loginAttemptTTL = 10 * time.Minute
+	// loginCookiePrefix names the per-attempt cookies: portal_login_<8 hex of sha256(state)>.
+	loginCookiePrefix = "portal_login_"
+	// loginCookiePath limits the attempt cookies to the auth routes.
+	loginCookiePath = "/auth/"
+	// maxLoginAttempts bounds the attempt cookies one browser keeps (tabs, retries).
+	maxLoginAttempts = 5
+)
+
+// loginAttempt is one sign-in in progress, sealed in its own short-lived cookie keyed by its state, so
+// several tabs can sign in at the same time without overwriting each other.
+type loginAttempt struct {
+	State    string `json:"s"`
+	Nonce    string `json:"n"`
+	Verifier string `json:"v"`
+	ReturnTo string `json:"r"`
+	Created  int64  `json:"c"`
+}
+
+func (a *Authenticator) loginCookieName(state string) string {
+	sum := sha256.Sum256([]byte(state))
+	name := loginCookiePrefix + hex.EncodeToString(sum[:4])
+	if a.secure {
+		// __Host- needs Path=/; __Secure- still forbids plain-http writes.
+		return "__Secure-" + name
+	}
+	return name
+}
+
+func (a *Authenticator) loginCookie(name, value string, maxAge int) *http.Cookie {
+	cookie := &http.Cookie{
+		Name:     name,
+		Value:    value,
+		Path:     loginCookiePath,
+		MaxAge:   maxAge,
+		HttpOnly: true,
+		Secure:   a.secure,
+		// Lax: the provider's redirect back is a top-level GET navigation, which Lax cookies accompany.
+		SameSite: http.SameSiteLaxMode,
+	}
+	if maxAge < 0 {
+		// Max-Age=0 alone is ignored by some clients (curl 7.88 keeps the cookie); a past Expires is not.
+		cookie.Expires = time.Unix(1, 0)
+	}
+	return cookie
+}
+
+// Login starts a sign-in: GET /auth/login?return_to=/path redirects to the provider with a fresh state,
+// nonce and PKCE S256 challenge.
+func (a *Authenticator) Login(c *gin.Context) {
+	noStore(c)
+	if a.configErr != nil {
+		a.renderPage(c, http.StatusInternalServerError, "Sign-in unavailable", "Sign-in is not configured correctly. Please contact the administrator.", "", "")
+		return
+	}
+	d, err := a.providerNow(c.Request.Context())
+	if err != nil {
+		a.logger.WarnContext(c.Request.Context(), "sign-in: provider unavailable", "err", err)
+		a.renderPage(c, http.StatusServiceUnavailable, "Sign-in unavailable",
+			"The sign-in service cannot be reached right now. Please try again in a moment.",
+			LoginPath+"?"+url.Values{"return_to": {safeReturnTo(c.Query("return_to"))}}.Encode(), "Try again")
+		return
+	}
+	attempt := loginAttempt{
+		State:    rand.Text(),
+		Nonce:    rand.Text(),
+		Verifier: oauth2.GenerateVerifier(),
+		ReturnTo: safeReturnTo(c.Query("return_to")),
+		Created:  a.now().Unix(),
+	}
+	plain, err := json.Marshal(attempt)
+	if err != nil {
+		a.fail(c, http.StatusInternalServerError, "sign-in: encode attempt", err, "/")
+		return
+	}
+	name := a.loginCookieName(attempt.State)
+	sealed, err := securecookie.EncodeMulti(name, plain, a.loginCodecs...)
+	if err != nil {
+		a.fail(c, http.StatusInternalServerError, "sign-in: seal attempt", err, "/")
+		return
+	}
+	a.pruneLoginAttempts(c)
+	http.SetCookie(c.Writer, a.loginCookie(name, sealed, int(loginAttemptTTL/time.Second)))
+	target := d.oauth.AuthCodeURL(attempt.State, oidc.Nonce(attempt.Nonce), oauth2.S256ChallengeOption(attempt.Verifier))
+	c.Redirect(http.StatusFound, target)
+}
+
+// pruneLoginAttempts expires the oldest attempt cookies so a browser never holds more than
+// maxLoginAttempts (including the one being added).
+func (a *Authenticator) pruneLoginAttempts(c *gin.Context) {
+	type held struct {
+		name    string
+		created int64
+	}
+	var attempts []held
+	for _, cookie := range c.Request.Cookies() {
+		if !strings.Contains(cookie.Name, loginCookiePrefix) {
+			continue
+		}
+		var created int64 // undecodable cookies count as oldest
+		var plain []byte
+		if securecookie.DecodeMulti(cookie.Name, cookie.Value, &plain, a.loginCodecs...) == nil {
+			var attempt loginAttempt
+			if json.Unmarshal(plain, &attempt) == nil {
+				created = attempt.Created
+			}
+		}
+		attempts = append(attempts, held{cookie.Name, created})
+	}
+	if len(attempts) < maxLoginAttempts {
+		return
+	}
+	sort.Slice(attempts, func(i, j int) bool { return attempts[i].created < attempts[j].created })
+	for _, old := range attempts[:len(attempts)-maxLoginAttempts+1] {
+		http.SetCookie(c.Writer, a.loginCookie(old.name, "", -1))
+	}
+}
+
+// Callback completes a sign-in: GET /auth/callback?code=...&state=... from the provider. Every failure
+// (unknown or reused state, the provider's error, a rejected or replayed code, a bad ID token or nonce)
+// shows a 400 page with "Try again".
+func (a *Authenticator) Callback(c *gin.Context) {
+	noStore(c)
+	ctx := c.Request.Context()
+	query := c.Request.URL.Query()
+	attempt, found := a.takeLoginAttempt(c, query.Get("state"))
+	retry := LoginPath
+	if found {
+		retry += "?" + url.Values{"return_to": {attempt.ReturnTo}}.Encode()
+	}
+
+	if providerErr := query.Get("error"); providerErr != "" {
+		description := query.Get("error_description")
+		if description == "" {
+			description = providerErr
+		}
+		a.logger.InfoContext(ctx, "sign-in: provider returned an error", "error", providerErr, "description", description)
+		a.renderPage(c, http.StatusBadRequest, "Sign-in failed", "The identity provider did not sign you in: "+description, retry, "Try again")
+		return
+	}
+	if !found {
+		a.logger.InfoContext(ctx, "sign-in: callback with unknown, expired or reused state")
+		a.renderPage(c, http.StatusBadRequest, "Sign-in failed",
+			"This sign-in link is unknown, expired or was already used. Please sign in again.", retry, "Try again")
+		return
+	}
+	code := query.Get("code")
+	if code == "" {
+		a.renderPage(c, http.StatusBadRequest, "Sign-in failed", "The identity provider's answer carried no code.", retry, "Try again")
+		return
+	}
+	d, err := a.providerNow(ctx)
+	if err != nil {
+		a.fail(c, http.StatusServiceUnavailable, "sign-in: provider unavailable", err, retry)
+		return
+	}
+
+	token, err := d.oauth.Exchange(a.idpContext(ctx), code, oauth2.VerifierOption(attempt.Verifier))
+	if err != nil {
+		var retrieveErr *oauth2.RetrieveError
+		if errors.As(err, &retrieveErr) && retrieveErr.Response != nil && retrieveErr.Response.StatusCode < 500 {
+			a.logger.InfoContext(ctx, "sign-in: code rejected", "err", err)
+			a.renderPage(c, http.StatusBadRequest, "Sign-in failed",
+				"The identity provider rejected this sign-in (the code was invalid or already used). Please sign in again.", retry, "Try again")
+			return
+		}
+		a.fail(c, http.StatusBadGateway, "sign-in: code exchange", err, retry)
+		return
+	}
+	rawIDToken, _ := token.Extra("id_token").(string)
+	if rawIDToken == "" {
+		a.fail(c, http.StatusBadGateway, "sign-in: no ID token in the token response", errors.New("missing id_token"), retry)
+		return
+	}
+	idToken, err := d.verifier.Verify(a.idpContext(ctx), rawIDToken)
+	if err != nil {
+		a.logger.WarnContext(ctx, "sign-in: ID token rejected", "err", err)
+		a.renderPage(c, http.StatusBadRequest, "Sign-in failed", "The identity provider's answer could not be verified. Please sign in again.", retry, "Try again")
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(idToken.Nonce), []byte(attempt.Nonce)) != 1 {
+		a.logger.WarnContext(ctx, "sign-in: nonce mismatch")
+		a.renderPage(c, http.StatusBadRequest, "Sign-in failed", "The sign-in answer does not belong to this sign-in attempt. Please sign in again.", retry, "Try again")
+		return
+	}
+	if idToken.AccessTokenHash != "" {
+		if err := idToken.VerifyAccessToken(token.AccessToken); err != nil {
+			a.logger.WarnContext(ctx, "sign-in: at_hash mismatch", "err", err)
+			a.renderPage(c, http.StatusBadRequest, "Sign-in failed", "The identity provider's answer could not be verified. Please sign in again.", retry, "Try again")
+			return
+		}
+	}
+	user, err := a.userFromTokens(c, d, idToken, token)
+	if err != nil {
+		a.fail(c, http.StatusBadGateway, "sign-in: user profile", err, retry)
+		return
+	}
+
+	now := a.now()
+	s := &session.Session{
+		Subject:      user.Subject,
+		Name:         user.Name,
+		Email:        user.Email,
+		AccessToken:  token.AccessToken,
+		RefreshToken: token.RefreshToken,
+		IDToken:      rawIDToken,
+		TokenExpiry:  a.expiryOf(token),
+		CreatedAt:    now,
+		LastSeen:     now,
+	}
+	if err := a.store.Save(c.Writer, c.Request, s); err != nil {
+		a.fail(c, http.StatusInternalServerError, "sign-in: save session", err, retry)
+		return
+	}
+	a.logger.InfoContext(ctx, "signed in", "subject", s.Subject)
+	c.Redirect(http.StatusSeeOther, attempt.ReturnTo)
+}
+
+// takeLoginAttempt finds, checks and clears the attempt cookie of state. A state is good once: the
+// cookie is deleted whatever happens next.
+func (a *Authenticator) takeLoginAttempt(c *gin.Context, state string) (loginAttempt, bool) {
+	if state == "" || len(state) > 512 {
+		return loginAttempt{}, false
+	}
+	name := a.loginCookieName(state)
+	cookie, err := c.Request.Cookie(name)
+	if err != nil {
+		return loginAttempt{}, false
+	}
+	http.SetCookie(c.Writer, a.loginCookie(name, "", -1))
+	var plain []byte
+	if err := securecookie.DecodeMulti(name, cookie.Value, &plain, a.loginCodecs...); err != nil {
+		return loginAttempt{}, false
+	}
+	var attempt loginAttempt
+	if err := json.Unmarshal(plain, &attempt); err != nil {
+		return loginAttempt{}, false
+	}
+	if subtle.ConstantTimeCompare([]byte(attempt.State), []byte(state)) != 1 {
+		return loginAttempt{}, false
+	}
+	if a.now().Sub(time.Unix(attempt.Created, 0)) > loginAttemptTTL {
+		return loginAttempt{}, false
+	}
+	attempt.ReturnTo = safeReturnTo(attempt.ReturnTo)
+	return attempt, true
+}
+
+// userFromTokens reads the user from the ID token: name from name or preferred_username, e-mail from
+// email. When the ID token lacks them and the provider has a userinfo endpoint, it asks there (the
+// answer must be about the same subject).
+func (a *Authenticator) userFromTokens(c *gin.Context, d *discovered, idToken *oidc.IDToken, token *oauth2.Token) (User, error) {
+	var claims struct {
+		Name              string `json:"name"`
+		PreferredUsername string `json:"preferred_username"`
+		Email             string `json:"email"`
+	}
+	if err := idToken.Claims(&claims); err != nil {
+		return User{}, fmt.Errorf("auth: ID token claims: %w", err)
+	}
+	if (claims.Name == "" && claims.PreferredUsername == "") || claims.Email == "" {
+		if d.provider.UserInfoEndpoint() != "" {
+			info, err := d.provider.UserInfo(a.idpContext(c.Request.Context()), oauth2.StaticTokenSource(token))
+			switch {
+			case err != nil:
+				a.logger.WarnContext(c.Request.Context(), "sign-in: userinfo failed; continuing with the ID token", "err", err)
+			case info.Subject != idToken.Subject:
+				return User{}, fmt.Errorf("auth: userinfo subject %q differs from the ID token's %q", info.Subject, idToken.Subject)
+			default:
+				var more struct {
+					Name              string `json:"name"`
+					PreferredUsername string `json:"preferred_username"`
+				}
+				_ = info.Claims(&more)
+				claims.Name = firstNonEmpty(claims.Name, more.Name)
+				claims.PreferredUsername = firstNonEmpty(claims.PreferredUsername, more.PreferredUsername)
+				claims.Email = firstNonEmpty(claims.Email, info.Email)
+			}
+		}
+	}
+	return User{
+		Subject: idToken.Subject,
+		Name:    firstNonEmpty(claims.Name, claims.PreferredUsername, claims.Email, idToken.Subject),
+		Email:   claims.Email,
+	}, nil
+}
+
+// expiryOf computes the access token's expiry on our clock from expires_in (oauth2 uses the wall clock).
+func (a *Authenticator) expiryOf(token *oauth2.Token) time.Time {
+	if token.ExpiresIn > 0 {
+		return a.now().Add(time.Duration(token.ExpiresIn) * time.Second)
+	}
+	return token.Expiry
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// noStore keeps auth responses out of caches.
+func noStore(c *gin.Context) {
+	c.Header("Cache-Control", "no-store")
+}

@@ -1,0 +1,132 @@
+// Package demoidp is an embedded OpenID provider for demo mode and tests, built on the OpenID-certified
+// zitadel/oidc op library with in-memory storage: discovery, JWKS, the authorization code flow with PKCE,
+// RS256 JWT access tokens (aud = the client id, with preferred_username, name, email and roles), rotating
+// refresh tokens (with offline_access), userinfo and end-session. Its users are fixed (DemoUsers), its
+// signing key is random at every start (tokens do not survive a restart) and nothing is persisted: it is
+// not meant for production.
+package demoidp
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/zitadel/oidc/v3/pkg/op"
+	"golang.org/x/text/language"
+)
+
+// Defaults for Options.
+const (
+	DefaultAccessTokenTTL  = 15 * time.Minute
+	DefaultRefreshTokenTTL = 8 * time.Hour
+	idTokenLifetime        = time.Hour
+)
+
+// Options configures the provider and its single client.
+type Options struct {
+	// Issuer is the provider's URL, usually with a path prefix: "http://127.0.0.1:8080/idp". The caller
+	// mounts Handler under that path with http.StripPrefix.
+	Issuer string
+	// ClientID and ClientSecret identify the portal.
+	ClientID, ClientSecret string
+	// RedirectURIs are the allowed callback URLs; PostLogoutRedirectURIs the allowed post-logout URLs.
+	RedirectURIs, PostLogoutRedirectURIs []string
+	// AccessTokenTTL defaults to 15 minutes, RefreshTokenTTL to 8 hours.
+	AccessTokenTTL, RefreshTokenTTL time.Duration
+	// ExtraUsers are added to DemoUsers (tests).
+	ExtraUsers []User
+	// PadAccessTokenTo pads access tokens with a random "pad" claim to about this many bytes, to imitate
+	// enterprise providers' large tokens (tests of the cookie size). 0 = no padding.
+	PadAccessTokenTo int
+}
+
+// Provider is the running provider.
+type Provider struct {
+	issuer    *url.URL
+	storage   *storage
+	op        *op.Provider
+	loginPage *template.Template
+	handler   http.Handler
+}
+
+// New builds the provider. Nothing listens yet: mount Handler.
+func New(opts Options) (*Provider, error) {
+	issuer, err := url.Parse(opts.Issuer)
+	if err != nil || (issuer.Scheme != "http" && issuer.Scheme != "https") || issuer.Host == "" {
+		return nil, fmt.Errorf("demoidp: issuer %q must be an absolute http(s) URL", opts.Issuer)
+	}
+	issuer.Path = strings.TrimSuffix(issuer.Path, "/")
+	opts.Issuer = issuer.String()
+	if opts.ClientID == "" || opts.ClientSecret == "" {
+		return nil, errors.New("demoidp: client id and secret are required")
+	}
+	if len(opts.RedirectURIs) == 0 {
+		return nil, errors.New("demoidp: at least one redirect URI is required")
+	}
+	if opts.AccessTokenTTL <= 0 {
+		opts.AccessTokenTTL = DefaultAccessTokenTTL
+	}
+	if opts.RefreshTokenTTL <= 0 {
+		opts.RefreshTokenTTL = DefaultRefreshTokenTTL
+	}
+
+	c := &client{
+		id:                     opts.ClientID,
+		secret:                 opts.ClientSecret,
+		redirectURIs:           opts.RedirectURIs,
+		postLogoutRedirectURIs: opts.PostLogoutRedirectURIs,
+		loginPath:              issuer.Path + loginPath,
+		idTokenLifetime:        idTokenLifetime,
+	}
+	st, err := newStorage(opts, c, newUserDirectory(append(DemoUsers(), opts.ExtraUsers...)))
+	if err != nil {
+		return nil, err
+	}
+	// The key encrypts the library's opaque tokens (we issue JWTs); random per start like the signing key.
+	var cryptoKey [32]byte
+	if _, err := rand.Read(cryptoKey[:]); err != nil {
+		return nil, fmt.Errorf("demoidp: crypto key: %w", err)
+	}
+	config := &op.Config{
+		CryptoKey:             cryptoKey,
+		CryptoKeyId:           "demo",
+		CodeMethodS256:        true,
+		AuthMethodPost:        true,
+		GrantTypeRefreshToken: true,
+		SupportedUILocales:    []language.Tag{language.English},
+	}
+	var options []op.Option
+	if issuer.Scheme == "http" {
+		options = append(options, op.WithAllowInsecure())
+	}
+	provider, err := op.NewProvider(config, st, op.StaticIssuer(opts.Issuer), options...)
+	if err != nil {
+		return nil, fmt.Errorf("demoidp: %w", err)
+	}
+	page, err := template.ParseFS(assets, "assets/login.html")
+	if err != nil {
+		return nil, fmt.Errorf("demoidp: login page: %w", err)
+	}
+	p := &Provider{issuer: issuer, storage: st, op: provider, loginPage: page}
+
+	mux := http.NewServeMux()
+	issuerCtx := op.NewIssuerInterceptor(provider.IssuerFromRequest)
+	mux.HandleFunc("GET "+loginPath, p.showLogin)
+	mux.Handle("POST "+loginPath, issuerCtx.HandlerFunc(p.checkLogin))
+	mux.HandleFunc("GET "+stylesheetPath, serveStylesheet)
+	mux.Handle("/", provider)
+	p.handler = mux
+	return p, nil
+}
+
+// Handler serves the provider. Its paths are relative to the issuer's path: mount it with
+// http.StripPrefix("/idp", p.Handler()) for the issuer http://host/idp.
+func (p *Provider) Handler() http.Handler { return p.handler }
+
+// Issuer returns the issuer URL.
+func (p *Provider) Issuer() string { return p.issuer.String() }

@@ -1,0 +1,288 @@
+package session
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/securecookie"
+)
+
+const (
+	// cookieBaseName names the session cookies: portal_s0, portal_s1, ... (__Host- prefixed when Secure).
+	cookieBaseName = "portal_s"
+	// maxChunks bounds how many cookies one session may use.
+	maxChunks = 4
+	// chunkSize keeps each cookie value below 4000 bytes, so name and attributes stay under the browsers'
+	// 4096-byte limit per cookie.
+	chunkSize = 3800
+	// headerBudget is what the session cookies may add to the browser's Cookie header, leaving room for
+	// others under the 8 KB request-header limits of common proxies.
+	headerBudget = 7 << 10
+	// sessionPurpose separates the session cookie keys from other derived keys.
+	sessionPurpose = "session"
+)
+
+// CookieStore keeps the whole session in the browser: compact binary, deflate, then securecookie
+// (AES-CTR + HMAC-SHA256, re-packed with one base64 layer, see pack), split over up to four cookies. The first chunk starts with the chunk count
+// ("2.<data>"), so a chunk left behind by an earlier, longer session is never read.
+type CookieStore struct {
+	opts   Options
+	keys   keyring
+	codecs []securecookie.Codec
+	comp   compressor
+}
+
+var _ Store = (*CookieStore)(nil)
+var _ CodecSource = (*CookieStore)(nil)
+
+// NewCookieStore returns the stateless cookie store.
+func NewCookieStore(opts Options) (*CookieStore, error) {
+	opts = opts.withDefaults()
+	keys, err := parseKeys(opts.Keys)
+	if err != nil {
+		return nil, err
+	}
+	return &CookieStore{opts: opts, keys: keys, codecs: keys.codecs(sessionPurpose, opts.AbsoluteLifetime)}, nil
+}
+
+// Codecs implements CodecSource.
+func (cs *CookieStore) Codecs(purpose string, maxAge time.Duration) []securecookie.Codec {
+	return cs.keys.codecs(purpose, maxAge)
+}
+
+// Load implements Store. It never writes to the response.
+func (cs *CookieStore) Load(r *http.Request) (*Session, error) {
+	first, err := r.Cookie(chunkName(cs.opts.Secure, 0))
+	if err != nil {
+		return nil, ErrNoSession
+	}
+	countText, data, ok := strings.Cut(first.Value, ".")
+	count, err := strconv.Atoi(countText)
+	if !ok || err != nil || count < 1 || count > maxChunks {
+		return nil, ErrNoSession
+	}
+	var encoded strings.Builder
+	encoded.WriteString(data)
+	for i := 1; i < count; i++ {
+		chunk, err := r.Cookie(chunkName(cs.opts.Secure, i))
+		if err != nil {
+			return nil, ErrNoSession
+		}
+		encoded.WriteString(chunk.Value)
+	}
+	sealed, err := unpack(encoded.String())
+	if err != nil {
+		return nil, ErrNoSession
+	}
+	var blob []byte
+	if err := securecookie.DecodeMulti(cookieBaseName, sealed, &blob, cs.codecs...); err != nil {
+		return nil, ErrNoSession
+	}
+	var s *Session
+	err = cs.comp.decompress(blob, func(data []byte) error {
+		var err error
+		s, err = unmarshal(data)
+		return err
+	})
+	if err != nil || cs.opts.expired(s, cs.opts.Now()) {
+		return nil, ErrNoSession
+	}
+	return s, nil
+}
+
+// Save implements Store. When the cookies would exceed the header budget it drops the ID token (logout
+// then uses client_id instead of id_token_hint); when that is not enough it returns ErrSessionTooLarge.
+func (cs *CookieStore) Save(w http.ResponseWriter, r *http.Request, s *Session) error {
+	chunks, err := cs.encode(s, true)
+	if err != nil {
+		return err
+	}
+	if headerSize(cs.opts.Secure, chunks) > headerBudget && s.IDToken != "" {
+		if chunks, err = cs.encode(s, false); err != nil {
+			return err
+		}
+	}
+	if size := headerSize(cs.opts.Secure, chunks); size > headerBudget {
+		return fmt.Errorf("%w: %d bytes of cookies, budget %d", ErrSessionTooLarge, size, headerBudget)
+	}
+	maxAge := cs.opts.remaining(s, cs.opts.Now())
+	dropSetCookies(w.Header(), cs.isChunk)
+	for i, chunk := range chunks {
+		http.SetCookie(w, sessionCookie(cs.opts.Secure, chunkName(cs.opts.Secure, i), chunk, maxAge))
+	}
+	// Expire chunks the browser still holds from a longer session.
+	for i := len(chunks); i < maxChunks; i++ {
+		if _, err := r.Cookie(chunkName(cs.opts.Secure, i)); err == nil {
+			http.SetCookie(w, sessionCookie(cs.opts.Secure, chunkName(cs.opts.Secure, i), "", -1))
+		}
+	}
+	return nil
+}
+
+// Delete implements Store: it expires every session chunk the browser sent.
+func (cs *CookieStore) Delete(w http.ResponseWriter, r *http.Request) error {
+	dropSetCookies(w.Header(), cs.isChunk)
+	for i := range maxChunks {
+		if _, err := r.Cookie(chunkName(cs.opts.Secure, i)); err == nil {
+			http.SetCookie(w, sessionCookie(cs.opts.Secure, chunkName(cs.opts.Secure, i), "", -1))
+		}
+	}
+	return nil
+}
+
+// isChunk reports whether name is one of this store's chunk cookies.
+func (cs *CookieStore) isChunk(name string) bool {
+	for i := range maxChunks {
+		if name == chunkName(cs.opts.Secure, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// encode turns s into cookie values: the first carries the chunk count.
+func (cs *CookieStore) encode(s *Session, withIDToken bool) ([]string, error) {
+	blob := append([]byte(nil), cs.comp.compress(marshal(s, withIDToken))...)
+	sealed, err := securecookie.EncodeMulti(cookieBaseName, blob, cs.codecs...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSessionTooLarge, err)
+	}
+	encoded, err := pack(sealed)
+	if err != nil {
+		return nil, err
+	}
+	// The count prefix ("n.") takes two bytes of the first chunk.
+	count := (len(encoded) + 2 + chunkSize - 1) / chunkSize
+	if count > maxChunks {
+		return nil, fmt.Errorf("%w: %d encoded bytes", ErrSessionTooLarge, len(encoded))
+	}
+	chunks := make([]string, 0, count)
+	rest := strconv.Itoa(count) + "." + encoded
+	for len(rest) > 0 {
+		n := min(len(rest), chunkSize)
+		chunks = append(chunks, rest[:n])
+		rest = rest[n:]
+	}
+	return chunks, nil
+}
+
+// securecookie base64-encodes twice (base64 of "date|base64(iv+ciphertext)|mac"), which inflates a sealed
+// session by 78 %. pack re-expresses the same sealed value as one base64url layer over
+// uvarint(date) + iv+ciphertext + mac (33 % overhead); unpack rebuilds securecookie's exact text for
+// Decode, which still does every check (MAC, timestamp, decryption, key rotation). For a session with
+// enterprise-size tokens this is the difference between about 8.6 KB and 6.4 KB of cookies.
+
+// macSize is the length of securecookie's HMAC-SHA256.
+const macSize = sha256.Size
+
+func pack(sealed string) (string, error) {
+	raw, err := base64.URLEncoding.DecodeString(sealed)
+	if err != nil {
+		return "", fmt.Errorf("session: pack: %w", err)
+	}
+	parts := bytes.SplitN(raw, []byte("|"), 3)
+	if len(parts) != 3 || len(parts[2]) != macSize {
+		return "", errors.New("session: pack: unexpected securecookie format")
+	}
+	date, err := strconv.ParseUint(string(parts[0]), 10, 64)
+	if err != nil {
+		return "", fmt.Errorf("session: pack: %w", err)
+	}
+	ciphertext, err := base64.URLEncoding.DecodeString(string(parts[1]))
+	if err != nil {
+		return "", fmt.Errorf("session: pack: %w", err)
+	}
+	out := binary.AppendUvarint(make([]byte, 0, 10+len(ciphertext)+macSize), date)
+	out = append(out, ciphertext...)
+	out = append(out, parts[2]...)
+	return base64.RawURLEncoding.EncodeToString(out), nil
+}
+
+func unpack(packed string) (string, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(packed)
+	if err != nil {
+		return "", errMalformed
+	}
+	date, n := binary.Uvarint(raw)
+	if n <= 0 || len(raw)-n < macSize {
+		return "", errMalformed
+	}
+	ciphertext, mac := raw[n:len(raw)-macSize], raw[len(raw)-macSize:]
+	text := make([]byte, 0, 24+base64.URLEncoding.EncodedLen(len(ciphertext))+macSize)
+	text = strconv.AppendUint(text, date, 10)
+	text = append(text, '|')
+	text = base64.URLEncoding.AppendEncode(text, ciphertext)
+	text = append(text, '|')
+	text = append(text, mac...)
+	return base64.URLEncoding.EncodeToString(text), nil
+}
+
+// headerSize is what the chunks add to a Cookie header ("name=value; ").
+func headerSize(secure bool, chunks []string) int {
+	size := 0
+	for i, chunk := range chunks {
+		size += len(chunkName(secure, i)) + 1 + len(chunk) + 2
+	}
+	return size
+}
+
+func chunkName(secure bool, i int) string {
+	return cookieName(secure, cookieBaseName+strconv.Itoa(i))
+}
+
+// cookieName adds the __Host- prefix to Secure cookies: the browser then insists on Secure, Path=/ and no
+// Domain, so a sibling subdomain cannot plant or shadow the session.
+func cookieName(secure bool, name string) string {
+	if secure {
+		return "__Host-" + name
+	}
+	return name
+}
+
+// sessionCookie builds a session cookie with the secure defaults; maxAge < 0 deletes it.
+func sessionCookie(secure bool, name, value string, maxAge int) *http.Cookie {
+	cookie := &http.Cookie{
+		Name:     name,
+		Value:    value,
+		Path:     "/",
+		MaxAge:   maxAge,
+		HttpOnly: true,
+		Secure:   secure,
+		SameSite: http.SameSiteLaxMode,
+	}
+	if maxAge < 0 {
+		// Max-Age=0 alone is ignored by some clients (curl 7.88 keeps the cookie); a past Expires is not.
+		cookie.Expires = time.Unix(1, 0)
+	}
+	return cookie
+}
+
+// dropSetCookies removes Set-Cookie headers already queued for the cookies that match, so a second Save in
+// one response replaces the first instead of sending two values for one cookie.
+func dropSetCookies(h http.Header, match func(name string) bool) {
+	lines := h.Values("Set-Cookie")
+	if len(lines) == 0 {
+		return
+	}
+	kept := lines[:0:0]
+	for _, line := range lines {
+		if name, _, _ := strings.Cut(line, "="); !match(name) {
+			kept = append(kept, line)
+		}
+	}
+	if len(kept) == len(lines) {
+		return
+	}
+	h.Del("Set-Cookie")
+	for _, line := range kept {
+		h.Add("Set-Cookie", line)
+	}
+}

@@ -1,0 +1,204 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/cpqportal/portal/internal/session/redistest"
+)
+
+func newRedisStore(t *testing.T, addr string, opts Options) *RedisStore {
+	t.Helper()
+	if opts.Keys == nil {
+		opts.Keys = []string{newKey(t)}
+	}
+	store, err := NewRedisStore(RedisOptions{Options: opts, URL: "redis://" + addr + "/0", KeyPrefix: "test:" + t.Name() + ":"})
+	if err != nil {
+		t.Fatalf("NewRedisStore: %v", err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	return store
+}
+
+func TestRedisStore(t *testing.T) {
+	addr := redistest.Start(t)
+	client := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = client.Close() })
+	ctx := context.Background()
+
+	t.Run("round trip with only an id in the cookie", func(t *testing.T) {
+		t.Parallel()
+		now := time.Now().UTC().Truncate(time.Second)
+		store := newRedisStore(t, addr, Options{AbsoluteLifetime: 2 * time.Hour, Now: func() time.Time { return now }})
+		if err := store.Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+		in := sampleSession(t, now)
+		in.AccessToken = fakeJWT(t, 4096)
+		in.RefreshToken = randomBase64URL(t, 2048)
+		cookies := saveCookies(t, store, nil, in)
+		if in.ID == "" {
+			t.Fatal("Save did not assign an id")
+		}
+		if len(cookies) != 1 || cookies[0].Name != "portal_sid" || len(cookies[0].Value) > 200 {
+			t.Fatalf("want one small id cookie, got %+v", cookies)
+		}
+		c := cookies[0]
+		if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || c.MaxAge != int((2*time.Hour).Seconds()) {
+			t.Fatalf("cookie attributes %+v", c)
+		}
+		got, err := store.Load(requestWith(cookies))
+		if err != nil {
+			t.Fatalf("Load: %v", err)
+		}
+		if !reflect.DeepEqual(got, in) {
+			t.Fatalf("round trip:\n got %+v\nwant %+v", got, in)
+		}
+		ttl, err := client.TTL(ctx, store.sessionKey(in.ID)).Result()
+		if err != nil || ttl <= time.Hour || ttl > 2*time.Hour {
+			t.Fatalf("TTL %v (%v), want the absolute lifetime", ttl, err)
+		}
+
+		// Saving again (LastSeen) keeps the id and sets no new cookie.
+		got.LastSeen = got.LastSeen.Add(time.Minute)
+		if again := saveCookies(t, store, requestWith(cookies), got); len(again) != 0 {
+			t.Fatalf("re-save set cookies %+v", again)
+		}
+		reloaded, err := store.Load(requestWith(cookies))
+		if err != nil || !reloaded.LastSeen.Equal(got.LastSeen) {
+			t.Fatalf("re-save not stored: %v", err)
+		}
+	})
+
+	t.Run("delete makes the old cookie useless", func(t *testing.T) {
+		t.Parallel()
+		store := newRedisStore(t, addr, Options{})
+		s := sampleSession(t, time.Now())
+		cookies := saveCookies(t, store, nil, s)
+		rec := httptest.NewRecorder()
+		if err := store.Delete(rec, requestWith(cookies)); err != nil {
+			t.Fatal(err)
+		}
+		if del := rec.Result().Cookies(); len(del) != 1 || del[0].MaxAge >= 0 {
+			t.Fatalf("Delete cookies %+v", del)
+		}
+		if _, err := store.Load(requestWith(cookies)); !errors.Is(err, ErrNoSession) {
+			t.Fatalf("old cookie after Delete: %v, want ErrNoSession", err)
+		}
+		if n, _ := client.Exists(ctx, store.sessionKey(s.ID)).Result(); n != 0 {
+			t.Fatal("server-side session survived Delete")
+		}
+		if members, _ := client.SMembers(ctx, store.subjectKey(s.Subject)).Result(); len(members) != 0 {
+			t.Fatalf("subject index still lists %v", members)
+		}
+		// A request in flight that saves after the delete must not revive the session.
+		s.LastSeen = s.LastSeen.Add(time.Minute)
+		err := store.Save(httptest.NewRecorder(), requestWith(cookies), s)
+		if !errors.Is(err, ErrNoSession) {
+			t.Fatalf("Save after Delete: %v, want ErrNoSession", err)
+		}
+		if _, err := store.Load(requestWith(cookies)); !errors.Is(err, ErrNoSession) {
+			t.Fatal("Save revived a deleted session")
+		}
+	})
+
+	t.Run("sign out everywhere", func(t *testing.T) {
+		t.Parallel()
+		store := newRedisStore(t, addr, Options{})
+		laptop := saveCookies(t, store, nil, sampleSession(t, time.Now()))
+		phone := saveCookies(t, store, nil, sampleSession(t, time.Now()))
+		someoneElse := sampleSession(t, time.Now())
+		someoneElse.Subject = "u-backoffice"
+		other := saveCookies(t, store, nil, someoneElse)
+
+		if err := store.DeleteAllForSubject(ctx, "u-sales"); err != nil {
+			t.Fatal(err)
+		}
+		for name, cookies := range map[string][]*http.Cookie{"laptop": laptop, "phone": phone} {
+			if _, err := store.Load(requestWith(cookies)); !errors.Is(err, ErrNoSession) {
+				t.Errorf("%s still signed in: %v", name, err)
+			}
+		}
+		if _, err := store.Load(requestWith(other)); err != nil {
+			t.Errorf("another user's session was deleted: %v", err)
+		}
+	})
+
+	t.Run("new sign-in replaces the browser's previous session", func(t *testing.T) {
+		t.Parallel()
+		store := newRedisStore(t, addr, Options{})
+		first := sampleSession(t, time.Now())
+		firstCookies := saveCookies(t, store, nil, first)
+		second := sampleSession(t, time.Now())
+		secondCookies := saveCookies(t, store, requestWith(firstCookies), second)
+		if second.ID == first.ID || len(secondCookies) != 1 {
+			t.Fatalf("a new session must get a new id and cookie (%q, %d cookies)", second.ID, len(secondCookies))
+		}
+		if n, _ := client.Exists(ctx, store.sessionKey(first.ID)).Result(); n != 0 {
+			t.Fatal("the replaced session still exists")
+		}
+	})
+
+	t.Run("bad cookies", func(t *testing.T) {
+		t.Parallel()
+		store := newRedisStore(t, addr, Options{})
+		other := newRedisStore(t, addr, Options{})
+		good := saveCookies(t, store, nil, sampleSession(t, time.Now()))
+		forged := saveCookies(t, other, nil, sampleSession(t, time.Now()))
+		tampered := *good[0]
+		tampered.Value = tampered.Value[:len(tampered.Value)-4] + "AAAA"
+		cases := map[string]*http.Request{
+			"none":     httptest.NewRequest(http.MethodGet, "/", nil),
+			"forged":   requestWith(forged),
+			"tampered": requestWith([]*http.Cookie{&tampered}),
+			"raw id":   requestWith([]*http.Cookie{{Name: "portal_sid", Value: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}}),
+		}
+		for name, req := range cases {
+			if s, err := store.Load(req); !errors.Is(err, ErrNoSession) || s != nil {
+				t.Errorf("%s: Load = %v, %v; want ErrNoSession", name, s, err)
+			}
+		}
+	})
+
+	t.Run("expired by the clock", func(t *testing.T) {
+		t.Parallel()
+		clock := &testClock{now: time.Now().UTC()}
+		store := newRedisStore(t, addr, Options{AbsoluteLifetime: time.Hour, Now: clock.Now})
+		cookies := saveCookies(t, store, nil, sampleSession(t, clock.now))
+		clock.now = clock.now.Add(time.Hour)
+		if _, err := store.Load(requestWith(cookies)); !errors.Is(err, ErrNoSession) {
+			t.Fatalf("Load after the absolute lifetime: %v", err)
+		}
+	})
+
+	t.Run("secure cookie name", func(t *testing.T) {
+		t.Parallel()
+		store := newRedisStore(t, addr, Options{Secure: true})
+		cookies := saveCookies(t, store, nil, sampleSession(t, time.Now()))
+		if len(cookies) != 1 || cookies[0].Name != "__Host-portal_sid" || !cookies[0].Secure {
+			t.Fatalf("cookies %+v", cookies)
+		}
+	})
+}
+
+// When redis is down, Load reports a store failure, not "no session" (which would send the user to sign in
+// again and again).
+func TestRedisStoreUnavailable(t *testing.T) {
+	t.Parallel()
+	addr := redistest.Start(t)
+	store := newRedisStore(t, addr, Options{})
+	cookies := saveCookies(t, store, nil, sampleSession(t, time.Now()))
+
+	down := newRedisStore(t, "127.0.0.1:1", Options{Keys: store.opts.Keys})
+	_, err := down.Load(requestWith(cookies))
+	if err == nil || errors.Is(err, ErrNoSession) {
+		t.Fatalf("Load with redis down: %v, want a store error", err)
+	}
+}
