@@ -1,0 +1,104 @@
+# CPQ Portal: the front door. `make` (or `make help`) lists the targets; `make test` is what CI runs.
+# Every target documents itself with a `## ` comment on its rule line.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+# Tool versions, pinned. staticcheck 2026.2.2 is the first release line that knows Go 1.26;
+# govulncheck v1.9.0 needs a golang.org/x/telemetry version the module proxy refuses, v1.8.0 does not.
+STATICCHECK_VERSION := v0.8.2
+GOVULNCHECK_VERSION := v1.8.0
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+
+# Packages whose unit tests also run under the race detector: the ones that share state between
+# requests. The race detector doubles test time on 2 cores, so not everything gets it.
+RACE_PKGS_RE := /internal/(auth|session|handlers)(/|$$)
+
+# Nested Go modules (own go.mod, so their dependencies stay out of the portal's go.sum) are
+# linted and tested too; tools/ only pins programs to build (Dex) and has nothing to test.
+SUBMODULES = $(shell find . -mindepth 2 -name go.mod -not -path './.cache/*' -not -path './tools/*' -printf '%h\n' | sort)
+
+# Targets of `make e2e` / `make conformance` against a real v2 API (empty: the simulator).
+V2_API_URL ?=
+V2_API_TOKEN ?=
+SIM_ADDR ?= 127.0.0.1:8081
+SIM_FLAGS ?=
+
+.PHONY: help run sim test deps generate generate-check lint unit e2e conformance bench soak build docker-check clean
+
+help: ## Show this list of targets
+	@echo "CPQ Portal. Usage: make <target>"
+	@echo
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-15s %s\n", $$1, $$2}'
+	@echo
+	@echo "Variables: V2_API_URL, V2_API_TOKEN (e2e, conformance), SIM_ADDR, SIM_FLAGS (sim), VERSION (build)."
+
+run: ## Run the portal in demo mode (embedded sign-in and v2 simulator); honours PORTAL_* variables
+	go run ./cmd/portal -demo
+
+sim: ## Run the v2 API simulator standalone on SIM_ADDR (default 127.0.0.1:8081), with SIM_FLAGS
+	go run ./cmd/v2sim -addr $(SIM_ADDR) $(SIM_FLAGS)
+
+test: ## Everything CI runs: deps, generate-check, lint, docker-check, unit tests, browser tests
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory generate-check
+	@$(MAKE) --no-print-directory lint
+	@$(MAKE) --no-print-directory docker-check
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory e2e
+
+deps: ## Install what is missing: chromium, redis-server (apt), Playwright driver (npm), Dex
+	@scripts/ensure-deps.sh
+
+generate: ## Generate Go code from templ templates
+	go tool templ generate
+
+generate-check: ## Fail when generated code is stale or not committed
+	@scripts/generate-check.sh
+
+lint: ## gofmt, go vet, staticcheck, govulncheck (notice only when its database is unreachable)
+	@echo "lint: gofmt"
+	@unformatted=$$(find . -path ./.cache -prune -o -path ./.git -prune -o -name '*.go' -type f -print0 | xargs -0 gofmt -l); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	@for m in . $(SUBMODULES); do echo "lint: go vet ($$m)"; (cd "$$m" && go vet ./...); done
+	@for m in . $(SUBMODULES); do echo "lint: staticcheck $(STATICCHECK_VERSION) ($$m)"; \
+		(cd "$$m" && go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...); done
+	@for m in . $(SUBMODULES); do echo "lint: govulncheck $(GOVULNCHECK_VERSION) ($$m)"; \
+		(cd "$$m" && GOVULNCHECK_VERSION=$(GOVULNCHECK_VERSION) "$(CURDIR)/scripts/vulncheck.sh"); done
+
+# unit is hermetic: the conformance package inside it runs against the in-process simulator even
+# when V2_API_URL is set in the environment (that is what `make conformance` is for).
+unit: ## Unit and package tests of every module (race detector on auth, session, handlers); not e2e
+	@unset V2_API_URL V2_API_TOKEN; \
+	pkgs=$$(go list ./... | grep -v '/e2e$$'); \
+	race=$$(grep -E '$(RACE_PKGS_RE)' <<<"$$pkgs" || true); \
+	rest=$$(grep -vE '$(RACE_PKGS_RE)' <<<"$$pkgs" || true); \
+	echo "unit: go test -count=1 (all but e2e)"; \
+	go test -count=1 $$rest; \
+	if [ -n "$$race" ]; then echo "unit: go test -count=1 -race" $$race; go test -count=1 -race $$race; fi
+	@for m in $(SUBMODULES); do echo "unit: go test -count=1 ($$m)"; (cd "$$m" && go test -count=1 ./...); done
+
+e2e: ## Browser tests (Chromium); `make e2e V2_API_URL=http://host:port` runs them against that v2 API
+	E2E_V2_API_URL="$(V2_API_URL)" go test -count=1 -timeout 15m -skip Soak ./e2e/...
+
+conformance: ## v2 conformance suite; `make conformance V2_API_URL=... V2_API_TOKEN=...` checks a real deployment
+	@V2_API_URL="$(V2_API_URL)" V2_API_TOKEN="$(V2_API_TOKEN)" go test -count=1 ./conformance/...
+
+bench: ## Benchmarks of every package
+	go test -run='^$$' -bench=. -benchmem ./...
+
+soak: ## Long-running soak tests (browser), not part of `make test`
+	SOAK=1 go test -count=1 -run Soak -timeout 10m ./e2e/...
+
+build: ## Static binaries bin/portal and bin/v2sim, stamped with VERSION
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/portal ./cmd/portal
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/v2sim ./cmd/v2sim
+
+docker-check: ## Replay the Dockerfile's build steps without Docker and check the binary is static
+	@VERSION="$(VERSION)" scripts/docker-check.sh
+
+clean: ## Remove build output and test artifacts (keeps .cache: the Playwright driver and Dex)
+	rm -rf bin e2e/artifacts

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# ensure-deps.sh installs what `make test` needs beyond Go, and only what is missing:
+#   - Debian packages: chromium (browser tests), redis-server (redis session store tests),
+#     nodejs + npm (to fetch and run the Playwright driver);
+#   - the Playwright driver that playwright-go pins, assembled from npm's playwright-core
+#     into .cache/pw-driver (or $PLAYWRIGHT_DRIVER_PATH); Playwright's own CDN is not used;
+#   - Dex, through scripts/build-dex.sh, when that script exists.
+# It is idempotent and takes about a second when everything is present. It needs root only
+# when a Debian package is missing; without root it prints the command to run and exits 1.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+say() { printf 'deps: %s\n' "$*"; }
+die() { printf 'deps: %s\n' "$*" >&2; exit 1; }
+
+# --- Debian packages ---------------------------------------------------------------------
+chromium=${E2E_CHROMIUM:-/usr/bin/chromium}
+missing=()
+[ -x "$chromium" ] || missing+=(chromium)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+
+if ((${#missing[@]})); then
+  cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    die "missing ${missing[*]}; as root run: $cmd"
+  fi
+  say "installing ${missing[*]} (apt-get, about a minute)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # apt's chromium lands in /usr/bin; a custom E2E_CHROMIUM that is still missing is the caller's to fix.
+  [ -x "$chromium" ] || die "chromium is not at $chromium after installing it (E2E_CHROMIUM?)"
+fi
+say "chromium, redis-server, node, npm: present"
+
+# --- Playwright driver -------------------------------------------------------------------
+# playwright-go pins the Playwright version it speaks (const playwrightCliVersion in run.go);
+# the driver must print exactly that version or playwright.Run refuses it.
+pwmod=github.com/playwright-community/playwright-go
+go mod download "$pwmod"
+pwdir=$(go list -m -f '{{.Dir}}' "$pwmod")
+version=$(sed -n 's/^const playwrightCliVersion = "\(.*\)"$/\1/p' "$pwdir/run.go")
+[ -n "$version" ] || die "cannot read playwrightCliVersion from $pwdir/run.go"
+
+driver=${PLAYWRIGHT_DRIVER_PATH:-$root/.cache/pw-driver}
+if [ "$("$driver/node" "$driver/package/cli.js" --version 2>/dev/null)" = "Version $version" ]; then
+  say "Playwright driver $version: present in $driver"
+else
+  say "installing Playwright driver $version into $driver (npm pack playwright-core@$version)"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$tmp" && npm pack --silent "playwright-core@$version" >/dev/null)
+  mkdir -p "$driver"
+  rm -rf "$driver/package"
+  tar -xzf "$tmp/playwright-core-$version.tgz" -C "$driver"
+  ln -sf "$(command -v node)" "$driver/node"
+  got=$("$driver/node" "$driver/package/cli.js" --version)
+  [ "$got" = "Version $version" ] || die "driver in $driver prints '$got', want 'Version $version'"
+  say "Playwright driver $version: installed"
+fi
+
+# --- Dex (interoperability test of internal/auth) ----------------------------------------
+if [ -f scripts/build-dex.sh ]; then
+  bash scripts/build-dex.sh
+  say "Dex: present"
+fi
