@@ -5,8 +5,13 @@
 // provider (under /idp on the portal's own address) and the v2 simulator (on its own loopback port).
 //
 // On start it prints "portal listening on http://HOST:PORT" (the e2e harness parses that line;
-// -addr 127.0.0.1:0 picks a free port). SIGTERM or SIGINT shut it down gracefully: /readyz turns 503
-// first, then in-flight requests get PORTAL_SHUTDOWN_GRACE to finish.
+// -addr 127.0.0.1:0 picks a free port), then "metrics listening on http://HOST:PORT/metrics" when
+// PORTAL_METRICS_ADDR is set. SIGTERM or SIGINT shut it down gracefully: /readyz turns 503 first,
+// then in-flight requests get PORTAL_SHUTDOWN_GRACE to finish, then the last trace spans are flushed.
+//
+// Observability (docs/operations.md): Prometheus metrics on PORTAL_METRICS_ADDR (one non-global
+// registry: HTTP by route template, v2 calls by endpoint, sign-ins, token refreshes, uploads, session
+// store errors); OpenTelemetry tracing when the standard OTEL_* variables ask for it.
 package main
 
 import (
@@ -25,7 +30,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
@@ -33,6 +37,7 @@ import (
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/handlers"
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/telemetry"
 	"github.com/cpqportal/portal/internal/v2sim"
 	"github.com/cpqportal/portal/web"
 )
@@ -99,14 +104,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.V2APIURL = simulator.url
 	}
 
-	var registry *prometheus.Registry
-	if cfg.MetricsAddr != "" {
-		registry = newMetricsRegistry()
-	}
-	engine, h, err := buildPortal(cfg, logger, extraRoutes, registry)
+	obs, err := newObservability(ctx, cfg, getenv)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		// After the server has shut down: flush the spans of the last requests.
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := obs.tracing.Shutdown(flushCtx); err != nil {
+			logger.Warn("flushing trace spans failed", slog.Any("err", err))
+		}
+	}()
+	app, err := buildPortal(cfg, logger, extraRoutes, obs)
+	if err != nil {
+		return err
+	}
+	defer app.close()
+	engine, h := app.engine, app.handler
 
 	server := &http.Server{
 		Handler:           engine,
@@ -118,15 +133,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	var metrics *http.Server
-	if registry != nil {
-		metrics, err = startMetrics(cfg.MetricsAddr, registry, logger)
+	metricsURL := ""
+	if obs.registry != nil {
+		metrics, metricsURL, err = startMetrics(cfg.MetricsAddr, obs.registry, logger)
 		if err != nil {
 			return err
 		}
 	}
 
-	printBanner(stdout, cfg, simulator)
-	logger.Info("portal starting", slog.String("version", version), slog.Any("config", cfg))
+	printBanner(stdout, cfg, simulator, metricsURL)
+	logger.Info("portal starting", slog.String("version", version), slog.Any("config", cfg),
+		slog.Bool("tracing", obs.tracing.Enabled()))
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- server.Serve(listener) }()
@@ -152,12 +169,44 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
-// buildPortal wires session store, authentication, API client and handlers onto a gin engine.
-func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.Engine), registry *prometheus.Registry) (*gin.Engine, *handlers.Handler, error) {
+// portal is the wired portal: its gin engine, the handlers (for readiness on shutdown) and what
+// must be closed on exit.
+type portal struct {
+	engine  *gin.Engine
+	handler *handlers.Handler
+	auth    *auth.Authenticator
+	api     *apiclient.Client
+	redis   *session.RedisStore // nil with the cookie store
+}
+
+// close releases the portal's background work and connections.
+func (p *portal) close() {
+	p.auth.Close()
+	if p.redis != nil {
+		_ = p.redis.Close()
+	}
+}
+
+// buildPortal wires session store, authentication, API client and handlers onto a gin engine, with
+// the metrics and tracing of obs.
+func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.Engine), obs observability) (*portal, error) {
 	store, err := newSessionStore(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	redisStore, _ := store.(*session.RedisStore)
+	// Calls to the identity provider: discovery, keys, and the token requests of sign-in and refresh.
+	idpTransport := http.DefaultTransport
+	v2Transport := http.RoundTripper(apiclient.NewTransport())
+	if obs.metrics != nil {
+		store = obs.metrics.InstrumentStore(store)
+		idpTransport = obs.metrics.IdPTransport(idpTransport)
+		v2Transport = obs.metrics.V2Transport(v2Transport)
+	}
+	// Tracing outermost: its client span covers the whole call, as the v2 API sees it.
+	idpTransport = obs.tracing.IdPTransport(idpTransport)
+	v2Transport = obs.tracing.Transport(v2Transport)
+
 	authenticator := auth.New(auth.Config{
 		IssuerURL:        cfg.OIDCIssuer,
 		ClientID:         cfg.OIDCClientID,
@@ -166,13 +215,18 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		PublicURL:        cfg.PublicURL,
 		IdleTimeout:      cfg.SessionIdleTimeout,
 		AbsoluteLifetime: cfg.SessionLifetime,
-		HTTPClient:       &http.Client{Timeout: 10 * time.Second},
+		HTTPClient:       &http.Client{Timeout: 10 * time.Second, Transport: idpTransport},
 	}, store, logger) // auth adds component=auth itself
+	p := &portal{auth: authenticator, redis: redisStore}
+	fail := func(err error) (*portal, error) {
+		p.close()
+		return nil, err
+	}
 
 	api, err := apiclient.New(cfg.V2APIURL.String(),
 		apiclient.WithHTTPClient(&http.Client{
 			// Sized for many concurrent users on one v2 host (MaxIdleConnsPerHost 64; shared/RECIPES.md).
-			Transport: apiclient.NewTransport(),
+			Transport: v2Transport,
 			// Never follow a redirect with the user's token.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}),
@@ -180,11 +234,12 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		apiclient.WithTimeout(cfg.V2Timeout),
 	)
 	if err != nil {
-		return nil, nil, fmt.Errorf("PORTAL_V2_API_URL: %w", err)
+		return fail(fmt.Errorf("PORTAL_V2_API_URL: %w", err))
 	}
+	p.api = api
 	assets, err := web.NewAssets()
 	if err != nil {
-		return nil, nil, err
+		return fail(err)
 	}
 	deps := handlers.Deps{
 		Config:      cfg,
@@ -195,26 +250,37 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		ExtraRoutes: extraRoutes,
 		Version:     version,
 	}
-	if registry != nil {
-		deps.Metrics = registry
+	if redisStore != nil {
+		// "Sign out everywhere" needs the server-side sessions of the redis store.
+		deps.Auth = &everywhereAuth{Authenticator: authenticator, store: redisStore, logger: logger}
+	}
+	if obs.registry != nil {
+		deps.Metrics = obs.registry
 	}
 	h, err := handlers.New(deps)
 	if err != nil {
-		return nil, nil, err
+		return fail(err)
 	}
+	p.handler = h
 
 	gin.SetMode(gin.ReleaseMode)
 	engine := gin.New() // no default logger or recovery: the handlers bring their own
-	// X-Forwarded-For is believed only from the configured proxies (none by default).
+	// Behind a TLS-terminating proxy: X-Forwarded-For is believed only from the configured proxies
+	// (none by default), and X-Forwarded-Proto/-Host are never used: cookies' Secure flag, HSTS and
+	// every redirect URL derive from PORTAL_PUBLIC_URL alone.
 	var proxies []string
 	if len(cfg.TrustedProxies) > 0 {
 		proxies = cfg.TrustedProxies
 	}
 	if err := engine.SetTrustedProxies(proxies); err != nil {
-		return nil, nil, fmt.Errorf("PORTAL_TRUSTED_PROXIES: %w", err)
+		return fail(fmt.Errorf("PORTAL_TRUSTED_PROXIES: %w", err))
+	}
+	if obs.tracing.Enabled() {
+		engine.Use(obs.tracing.Middleware()) // first: every other middleware runs inside the span
 	}
 	h.Routes(engine)
-	return engine, h, nil
+	p.engine = engine
+	return p, nil
 }
 
 // newSessionStore builds the configured session store.
@@ -239,14 +305,15 @@ func newSessionStore(cfg config.Config) (session.Store, error) {
 }
 
 // newLogger returns the process logger: JSON (production) or text (demo), with the request id
-// added from the context of every request (handlers.NewLogHandler).
+// (handlers.NewLogHandler) and, when tracing, trace_id and span_id (telemetry.LogHandler) added from
+// the context of every request.
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
 	var h slog.Handler = slog.NewJSONHandler(w, opts)
 	if cfg.LogFormat == config.LogFormatText {
 		h = slog.NewTextHandler(w, opts)
 	}
-	return slog.New(handlers.NewLogHandler(h))
+	return slog.New(handlers.NewLogHandler(telemetry.LogHandler(h)))
 }
 
 // demoIdPMount is where the embedded OpenID provider is served (its issuer is PUBLIC_URL + this).
@@ -306,8 +373,11 @@ func (d *demoSimulator) close() {
 }
 
 // printBanner tells a person (and the e2e harness) where the portal is.
-func printBanner(w io.Writer, cfg config.Config, simulator *demoSimulator) {
+func printBanner(w io.Writer, cfg config.Config, simulator *demoSimulator, metricsURL string) {
 	fmt.Fprintf(w, "portal listening on %s\n", cfg.PublicURL)
+	if metricsURL != "" {
+		fmt.Fprintf(w, "metrics listening on %s\n", metricsURL)
+	}
 	if !cfg.Demo {
 		return
 	}

@@ -180,6 +180,12 @@ func parseBaseURL(raw string) (*url.URL, error) {
 // open a new TCP connection for most requests (shared/RECIPES.md, performance
 // facts). ResponseHeaderTimeout bounds the wait for an answer after the
 // request, including any upload, was written, without bounding the body.
+//
+// WriteBufferSize: request bodies of unknown length (attachment uploads streamed
+// from the browser) go out chunked, and net/http flushes after every chunk; with
+// the default 4 KiB buffer each 32 KiB chunk took about nine write system calls,
+// which made the system calls most of the portal's CPU during a 1 GiB upload
+// (docs/performance.md). 64 KiB holds a whole chunk with its framing: one call.
 func NewTransport() *http.Transport {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Transport{
@@ -192,6 +198,7 @@ func NewTransport() *http.Transport {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: 1 * time.Second,
 		ResponseHeaderTimeout: DefaultResponseHeaderTimeout,
+		WriteBufferSize:       64 << 10,
 	}
 }
 
@@ -201,6 +208,7 @@ const (
 	tokenKey ctxKey = iota
 	requestIDKey
 	traceparentKey
+	endpointKey
 )
 
 // WithToken returns a context carrying the bearer access token for the v2
@@ -218,6 +226,15 @@ func WithRequestID(ctx context.Context, id string) context.Context {
 // traceparent header value v. See also [WithHeaderPropagator].
 func WithTraceparent(ctx context.Context, v string) context.Context {
 	return context.WithValue(ctx, traceparentKey, v)
+}
+
+// EndpointFromContext returns the name of the endpoint (e.g. [EndpointCustomerGet]) of the v2 call
+// whose request carries ctx. Every request the client sends carries it, so an [http.RoundTripper]
+// given with [WithHTTPClient] can label metrics and trace spans by endpoint instead of by raw path
+// (which holds ids): EndpointFromContext(req.Context()).
+func EndpointFromContext(ctx context.Context) (string, bool) {
+	name, ok := ctx.Value(endpointKey).(string)
+	return name, ok && name != ""
 }
 
 func stringFrom(ctx context.Context, key ctxKey) string {

@@ -100,7 +100,8 @@ func (c *Client) newRequest(ctx context.Context, cl *call) (*http.Request, error
 		body = http.NoBody
 	}
 
-	req, err := http.NewRequestWithContext(ctx, ep.Method, u.String(), body)
+	// The endpoint name rides in the request's context for transports (metrics, tracing).
+	req, err := http.NewRequestWithContext(context.WithValue(ctx, endpointKey, ep.Name), ep.Method, u.String(), body)
 	if err != nil {
 		return fail(err)
 	}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cpqportal/portal/internal/config"
+)
+
+var updateDocs = flag.Bool("update", false, "rewrite the generated parts of docs/operations.md")
+
+const operationsDoc = "../../docs/operations.md"
+
+const (
+	configTableBegin = "<!-- config-table:begin -->\n"
+	configTableEnd   = "<!-- config-table:end -->"
+)
+
+// TestOperationsDocConfigTable: the configuration reference in docs/operations.md is config.Markdown()
+// as it is now. `go test ./cmd/portal -run TestOperationsDoc -update` regenerates it.
+func TestOperationsDocConfigTable(t *testing.T) {
+	data, err := os.ReadFile(operationsDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	begin := strings.Index(doc, configTableBegin)
+	end := strings.Index(doc, configTableEnd)
+	if begin < 0 || end < begin {
+		t.Fatalf("%s lacks the %q ... %q markers", operationsDoc, configTableBegin, configTableEnd)
+	}
+	current := doc[begin+len(configTableBegin) : end]
+	if current == config.Markdown() {
+		return
+	}
+	if *updateDocs {
+		doc = doc[:begin+len(configTableBegin)] + config.Markdown() + doc[end:]
+		if err := os.WriteFile(operationsDoc, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("the configuration table in %s is out of date; run: go test ./cmd/portal -run TestOperationsDoc -update", operationsDoc)
+}
+
+// TestOperationsDocMetrics: every portal_* metric defined in the code is documented.
+func TestOperationsDocMetrics(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(operationsDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := regexp.MustCompile(`Name:\s+"(portal_[a-z0-9_]+)"`)
+	found := 0
+	for _, source := range []string{"../../internal/handlers/metrics.go", "../../internal/telemetry/metrics.go"} {
+		code, err := os.ReadFile(source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range name.FindAllStringSubmatch(string(code), -1) {
+			found++
+			if !strings.Contains(string(data), "`"+m[1]+"`") {
+				t.Errorf("metric %s (%s) is not documented in %s", m[1], source, operationsDoc)
+			}
+		}
+	}
+	if found < 10 {
+		t.Errorf("found only %d metric definitions; has the code moved?", found)
+	}
+}
