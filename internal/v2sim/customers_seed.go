@@ -44,10 +44,7 @@ var slugFolder = strings.NewReplacer("ä", "ae", "ö", "oe", "ü", "ue", "Ä", "
 // slug turns a name into the ASCII words of an e-mail address or domain.
 func slug(s string, sep string) string {
 	s = strings.ToLower(slugFolder.Replace(s))
-	var words []string
-	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') }) {
-		words = append(words, w)
-	}
+	words := strings.FieldsFunc(s, func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') })
 	return strings.Join(words, sep)
 }
 
