@@ -27,7 +27,7 @@ V2_API_TOKEN ?=
 SIM_ADDR ?= 127.0.0.1:8081
 SIM_FLAGS ?=
 
-.PHONY: help run sim test deps generate generate-check lint unit e2e conformance bench soak build docker-check clean
+.PHONY: help run sim test deps generate generate-check lint unit e2e conformance bench soak screenshots build docker-check clean
 
 help: ## Show this list of targets
 	@echo "CPQ Portal. Usage: make <target>"
@@ -87,11 +87,14 @@ e2e: ## Browser tests (Chromium); `make e2e V2_API_URL=http://host:port` runs th
 conformance: ## v2 conformance suite; `make conformance V2_API_URL=... V2_API_TOKEN=...` checks a real deployment
 	@V2_API_URL="$(V2_API_URL)" V2_API_TOKEN="$(V2_API_TOKEN)" go test -count=1 ./conformance/...
 
-bench: ## Benchmarks of every package
-	go test -run='^$$' -bench=. -benchmem ./...
+bench: ## Measure the portal against a bare reverse proxy (docs/performance.md); figures in bench/results.json
+	go run ./bench/cmd/portalbench -out bench/results.json
 
 soak: ## Long-running soak tests (browser), not part of `make test`
 	SOAK=1 go test -count=1 -run Soak -timeout 10m ./e2e/...
+
+screenshots: ## Browser tests that write docs/screenshots/<page>.png (1280x800) for the README
+	SCREENSHOTS=1 go test -count=1 -timeout 10m -run 'TestScreenshots' ./e2e/...
 
 build: ## Static binaries bin/portal and bin/v2sim, stamped with VERSION
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/portal ./cmd/portal

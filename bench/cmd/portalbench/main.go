@@ -1,0 +1,179 @@
+// Command portalbench measures the portal against its physical floor (`make bench`, docs/performance.md).
+//
+// It builds cmd/portal and cmd/v2sim, starts the simulator (100,000 customers, attachments spilled to a
+// temporary directory), an OpenID provider (internal/demoidp, in this process) and the portal binary, each
+// on its own loopback listener, and a bare reverse proxy (this binary again, in -serve-proxy mode) in front
+// of the same simulator. Then it measures, in this order:
+//
+//	overhead_*     customer detail page through the portal vs the same v2 call through the bare proxy
+//	page_weight_*  compressed bytes of the first load of the customers and quote pages
+//	quote_action_* each quote-builder action through the portal's routes
+//	list_*         first page and search keystroke over 100,000 customers, cold and warm; portal RSS
+//	stream_*       1 GiB upload and download through the portal and directly; portal peak RSS
+//	allocs_*       allocations per request of the main handlers (go test -bench), against
+//	               bench/alloc_budgets.json
+//
+// Every figure is printed as "name: value unit" and all are written to -out as one JSON object (figure
+// name to number, plus "machine"). A figure whose page does not exist yet is reported as pending on
+// stderr and left out. The exit status is 1 when a measurement failed or an allocation budget was
+// exceeded.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// groups are the measurement groups, in the order they run.
+var groups = []string{"overhead", "weight", "quote", "list", "stream", "allocs"}
+
+type options struct {
+	out        string
+	only       map[string]bool
+	root       string
+	quick      bool
+	keep       bool
+	budgets    string
+	concurrent int
+	portalBin  string
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == proxyMode {
+		if err := serveProxy(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "portalbench proxy:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "portalbench:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func parseOptions(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("portalbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	var only string
+	fs.StringVar(&o.out, "out", "bench/results.json", "where the figures are written (JSON)")
+	fs.StringVar(&only, "only", "", "comma-separated groups to run ("+strings.Join(groups, ",")+"); default all")
+	fs.StringVar(&o.root, "root", ".", "the repository root (go.mod)")
+	fs.BoolVar(&o.quick, "quick", false, "shorter rounds and fewer samples (a smoke run; figures are noisier)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory (binaries, logs) for inspection")
+	fs.StringVar(&o.budgets, "budgets", "bench/alloc_budgets.json", "allocation budgets of the handler benchmarks")
+	fs.IntVar(&o.concurrent, "c", 32, "concurrency of the overhead load (workers)")
+	fs.StringVar(&o.portalBin, "portal-bin", "", "use this portal binary instead of building cmd/portal (e.g. one built with pprof, docs/performance.md)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.concurrent < 1 {
+		return o, errors.New("-c must be at least 1")
+	}
+	if only != "" {
+		o.only = map[string]bool{}
+		for _, g := range strings.Split(only, ",") {
+			g = strings.TrimSpace(g)
+			if !contains(groups, g) {
+				return o, fmt.Errorf("-only: unknown group %q (groups: %s)", g, strings.Join(groups, ", "))
+			}
+			o.only[g] = true
+		}
+	}
+	return o, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (o options) runs(group string) bool { return o.only == nil || o.only[group] }
+
+// run is the whole benchmark; it returns an error when a measurement failed or a budget was exceeded.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	opts, err := parseOptions(args, stderr)
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	rep := newReport(stdout, stderr)
+	rep.machine = machineDescription()
+	fmt.Fprintf(stderr, "portalbench: %s\n", rep.machine)
+
+	lab, err := newLab(ctx, opts, stderr)
+	if lab != nil {
+		defer lab.close()
+	}
+	if err != nil {
+		return err
+	}
+
+	var failures []string
+	step := func(group string, fn func() error) {
+		if !opts.runs(group) || ctx.Err() != nil {
+			return
+		}
+		t0 := time.Now()
+		fmt.Fprintf(stderr, "portalbench: --- %s\n", group)
+		if err := fn(); err != nil {
+			var p *pendingError
+			if errors.As(err, &p) {
+				rep.pending(group, p.reason)
+				return
+			}
+			failures = append(failures, fmt.Sprintf("%s: %v", group, err))
+			fmt.Fprintf(stderr, "portalbench: %s FAILED: %v\n", group, err)
+			lab.dumpLogs(stderr)
+		}
+		fmt.Fprintf(stderr, "portalbench: --- %s took %s\n", group, time.Since(t0).Round(100*time.Millisecond))
+	}
+	step("overhead", func() error { return measureOverhead(ctx, lab, rep) })
+	step("weight", func() error { return measurePageWeight(ctx, lab, rep) })
+	step("quote", func() error { return measureQuoteActions(ctx, lab, rep) })
+	step("list", func() error { return measureList(ctx, lab, rep) })
+	step("stream", func() error { return measureStream(ctx, lab, rep) })
+	step("allocs", func() error { return measureAllocs(ctx, lab, rep) })
+
+	if err := rep.write(opts.out); err != nil {
+		failures = append(failures, err.Error())
+	}
+	fmt.Fprintf(stderr, "portalbench: done in %s; figures in %s\n", time.Since(started).Round(time.Second), opts.out)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if len(failures) > 0 {
+		return fmt.Errorf("%d group(s) failed:\n  %s", len(failures), strings.Join(failures, "\n  "))
+	}
+	return nil
+}
+
+// pendingError marks a figure that cannot be measured yet because the page it needs does not exist.
+type pendingError struct{ reason string }
+
+func (e *pendingError) Error() string { return "pending: " + e.reason }
+
+func pending(format string, args ...any) error {
+	return &pendingError{reason: fmt.Sprintf(format, args...)}
+}
