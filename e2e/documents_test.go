@@ -1,0 +1,379 @@
+package e2e
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/playwright-community/playwright-go"
+)
+
+// Journeys of the contracts & documents area: attachments of a quote, the contract from
+// generation to archive and evidence, and the validation audit. Each test makes its own quote
+// (through the portal's quote-start endpoints) for its own demo customer, so tests share no data.
+
+// docsCustomer* are demo customers used only by these tests (the demo seeds 60).
+const (
+	docsCustomerAttachments = 51
+	docsCustomerContract    = 52
+	docsCustomerAudit       = 53
+	docsCPQ                 = 1
+)
+
+// docsCreateQuote starts a quote with one cart for the customer through the portal's own quote
+// endpoints (POST /quotes/new, then POST /quotes/new/{cpq}/{customer}/tofs/{tof}), with the
+// page's cookies, and returns the quote page's path /quotes/{cpq}/{customer}/{quoteId}.
+func docsCreateQuote(t *testing.T, page playwright.Page, customerID int) string {
+	t.Helper()
+	req := page.Request()
+	start, err := req.Post(portalURL("/quotes/new"), playwright.APIRequestContextPostOptions{
+		Form: map[string]interface{}{"cpqId": strconv.Itoa(docsCPQ), "customerId": strconv.Itoa(customerID)},
+	})
+	check(t, err, "start a configuration session")
+	body, _ := start.Text()
+	if start.Status() != 200 {
+		t.Fatalf("POST /quotes/new answered %d: %.500s", start.Status(), body)
+	}
+	tofs := regexp.MustCompile(fmt.Sprintf(`/quotes/new/%d/%d/tofs/(\d+)/products`, docsCPQ, customerID)).FindStringSubmatch(body)
+	if tofs == nil {
+		t.Fatalf("no offer type offered: %.500s", body)
+	}
+	productsURL := fmt.Sprintf("/quotes/new/%d/%d/tofs/%s/products", docsCPQ, customerID, tofs[1])
+	products, err := req.Get(portalURL(productsURL), playwright.APIRequestContextGetOptions{Headers: map[string]string{"HX-Request": "true"}})
+	check(t, err, "list the main products")
+	productsHTML, _ := products.Text()
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(productsHTML))
+	check(t, err, "parse the products")
+	productID := doc.Find(`input[name=productId]`).First().AttrOr("value", "")
+	if productID == "" {
+		t.Fatalf("no main product in %s: %.500s", productsURL, productsHTML)
+	}
+	created, err := req.Post(portalURL(fmt.Sprintf("/quotes/new/%d/%d/tofs/%s", docsCPQ, customerID, tofs[1])), playwright.APIRequestContextPostOptions{
+		Form: map[string]interface{}{"productId": productID, "label": "Documents test"},
+	})
+	check(t, err, "create the quote")
+	quotePath := strings.TrimPrefix(created.URL(), suite.portalURL)
+	if created.Status() != 200 || !regexp.MustCompile(fmt.Sprintf(`^/quotes/%d/%d/\d+$`, docsCPQ, customerID)).MatchString(quotePath) {
+		text, _ := created.Text()
+		t.Fatalf("creating the quote ended at %s with %d: %.500s", created.URL(), created.Status(), text)
+	}
+	return quotePath
+}
+
+// docsOpenDocuments opens the quote page and waits for its documents region to load.
+func docsOpenDocuments(t *testing.T, page playwright.Page, quotePath string) playwright.Locator {
+	t.Helper()
+	_, err := page.Goto(quotePath)
+	check(t, err, "open the quote "+quotePath)
+	region := page.Locator(`[data-testid="documents-region"]`)
+	check(t, suite.expect.Locator(region).ToBeVisible(), "the quote page shows its documents")
+	return region
+}
+
+// docsAcceptDialogs accepts every confirmation (hx-confirm) the page asks.
+func docsAcceptDialogs(page playwright.Page) {
+	page.OnDialog(func(d playwright.Dialog) { _ = d.Accept() })
+}
+
+// docsDownload clicks what starts a download and returns the file's bytes and suggested name.
+func docsDownload(t *testing.T, page playwright.Page, what string, click func() error) ([]byte, string) {
+	t.Helper()
+	download, err := page.ExpectDownload(click)
+	check(t, err, "download "+what)
+	path, err := download.Path()
+	check(t, err, "downloaded file of "+what)
+	data, err := os.ReadFile(path)
+	check(t, err, "read the downloaded "+what)
+	return data, download.SuggestedFilename()
+}
+
+func docsSHA(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func TestDocumentsAttachmentUploadDownloadDelete(t *testing.T) {
+	page := newPage(t)
+	login(t, page, salesUser, salesPassword)
+	docsAcceptDialogs(page)
+	quotePath := docsCreateQuote(t, page, docsCustomerAttachments)
+	region := docsOpenDocuments(t, page, quotePath)
+	form := region.Locator(`[data-testid="upload-form"]`)
+
+	// An empty file is refused in the browser with a message, before anything is sent.
+	check(t, form.Locator(`[data-testid="file-input"]`).SetInputFiles([]playwright.InputFile{{Name: "empty.txt", MimeType: "text/plain", Buffer: []byte{}}}),
+		"choose an empty file")
+	check(t, suite.expect.Locator(form.Locator(`[data-testid="upload-error"]`)).ToContainText("is empty"), "an empty file is refused")
+
+	// Drag and drop puts a file into the form.
+	_, err := page.Locator(`[data-testid="dropzone"]`).Evaluate(`zone => {
+		const transfer = new DataTransfer();
+		transfer.items.add(new File(["dropped"], "dropped.txt", { type: "text/plain" }));
+		zone.dispatchEvent(new DragEvent("drop", { bubbles: true, cancelable: true, dataTransfer: transfer }));
+	}`, nil)
+	check(t, err, "drop a file")
+	check(t, suite.expect.Locator(form.Locator(`[data-testid="upload-filename"]`)).ToContainText("dropped.txt"), "the dropped file is chosen")
+
+	// A 4 MiB file through the picker, with the progress bar.
+	content := make([]byte, 4<<20)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range content {
+		content[i] = byte(rng.UintN(256))
+	}
+	_, err = form.Locator(`select[name=attachmentType]`).SelectOption(playwright.SelectOptionValues{Values: &[]string{"ID_DOCUMENT"}})
+	check(t, err, "choose the attachment type")
+	check(t, form.Locator(`[data-testid="file-input"]`).SetInputFiles([]playwright.InputFile{{Name: "identity card.bin", MimeType: "application/octet-stream", Buffer: content}}),
+		"choose the file")
+	check(t, form.Locator(`[data-testid="upload-submit"]`).Click(), "click Upload")
+	progress := form.Locator(`[data-testid="upload-progress"]`)
+	check(t, suite.expect.Locator(progress).ToBeVisible(), "the progress bar is shown while uploading")
+	check(t, suite.expect.Locator(progress).ToHaveJSProperty("value", 100), "the progress bar reaches 100 %")
+	check(t, suite.expect.Locator(form.Locator(`[data-testid="upload-status"]`)).ToHaveText("Upload complete."), "the upload completes")
+	row := region.Locator(`[data-testid="attachment-row"][data-file-name="identity card.bin"]`)
+	check(t, suite.expect.Locator(row).ToBeVisible(), "the attachment is listed")
+	check(t, suite.expect.Locator(row.Locator(`[data-testid="attachment-type"]`)).ToHaveText("Id document"), "with its type")
+	check(t, suite.expect.Locator(page.Locator(`[data-testid="toast"][data-level="success"]`).First()).ToContainText("Uploaded identity card.bin"),
+		"a success toast")
+
+	data, name := docsDownload(t, page, "the attachment", func() error { return row.Locator(`[data-testid="attachment-download"]`).Click() })
+	if !bytes.Equal(data, content) {
+		t.Errorf("the downloaded attachment differs: %d bytes, sha256 %s, want %d bytes, %s", len(data), docsSHA(data), len(content), docsSHA(content))
+	}
+	if name != "identity card.bin" {
+		t.Errorf("downloaded as %q", name)
+	}
+
+	check(t, row.Locator(`[data-testid="attachment-delete"]`).Click(), "click Delete (and confirm)")
+	check(t, suite.expect.Locator(row).ToHaveCount(0), "the attachment is gone")
+	check(t, suite.expect.Locator(region.Locator(`[data-testid="attachments-empty"]`)).ToBeVisible(), "the list says it is empty")
+	_, err = page.Reload()
+	check(t, err, "reload")
+	check(t, suite.expect.Locator(page.Locator(`[data-testid="attachment-row"]`)).ToHaveCount(0), "after a reload the attachment is still gone")
+}
+
+func TestDocumentsContractGenerateSignArchiveEvidence(t *testing.T) {
+	page := newPage(t)
+	login(t, page, salesUser, salesPassword)
+	docsAcceptDialogs(page)
+	quotePath := docsCreateQuote(t, page, docsCustomerContract)
+	region := docsOpenDocuments(t, page, quotePath)
+
+	// Generate from the quote page: result, PDF download, inline preview.
+	check(t, region.Locator(`[data-testid="generate-contract"]`).Click(), "click Generate contract")
+	result := page.Locator(`[data-testid="generate-result"]`)
+	check(t, suite.expect.Locator(result).ToContainText("was generated"), "the contract is generated")
+	resultText, err := result.TextContent()
+	check(t, err, "read the result")
+	number := regexp.MustCompile(`C-\d{4}-\d+`).FindString(resultText)
+	if number == "" {
+		t.Fatalf("no contract number in %q", resultText)
+	}
+	pdf, pdfName := docsDownload(t, page, "the contract PDF", func() error { return page.Locator(`[data-testid="contract-pdf-link"]`).Click() })
+	if !bytes.HasPrefix(pdf, []byte("%PDF")) {
+		t.Errorf("the contract PDF starts with %q", pdf[:min(len(pdf), 8)])
+	}
+	if pdfName != "contract-"+number+".pdf" {
+		t.Errorf("the PDF downloads as %q", pdfName)
+	}
+	preview := page.Locator(`[data-testid="documents-region"] iframe[data-testid="contract-preview"]`)
+	check(t, suite.expect.Locator(preview).ToBeVisible(), "the PDF preview is shown")
+	docsCheckPreview(t, page, preview)
+
+	// The contract page, and finding it again by id and by number.
+	check(t, page.Locator(`[data-testid="contract-link"]`).Click(), "open the contract")
+	check(t, suite.expect.Locator(page.Locator("h1")).ToHaveText("Contract "+number), "the contract page")
+	contractPath := strings.TrimPrefix(page.URL(), suite.portalURL)
+	contractID := strings.TrimPrefix(contractPath, "/contracts/")
+	check(t, suite.expect.Locator(page.Locator(`main iframe[data-testid="contract-preview"]`)).ToBeVisible(), "the contract page previews the PDF")
+	for _, query := range []string{contractID, number} {
+		_, err := page.Goto("/contracts")
+		check(t, err, "open /contracts")
+		check(t, page.Locator(`[data-testid="contract-query"]`).Fill(query), "type "+query)
+		check(t, page.Locator(`[data-testid="contract-search-submit"]`).Click(), "search")
+		check(t, suite.expect.Page(page).ToHaveURL(exactURL(contractPath)), "searching "+query+" opens the contract")
+	}
+
+	// Signature: send, then remove.
+	sig := page.Locator(`[data-testid="signature-section"]`)
+	check(t, sig.Locator(`[data-testid="signature-email"]`).Fill("signer@example.com"), "fill the e-mail")
+	check(t, sig.Locator(`[data-testid="signature-signer"]`).Fill("Sig Ner"), "fill the name")
+	check(t, sig.Locator(`[data-testid="signature-message"]`).Fill("Please sign by Friday."), "fill the message")
+	check(t, sig.Locator(`[data-testid="signature-send"]`).Click(), "send the signature request")
+	check(t, suite.expect.Locator(page.Locator(`[data-testid="signature-active"]`)).ToContainText("signer@example.com"), "the request is shown")
+	check(t, suite.expect.Locator(page.Locator(`#contract-status`)).ToHaveText("Signature requested"), "the status follows")
+	sent := page.Locator(`[data-testid="signature-request"][data-status="SENT"]`)
+	check(t, suite.expect.Locator(sent).ToContainText("Please sign by Friday."), "what was sent is shown")
+	check(t, page.Locator(`[data-testid="signature-remove"]`).Click(), "remove the request (and confirm)")
+	check(t, suite.expect.Locator(page.Locator(`[data-testid="signature-form"]`)).ToBeVisible(), "the form is offered again")
+	check(t, suite.expect.Locator(page.Locator(`[data-testid="signature-request"][data-status="REMOVED"]`)).ToHaveCount(1), "the removed request is listed")
+	check(t, suite.expect.Locator(page.Locator(`#contract-status`)).ToHaveText("Generated"), "the status is back to generated")
+
+	// Archive, then the payload: tree, search, download.
+	check(t, page.Locator(`[data-testid="archive-button"]`).Click(), "archive (and confirm)")
+	check(t, suite.expect.Locator(page.Locator(`[data-testid="archive-result"]`)).ToBeVisible(), "the contract is archived")
+	check(t, suite.expect.Locator(page.Locator(`[data-testid="signature-archived"]`)).ToBeVisible(), "no more signature requests")
+	tree := page.Locator(`#archive-payload-tree [data-testid="json-tree"]`)
+	check(t, suite.expect.Locator(tree).ToBeVisible(), "the archive payload is shown")
+	filter := page.Locator(`[data-testid="payload-filter"]`)
+	check(t, filter.Fill("signer@example"), "search the payload")
+	check(t, suite.expect.Locator(page.Locator(`[data-testid="payload-filter-count"]`)).ToHaveText(regexp.MustCompile(`^\d+ match(es)?$`)), "matches are counted")
+	check(t, suite.expect.Locator(tree.Locator(".json-match").First()).ToBeVisible(), "a match is highlighted and visible")
+	check(t, suite.expect.Locator(tree.Locator(`dt:text-is("payloadVersion")`)).ToBeHidden(), "entries without a match are hidden")
+	check(t, filter.Fill("no-such-text-anywhere"), "search for nothing")
+	check(t, suite.expect.Locator(page.Locator(`[data-testid="payload-filter-count"]`)).ToHaveText("No matches"), "no matches")
+	check(t, filter.Fill(""), "clear the search")
+	check(t, suite.expect.Locator(tree.Locator(`dt:text-is("payloadVersion")`)).ToBeVisible(), "clearing shows everything again")
+	payload, payloadName := docsDownload(t, page, "the archive payload", func() error { return page.Locator(`[data-testid="payload-download"]`).Click() })
+	var decoded map[string]any
+	if err := json.Unmarshal(payload, &decoded); err != nil || !strings.Contains(string(payload), number) {
+		t.Errorf("the payload download is not the contract's JSON: %v", err)
+	}
+	if payloadName != "archive-payload-"+number+".json" {
+		t.Errorf("the payload downloads as %q", payloadName)
+	}
+
+	// Evidence: the SHA-256 of each artifact, and the ZIP with them all.
+	check(t, page.Locator(`[data-testid="evidence-link"]`).Click(), "open the evidence")
+	rows := page.Locator(`[data-testid="artifacts"] tr[data-artifact]`)
+	check(t, suite.expect.Locator(rows).ToHaveCount(5), "five artifacts (PDF, contract, payload, audit JSON and PDF)")
+	shown := map[string]string{}
+	count, err := rows.Count()
+	check(t, err, "count artifacts")
+	for i := range count {
+		name, _ := rows.Nth(i).GetAttribute("data-file-name")
+		sum, _ := rows.Nth(i).Locator(`[data-testid="artifact-sha256"]`).TextContent()
+		shown[name] = strings.TrimSpace(sum)
+	}
+	if shown["contract-"+number+".pdf"] != docsSHA(pdf) {
+		t.Errorf("the evidence page's PDF hash %s is not the downloaded PDF's %s", shown["contract-"+number+".pdf"], docsSHA(pdf))
+	}
+	zipped, zipName := docsDownload(t, page, "the evidence ZIP", func() error { return page.Locator(`[data-testid="evidence-zip"]`).Click() })
+	if zipName != "evidence-"+number+".zip" {
+		t.Errorf("the ZIP downloads as %q", zipName)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(zipped), int64(len(zipped)))
+	check(t, err, "open the ZIP")
+	inZip := map[string]string{}
+	manifest := ""
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		check(t, err, "open "+f.Name)
+		data, err := io.ReadAll(rc)
+		_ = rc.Close()
+		check(t, err, "read "+f.Name)
+		if f.Name == "sha256sums.txt" {
+			manifest = string(data)
+			continue
+		}
+		inZip[f.Name] = docsSHA(data)
+	}
+	if len(inZip) != len(shown) {
+		t.Errorf("the ZIP holds %v, the page lists %v", inZip, shown)
+	}
+	for name, sum := range shown {
+		if inZip[name] != sum {
+			t.Errorf("%s: page %s, ZIP %s", name, sum, inZip[name])
+		}
+		if !strings.Contains(manifest, sum+"  "+name+"\n") {
+			t.Errorf("sha256sums.txt lacks %s: %s", name, manifest)
+		}
+	}
+	if inZip["archive-payload-"+number+".json"] != docsSHA(payload) {
+		t.Error("the ZIP's payload differs from the payload download")
+	}
+}
+
+// docsCheckPreview checks that the preview frame's address answers an inline PDF that the
+// portal's own pages may frame.
+func docsCheckPreview(t *testing.T, page playwright.Page, frame playwright.Locator) {
+	t.Helper()
+	src, err := frame.GetAttribute("src")
+	check(t, err, "read the preview's address")
+	resp, err := page.Request().Get(portalURL(src))
+	check(t, err, "load the preview "+src)
+	headers := resp.Headers()
+	body, _ := resp.Body()
+	if resp.Status() != 200 || headers["content-type"] != "application/pdf" || !bytes.HasPrefix(body, []byte("%PDF-")) ||
+		!strings.HasPrefix(headers["content-disposition"], "inline") || !strings.Contains(headers["content-security-policy"], "frame-ancestors 'self'") {
+		t.Errorf("the preview %s answered %d %q %q %q", src, resp.Status(), headers["content-type"], headers["content-disposition"], headers["content-security-policy"])
+	}
+	// In the page: the frame holds the PDF (a frame refused by CSP or X-Frame-Options would show
+	// Chromium's error page instead), and Chromium's PDF viewer renders it. The frame's load event
+	// waits for the viewer, which is a frame inside it.
+	//lint:ignore SA1019 the frame's document (its URL and child frames) is reached through its element; no locator gives it.
+	element, err := frame.ElementHandle()
+	check(t, err, "find the preview frame")
+	content, err := element.ContentFrame()
+	check(t, err, "the preview's document")
+	check(t, content.WaitForLoadState(), "the preview loads")
+	if content.URL() != portalURL(src) {
+		t.Errorf("the preview frame shows %s, want %s (refused by the browser?)", content.URL(), portalURL(src))
+	}
+	viewer := false
+	for _, child := range content.ChildFrames() {
+		viewer = viewer || strings.HasPrefix(child.URL(), "chrome-extension://")
+	}
+	if !viewer {
+		t.Errorf("no PDF viewer in the preview frame %s", src)
+	}
+}
+
+func TestDocumentsAuditShowsCustomerChange(t *testing.T) {
+	page := newPage(t)
+	login(t, page, backofficeUser, backofficePass)
+	quotePath := docsCreateQuote(t, page, docsCustomerAudit)
+	quoteID := quotePath[strings.LastIndexByte(quotePath, '/')+1:]
+
+	// Change the customer's name on the customers page: the audit of every quote of the customer
+	// records it with before and after.
+	newName := fmt.Sprintf("Audit Test Customer %s", quoteID)
+	docsRenameCustomer(t, page, docsCustomerAudit, newName)
+
+	_, err := page.Goto("/audits")
+	check(t, err, "open /audits")
+	check(t, page.Locator(`[data-testid="audit-quote-input"]`).Fill(quoteID), "type the quote id")
+	check(t, page.Locator(`[data-testid="audit-search-submit"]`).Click(), "show the audit")
+	check(t, suite.expect.Page(page).ToHaveURL(exactURL("/audits/"+quoteID)), "the audit page of the quote")
+	entry := page.Locator(`[data-testid="audit-entry"][data-action="CUSTOMER_UPDATED"]`)
+	check(t, suite.expect.Locator(entry).ToHaveCount(1), "the customer change is in the audit")
+	change := entry.Locator(`[data-testid="audit-change"][data-field="name"]`)
+	check(t, suite.expect.Locator(change).ToHaveAttribute("data-changed", "true"), "the name is marked as changed")
+	check(t, suite.expect.Locator(change.Locator(`ins[data-testid="audit-after"]`)).ToHaveText(newName), "after: the new name")
+	check(t, suite.expect.Locator(change.Locator(`del[data-testid="audit-before"]`)).Not().ToHaveText(newName), "before: the old name")
+	check(t, suite.expect.Locator(entry.Locator(`[data-testid="audit-actor"]`)).Not().ToBeEmpty(), "who changed it")
+
+	raw := page.Locator(`[data-testid="audit-raw"]`)
+	check(t, suite.expect.Locator(raw.Locator(`[data-testid="json-tree"]`)).ToBeHidden(), "the raw JSON is folded")
+	check(t, raw.Locator(":scope > summary").Click(), "open the raw JSON")
+	check(t, suite.expect.Locator(raw.Locator(`[data-testid="json-tree"]`)).ToContainText("CUSTOMER_UPDATED"), "the raw JSON is one click away")
+
+	preview := page.Locator(`iframe[data-testid="audit-pdf-preview"]`)
+	check(t, suite.expect.Locator(preview).ToBeVisible(), "the PDF audit is previewed")
+	docsCheckPreview(t, page, preview)
+	pdf, name := docsDownload(t, page, "the PDF audit", func() error { return page.Locator(`[data-testid="audit-pdf-download"]`).Click() })
+	if !bytes.HasPrefix(pdf, []byte("%PDF")) || name != "validation-audit-"+quoteID+".pdf" {
+		t.Errorf("the PDF audit downloads as %q starting %q", name, pdf[:min(len(pdf), 8)])
+	}
+}
+
+// docsRenameCustomer changes a customer's name on the customers area's edit page.
+func docsRenameCustomer(t *testing.T, page playwright.Page, customerID int, name string) {
+	t.Helper()
+	_, err := page.Goto(fmt.Sprintf("/customers/%d/edit", customerID))
+	check(t, err, "open the customer's edit page")
+	form := page.Locator(`[data-testid="customer-form"]`)
+	check(t, form.Locator(`input[name=name]`).Fill(name), "type the new name")
+	check(t, form.Locator(`[data-testid="customer-save"]`).Click(), "save the customer")
+	check(t, suite.expect.Locator(page.GetByText(name).First()).ToBeVisible(), "the customer is saved")
+}

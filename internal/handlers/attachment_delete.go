@@ -1,0 +1,40 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/web/templates/components"
+	"github.com/cpqportal/portal/web/templates/contracts"
+)
+
+// deleteAttachment answers DELETE /quotes/:cpqId/:customerId/:quoteId/attachments/:attachmentId
+// (the page asks for confirmation first, hx-confirm) with the updated attachment list.
+func (h *Handler) deleteAttachment(c *gin.Context) {
+	ref, err := parseQuoteRef(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	attachmentID, err := parseInt32ID(c, "attachmentId")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	ctx := h.apiContext(c)
+	if err := h.api.Attachments.Delete(ctx, attachmentID, ref.quoteID); err != nil {
+		h.fail(c, fmt.Errorf("documents: delete attachment %d of quote %d: %w", attachmentID, ref.quoteID, err))
+		return
+	}
+	quote, err := h.loadQuote(ctx, ref)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	message := fmt.Sprintf("Attachment %d deleted.", attachmentID)
+	h.toast(c, components.ToastSuccess, message)
+	announce(c, message)
+	h.render(c, http.StatusOK, contracts.AttachmentList(h.documentsVM(ref, quote)))
+}

@@ -1,0 +1,139 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/web/templates/components"
+	"github.com/cpqportal/portal/web/templates/contracts"
+	"github.com/cpqportal/portal/web/templates/layout"
+)
+
+// quoteRef is the quote a documents route is about: /quotes/:cpqId/:customerId/:quoteId/...
+// The v2 API has no "get quote" call; the quote document (with its attachments and contract) is
+// read through call 10, toflist, which needs all three ids (docs/v2-assumptions.md A4, A6).
+type quoteRef struct {
+	cpqID      int32
+	customerID int32
+	quoteID    int64
+}
+
+// parseQuoteRef reads the three ids of the path; bad ones answer 400 before any v2 call.
+func parseQuoteRef(c *gin.Context) (quoteRef, error) {
+	cpqID, err := parseInt32ID(c, "cpqId")
+	if err != nil {
+		return quoteRef{}, err
+	}
+	customerID, err := parseInt32ID(c, "customerId")
+	if err != nil {
+		return quoteRef{}, err
+	}
+	quoteID, err := parseInt64ID(c, "quoteId")
+	if err != nil {
+		return quoteRef{}, err
+	}
+	return quoteRef{cpqID: cpqID, customerID: customerID, quoteID: quoteID}, nil
+}
+
+// baseURL is the quote page's path.
+func (q quoteRef) baseURL() string {
+	return fmt.Sprintf("/quotes/%d/%d/%d", q.cpqID, q.customerID, q.quoteID)
+}
+
+// attachmentURL is the portal path of one attachment (GET downloads, DELETE deletes).
+func (q quoteRef) attachmentURL(attachmentID int32) string {
+	return q.baseURL() + "/attachments/" + strconv.Itoa(int(attachmentID))
+}
+
+// loadQuote reads the quote document (call 10, made without X-SessionId).
+func (h *Handler) loadQuote(ctx context.Context, ref quoteRef) (*apiclient.Quote, error) {
+	quote, err := h.api.CPQ.TOFList(ctx, ref.cpqID, ref.customerID, ref.quoteID)
+	if err != nil {
+		return nil, fmt.Errorf("documents: read quote %d: %w", ref.quoteID, err)
+	}
+	return quote, nil
+}
+
+// documentsVM builds the documents region from the quote document.
+func (h *Handler) documentsVM(ref quoteRef, quote *apiclient.Quote) contracts.DocumentsVM {
+	vm := contracts.DocumentsVM{
+		CPQID:           ref.cpqID,
+		CustomerID:      ref.customerID,
+		QuoteID:         ref.quoteID,
+		BaseURL:         ref.baseURL(),
+		UploadLimit:     h.cfg.UploadLimit,
+		UploadLimitText: formatBytes(h.cfg.UploadLimit),
+		HasCarts:        len(quote.Carts) > 0,
+		AuditURL:        auditURL(ref.quoteID),
+	}
+	for _, t := range apiclient.AttachmentTypes() {
+		vm.Types = append(vm.Types, components.Option{Value: t, Label: contracts.TypeLabel(t)})
+	}
+	for _, a := range quote.Attachments {
+		if a.AttachmentID < 1 {
+			continue // no usable id: it could not be downloaded or deleted
+		}
+		vm.Attachments = append(vm.Attachments, contracts.AttachmentRow{
+			ID:          a.AttachmentID,
+			Type:        a.AttachmentType,
+			TypeLabel:   contracts.TypeLabel(a.AttachmentType),
+			FileName:    safeFileName(a.FileName, fmt.Sprintf("attachment-%d", a.AttachmentID)),
+			ContentType: a.ContentType,
+			Size:        a.Size,
+			SizeText:    formatBytes(a.Size),
+			CreatedAt:   timeText(a.CreatedAt),
+			SHA256:      a.SHA256,
+			DownloadURL: ref.attachmentURL(a.AttachmentID),
+		})
+	}
+	if quote.Contract != nil && quote.Contract.ContractID >= 1 {
+		vm.Contract = contractLink(quote.Contract.ContractID, quote.Contract.ContractNumber)
+	}
+	return vm
+}
+
+// contractLink names a contract with the portal URLs of its page, PDF and preview.
+func contractLink(id int32, number string) *contracts.ContractLink {
+	url := contractPath(id)
+	if number == "" {
+		number = "#" + strconv.Itoa(int(id))
+	}
+	return &contracts.ContractLink{ID: id, Number: number, URL: url, PDFURL: url + "/pdf", PreviewURL: url + "/pdf?inline=1"}
+}
+
+// contractPath is the portal path of a contract's page.
+func contractPath(id int32) string {
+	return "/contracts/" + strconv.Itoa(int(id))
+}
+
+// auditURL is the portal path of a quote's validation audit.
+func auditURL(quoteID int64) string {
+	return "/audits/" + strconv.FormatInt(quoteID, 10)
+}
+
+// showQuoteDocuments answers GET /quotes/:cpqId/:customerId/:quoteId/documents: the documents region
+// of a quote (attachments, upload form, contract). The quote page loads it with htmx; opened
+// directly it is a page of its own.
+func (h *Handler) showQuoteDocuments(c *gin.Context) {
+	ref, err := parseQuoteRef(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	quote, err := h.loadQuote(h.apiContext(c), ref)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	vm := h.documentsVM(ref, quote)
+	if isHTMX(c) {
+		h.render(c, http.StatusOK, contracts.DocumentsPartial(vm))
+		return
+	}
+	h.renderPage(c, http.StatusOK, fmt.Sprintf("Documents of quote %d", ref.quoteID), layout.SectionQuotes, contracts.DocumentsPage(vm))
+}

@@ -1,0 +1,248 @@
+package handlers
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/web/templates/components"
+	"github.com/cpqportal/portal/web/templates/contracts"
+)
+
+// Upload form fields. The attachment type must come before the file: the file part is streamed
+// to the v2 API as it arrives, and the upload URL needs the type
+// (/v2/attachment/file/quote/{quoteId}/attachmentType/{attachmentType}, docs/v2-assumptions.md A6).
+const (
+	uploadTypeField = "attachmentType"
+	uploadFileField = "file"
+	// maxSmallFieldBytes bounds the form fields that are not the file.
+	maxSmallFieldBytes = 1 << 10
+	// uploadPeekBytes of the file are read before the v2 call (the only buffering of an upload).
+	uploadPeekBytes = 512 << 10
+)
+
+// errUploadOverLimit stops the stream to the v2 API when the file passes PORTAL_UPLOAD_LIMIT.
+var errUploadOverLimit = errors.New("upload over the portal's limit")
+
+func errUploadTooLarge(limit int64) error {
+	return &documentError{status: http.StatusRequestEntityTooLarge, title: "File too large",
+		message: fmt.Sprintf("The file is larger than the upload limit of %s. Nothing was stored.", formatBytes(limit))}
+}
+
+func errUploadRefused(format string, args ...any) error {
+	return &documentError{status: http.StatusUnprocessableEntity, title: "The upload was not accepted",
+		message: fmt.Sprintf(format, args...)}
+}
+
+func errUploadMalformed(format string, args ...any) error {
+	return &documentError{status: http.StatusBadRequest, title: "The upload could not be read",
+		message: fmt.Sprintf(format, args...)}
+}
+
+// uploadReader counts the file's bytes on their way to the v2 API and fails the stream once it
+// passes the limit, so the v2 call is aborted mid-body and the service stores nothing. It also
+// remembers a failure of the browser's side (a broken upload), to tell it from a v2 failure.
+type uploadReader struct {
+	r         io.Reader
+	limit     int64
+	n         int64
+	exceeded  bool
+	sourceErr error
+	// onEOF runs when the whole file has been read (the v2 API's time to answer starts then).
+	onEOF func()
+}
+
+func (u *uploadReader) Read(p []byte) (int, error) {
+	n, err := u.r.Read(p)
+	u.n += int64(n)
+	if u.n > u.limit {
+		u.exceeded = true
+		return 0, errUploadOverLimit
+	}
+	switch {
+	case errors.Is(err, io.EOF):
+		if u.onEOF != nil {
+			u.onEOF()
+			u.onEOF = nil
+		}
+	case err != nil:
+		u.sourceErr = err
+	}
+	return n, err
+}
+
+// uploadAttachment answers POST /quotes/:cpqId/:customerId/:quoteId/attachments, a
+// multipart/form-data body with attachmentType then file. Nothing is buffered beyond the first
+// 512 KiB of the file: the body is read with MultipartReader (never ParseMultipartForm, which
+// spools to memory and disk) and the file part is piped into the v2 upload as it arrives (a file
+// that fits in those first 512 KiB with its exact length, a larger one chunked, of unknown size).
+// A body whose Content-Length is over PORTAL_UPLOAD_LIMIT is refused before anything is read or
+// sent; without Content-Length the limit is enforced while streaming and the v2 call is aborted
+// (the service stores nothing from a broken body).
+func (h *Handler) uploadAttachment(c *gin.Context) {
+	ref, err := parseQuoteRef(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	limit := h.cfg.UploadLimit
+	if c.Request.ContentLength > limit {
+		c.Header("Connection", "close") // the body is not read: the connection cannot be reused
+		h.failDocument(c, errUploadTooLarge(limit))
+		return
+	}
+	mr, err := c.Request.MultipartReader()
+	if err != nil {
+		h.failDocument(c, errUploadMalformed("The upload must be sent as a multipart/form-data form with an attachment type and a file."))
+		return
+	}
+	attachmentType, part, err := readUploadFields(mr)
+	if err != nil {
+		h.failUpload(c, err, limit)
+		return
+	}
+	defer part.Close()
+
+	rawName := part.FileName()
+	if rawName == "" {
+		h.failUpload(c, errUploadRefused("The file has no name. Choose the file again and upload it."), limit)
+		return
+	}
+	fileName := safeFileName(rawName, "attachment")
+	contentType := part.Header.Get("Content-Type")
+	if _, _, err := mime.ParseMediaType(contentType); err != nil || strings.ContainsAny(contentType, "\r\n") {
+		contentType = "application/octet-stream"
+	}
+
+	// The start of the file is read before the v2 call: a small file's size is then known (sent with
+	// its exact length), and an empty or over-limit small file is refused with nothing sent upstream.
+	// Larger files are streamed with their size unknown.
+	file := bufio.NewReaderSize(part, uploadPeekBytes)
+	size := int64(-1)
+	head, err := file.Peek(uploadPeekBytes)
+	switch {
+	case errors.Is(err, io.EOF):
+		size = int64(len(head))
+	case err != nil:
+		h.failUpload(c, err, limit)
+		return
+	}
+	switch {
+	case size == 0:
+		h.failUpload(c, errUploadRefused("The file %q is empty. Choose a file with content.", fileName), limit)
+		return
+	case size > limit:
+		h.failUpload(c, errUploadTooLarge(limit), limit)
+		return
+	}
+
+	// The v2 API has PORTAL_V2_TIMEOUT to answer once it has the whole file; sending the file itself
+	// may take as long as the browser needs.
+	answer := h.pendingStartLimit(h.apiContext(c))
+	defer answer.release()
+	body := &uploadReader{r: file, limit: limit, onEOF: answer.arm}
+	attachment, err := h.api.Attachments.Upload(answer.ctx, ref.quoteID, attachmentType, fileName, contentType, size, body)
+	err = answer.started(err)
+	switch {
+	case body.exceeded:
+		h.failUpload(c, errUploadTooLarge(limit), limit)
+		return
+	case body.sourceErr != nil:
+		h.failUpload(c, body.sourceErr, limit)
+		return
+	case err != nil:
+		h.fail(c, fmt.Errorf("documents: upload to quote %d: %w", ref.quoteID, err))
+		return
+	}
+	h.log(c).Info("attachment uploaded", slog.Int64("quote_id", ref.quoteID), slog.Int("attachment_id", int(attachment.AttachmentID)),
+		slog.Int64("bytes", body.n))
+
+	if !isHTMX(c) {
+		c.Redirect(http.StatusSeeOther, ref.baseURL()+"/documents")
+		return
+	}
+	quote, err := h.loadQuote(h.apiContext(c), ref)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	message := fmt.Sprintf("Uploaded %s (%s).", fileName, formatBytes(body.n))
+	h.toast(c, components.ToastSuccess, message)
+	announce(c, message)
+	h.render(c, http.StatusOK, contracts.AttachmentList(h.documentsVM(ref, quote)))
+}
+
+// readUploadFields reads the form up to the file part: the attachment type (checked against the
+// list) must come first; small unknown fields are skipped. It returns the file part unread.
+func readUploadFields(mr *multipart.Reader) (string, *multipart.Part, error) {
+	attachmentType := ""
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return "", nil, errUploadRefused("Choose a file to upload.")
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		switch part.FormName() {
+		case uploadTypeField:
+			value, err := io.ReadAll(io.LimitReader(part, maxSmallFieldBytes+1))
+			_ = part.Close()
+			if err != nil {
+				return "", nil, err
+			}
+			attachmentType = strings.TrimSpace(string(value))
+			if !slices.Contains(apiclient.AttachmentTypes(), attachmentType) {
+				return "", nil, errUploadRefused("Choose the attachment type from the list.")
+			}
+		case uploadFileField:
+			if attachmentType == "" {
+				_ = part.Close()
+				return "", nil, errUploadMalformed("The attachment type must come before the file in the upload form. " +
+					"Reload the page and upload again (the portal's own form sends them in that order).")
+			}
+			return attachmentType, part, nil
+		default:
+			n, err := io.Copy(io.Discard, io.LimitReader(part, maxSmallFieldBytes+1))
+			_ = part.Close()
+			if err != nil {
+				return "", nil, err
+			}
+			if n > maxSmallFieldBytes {
+				return "", nil, errUploadMalformed("The upload form has an unexpected field %q.", part.FormName())
+			}
+		}
+	}
+}
+
+// failUpload answers an upload error: the body limit (http.MaxBytesError) as the clear 413 of the
+// upload limit, a broken browser upload as 400, everything else through failDocument.
+func (h *Handler) failUpload(c *gin.Context, err error, limit int64) {
+	var tooLarge *http.MaxBytesError
+	var de *documentError
+	switch {
+	case errors.As(err, &tooLarge):
+		c.Header("Connection", "close")
+		err = errUploadTooLarge(limit)
+	case errors.As(err, &de):
+		if de.status == http.StatusRequestEntityTooLarge {
+			c.Header("Connection", "close")
+		}
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		err = errUploadMalformed("The upload was interrupted before the file was complete. Nothing was stored; upload it again.")
+	default:
+		err = &documentError{status: http.StatusBadRequest, title: "The upload could not be read",
+			message: "The upload was interrupted or is not a valid form. Nothing was stored; upload the file again.", cause: err}
+	}
+	h.failDocument(c, err)
+}

@@ -1,0 +1,69 @@
+package handlers
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/web/templates/components"
+	"github.com/cpqportal/portal/web/templates/contracts"
+)
+
+// generateContract answers POST /quotes/:cpqId/:customerId/:quoteId/contract: it generates the
+// quote's contract (POST /v2/contract/{quoteId}/generate) and answers the documents region with the
+// result: the contract's number, links to its page and PDF, and the PDF preview. The service may
+// answer with the contract document or with the PDF itself (docs/v2-assumptions.md A7); both work.
+func (h *Handler) generateContract(c *gin.Context) {
+	ref, err := parseQuoteRef(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	ctx := h.apiContext(c)
+	limit := h.newStartLimit(ctx)
+	defer limit.release()
+	result, err := h.api.Contracts.Generate(limit.ctx, ref.quoteID)
+	if err = limit.started(err); err != nil {
+		h.fail(c, fmt.Errorf("documents: generate the contract of quote %d: %w", ref.quoteID, err))
+		return
+	}
+	generated := &contracts.GeneratedVM{Created: result.Created, AnsweredWithPDF: result.PDF != nil}
+	if result.PDF != nil {
+		// The PDF itself is not kept: the contract page downloads it again. It is checked, so a
+		// broken answer is reported rather than linked.
+		if _, err := checkPDF(result.PDF.Body, "the contract"); err != nil {
+			h.log(c).Warn("contract generation answered a PDF that is not one", slog.Int64("quote_id", ref.quoteID), slog.Any("err", err))
+			generated.Warning = "The CPQ service answered with a contract file that is not a PDF. Open the contract to download its PDF again."
+		}
+	}
+	_ = result.Close()
+
+	quote, err := h.loadQuote(ctx, ref)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	vm := h.documentsVM(ref, quote)
+	vm.Generated = generated
+	if vm.Contract == nil && result.ContractID >= 1 {
+		vm.Contract = contractLink(result.ContractID, result.ContractNumber)
+	}
+	if vm.Contract == nil {
+		h.fail(c, fmt.Errorf("documents: generate the contract of quote %d: %w: the answer names no contract", ref.quoteID, apiclient.ErrMalformedResponse))
+		return
+	}
+	message := fmt.Sprintf("Contract %s generated.", vm.Contract.Number)
+	if !result.Created {
+		message = fmt.Sprintf("The quote already has contract %s.", vm.Contract.Number)
+	}
+	if !isHTMX(c) {
+		c.Redirect(http.StatusSeeOther, vm.Contract.URL)
+		return
+	}
+	h.toast(c, components.ToastSuccess, message)
+	announce(c, message)
+	h.render(c, http.StatusOK, contracts.DocumentsPartial(vm))
+}

@@ -1,0 +1,217 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/mail"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/a-h/templ"
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/web/templates/components"
+	"github.com/cpqportal/portal/web/templates/contracts"
+)
+
+// Bounds of a signature request (docs/v2-assumptions.md A7: signerName 1-200, message 0-2000).
+const (
+	maxSignerNameRunes = 200
+	maxMessageRunes    = 2000
+	maxEmailBytes      = 254 // RFC 5321 path limit
+)
+
+// signatureForm is the user's input of the signature form.
+type signatureForm struct {
+	Email, SignerName, Message string
+}
+
+// signatureVM builds the signature region of a contract with an empty form.
+func signatureVM(contract *apiclient.Contract) contracts.SignatureVM {
+	return signatureVMWith(contract, signatureForm{}, nil)
+}
+
+// signatureVMWith builds the signature region with the user's input and field errors (keyed by the
+// v2 body's field names: email, signerName, message).
+func signatureVMWith(contract *apiclient.Contract, form signatureForm, fieldErrs map[string]string) contracts.SignatureVM {
+	form.Email = strings.ToValidUTF8(form.Email, "\uFFFD")
+	form.SignerName = strings.ToValidUTF8(form.SignerName, "\uFFFD")
+	form.Message = strings.ToValidUTF8(form.Message, "\uFFFD")
+	vm := contracts.SignatureVM{
+		ContractID: contract.ContractID,
+		Number:     contractNumberOf(contract),
+		Archived:   isArchived(contract),
+		Email: components.Field{ID: "signature-email", Name: "email", Label: "Signer's e-mail address", Type: "email",
+			Value: form.Email, Error: fieldErrs["email"], Required: true, Autocomplete: "email",
+			Attrs: map[string]any{"maxlength": maxEmailBytes, "spellcheck": "false", "data-testid": "signature-email"}},
+		SignerName: components.Field{ID: "signature-signer", Name: "signerName", Label: "Signer's name",
+			Value: form.SignerName, Error: fieldErrs["signerName"], Required: true, Autocomplete: "name",
+			Attrs: map[string]any{"maxlength": maxSignerNameRunes, "data-testid": "signature-signer"}},
+		Message: components.Field{ID: "signature-message", Name: "message", Label: "Message to the signer",
+			Hint: "Optional, up to 2000 characters.", Value: form.Message, Error: fieldErrs["message"],
+			Attrs: map[string]any{"maxlength": maxMessageRunes, "data-testid": "signature-message"}},
+	}
+	vm.Errors = components.SummaryFrom(vm.Email, vm.SignerName, vm.Message)
+	for _, sr := range contract.SignatureRequests {
+		row := contracts.SignatureRow{
+			ID: string(sr.SignatureRequestID), Email: sr.Email, SignerName: sr.SignerName, Message: sr.Message,
+			Status: sr.Status, SentAt: timeText(sr.SentAt), RemovedAt: timeText(sr.RemovedAt),
+		}
+		vm.Requests = append(vm.Requests, row)
+	}
+	if active, ok := contract.ActiveSignatureRequest(); ok {
+		vm.Active = &contracts.SignatureRow{Email: active.Email, SignerName: active.SignerName, SentAt: timeText(active.SentAt)}
+	}
+	return vm
+}
+
+// validateSignatureForm checks the form before any v2 call; it returns field errors by v2 field name.
+func validateSignatureForm(form signatureForm) map[string]string {
+	errs := map[string]string{}
+	if msg := emailProblem(form.Email); msg != "" {
+		errs["email"] = msg
+	}
+	switch n := utf8.RuneCountInString(form.SignerName); {
+	case n == 0:
+		errs["signerName"] = "Enter the signer's name."
+	case n > maxSignerNameRunes:
+		errs["signerName"] = fmt.Sprintf("The name must be at most %d characters.", maxSignerNameRunes)
+	case !utf8.ValidString(form.SignerName) || strings.IndexFunc(form.SignerName, unicode.IsControl) >= 0:
+		errs["signerName"] = "The name contains characters that are not allowed."
+	}
+	switch {
+	case utf8.RuneCountInString(form.Message) > maxMessageRunes:
+		errs["message"] = fmt.Sprintf("The message must be at most %d characters.", maxMessageRunes)
+	case !utf8.ValidString(form.Message) || strings.IndexFunc(form.Message, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) >= 0:
+		errs["message"] = "The message contains characters that are not allowed."
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+// emailProblem checks an e-mail address with net/mail plus what mail.ParseAddress accepts but no
+// one can send to: a display name or angle brackets, no dot in the domain, spaces, an address
+// over 254 bytes. It returns the message for the user, or "".
+func emailProblem(email string) string {
+	if email == "" {
+		return "Enter the signer's e-mail address."
+	}
+	const invalid = "Enter an e-mail address in the form name@example.com."
+	if len(email) > maxEmailBytes {
+		return "The e-mail address is too long."
+	}
+	if !utf8.ValidString(email) {
+		return invalid
+	}
+	addr, err := mail.ParseAddress(email)
+	if err != nil || addr.Name != "" || addr.Address != email {
+		return invalid
+	}
+	local, domain, ok := strings.Cut(email, "@")
+	if !ok || local == "" || len(local) > 64 || strings.Contains(domain, "@") {
+		return invalid
+	}
+	if !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") ||
+		strings.Contains(domain, "..") || strings.HasPrefix(domain, "[") {
+		return invalid
+	}
+	if strings.IndexFunc(email, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		return invalid
+	}
+	return ""
+}
+
+// sendSignatureRequest answers POST /contracts/:contractId/signature: it validates the form, sends
+// the request to sign by e-mail (POST /v2/signature) and answers the signature region. Invalid
+// input re-renders the form with 422 and nothing is sent.
+func (h *Handler) sendSignatureRequest(c *gin.Context) {
+	contractID, err := parseInt32ID(c, "contractId")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	// An unreadable or too large body (the route's 1 MiB limit) is answered as such (400, 413),
+	// not as empty fields.
+	if err := c.Request.ParseForm(); err != nil {
+		var tooLarge *http.MaxBytesError
+		if !errors.As(err, &tooLarge) {
+			err = badRequest("The form could not be read. Reload the page and try again.")
+		}
+		h.fail(c, err)
+		return
+	}
+	// The form is urlencoded (htmx's encoding without files); r.PostForm never reads a multipart body.
+	values := c.Request.PostForm
+	form := signatureForm{
+		Email:      strings.TrimSpace(values.Get("email")),
+		SignerName: strings.TrimSpace(values.Get("signerName")),
+		Message:    strings.TrimSpace(strings.ReplaceAll(values.Get("message"), "\r\n", "\n")),
+	}
+	ctx := h.apiContext(c)
+	fieldErrs := validateSignatureForm(form)
+	if fieldErrs != nil {
+		contract, err := h.loadContract(ctx, contractID)
+		if err != nil {
+			h.fail(c, err)
+			return
+		}
+		h.render(c, http.StatusUnprocessableEntity, contracts.SignaturePartial(signatureVMWith(contract, form, fieldErrs)))
+		return
+	}
+	_, err = h.api.Signatures.Create(ctx, apiclient.SignatureInput{
+		ContractID: contractID, Email: form.Email, SignerName: form.SignerName, Message: form.Message,
+	})
+	if err != nil {
+		if fe := fieldErrorsFrom(err); fe != nil && errors.Is(err, apiclient.ErrUnprocessable) {
+			contract, loadErr := h.loadContract(ctx, contractID)
+			if loadErr != nil {
+				h.fail(c, loadErr)
+				return
+			}
+			h.render(c, http.StatusUnprocessableEntity, contracts.SignaturePartial(signatureVMWith(contract, form, fe)))
+			return
+		}
+		h.fail(c, fmt.Errorf("contracts: request the signature of contract %d: %w", contractID, err))
+		return
+	}
+	h.answerSignature(c, contractID, fmt.Sprintf("Signature request sent to %s.", form.Email))
+}
+
+// removeSignatureRequest answers DELETE /contracts/:contractId/signature (after a confirmation):
+// it removes the active request (DELETE /v2/signature?contractId=) and answers the signature region.
+func (h *Handler) removeSignatureRequest(c *gin.Context) {
+	contractID, err := parseInt32ID(c, "contractId")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if err := h.api.Signatures.Delete(h.apiContext(c), contractID); err != nil {
+		h.fail(c, fmt.Errorf("contracts: remove the signature request of contract %d: %w", contractID, err))
+		return
+	}
+	h.answerSignature(c, contractID, "Signature request removed.")
+}
+
+// answerSignature answers a successful signature action: the signature region and, out of band,
+// the contract's new status, with a toast.
+func (h *Handler) answerSignature(c *gin.Context, contractID int32, message string) {
+	if !isHTMX(c) {
+		c.Redirect(http.StatusSeeOther, contractPath(contractID))
+		return
+	}
+	contract, err := h.loadContract(h.apiContext(c), contractID)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	status := contracts.StatusOf(contract.Status)
+	status.OOB = true
+	h.toast(c, components.ToastSuccess, message)
+	announce(c, message)
+	h.render(c, http.StatusOK, templ.Join(contracts.SignaturePartial(signatureVM(contract)), contracts.StatusBadge(status)))
+}

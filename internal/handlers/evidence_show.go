@@ -1,0 +1,60 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/web/templates/contracts"
+	"github.com/cpqportal/portal/web/templates/layout"
+)
+
+// showEvidence answers GET /contracts/:contractId/evidence, the back-office evidence page: the
+// contract PDF, its signature requests, archive status and payload, and the quote's validation
+// audit on one page, with the SHA-256 of every downloadable artifact, computed by streaming each
+// one from the v2 API through SHA-256 while the page is built.
+func (h *Handler) showEvidence(c *gin.Context) {
+	contractID, err := parseInt32ID(c, "contractId")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	ctx := h.apiContext(c)
+	ev, err := h.loadEvidence(ctx, contractID)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	base := contractPath(contractID) + "/evidence"
+	vm := contracts.EvidenceVM{
+		Contract: contractVM(ev.contract),
+		Audit:    auditVM(ev.contract.QuoteID, ev.audit),
+		ZipURL:   base + ".zip",
+	}
+	for _, a := range ev.artifacts {
+		digest, size, err := h.hashArtifact(ctx, a)
+		if err != nil {
+			h.failDocument(c, err)
+			return
+		}
+		row := contracts.ArtifactVM{
+			Key: a.key, Label: a.label, FileName: a.fileName, Size: size, SizeText: formatBytes(size),
+			SHA256: digest, URL: base + "/" + a.key,
+		}
+		if a.published != "" {
+			row.CheckOK = strings.EqualFold(a.published, digest)
+			if row.CheckOK {
+				row.Check = "Matches the SHA-256 the CPQ service states."
+			} else {
+				row.Check = "Differs from the SHA-256 the CPQ service states (" + a.published + ")."
+			}
+		}
+		vm.Artifacts = append(vm.Artifacts, row)
+	}
+	if ev.payload != nil {
+		p := payloadVM(ev.contract, ev.payload)
+		vm.Payload = &p
+	}
+	h.renderPage(c, http.StatusOK, "Evidence of contract "+vm.Contract.Number, layout.SectionContracts, contracts.EvidencePage(vm))
+}

@@ -1,0 +1,219 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/web/templates/quotes"
+)
+
+// Item actions of a cart: add a product or add-on under an item (calls 9 and 5), remove an item
+// (call 6) and reprice one (call 13).
+
+// itemParams reads :basketId and :itemId.
+func itemParams(c *gin.Context) (basketID, itemID int64, err error) {
+	if basketID, err = parseInt64ID(c, "basketId"); err != nil {
+		return
+	}
+	itemID, err = parseInt64ID(c, "itemId")
+	return
+}
+
+// findItem returns the item with nodeID in the cart's tree.
+func findItem(cart *apiclient.Cart, nodeID int64) (*apiclient.Item, bool) {
+	var found *apiclient.Item
+	walkItems(cart.Root, 0, "", func(it *apiclient.Item, _ int, _ string) {
+		if it.NodeID == nodeID && found == nil {
+			found = it
+		}
+	})
+	return found, found != nil
+}
+
+// showAddons is GET .../carts/:basketId/items/:itemId/addons: the add-ons that may sit under the
+// item, i.e. the TOF's ADDON products (call 9) whose parentProductIds hold the item's product
+// (docs/v2-assumptions.md A5 #5). The item and its cart come from the quote (call 10).
+func (h *Handler) showAddons(c *gin.Context) {
+	a, ok := h.beginQuoteAction(c)
+	if !ok {
+		return
+	}
+	basketID, itemID, err := itemParams(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	ctx := h.apiContext(c)
+	q, err := h.api.CPQ.TOFList(ctx, a.ref.CPQID, a.ref.CustomerID, a.ref.QuoteID)
+	if err != nil {
+		h.fail(c, fmt.Errorf("get quote %d: %w", a.ref.QuoteID, err))
+		return
+	}
+	cart, ok := q.Cart(basketID)
+	if !ok {
+		h.fail(c, badRequest("The quote has no cart %d any more: reload the page.", basketID))
+		return
+	}
+	parent, ok := findItem(cart, itemID)
+	if !ok {
+		h.fail(c, badRequest("The cart has no item %d any more: reload the page.", itemID))
+		return
+	}
+	sessionID, ok := h.actionSession(c, a)
+	if !ok {
+		return
+	}
+	products, err := h.api.CPQ.ValidProducts(ctx, sessionID, a.ref.CPQID, cart.TOFID)
+	if err != nil {
+		h.failCPQ(c, a.key, quoteAlert(a.ref), "", nil, fmt.Errorf("valid products of TOF %d: %w", cart.TOFID, err))
+		return
+	}
+	vm := quotes.AddonsVM{Ref: a.ref, BasketID: basketID, TOFID: cart.TOFID, ParentID: itemID, ParentName: parent.Name}
+	for _, p := range products {
+		if p.Kind == "ADDON" && slices.Contains(p.ParentProductIDs, parent.ProductID) {
+			vm.Addons = append(vm.Addons, productVM(p))
+		}
+	}
+	h.render(c, http.StatusOK, quotes.AddonsPanel(vm))
+}
+
+// addItem is POST .../carts/:basketId/items/:itemId/addons (tofId, productId): call 5 adds the
+// add-on under the item, with a new itemUniqueId. Its tofProductId comes from call 9.
+func (h *Handler) addItem(c *gin.Context) {
+	a, ok := h.beginQuoteAction(c)
+	if !ok {
+		return
+	}
+	basketID, parentID, err := itemParams(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	form := fmt.Sprintf("line-%d-addon-form", parentID)
+	productID, okProduct := formID32(formValue(c, "productId"))
+	tofID, okTOF := formID32(formValue(c, "tofId"))
+	switch {
+	case !okTOF:
+		h.fail(c, badRequest("The form is incomplete (offer type missing): reload the page."))
+		return
+	case !okProduct:
+		h.badForm(c, form, formErrors{{FieldID: form + "-choices", Message: "Choose an add-on."}})
+		return
+	}
+	sessionID, ok := h.actionSession(c, a)
+	if !ok {
+		return
+	}
+	ctx := h.apiContext(c)
+	products, err := h.api.CPQ.ValidProducts(ctx, sessionID, a.ref.CPQID, tofID)
+	if err != nil {
+		h.failCPQ(c, a.key, quoteAlert(a.ref), form, nil, fmt.Errorf("valid products of TOF %d: %w", tofID, err))
+		return
+	}
+	product, ok := findProduct(products, productID, "ADDON")
+	if !ok {
+		h.badForm(c, form, formErrors{{FieldID: form + "-choices", Message: "Choose one of the add-ons listed."}})
+		return
+	}
+	q, err := h.api.CPQ.AddItem(ctx, sessionID, a.ref.CPQID, a.ref.QuoteID, basketID, parentID, apiclient.AddItemRequest{
+		OfferTypeID: tofID, ProductID: product.ProductID, OfferTypeProductID: product.TOFProductID,
+		// A new id per request: "unique within the quote" (A5 #5).
+		ItemUniqueID: uuid.NewString(),
+	})
+	if err != nil {
+		h.failCPQ(c, a.key, quoteAlert(a.ref), form, map[string]string{"productId": form + "-choices"},
+			fmt.Errorf("add %d under item %d of cart %d: %w", productID, parentID, basketID, err))
+		return
+	}
+	// The add-on form is gone: keyboard focus goes to the cart's heading.
+	h.cartUpdate(c, a, q, basketID, true, product.Name+" added.")
+}
+
+// removeItem is DELETE .../carts/:basketId/items/:itemId/parent/:parentId: call 6 (the item and
+// its add-ons), then the quote again (call 10: call 6 answers no document).
+func (h *Handler) removeItem(c *gin.Context) {
+	a, ok := h.beginQuoteAction(c)
+	if !ok {
+		return
+	}
+	basketID, itemID, err := itemParams(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	parentID, err := parseInt64ID(c, "parentId")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	sessionID, ok := h.actionSession(c, a)
+	if !ok {
+		return
+	}
+	ctx := h.apiContext(c)
+	if err := h.api.CPQ.RemoveItem(ctx, sessionID, a.ref.CPQID, a.ref.QuoteID, basketID, itemID, parentID); err != nil {
+		h.failCPQ(c, a.key, quoteAlert(a.ref), "", nil, fmt.Errorf("remove item %d of cart %d: %w", itemID, basketID, err))
+		return
+	}
+	q, err := h.api.CPQ.TOFList(ctx, a.ref.CPQID, a.ref.CustomerID, a.ref.QuoteID)
+	if err != nil {
+		h.fail(c, fmt.Errorf("item %d removed; reading the quote again: %w", itemID, err))
+		return
+	}
+	h.cartUpdate(c, a, q, basketID, true, "Item removed.")
+}
+
+// repriceItem is POST .../carts/:basketId/items/:itemId/reprice (activationPrice,
+// recurringPrice): call 13 overrides the item's unit prices.
+func (h *Handler) repriceItem(c *gin.Context) {
+	a, ok := h.beginQuoteAction(c)
+	if !ok {
+		return
+	}
+	basketID, itemID, err := itemParams(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	line := "line-" + strconv.FormatInt(itemID, 10)
+	form := line + "-reprice"
+	var errs formErrors
+	activation, msg := parsePrice(formValue(c, "activationPrice"), "one-off unit price")
+	if msg != "" {
+		errs.add(line+"-activation", msg)
+	}
+	recurring, msg := parsePrice(formValue(c, "recurringPrice"), "monthly unit price")
+	if msg != "" {
+		errs.add(line+"-recurring", msg)
+	}
+	if len(errs) > 0 {
+		h.badForm(c, form, errs)
+		return
+	}
+	sessionID, ok := h.actionSession(c, a)
+	if !ok {
+		return
+	}
+	q, err := h.api.CPQ.Reprice(h.apiContext(c), sessionID, a.ref.CPQID, a.ref.QuoteID, apiclient.RepriceRequest{
+		ActivationPrice: activation, RecurringPrice: recurring, BasketID: basketID, CartItemID: itemID,
+	})
+	if err != nil {
+		h.failCPQ(c, a.key, quoteAlert(a.ref), form,
+			map[string]string{"activationPrice": line + "-activation", "recurringPrice": line + "-recurring"},
+			fmt.Errorf("reprice item %d of cart %d: %w", itemID, basketID, err))
+		return
+	}
+	name := "Item"
+	if cart, ok := q.Cart(basketID); ok {
+		if it, ok := findItem(cart, itemID); ok {
+			name = it.Name
+		}
+	}
+	h.cartUpdate(c, a, q, basketID, true, name+" repriced.")
+}

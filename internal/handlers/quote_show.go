@@ -1,0 +1,74 @@
+package handlers
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/web/templates/layout"
+	"github.com/cpqportal/portal/web/templates/quotes"
+)
+
+// showQuote is GET /quotes/:cpqId/:customerId/:quoteId, the quote's own address: it can be
+// bookmarked, reloaded and sent to a colleague. The quote comes from call 10, which needs no
+// configuration session (the spec has no "get quote" call: docs/v2-assumptions.md A4), so
+// showing it never starts one; the first action does, when the user has none for this quote.
+func (h *Handler) showQuote(c *gin.Context) {
+	ref, err := quoteRefParams(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	ctx := h.apiContext(c)
+
+	// The customer's and configurator's names only label the page: fetched alongside the quote,
+	// and the page is shown without them if they fail.
+	customerName := fmt.Sprintf("Customer %d", ref.CustomerID)
+	cpqName := fmt.Sprintf("Configurator %d", ref.CPQID)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if cu, err := h.api.Customers.Get(ctx, ref.CustomerID); err == nil {
+			customerName = cu.Name
+		} else {
+			h.log(c).Warn("customer name unavailable", slog.Any("err", err))
+		}
+	})
+	wg.Go(func() {
+		cfgs, err := h.api.CPQ.List(ctx)
+		if err != nil {
+			h.log(c).Warn("configurator name unavailable", slog.Any("err", err))
+			return
+		}
+		for _, cfg := range cfgs {
+			if cfg.ID == ref.CPQID {
+				cpqName = cfg.Name
+			}
+		}
+	})
+	q, err := h.api.CPQ.TOFList(ctx, ref.CPQID, ref.CustomerID, ref.QuoteID)
+	wg.Wait()
+	if err != nil {
+		h.fail(c, fmt.Errorf("get quote %d (toflist): %w", ref.QuoteID, err))
+		return
+	}
+	h.renderPage(c, http.StatusOK, fmt.Sprintf("Quote %d", ref.QuoteID), layout.SectionQuotes,
+		quotes.QuotePage(quotePageVM(ref, q, customerName, cpqName, hasCPQSession(c, cpqKeyOf(ref)))))
+}
+
+// quotePageVM builds the whole page.
+func quotePageVM(ref quotes.Ref, q *apiclient.Quote, customerName, cpqName string, hasSession bool) quotes.QuoteVM {
+	v := newQuoteView(ref, q, nil)
+	vm := quotes.QuoteVM{
+		Ref: ref, CustomerName: customerName, ConfiguratorName: cpqName, Status: q.Status,
+		CustomerQuoteID: q.CustomerQuoteID, Carts: v.carts(false), Summary: v.summary(), TOFs: v.tofs(),
+		Digest: digestOf(q), HasSession: hasSession,
+	}
+	if !q.UpdatedAt.IsZero() {
+		vm.UpdatedAt = q.UpdatedAt.UTC().Format("2 Jan 2006 15:04 UTC")
+	}
+	return vm
+}

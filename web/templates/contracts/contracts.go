@@ -1,0 +1,301 @@
+// Package contracts holds the pages and partials of the "contracts & documents" and "audits" areas:
+// the documents of a quote (attachments, contract generation), the contract search and page
+// (signature requests, archive, digital archive payload), the evidence page and the validation
+// audit of a quote.
+//
+// Templates only display their typed view models; internal/handlers builds them. Everything from
+// the v2 API is printed as escaped text (never templ.Raw). Every element tests need has a data-testid.
+package contracts
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/cpqportal/portal/web/templates/components"
+)
+
+// Element ids of the htmx regions (hx-target) of this area.
+const (
+	DocumentsID      = "documents-region"
+	AttachmentListID = "attachment-list"
+	SignatureID      = "contract-signature"
+	ArchiveID        = "contract-archive"
+	PayloadID        = "archive-payload"
+	StatusID         = "contract-status"
+)
+
+// DocumentsVM is the documents region of a quote: its attachments, the upload form and the contract.
+type DocumentsVM struct {
+	CPQID      int32
+	CustomerID int32
+	QuoteID    int64
+	// BaseURL is the quote's portal path, /quotes/{cpqId}/{customerId}/{quoteId}.
+	BaseURL     string
+	Attachments []AttachmentRow
+	// Types are the attachment types offered in the upload form (apiclient.AttachmentTypes).
+	Types []components.Option
+	// UploadLimit is PORTAL_UPLOAD_LIMIT in bytes; UploadLimitText the same for people.
+	UploadLimit     int64
+	UploadLimitText string
+	// HasCarts: a contract can only be generated from a quote with carts.
+	HasCarts bool
+	// Contract is the quote's contract, nil until one is generated.
+	Contract *ContractLink
+	// Generated is set in the answer to "Generate contract".
+	Generated *GeneratedVM
+	// AuditURL is the quote's validation audit page.
+	AuditURL string
+}
+
+// UploadURL is where the upload form posts.
+func (vm DocumentsVM) UploadURL() string { return vm.BaseURL + "/attachments" }
+
+// GenerateURL is where "Generate contract" posts.
+func (vm DocumentsVM) GenerateURL() string { return vm.BaseURL + "/contract" }
+
+// AttachmentRow is one attachment of a quote.
+type AttachmentRow struct {
+	ID          int32
+	Type        string
+	TypeLabel   string
+	FileName    string
+	ContentType string
+	Size        int64
+	SizeText    string
+	CreatedAt   string
+	SHA256      string
+	DownloadURL string
+}
+
+// ContractLink names a contract and the portal URLs of its page and PDF.
+type ContractLink struct {
+	ID         int32
+	Number     string
+	URL        string
+	PDFURL     string
+	PreviewURL string
+}
+
+// GeneratedVM is the result of a contract generation.
+type GeneratedVM struct {
+	// Created is false when the quote already had this contract.
+	Created bool
+	// AnsweredWithPDF: the service answered with the PDF itself (docs/v2-assumptions.md A7).
+	AnsweredWithPDF bool
+	// Warning is shown when the answer was usable only in part (e.g. a "PDF" that is not one).
+	Warning string
+}
+
+// ContractSearchVM is the contract search page (/contracts and /contracts/lookup).
+type ContractSearchVM struct {
+	Query  components.Field
+	Errors []components.FieldError
+	// Searched is true once a query was looked up; then Candidates or NotFound tell the result.
+	Searched   bool
+	Candidates []ContractCandidate
+}
+
+// ContractCandidate is a contract a search found, and how.
+type ContractCandidate struct {
+	MatchedBy string // "id" or "contract number"
+	ID        int32
+	Number    string
+	Status    string
+	Customer  string
+	URL       string
+}
+
+// ContractVM is the contract page.
+type ContractVM struct {
+	ID          int32
+	Number      string
+	Status      StatusVM
+	Details     []components.KV
+	QuoteID     int64
+	QuoteURL    string
+	AuditURL    string
+	PDFURL      string
+	PreviewURL  string
+	EvidenceURL string
+	PDF         PDFInfo
+	Signature   SignatureVM
+	Archive     ArchiveVM
+}
+
+// StatusVM is the contract's status badge (updated out of band after signature and archive actions).
+type StatusVM struct {
+	Text  string
+	Level components.BadgeLevel
+	// OOB renders the badge as an htmx out-of-band swap.
+	OOB bool
+}
+
+// PDFInfo describes the contract's PDF as the contract document tells.
+type PDFInfo struct {
+	FileName string
+	SizeText string
+	SHA256   string
+}
+
+// SignatureVM is the signature region of a contract: the requests sent so far and the form or the
+// button to remove the active one.
+type SignatureVM struct {
+	ContractID int32
+	Number     string
+	Archived   bool
+	Active     *SignatureRow
+	Requests   []SignatureRow
+	Email      components.Field
+	SignerName components.Field
+	Message    components.Field
+	Errors     []components.FieldError
+	// OOB renders the region as an htmx out-of-band swap (after an archive).
+	OOB bool
+}
+
+// URL is the region's action URL (POST sends, DELETE removes).
+func (vm SignatureVM) URL() string { return contractURL(vm.ContractID) + "/signature" }
+
+// SignatureRow is one signature request.
+type SignatureRow struct {
+	ID         string
+	Email      string
+	SignerName string
+	Message    string
+	Status     string
+	SentAt     string
+	RemovedAt  string
+}
+
+// ArchiveVM is the archive region of a contract.
+type ArchiveVM struct {
+	ContractID int32
+	Number     string
+	Archived   bool
+	ArchiveID  string
+	ArchivedAt string
+	// JustArchived is set in the answer to "Archive".
+	JustArchived bool
+}
+
+// URL is where "Archive" posts.
+func (vm ArchiveVM) URL() string { return contractURL(vm.ContractID) + "/archive" }
+
+// PayloadURL is the payload region (loaded once the contract is archived).
+func (vm ArchiveVM) PayloadURL() string { return contractURL(vm.ContractID) + "/archive-payload" }
+
+// PayloadVM is the digital archive payload of a contract.
+type PayloadVM struct {
+	ContractID int32
+	Number     string
+	// Payload is the JSON as the service sent it; nil with NotArchived.
+	Payload     json.RawMessage
+	NotArchived bool
+	Message     string
+	SHA256      string
+	SizeText    string
+}
+
+// DownloadURL is the payload as a .json file.
+func (vm PayloadVM) DownloadURL() string {
+	return contractURL(vm.ContractID) + "/archive-payload/download"
+}
+
+// EvidenceVM is the back-office evidence page of a contract.
+type EvidenceVM struct {
+	Contract  ContractVM
+	Artifacts []ArtifactVM
+	Audit     AuditVM
+	Payload   *PayloadVM
+	ZipURL    string
+}
+
+// ArtifactVM is one downloadable artifact with its SHA-256 (computed by the portal while streaming it).
+type ArtifactVM struct {
+	Key      string // stable id for tests: contract-pdf, contract-json, archive-payload, audit-json, audit-pdf
+	Label    string
+	FileName string
+	Size     int64
+	SizeText string
+	SHA256   string
+	URL      string
+	// Check compares with the hash the service published, when it published one ("" when none).
+	Check string
+	// CheckOK is true when Check is a match.
+	CheckOK bool
+}
+
+// AuditSearchVM is the audits start page (/audits).
+type AuditSearchVM struct {
+	QuoteID components.Field
+	Errors  []components.FieldError
+}
+
+// AuditVM is the validation audit of a quote.
+type AuditVM struct {
+	QuoteID     int64
+	CustomerID  int32
+	CustomerURL string
+	Entries     []AuditEntryVM
+	Raw         json.RawMessage
+	PDFURL      string
+	PreviewURL  string
+	// ShowPreview embeds the PDF audit (the audit page does; the evidence page links it).
+	ShowPreview bool
+}
+
+// AuditEntryVM is one entry of the audit timeline.
+type AuditEntryVM struct {
+	ID          string
+	At          string
+	AtISO       string
+	Actor       string
+	Action      string
+	ActionLabel string
+	Summary     string
+	Changes     []AuditChangeVM
+	// CustomerChange marks customer data changes (CUSTOMER_UPDATED), shown as before → after.
+	CustomerChange bool
+}
+
+// AuditChangeVM is one field's change. Empty values are shown as "(empty)".
+type AuditChangeVM struct {
+	Field   string
+	Before  string
+	After   string
+	Changed bool
+}
+
+func contractURL(id int32) string {
+	return "/contracts/" + strconv.FormatInt(int64(id), 10)
+}
+
+// orEmpty shows "(empty)" for an empty audit value.
+func orEmpty(s string) string {
+	if s == "" {
+		return "(empty)"
+	}
+	return s
+}
+
+// shortHash is the first 12 hex digits of a SHA-256, for narrow places (the full one is in the title).
+func shortHash(h string) string {
+	if len(h) <= 12 {
+		return h
+	}
+	return h[:12] + "…"
+}
+
+// typeLabel turns an attachment type or audit action (ID_DOCUMENT) into words (Id document).
+func typeLabel(s string) string {
+	words := strings.Fields(strings.ReplaceAll(strings.ToLower(s), "_", " "))
+	if len(words) == 0 {
+		return s
+	}
+	words[0] = strings.ToUpper(words[0][:1]) + words[0][1:]
+	return strings.Join(words, " ")
+}
+
+// TypeLabel is the display label of an attachment type or audit action.
+func TypeLabel(s string) string { return typeLabel(s) }
