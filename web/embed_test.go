@@ -24,8 +24,19 @@ func TestEmbeddedAssets(t *testing.T) {
 			t.Errorf("%s is not embedded (have %v)", name, a.Names())
 		}
 	}
-	if css := a.files["app.css"]; len(css.plain) >= 15<<10 {
-		t.Errorf("app.css is %d bytes; keep it under 15 KB", len(css.plain))
+	// Page weight budget (issue: first load <= 40 KB compressed, HTML included): the assets every
+	// page loads must leave room for the document itself. make bench measures the whole page.
+	var compressed int
+	for _, name := range []string{"app.css", "app.js", "vendor/htmx-2.0.11.min.js"} {
+		f := a.files[name]
+		if f.gzipped != nil {
+			compressed += len(f.gzipped)
+		} else {
+			compressed += len(f.plain)
+		}
+	}
+	if compressed > 35<<10 {
+		t.Errorf("css+js are %d bytes gzipped; keep them under 35 KB so a first page load stays under 40 KB", compressed)
 	}
 	if js := a.files["app.js"]; bytes.Contains(js.plain, []byte("eval(")) || bytes.Contains(js.plain, []byte("innerHTML")) {
 		t.Error("app.js must not use eval or innerHTML (CSP, escaping)")
