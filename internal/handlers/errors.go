@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -59,7 +60,8 @@ func classify(err error) failure {
 		return classifyAPIError(apiErr)
 	case errors.Is(err, apiclient.ErrInvalidParameter):
 		return failure{http.StatusBadRequest, "The request is not valid", "A value in the request is not valid.", slog.LevelInfo}
-	case errors.Is(err, apiclient.ErrMalformedResponse), errors.Is(err, apiclient.ErrResponseTooLarge):
+	case errors.Is(err, apiclient.ErrMalformedResponse), errors.Is(err, apiclient.ErrResponseTooLarge),
+		errors.Is(err, io.ErrUnexpectedEOF): // a v2 answer cut short (its body ended before Content-Length)
 		return failure{http.StatusBadGateway, "The CPQ service answered with an error",
 			"The CPQ service sent an answer the portal cannot read. Try again later.", slog.LevelError}
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):

@@ -29,6 +29,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/config"
+	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/web"
 )
 
@@ -83,7 +84,8 @@ type Deps struct {
 }
 
 // Handler holds the dependencies of every route. All handlers are its methods; it has no
-// mutable state apart from the readiness probe cache and the draining flag.
+// mutable state apart from the readiness probe cache, the draining flag and the per-user
+// customer list cache.
 type Handler struct {
 	cfg         config.Config
 	logger      *slog.Logger
@@ -100,6 +102,8 @@ type Handler struct {
 	gzipWriters *sync.Pool
 	metrics     *httpMetrics // nil when metrics are off
 	readiness   readiness
+	// customers is each user's customer list, kept for PORTAL_CUSTOMER_CACHE_TTL (customers_list.go).
+	customers *customercache.Cache
 }
 
 // New checks the dependencies and builds the Handler.
@@ -133,6 +137,7 @@ func New(deps Deps) (*Handler, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
+	h.customers = newCustomerCache(deps.API, deps.Config, h.now)
 	if h.version == "" {
 		h.version = "dev"
 	}

@@ -51,10 +51,15 @@ func (b *syncBuffer) String() string {
 }
 
 type portalOptions struct {
-	v2URL      string        // talk to this v2 API instead of a fresh simulator
-	v2Timeout  time.Duration // per-call limit of the API client (default 5 s)
-	authIssuer string        // sign in at this issuer instead of the embedded provider
-	extraRoute func(h *Handler, r *gin.Engine)
+	v2URL        string        // talk to this v2 API instead of a fresh simulator
+	simCustomers int           // customers seeded into the fresh simulator (default 5)
+	v2Timeout    time.Duration // per-call limit of the API client (default 5 s)
+	authIssuer   string        // sign in at this issuer instead of the embedded provider
+	extraRoute   func(h *Handler, r *gin.Engine)
+	// uploadLimit is PORTAL_UPLOAD_LIMIT (default 10 MiB).
+	uploadLimit int64
+	// customerCacheTTL is PORTAL_CUSTOMER_CACHE_TTL (default 0: the list is revalidated on every request).
+	customerCacheTTL time.Duration
 }
 
 // testPortal is one running portal with its provider and simulator.
@@ -66,7 +71,7 @@ type testPortal struct {
 	logs   *syncBuffer
 }
 
-func newPortal(t *testing.T, opts portalOptions) *testPortal {
+func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	t.Helper()
 	p := &testPortal{logs: &syncBuffer{}}
 	logger := slog.New(NewLogHandler(slog.NewJSONHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
@@ -78,7 +83,11 @@ func newPortal(t *testing.T, opts portalOptions) *testPortal {
 	issuer := p.URL + "/idp"
 
 	if opts.v2URL == "" {
-		p.sim = v2sim.New(v2sim.Options{IssuerURL: issuer, Customers: 5, Seed: 1})
+		customers := opts.simCustomers
+		if customers == 0 {
+			customers = 5
+		}
+		p.sim = v2sim.New(v2sim.Options{IssuerURL: issuer, Customers: customers, Seed: 1})
 		simServer := httptest.NewServer(p.sim)
 		t.Cleanup(func() { simServer.Close(); _ = p.sim.Close() })
 		opts.v2URL = simServer.URL
@@ -119,9 +128,13 @@ func newPortal(t *testing.T, opts portalOptions) *testPortal {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if opts.uploadLimit == 0 {
+		opts.uploadLimit = 10 << 20
+	}
 	cfg := config.Config{
 		Addr: srv.Listener.Addr().String(), PublicURL: public, V2APIURL: v2, V2Timeout: opts.v2Timeout,
-		OIDCIssuer: issuer, OIDCClientID: config.DemoClientID, UploadLimit: 10 << 20,
+		OIDCIssuer: issuer, OIDCClientID: config.DemoClientID, UploadLimit: opts.uploadLimit,
+		CustomerCacheTTL: opts.customerCacheTTL,
 	}
 	idp := gin.WrapH(http.StripPrefix("/idp", provider.Handler()))
 	h, err := New(Deps{
@@ -148,7 +161,7 @@ func newPortal(t *testing.T, opts portalOptions) *testPortal {
 }
 
 // client returns a browser-like client: a cookie jar, no automatic redirects.
-func (p *testPortal) client(t *testing.T) *http.Client {
+func (p *testPortal) client(t testing.TB) *http.Client {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -163,7 +176,7 @@ func (p *testPortal) client(t *testing.T) *http.Client {
 
 // login signs in through the real flow: page → /auth/login → provider's form → callback.
 // It returns a client with the session cookies.
-func (p *testPortal) login(t *testing.T, username, password string) *http.Client {
+func (p *testPortal) login(t testing.TB, username, password string) *http.Client {
 	t.Helper()
 	client := p.client(t)
 	next := p.URL + "/customers"
@@ -212,7 +225,7 @@ type response struct {
 }
 
 // do sends a request and reads the whole (decompressed by net/http unless asked otherwise) body.
-func (p *testPortal) do(t *testing.T, client *http.Client, method, target string, body io.Reader, headers map[string]string) response {
+func (p *testPortal) do(t testing.TB, client *http.Client, method, target string, body io.Reader, headers map[string]string) response {
 	t.Helper()
 	if strings.HasPrefix(target, "/") {
 		target = p.URL + target
@@ -236,12 +249,12 @@ func (p *testPortal) do(t *testing.T, client *http.Client, method, target string
 	return response{Response: resp, body: string(data)}
 }
 
-func (p *testPortal) get(t *testing.T, client *http.Client, path string, headers map[string]string) response {
+func (p *testPortal) get(t testing.TB, client *http.Client, path string, headers map[string]string) response {
 	t.Helper()
 	return p.do(t, client, http.MethodGet, path, nil, headers)
 }
 
-func resolve(t *testing.T, base, ref string) string {
+func resolve(t testing.TB, base, ref string) string {
 	t.Helper()
 	b, err := url.Parse(base)
 	if err != nil {
@@ -254,7 +267,7 @@ func resolve(t *testing.T, base, ref string) string {
 	return b.ResolveReference(r).String()
 }
 
-func parseHTML(t *testing.T, body string) *goquery.Document {
+func parseHTML(t testing.TB, body string) *goquery.Document {
 	t.Helper()
 	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
 	if err != nil {
@@ -264,7 +277,7 @@ func parseHTML(t *testing.T, body string) *goquery.Document {
 }
 
 // closedURL returns the URL of a port nobody listens on (connection refused).
-func closedURL(t *testing.T) string {
+func closedURL(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

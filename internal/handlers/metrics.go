@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -9,11 +10,25 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// callbackRoute is the sign-in callback (internal/auth CallbackPath): its outcome is a login.
+const callbackRoute = "/auth/callback"
+
+// Directions of portal_streamed_bytes_total.
+const (
+	streamUpload   = "upload"   // browser → portal → v2 API (attachments)
+	streamDownload = "download" // v2 API → portal → browser (PDFs, attachments)
+)
+
 // httpMetrics are the Prometheus metrics of the portal's HTTP traffic (PORTAL_METRICS_ADDR).
-// Labels use the route template (c.FullPath()), never the raw path, so ids do not multiply series.
+// Labels use the route template (c.FullPath()), never the raw path, so ids do not multiply series;
+// requests that match no route are labelled "unmatched". docs/operations.md lists every series.
 type httpMetrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	requests        *prometheus.CounterVec
+	duration        *prometheus.HistogramVec
+	inFlight        prometheus.Gauge
+	logins          *prometheus.CounterVec
+	uploadsInFlight prometheus.Gauge
+	streamed        *prometheus.CounterVec
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
@@ -27,8 +42,29 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 			Help:    "Time to answer HTTP requests, by route template and method.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"route", "method"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "portal_http_requests_in_flight",
+			Help: "HTTP requests being answered right now.",
+		}),
+		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "portal_logins_total",
+			Help: "Sign-ins completed at /auth/callback, by result (success, failure).",
+		}, []string{"result"}),
+		uploadsInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "portal_uploads_in_flight",
+			Help: "Attachment uploads being streamed to the v2 API right now.",
+		}),
+		streamed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "portal_streamed_bytes_total",
+			Help: "Bytes streamed through the portal: upload (browser to v2 API) or download (v2 API to browser).",
+		}, []string{"direction"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration} {
+	// Both directions exist from the start, so rate() works before the first transfer.
+	m.streamed.WithLabelValues(streamUpload)
+	m.streamed.WithLabelValues(streamDownload)
+	m.logins.WithLabelValues("success")
+	m.logins.WithLabelValues("failure")
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.inFlight, m.logins, m.uploadsInFlight, m.streamed} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("handlers: metrics: %w", err)
 		}
@@ -39,11 +75,69 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 // observe records one request (middleware; only installed when metrics are enabled).
 func (m *httpMetrics) observe(c *gin.Context) {
 	start := time.Now()
+	m.inFlight.Inc()
+	defer m.inFlight.Dec() // also when a handler panics through (http.ErrAbortHandler)
 	c.Next()
 	route := c.FullPath()
 	if route == "" {
 		route = "unmatched"
 	}
-	m.requests.WithLabelValues(route, c.Request.Method, strconv.Itoa(c.Writer.Status())).Inc()
+	status := c.Writer.Status()
+	m.requests.WithLabelValues(route, c.Request.Method, strconv.Itoa(status)).Inc()
 	m.duration.WithLabelValues(route, c.Request.Method).Observe(time.Since(start).Seconds())
+	if route == callbackRoute {
+		// auth answers a completed sign-in with a redirect to the page asked for, every failure
+		// (bad state, refused code, bad ID token, provider down) with an error page.
+		switch {
+		case status >= 300 && status < 400:
+			m.logins.WithLabelValues("success").Inc()
+		case status >= 400:
+			m.logins.WithLabelValues("failure").Inc()
+		}
+	}
+}
+
+// trackUpload counts an attachment upload in portal_uploads_in_flight until done is called. Use it
+// in upload handlers as `defer h.trackUpload()()`. A no-op when metrics are off.
+func (h *Handler) trackUpload() (done func()) {
+	if h.metrics == nil {
+		return func() {}
+	}
+	h.metrics.uploadsInFlight.Inc()
+	return h.metrics.uploadsInFlight.Dec
+}
+
+// meterUpload returns body with the bytes read from it counted in
+// portal_streamed_bytes_total{direction="upload"}: wrap the browser's file part before handing it
+// to the v2 client. body itself when metrics are off.
+func (h *Handler) meterUpload(body io.Reader) io.Reader {
+	if h.metrics == nil {
+		return body
+	}
+	return &countingReader{r: body, counter: h.metrics.streamed.WithLabelValues(streamUpload)}
+}
+
+// meterDownload returns body with the bytes read from it counted in
+// portal_streamed_bytes_total{direction="download"}: wrap the v2 API's answer before copying it to
+// the browser. body itself when metrics are off.
+func (h *Handler) meterDownload(body io.Reader) io.Reader {
+	if h.metrics == nil {
+		return body
+	}
+	return &countingReader{r: body, counter: h.metrics.streamed.WithLabelValues(streamDownload)}
+}
+
+// countingReader adds the bytes read through it to a counter as they pass, so a transfer that
+// breaks off still counts what was moved.
+type countingReader struct {
+	r       io.Reader
+	counter prometheus.Counter
+}
+
+func (cr *countingReader) Read(p []byte) (int, error) {
+	n, err := cr.r.Read(p)
+	if n > 0 {
+		cr.counter.Add(float64(n))
+	}
+	return n, err
 }

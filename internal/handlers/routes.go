@@ -40,6 +40,10 @@ func (h *Handler) Routes(r *gin.Engine) {
 	authRoutes.GET("/callback", h.auth.Callback)
 	authRoutes.POST("/logout", h.auth.Logout)
 	authRoutes.GET("/logged-out", h.auth.LoggedOut)
+	// "Sign out everywhere" exists only with server-side sessions (the redis store; cmd/portal).
+	if everywhere, ok := h.auth.(interface{ LogoutEverywhere(c *gin.Context) }); ok {
+		authRoutes.POST("/logout-everywhere", everywhere.LogoutEverywhere)
+	}
 
 	// --- Extra routes from cmd/portal (the demo OpenID provider under /idp/) ---
 	if h.extraRoutes != nil {
@@ -56,19 +60,78 @@ func (h *Handler) Routes(r *gin.Engine) {
 	// only be lowered once set, so uploads need their own group). Register upload routes on it, e.g.
 	// uploads.POST("/quotes/:quoteId/attachments", h.uploadAttachment).
 	uploads := r.Group("/", h.auth.RequireLogin(), limitBody(h.cfg.UploadLimit))
-	_ = uploads // no upload route yet (contracts & documents area)
 
 	// --- Customers ---
-	pages.GET("/customers", h.showCustomerList)
+	pages.GET("/customers", h.showCustomerList) // page, or the results region for htmx
+	pages.GET("/customers/new", h.showCustomerNew)
+	pages.POST("/customers", h.createCustomer)
+	pages.GET("/customers/:customerId", h.showCustomer)
+	pages.GET("/customers/:customerId/edit", h.showCustomerEdit)
+	pages.POST("/customers/:customerId", h.updateCustomer)
+	pages.POST("/customers/:customerId/owners", h.replaceCustomerOwners)
+	pages.POST("/customers/:customerId/owners/add", h.addCustomerOwner)
+	pages.POST("/customers/:customerId/owners/change", h.changeCustomerOwner)
+	pages.POST("/customers/:customerId/profiles", h.createCustomerProfile)
+	pages.POST("/customers/:customerId/profiles/:profileId/delete", h.deleteCustomerProfile)
 
 	// --- Quotes ---
-	pages.GET("/quotes", h.showQuotesPlaceholder)
+	// Start a quote: configurator, customer, session (call 2), offer type, main product (call 3).
+	pages.GET("/quotes", h.showQuoteStart)
+	pages.GET("/quotes/new", h.showQuoteStart) // ?customerId=&cpqId= from the customers area
+	pages.GET("/quotes/new/customers", h.searchQuoteCustomers)
+	pages.POST("/quotes/new", h.startQuoteSession)
+	pages.GET("/quotes/new/:cpqId/:customerId/tofs/:tofId/products", h.showStartProducts)
+	pages.POST("/quotes/new/:cpqId/:customerId/tofs/:tofId", h.createQuote)
+	pages.GET("/quotes/open", h.openQuote)
+	// The quote page (its own address, call 10) and its actions (calls 4 to 9, 11 to 16).
+	pages.GET("/quotes/:cpqId/:customerId/:quoteId", h.showQuote)
+	pages.POST("/quotes/:cpqId/:customerId/:quoteId/session", h.restartQuoteSession)
+	pages.GET("/quotes/:cpqId/:customerId/:quoteId/carts/new", h.showAddCart)
+	pages.POST("/quotes/:cpqId/:customerId/:quoteId/carts", h.addCart)
+	pages.DELETE("/quotes/:cpqId/:customerId/:quoteId/carts/:basketId", h.removeCart)
+	pages.POST("/quotes/:cpqId/:customerId/:quoteId/carts/:basketId/quantity", h.setCartQuantity)
+	pages.POST("/quotes/:cpqId/:customerId/:quoteId/carts/:basketId/pricelist", h.changeCartPricelist)
+	pages.GET("/quotes/:cpqId/:customerId/:quoteId/carts/:basketId/items/:itemId/addons", h.showAddons)
+	pages.POST("/quotes/:cpqId/:customerId/:quoteId/carts/:basketId/items/:itemId/addons", h.addItem)
+	pages.POST("/quotes/:cpqId/:customerId/:quoteId/carts/:basketId/items/:itemId/reprice", h.repriceItem)
+	pages.DELETE("/quotes/:cpqId/:customerId/:quoteId/carts/:basketId/items/:itemId/parent/:parentId", h.removeItem)
+	pages.GET("/quotes/:cpqId/:customerId/:quoteId/discounts", h.showDiscounts)
+	pages.POST("/quotes/:cpqId/:customerId/:quoteId/discounts", h.applyDiscounts)
+	pages.GET("/quotes/:cpqId/:customerId/:quoteId/packages", h.showPackages)
+	pages.POST("/quotes/:cpqId/:customerId/:quoteId/packages", h.addPackage)
 
 	// --- Contracts & documents ---
-	pages.GET("/contracts", h.showContractsPlaceholder)
+	// Documents of a quote (a region of the quote page, or a page of its own).
+	pages.GET("/quotes/:cpqId/:customerId/:quoteId/documents", h.showQuoteDocuments)
+	uploads.POST("/quotes/:cpqId/:customerId/:quoteId/attachments", h.uploadAttachment)
+	pages.GET("/quotes/:cpqId/:customerId/:quoteId/attachments/:attachmentId", h.downloadAttachment)
+	pages.DELETE("/quotes/:cpqId/:customerId/:quoteId/attachments/:attachmentId", h.deleteAttachment)
+	pages.POST("/quotes/:cpqId/:customerId/:quoteId/contract", h.generateContract)
+	// Contracts: search by id or number (the number only ever in the query), page, PDF, signature, archive.
+	pages.GET("/contracts", h.showContractSearch)
+	pages.GET("/contracts/lookup", h.lookupContract)
+	pages.GET("/contracts/:contractId", h.showContract)
+	pages.GET("/contracts/:contractId/pdf", h.downloadContractPDF)
+	pages.POST("/contracts/:contractId/signature", h.sendSignatureRequest)
+	pages.DELETE("/contracts/:contractId/signature", h.removeSignatureRequest)
+	pages.POST("/contracts/:contractId/archive", h.archiveContract)
+	pages.GET("/contracts/:contractId/archive-payload", h.showArchivePayload)
+	pages.GET("/contracts/:contractId/archive-payload/download", h.downloadArchivePayload)
+	// Evidence (back office): one page, each artifact, and all of them as one ZIP.
+	pages.GET("/contracts/:contractId/evidence", h.showEvidence)
+	pages.GET("/contracts/:contractId/evidence.zip", h.downloadEvidenceZip)
+	pages.GET("/contracts/:contractId/evidence/:artifact", h.downloadEvidenceArtifact)
 
 	// --- Audits ---
-	pages.GET("/audits", h.showAuditsPlaceholder)
+	pages.GET("/audits", h.showAuditSearch)
+	pages.GET("/audits/:quoteId", h.showAudit)
+	pages.GET("/audits/:quoteId/pdf", h.downloadAuditPDF)
+
+	// --- Palette ---
+	// The command palette (Ctrl/Cmd+K): results partial for htmx, a page otherwise; a quote opened
+	// by its number alone is resolved to its address.
+	pages.GET("/palette", h.showPalette)
+	pages.GET("/palette/quotes/:quoteId", h.openPaletteQuote)
 }
 
 // static serves the embedded assets (web.Assets does the caching headers and gzip).

@@ -144,7 +144,8 @@ type Option struct {
 	Label string
 }
 
-// FieldError is one entry of the error summary: the message and the id of the field it is about.
+// FieldError is one entry of the error summary: the message and the id of the field it is about
+// ("" when it is about no one field: shown without a link).
 type FieldError struct {
 	FieldID string
 	Message string

@@ -1,0 +1,283 @@
+package handlers
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/web/templates/components"
+	"github.com/cpqportal/portal/web/templates/customers"
+	"github.com/cpqportal/portal/web/templates/layout"
+)
+
+// showCustomer is GET /customers/{customerId}: the known fields as a summary, owners and
+// profiles with their forms, the attributes and every other field the v2 API sent.
+func (h *Handler) showCustomer(c *gin.Context) {
+	customerID, err := parseInt32ID(c, "customerId")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	ctx := h.apiContext(c)
+	cust, err := h.api.Customers.Get(ctx, customerID)
+	if err != nil {
+		h.failCustomer(c, customerID, err)
+		return
+	}
+	names, ok := h.configuratorNamesOrNil(c)
+	if !ok {
+		return
+	}
+	h.renderPage(c, http.StatusOK, cust.Name, layout.SectionCustomers, customers.DetailPage(h.customerDetailVM(c, cust, names)))
+}
+
+// configuratorNamesOrNil lists the configurators' names; when the list is unavailable the page
+// shows ids instead (nil). ok is false when the error edge answered (refused token).
+func (h *Handler) configuratorNamesOrNil(c *gin.Context) (map[int32]string, bool) {
+	list, err := h.api.CPQ.List(h.apiContext(c))
+	if err == nil {
+		return configuratorNames(list), true
+	}
+	if h.mustFailWhole(err) {
+		h.fail(c, err)
+		return nil, false
+	}
+	h.log(c).Warn("configurator list unavailable", "err", err)
+	return nil, true
+}
+
+// failCustomer is the error edge for calls about one customer: a 404 says which customer was
+// not found, with the way back to the list; anything else goes to h.fail.
+func (h *Handler) failCustomer(c *gin.Context, customerID int32, err error) {
+	var apiErr *apiclient.APIError
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+		h.log(c).Info("customer not found", "customer_id", customerID, "err", err)
+		title := fmt.Sprintf("Customer %d not found", customerID)
+		message := fmt.Sprintf("There is no customer %d, or it is not visible to you. Search for it in the customer list.", customerID)
+		if isHTMX(c) {
+			message = title + ". It may have been removed, or it is not visible to you."
+		}
+		h.renderError(c, http.StatusNotFound, title, message)
+		return
+	}
+	h.fail(c, err)
+}
+
+// knownCustomerFields are the fields of the customer document the summary, owners, profiles
+// and attributes sections show (docs/v2-assumptions.md A8); every other field goes to "Other
+// fields".
+var knownCustomerFields = []string{"id", "name", "taxId", "email", "phone", "segment", "status", "address",
+	"owners", "profiles", "cpqIds", "attributes", "version", "createdAt", "updatedAt"}
+
+// knownAddressFields are the address fields the summary shows.
+var knownAddressFields = []string{"street", "city", "postalCode", "country"}
+
+// customerDetailVM builds the detail page's view model from the customer document.
+func (h *Handler) customerDetailVM(c *gin.Context, cust *apiclient.Customer, cpqNames map[int32]string) customers.DetailVM {
+	vm := customers.DetailVM{
+		ID: cust.ID, Name: cust.Name, Status: cust.Status, Segment: cust.Segment,
+		StartQuoteHref: startQuoteHref(cust),
+		EditHref:       customerHref(cust.ID) + "/edit",
+		Owners:         h.ownersVM(c, cust),
+		Profiles:       profilesVM(cust, customers.NewProfileForm(cust.ID, customers.ProfileInput{}, nil)),
+	}
+	for _, id := range cust.CPQIDs {
+		vm.Configurators = append(vm.Configurators, configuratorName(id, cpqNames))
+	}
+	vm.Summary = []components.KV{
+		{Key: "Customer number", Value: strconv.FormatInt(int64(cust.ID), 10)},
+		{Key: "Name", Value: cust.Name},
+		{Key: "Tax id", Value: cust.TaxID},
+		{Key: "Segment", Value: cust.Segment},
+		{Key: "Status", Value: cust.Status},
+		{Key: "E-mail", Value: orDash(cust.Email)},
+		{Key: "Phone", Value: orDash(cust.Phone)},
+		{Key: "Address", Value: orDash(formatAddress(cust.Address))},
+		{Key: "Configurators", Value: orDash(strings.Join(vm.Configurators, ", "))},
+		{Key: "Version", Value: strconv.FormatInt(cust.Version, 10)},
+		{Key: "Created", Value: orDash(formatCustomerTime(cust.CreatedAt))},
+		{Key: "Updated", Value: orDash(formatCustomerTime(cust.UpdatedAt))},
+	}
+	if attrs := bytes.TrimSpace(cust.Attributes); len(attrs) > 0 && !bytes.Equal(attrs, []byte("null")) && !bytes.Equal(attrs, []byte("{}")) {
+		vm.Attributes = cust.Attributes
+	}
+	other, err := otherFields(cust.Raw, knownCustomerFields, map[string][]string{"address": knownAddressFields})
+	if err != nil {
+		h.log(c).Warn("customer document: cannot list its other fields", "customer_id", cust.ID, "err", err)
+	}
+	vm.Other = other
+	return vm
+}
+
+// startQuoteHref opens the quote builder for the customer; with exactly one configurator it is
+// chosen already.
+func startQuoteHref(cust *apiclient.Customer) string {
+	href := "/quotes/new?customerId=" + strconv.FormatInt(int64(cust.ID), 10)
+	if len(cust.CPQIDs) == 1 {
+		href += "&cpqId=" + strconv.FormatInt(int64(cust.CPQIDs[0]), 10)
+	}
+	return href
+}
+
+// ownersVM builds the owners region; the suggestions for owner ids are the owners named in the
+// user's cached customer list plus this customer's (the directory is not exposed, A8).
+func (h *Handler) ownersVM(c *gin.Context, cust *apiclient.Customer) customers.OwnersVM {
+	vm := customers.OwnersVM{
+		CustomerID: cust.ID,
+		Add:        customers.NewOwnerAddForm(cust.ID, "", ""),
+		Replace:    customers.NewOwnersReplaceForm(cust.ID, "", ""),
+	}
+	known := map[int64]customers.OwnerVM{}
+	if snap, ok := h.customers.Peek(customerCacheKey(c)); ok {
+		for _, o := range snap.Owners() {
+			known[o.ID] = customers.OwnerVM{ID: o.ID, Name: o.Name, Email: o.Email}
+		}
+	}
+	for _, o := range cust.Owners {
+		owner := customers.OwnerVM{ID: o.OwnerID, Name: o.Name, Email: o.Email}
+		vm.Owners = append(vm.Owners, owner)
+		known[o.OwnerID] = owner
+	}
+	for _, o := range known {
+		vm.Known = append(vm.Known, o)
+	}
+	slices.SortFunc(vm.Known, func(a, b customers.OwnerVM) int { return cmp.Compare(a.ID, b.ID) })
+	return vm
+}
+
+// profilesVM builds the profiles region with the given create form.
+func profilesVM(cust *apiclient.Customer, form customers.ProfileFormVM) customers.ProfilesVM {
+	vm := customers.ProfilesVM{CustomerID: cust.ID, Form: form}
+	for _, p := range cust.Profiles {
+		label := p.ProfileType
+		if p.ContactName != "" {
+			label += " profile of " + p.ContactName
+		} else {
+			label += " profile " + strconv.FormatInt(int64(p.ProfileID), 10)
+		}
+		vm.Profiles = append(vm.Profiles, customers.ProfileVM{
+			ID: p.ProfileID, Type: p.ProfileType, ContactName: p.ContactName, Email: p.Email, Phone: p.Phone,
+			Created:    formatCustomerTime(p.CreatedAt),
+			DeleteHref: fmt.Sprintf("/customers/%d/profiles/%d/delete", cust.ID, p.ProfileID),
+			Confirm:    "Delete the " + label + "? This cannot be undone.",
+		})
+	}
+	return vm
+}
+
+func configuratorName(id int32, names map[int32]string) string {
+	if name := names[id]; name != "" {
+		return fmt.Sprintf("%s (%d)", name, id)
+	}
+	return fmt.Sprintf("Configurator %d", id)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// formatAddress writes an address on one line: "Via Roma 94, 25121 Brescia, IT".
+func formatAddress(a apiclient.Address) string {
+	var parts []string
+	if a.Street != "" {
+		parts = append(parts, a.Street)
+	}
+	if town := strings.TrimSpace(a.PostalCode + " " + a.City); town != "" {
+		parts = append(parts, town)
+	}
+	if a.Country != "" {
+		parts = append(parts, a.Country)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// otherFields returns the members of the JSON object raw whose names are not in known, as one
+// JSON object in document order (nil when there is none). For the objects named in nested, only
+// their unknown members are kept (an address with an extra "region" shows just that).
+func otherFields(raw json.RawMessage, known []string, nested map[string][]string) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	members, err := objectMembers(raw)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	n := 0
+	add := func(key string, value json.RawMessage) {
+		if n == 0 {
+			out.WriteByte('{')
+		} else {
+			out.WriteByte(',')
+		}
+		k, _ := json.Marshal(key) // a string: cannot fail
+		out.Write(k)
+		out.WriteByte(':')
+		out.Write(value)
+		n++
+	}
+	for _, m := range members {
+		if sub, ok := nested[m.key]; ok {
+			if extra, err := otherFields(m.value, sub, nil); err == nil && extra != nil {
+				add(m.key, extra)
+			}
+			continue
+		}
+		if !slices.Contains(known, m.key) {
+			add(m.key, m.value)
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
+
+type jsonMember struct {
+	key   string
+	value json.RawMessage
+}
+
+// objectMembers lists the members of a JSON object in document order; anything else (an array,
+// null) has none.
+func objectMembers(raw json.RawMessage) ([]jsonMember, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, nil
+	}
+	var out []jsonMember
+	for dec.More() {
+		keyTok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := keyTok.(string)
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, err
+		}
+		out = append(out, jsonMember{key: key, value: value})
+	}
+	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return out, nil
+}

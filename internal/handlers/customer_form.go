@@ -1,0 +1,633 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/mail"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/a-h/templ"
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/web/templates/components"
+	"github.com/cpqportal/portal/web/templates/customers"
+	"github.com/cpqportal/portal/web/templates/layout"
+)
+
+// Create and edit a customer (POST and PUT /v2/customer). The portal checks the rules of
+// docs/v2-assumptions.md A8 itself first, so most mistakes never leave the portal; what the v2
+// API still refuses (a tax id already used, a stale version) is mapped back onto the fields.
+
+// Customer rules of docs/v2-assumptions.md A8 (the service checks them too).
+var (
+	customerTaxIDPattern   = regexp.MustCompile(`^[A-Z]{2}[A-Z0-9]{8,14}$`)
+	customerPhonePattern   = regexp.MustCompile(`^\+?[0-9 ]{6,20}$`)
+	customerCountryPattern = regexp.MustCompile(`^[A-Z]{2}$`)
+	customerSegments       = []string{"BUSINESS", "CONSUMER", "PUBLIC"}
+)
+
+const (
+	// maxCustomerTextRunes bounds name and address lines (A8 gives 200 for the name; the
+	// address has no stated bound, the portal uses the same).
+	maxCustomerTextRunes = 200
+	// maxAttributesBytes bounds the attributes JSON typed into the form.
+	maxAttributesBytes = 64 << 10
+	// maxDuplicatesShown bounds the duplicate warning.
+	maxDuplicatesShown = 5
+)
+
+// optionalCustomerFields are the optional fields an edit cannot empty: the v2 client leaves
+// empty values out of the PUT body, and the service keeps fields that are left out (A8).
+var optionalCustomerFields = []string{"email", "phone", "street", "city", "postalCode", "country"}
+
+// customerForm is what the user sent with the create/edit form.
+type customerForm struct {
+	Name, TaxID, Email, Phone, Segment string
+	Street, City, PostalCode, Country  string
+	Attributes                         string
+	CPQIDs                             []int32
+	CPQRaw                             []string
+	CPQShown                           bool
+	Version                            int64
+	Present                            []string
+	ConfirmedDuplicate                 string
+}
+
+// value returns the form value of an optional field by its input name.
+func (f customerForm) value(name string) string {
+	switch name {
+	case "email":
+		return f.Email
+	case "phone":
+		return f.Phone
+	case "street":
+		return f.Street
+	case "city":
+		return f.City
+	case "postalCode":
+		return f.PostalCode
+	case "country":
+		return f.Country
+	}
+	return ""
+}
+
+// readCustomerForm reads the posted form, trimmed and normalised (tax id and country in upper
+// case, as A8 requires). A body over the limit is an error for the error edge.
+func readCustomerForm(c *gin.Context) (customerForm, error) {
+	if err := c.Request.ParseForm(); err != nil {
+		return customerForm{}, fmt.Errorf("read the customer form: %w", err)
+	}
+	get := func(name string) string { return strings.TrimSpace(c.Request.PostForm.Get(name)) }
+	f := customerForm{
+		Name: get("name"), TaxID: customercache.NormalizeTaxID(get("taxId")), Email: get("email"), Phone: get("phone"),
+		Segment: get("segment"), Street: get("street"), City: get("city"), PostalCode: get("postalCode"),
+		Country: strings.ToUpper(get("country")), Attributes: get("attributes"),
+		CPQRaw: c.Request.PostForm["cpqIds"], CPQShown: get("cpqShown") == "1",
+		Present: c.Request.PostForm["present"], ConfirmedDuplicate: get("confirmedDuplicate"),
+	}
+	return f, nil
+}
+
+// validate checks the form against A8; errors are keyed by input name ("" for the form). An
+// edit also needs the version and refuses to empty a field that had a value.
+func (f *customerForm) validate(edit bool) map[string]string {
+	errs := map[string]string{}
+	checkText := func(name, label, value string, required bool) {
+		switch n := utf8.RuneCountInString(value); {
+		case n == 0 && required:
+			errs[name] = "Enter the " + strings.ToLower(label)
+		case n > maxCustomerTextRunes:
+			errs[name] = fmt.Sprintf("%s must be %d characters or fewer", label, maxCustomerTextRunes)
+		case !utf8.ValidString(value) || strings.ContainsFunc(value, unicode.IsControl):
+			errs[name] = label + " contains characters that are not allowed"
+		}
+	}
+	checkText("name", "Name", f.Name, true)
+	switch {
+	case f.TaxID == "":
+		errs["taxId"] = "Enter the tax id"
+	case !customerTaxIDPattern.MatchString(f.TaxID):
+		errs["taxId"] = "Enter the tax id as two letters followed by 8 to 14 letters or digits, like IT01234567890"
+	}
+	if !slices.Contains(customerSegments, f.Segment) {
+		errs["segment"] = "Choose a segment"
+	}
+	if f.Email != "" && !validCustomerEmail(f.Email) {
+		errs["email"] = "Enter an e-mail address like name@example.com"
+	}
+	if f.Phone != "" && !customerPhonePattern.MatchString(f.Phone) {
+		errs["phone"] = "Enter a phone number of 6 to 20 digits or spaces, optionally starting with +"
+	}
+	checkText("street", "Street", f.Street, false)
+	checkText("city", "City", f.City, false)
+	checkText("postalCode", "Postal code", f.PostalCode, false)
+	if f.Country != "" && !customerCountryPattern.MatchString(f.Country) {
+		errs["country"] = "Enter the country as its two-letter code, like IT"
+	}
+	if f.Attributes != "" {
+		var obj map[string]json.RawMessage
+		switch {
+		case len(f.Attributes) > maxAttributesBytes:
+			errs["attributes"] = fmt.Sprintf("Attributes must be %d KiB or less", maxAttributesBytes>>10)
+		case json.Unmarshal([]byte(f.Attributes), &obj) != nil || obj == nil:
+			errs["attributes"] = `Enter the attributes as a JSON object, like {"tier": "gold"}, or leave them empty`
+		}
+	}
+	if f.CPQShown {
+		f.CPQIDs = f.CPQIDs[:0]
+		for _, raw := range f.CPQRaw {
+			id, err := parseID(raw, "cpqId", math.MaxInt32)
+			if err != nil {
+				errs["cpqIds"] = "Choose configurators from the list"
+				break
+			}
+			if !slices.Contains(f.CPQIDs, int32(id)) {
+				f.CPQIDs = append(f.CPQIDs, int32(id))
+			}
+		}
+		if len(f.CPQRaw) == 0 {
+			errs["cpqIds"] = "Choose at least one configurator"
+		}
+	}
+	if edit {
+		for _, name := range optionalCustomerFields {
+			if slices.Contains(f.Present, name) && f.value(name) == "" && errs[name] == "" {
+				errs[name] = customerFieldLabel(name) + " cannot be removed here: enter a new value"
+			}
+		}
+	}
+	return errs
+}
+
+// validCustomerEmail accepts a bare address with a dotted domain (A8: "email valid when given").
+func validCustomerEmail(s string) bool {
+	addr, err := mail.ParseAddress(s)
+	if err != nil || addr.Name != "" || addr.Address != s {
+		return false
+	}
+	_, domain, _ := strings.Cut(s, "@")
+	return strings.Contains(domain, ".") && !strings.HasSuffix(domain, ".")
+}
+
+// input is the v2 body of the form (optional fields left out when empty; configurators only
+// when the form offered them: on create, none means every configurator, A8).
+func (f customerForm) input() apiclient.CustomerInput {
+	in := apiclient.CustomerInput{Name: f.Name, TaxID: f.TaxID, Email: f.Email, Phone: f.Phone, Segment: f.Segment}
+	if f.Street != "" || f.City != "" || f.PostalCode != "" || f.Country != "" {
+		in.Address = &apiclient.Address{Street: f.Street, City: f.City, PostalCode: f.PostalCode, Country: f.Country}
+	}
+	if f.CPQShown {
+		in.CPQIDs = slices.Clone(f.CPQIDs)
+	}
+	if f.Attributes != "" {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, []byte(f.Attributes)); err == nil {
+			in.Attributes = compact.Bytes()
+		}
+	}
+	return in
+}
+
+// duplicateKey identifies the name and tax id the user confirmed past.
+func (f customerForm) duplicateKey() string {
+	return customercache.NormalizeName(f.Name) + "|" + f.TaxID
+}
+
+// customerFieldLabel is the label of a form input, for messages.
+func customerFieldLabel(name string) string {
+	switch name {
+	case "name":
+		return "Name"
+	case "taxId":
+		return "Tax id"
+	case "segment":
+		return "Segment"
+	case "email":
+		return "E-mail"
+	case "phone":
+		return "Phone"
+	case "street":
+		return "Street"
+	case "city":
+		return "City"
+	case "postalCode":
+		return "Postal code"
+	case "country":
+		return "Country"
+	case "cpqIds":
+		return "Configurators"
+	case "attributes":
+		return "Attributes"
+	}
+	return name
+}
+
+// customerFormField maps a v2 fieldError name (A2/A8) to the form input it is about, or "".
+func customerFormField(apiField string) string {
+	switch {
+	case apiField == "address.street":
+		return "street"
+	case apiField == "address.city":
+		return "city"
+	case apiField == "address.postalCode":
+		return "postalCode"
+	case apiField == "address.country":
+		return "country"
+	case apiField == "cpqIds" || strings.HasPrefix(apiField, "cpqIds["):
+		return "cpqIds"
+	case slices.Contains([]string{"name", "taxId", "email", "phone", "segment", "attributes"}, apiField):
+		return apiField
+	}
+	return ""
+}
+
+// apiFormErrors maps a 409 or 422 answer of the v2 API onto a form: field errors go to the
+// inputs mapField names (labelled), the others and the service's message (when no field error
+// explains it) to "" (the summary, shown whole). status is the v2 status; ok is false for any
+// other error, which belongs to the error edge.
+func apiFormErrors(err error, mapField func(string) string, label func(string) string) (errs map[string]string, status int, ok bool) {
+	var apiErr *apiclient.APIError
+	if !errors.As(err, &apiErr) || (apiErr.Status != http.StatusConflict && apiErr.Status != http.StatusUnprocessableEntity) {
+		return nil, 0, false
+	}
+	errs = map[string]string{}
+	var general []string
+	for _, fe := range apiErr.FieldErrors {
+		name := mapField(fe.Field)
+		if name == "" {
+			general = append(general, fe.Field+": "+fe.Message)
+			continue
+		}
+		if _, seen := errs[name]; !seen {
+			errs[name] = labelled(label(name), fe.Message)
+		}
+	}
+	if len(apiErr.FieldErrors) == 0 {
+		msg := apiErr.Message
+		if msg == "" {
+			msg = "The CPQ service did not accept the data."
+		}
+		general = append(general, "The CPQ service refused the change: "+msg)
+	}
+	if len(general) > 0 {
+		errs[""] = strings.Join(general, "; ")
+	}
+	return errs, apiErr.Status, true
+}
+
+// labelled joins a field label and a v2 message fragment: "Tax id is already used by another
+// customer"; a message that is a sentence of its own gets a colon.
+func labelled(label, msg string) string {
+	for _, start := range []string{"must ", "is ", "are ", "should ", "cannot ", "may "} {
+		if strings.HasPrefix(msg, start) {
+			return label + " " + msg
+		}
+	}
+	return label + ": " + msg
+}
+
+// customerFormVM builds the form view model from the user's input, errors and the
+// configurators (nil when the list is unavailable).
+func customerFormVM(f customerForm, errs map[string]string, edit bool, customerID int32, cfgs []apiclient.Configurator, cfgErr bool) customers.FormVM {
+	vm := customers.FormVM{
+		Edit: edit, CustomerID: customerID, Version: f.Version, Present: f.Present,
+		Title: "New customer", Action: "/customers", CancelHref: "/customers",
+	}
+	if edit {
+		vm.Title = "Edit " + f.Name
+		vm.Action = customerHref(customerID)
+		vm.CancelHref = customerHref(customerID)
+	}
+	field := func(name, label string, mod func(*components.Field)) components.Field {
+		fd := components.Field{Name: name, Label: label, Value: f.formValue(name), Error: errs[name],
+			Attrs: templ.Attributes{"data-testid": "customer-" + name}}
+		if mod != nil {
+			mod(&fd)
+		}
+		return fd
+	}
+	vm.Name = field("name", "Name", func(fd *components.Field) {
+		fd.Required, fd.Autocomplete = true, "organization"
+		fd.Attrs["maxlength"] = "200"
+	})
+	vm.TaxID = field("taxId", "Tax id", func(fd *components.Field) {
+		fd.Required, fd.Hint, fd.Autocomplete = true, "Two letters, then 8 to 14 letters or digits, e.g. IT01234567890.", "off"
+		fd.Attrs["spellcheck"] = "false"
+	})
+	vm.Segment = field("segment", "Segment", func(fd *components.Field) { fd.Required = true })
+	vm.Email = field("email", "E-mail", func(fd *components.Field) { fd.Type, fd.Autocomplete = "email", "email" })
+	vm.Phone = field("phone", "Phone", func(fd *components.Field) {
+		fd.Type, fd.Autocomplete, fd.Hint = "tel", "tel", "Digits and spaces, optionally starting with +."
+	})
+	vm.Street = field("street", "Street", func(fd *components.Field) { fd.Autocomplete = "street-address" })
+	vm.PostalCode = field("postalCode", "Postal code", func(fd *components.Field) { fd.Autocomplete = "postal-code" })
+	vm.City = field("city", "City", func(fd *components.Field) { fd.Autocomplete = "address-level2" })
+	vm.Country = field("country", "Country", func(fd *components.Field) {
+		fd.Hint, fd.Autocomplete = "Two-letter code, e.g. IT.", "country"
+		fd.Attrs["maxlength"] = "2"
+	})
+	vm.Attributes = field("attributes", "Attributes (JSON)", func(fd *components.Field) {
+		fd.Hint = `Optional free data as a JSON object, e.g. {"tier": "gold"}.`
+		if edit {
+			fd.Hint += " Leave empty to keep them as they are."
+		}
+		fd.Attrs["spellcheck"] = "false"
+		fd.Attrs["class"] = "mono"
+	})
+	vm.Segments = []components.Option{{Value: "", Label: "Choose a segment"}}
+	for _, s := range customerSegments {
+		vm.Segments = append(vm.Segments, components.Option{Value: s, Label: s[:1] + strings.ToLower(s[1:])})
+	}
+
+	switch {
+	case cfgs != nil:
+		vm.CPQShown = true
+		for _, cfg := range cfgs {
+			vm.CPQ = append(vm.CPQ, customers.CPQChoice{ID: cfg.ID, Name: cfg.Name, Checked: slices.Contains(f.CPQIDs, cfg.ID)})
+		}
+		for _, id := range f.CPQIDs { // configurators the list does not name (any more)
+			if !slices.ContainsFunc(cfgs, func(cfg apiclient.Configurator) bool { return cfg.ID == id }) {
+				vm.CPQ = append(vm.CPQ, customers.CPQChoice{ID: id, Name: fmt.Sprintf("Configurator %d", id), Checked: true})
+			}
+		}
+	case f.CPQShown:
+		vm.CPQShown = true
+		for _, id := range f.CPQIDs {
+			vm.CPQ = append(vm.CPQ, customers.CPQChoice{ID: id, Name: fmt.Sprintf("Configurator %d", id), Checked: true})
+		}
+	case cfgErr && edit:
+		vm.CPQNote = "The configurators cannot be listed right now; they stay as they are."
+	case cfgErr:
+		vm.CPQNote = "The configurators cannot be listed right now; the customer will be offered by every configurator."
+	}
+	vm.CPQError = errs["cpqIds"]
+
+	vm.Errors = components.SummaryFrom(vm.Name, vm.TaxID, vm.Segment, vm.Email, vm.Phone, vm.Street, vm.PostalCode, vm.City, vm.Country)
+	if vm.CPQError != "" {
+		vm.Errors = append(vm.Errors, components.FieldError{FieldID: customers.CPQFieldID, Message: vm.CPQError})
+	}
+	if vm.Attributes.Error != "" {
+		vm.Errors = append(vm.Errors, components.FieldError{FieldID: vm.Attributes.InputID(), Message: vm.Attributes.Error})
+	}
+	if msg := errs[""]; msg != "" {
+		vm.Errors = append(vm.Errors, components.FieldError{Message: msg})
+	}
+	return vm
+}
+
+// formValue is the value an input shows.
+func (f customerForm) formValue(name string) string {
+	switch name {
+	case "name":
+		return f.Name
+	case "taxId":
+		return f.TaxID
+	case "segment":
+		return f.Segment
+	case "attributes":
+		return f.Attributes
+	}
+	return f.value(name)
+}
+
+// configuratorsForForm lists the configurators for the form's checkboxes; nil and true when
+// the list is unavailable. ok is false when the error edge answered.
+func (h *Handler) configuratorsForForm(c *gin.Context) (cfgs []apiclient.Configurator, unavailable, ok bool) {
+	list, err := h.api.CPQ.List(h.apiContext(c))
+	if err == nil {
+		if list == nil {
+			list = []apiclient.Configurator{}
+		}
+		return list, false, true
+	}
+	if h.mustFailWhole(err) {
+		h.fail(c, err)
+		return nil, true, false
+	}
+	h.log(c).Warn("configurator list unavailable on the customer form", "err", err)
+	return nil, true, true
+}
+
+// renderCustomerForm answers the form: the region for htmx, the whole page otherwise.
+func (h *Handler) renderCustomerForm(c *gin.Context, status int, vm customers.FormVM) {
+	if isHTMX(c) {
+		h.render(c, status, customers.FormPartial(vm))
+		return
+	}
+	h.renderPage(c, status, vm.Title, layout.SectionCustomers, customers.FormPage(vm))
+}
+
+// showCustomerNew is GET /customers/new.
+func (h *Handler) showCustomerNew(c *gin.Context) {
+	cfgs, unavailable, ok := h.configuratorsForForm(c)
+	if !ok {
+		return
+	}
+	f := customerForm{Segment: "BUSINESS"}
+	for _, cfg := range cfgs { // A8: a new customer is offered by every configurator unless told otherwise
+		f.CPQIDs = append(f.CPQIDs, cfg.ID)
+	}
+	h.renderCustomerForm(c, http.StatusOK, customerFormVM(f, nil, false, 0, cfgs, unavailable))
+}
+
+// createCustomer is POST /customers: validate, warn about look-alikes, create, show the customer.
+func (h *Handler) createCustomer(c *gin.Context) {
+	f, err := readCustomerForm(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	errs := f.validate(false)
+	if len(errs) > 0 {
+		cfgs, unavailable, ok := h.configuratorsForForm(c)
+		if !ok {
+			return
+		}
+		h.renderCustomerForm(c, http.StatusUnprocessableEntity, customerFormVM(f, errs, false, 0, cfgs, unavailable))
+		return
+	}
+	ctx := h.apiContext(c)
+	userKey := customerCacheKey(c)
+	if f.ConfirmedDuplicate != f.duplicateKey() {
+		dups, ok := h.customerDuplicates(c, userKey, f)
+		if !ok {
+			return
+		}
+		if len(dups) > 0 {
+			cfgs, unavailable, ok := h.configuratorsForForm(c)
+			if !ok {
+				return
+			}
+			vm := customerFormVM(f, nil, false, 0, cfgs, unavailable)
+			vm.Duplicates, vm.DuplicateKey = dups, f.duplicateKey()
+			h.renderCustomerForm(c, http.StatusOK, vm)
+			return
+		}
+	}
+	created, err := h.api.Customers.Create(ctx, f.input())
+	if err != nil {
+		h.customerFormAPIError(c, err, f, false, 0)
+		return
+	}
+	h.customers.Upsert(userKey, created)
+	h.log(c).Info("customer created", "customer_id", created.ID)
+	h.showSavedCustomer(c, created, fmt.Sprintf("Customer %s created.", created.Name))
+}
+
+// customerDuplicates lists customers of the user's list with the same name or tax id. When the
+// list cannot be read the check is skipped (the v2 API still refuses a tax id used twice).
+func (h *Handler) customerDuplicates(c *gin.Context, userKey string, f customerForm) ([]customers.DuplicateVM, bool) {
+	snap, err := h.customers.Get(h.apiContext(c), userKey)
+	if err != nil {
+		if h.mustFailWhole(err) {
+			h.fail(c, err)
+			return nil, false
+		}
+		h.log(c).Warn("duplicate check skipped: customer list unavailable", "err", err)
+		return nil, true
+	}
+	var out []customers.DuplicateVM
+	wantName := customercache.NormalizeName(f.Name)
+	for _, r := range snap.Duplicates(f.Name, f.TaxID, 0, maxDuplicatesShown) {
+		sameName := customercache.NormalizeName(r.Name) == wantName
+		sameTax := r.TaxID == f.TaxID
+		reason := "same name"
+		switch {
+		case sameName && sameTax:
+			reason = "same name and tax id"
+		case sameTax:
+			reason = "same tax id"
+		}
+		out = append(out, customers.DuplicateVM{ID: r.ID, Name: r.Name, TaxID: r.TaxID, Href: customerHref(r.ID), Reason: reason})
+	}
+	return out, true
+}
+
+// customerFormAPIError answers a failed create/update: refusals with field errors re-render the
+// form, a missing customer is a 404 page or toast, the rest goes to the error edge.
+func (h *Handler) customerFormAPIError(c *gin.Context, err error, f customerForm, edit bool, customerID int32) {
+	errs, status, ok := apiFormErrors(err, customerFormField, customerFieldLabel)
+	if !ok {
+		if edit {
+			h.failCustomer(c, customerID, err)
+			return
+		}
+		h.fail(c, err)
+		return
+	}
+	if edit && status == http.StatusConflict && errs["taxId"] == "" {
+		// A stale version (A8): someone saved in between.
+		errs[""] = "Someone changed this customer after you opened the form, so your changes were not saved. " +
+			"Open the customer again to see the latest version, then edit it. (" + errs[""] + ")"
+	}
+	h.log(c).Info("customer form refused by the v2 API", "status", status, "err", err)
+	cfgs, unavailable, ok := h.configuratorsForForm(c)
+	if !ok {
+		return
+	}
+	h.renderCustomerForm(c, status, customerFormVM(f, errs, edit, customerID, cfgs, unavailable))
+}
+
+// showSavedCustomer answers a successful create or update: htmx swaps the customer's page into
+// <main> and pushes its URL (no full reload), with a toast; a plain form is redirected there.
+func (h *Handler) showSavedCustomer(c *gin.Context, cust *apiclient.Customer, message string) {
+	href := customerHref(cust.ID)
+	if !isHTMX(c) {
+		c.Redirect(http.StatusSeeOther, href)
+		return
+	}
+	names, ok := h.configuratorNamesOrNil(c)
+	if !ok {
+		return
+	}
+	h.toast(c, components.ToastSuccess, message)
+	c.Header("HX-Retarget", "#main")
+	c.Header("HX-Reswap", "innerHTML show:window:top")
+	c.Header("HX-Push-Url", href)
+	h.render(c, http.StatusOK, customers.DetailSwap(h.customerDetailVM(c, cust, names)))
+}
+
+// showCustomerEdit is GET /customers/{customerId}/edit.
+func (h *Handler) showCustomerEdit(c *gin.Context) {
+	customerID, err := parseInt32ID(c, "customerId")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	cust, err := h.api.Customers.Get(h.apiContext(c), customerID)
+	if err != nil {
+		h.failCustomer(c, customerID, err)
+		return
+	}
+	cfgs, unavailable, ok := h.configuratorsForForm(c)
+	if !ok {
+		return
+	}
+	f := customerForm{
+		Name: cust.Name, TaxID: cust.TaxID, Email: cust.Email, Phone: cust.Phone, Segment: cust.Segment,
+		Street: cust.Address.Street, City: cust.Address.City, PostalCode: cust.Address.PostalCode, Country: cust.Address.Country,
+		CPQIDs: slices.Clone(cust.CPQIDs), CPQShown: cfgs != nil, Version: cust.Version,
+	}
+	for _, name := range optionalCustomerFields {
+		if f.value(name) != "" {
+			f.Present = append(f.Present, name)
+		}
+	}
+	if attrs := bytes.TrimSpace(cust.Attributes); len(attrs) > 0 && !bytes.Equal(attrs, []byte("null")) && !bytes.Equal(attrs, []byte("{}")) {
+		var pretty bytes.Buffer
+		if json.Indent(&pretty, attrs, "", "  ") == nil {
+			f.Attributes = pretty.String()
+		}
+	}
+	h.renderCustomerForm(c, http.StatusOK, customerFormVM(f, nil, true, customerID, cfgs, unavailable))
+}
+
+// updateCustomer is POST /customers/{customerId} (the edit form): PUT /v2/customer with the
+// version the form was opened with, so a concurrent change is not overwritten.
+func (h *Handler) updateCustomer(c *gin.Context) {
+	customerID, err := parseInt32ID(c, "customerId")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	f, err := readCustomerForm(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	version, err := strconv.ParseInt(strings.TrimSpace(c.Request.PostForm.Get("version")), 10, 64)
+	if err != nil || version < 0 {
+		h.fail(c, badRequest("The form is not valid (its version is missing). Open the customer again and edit it."))
+		return
+	}
+	f.Version = version
+	errs := f.validate(true)
+	if len(errs) > 0 {
+		cfgs, unavailable, ok := h.configuratorsForForm(c)
+		if !ok {
+			return
+		}
+		h.renderCustomerForm(c, http.StatusUnprocessableEntity, customerFormVM(f, errs, true, customerID, cfgs, unavailable))
+		return
+	}
+	updated, err := h.api.Customers.Update(h.apiContext(c), apiclient.CustomerUpdate{ID: customerID, Version: f.Version, CustomerInput: f.input()})
+	if err != nil {
+		h.customerFormAPIError(c, err, f, true, customerID)
+		return
+	}
+	h.customers.Upsert(customerCacheKey(c), updated)
+	h.log(c).Info("customer updated", "customer_id", updated.ID)
+	h.showSavedCustomer(c, updated, fmt.Sprintf("Customer %s saved.", updated.Name))
+}

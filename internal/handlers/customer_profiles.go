@@ -1,0 +1,153 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/web/templates/components"
+	"github.com/cpqportal/portal/web/templates/customers"
+)
+
+// Customer profiles (docs/v2-assumptions.md A8): create (POST /v2/customer/customerprofile) and
+// delete (DELETE /v2/customer/customerprofile?customerId=&profileId=, after a confirmation).
+
+// maxContactNameRunes is A8's bound of a profile's contact name.
+const maxContactNameRunes = 200
+
+// readProfileForm reads and checks the profile form; errors are keyed by input name.
+func readProfileForm(c *gin.Context) (customers.ProfileInput, map[string]string, error) {
+	if err := c.Request.ParseForm(); err != nil {
+		return customers.ProfileInput{}, nil, err
+	}
+	get := func(name string) string { return strings.TrimSpace(c.Request.PostForm.Get(name)) }
+	in := customers.ProfileInput{ProfileType: get("profileType"), ContactName: get("contactName"), Email: get("email"), Phone: get("phone")}
+	errs := map[string]string{}
+	if !slices.Contains(customers.ProfileTypes(), in.ProfileType) {
+		errs["profileType"] = "Choose the profile type"
+	}
+	switch {
+	case !utf8.ValidString(in.ContactName) || strings.ContainsFunc(in.ContactName, unicode.IsControl):
+		errs["contactName"] = "Contact name contains characters that are not allowed"
+	case utf8.RuneCountInString(in.ContactName) > maxContactNameRunes:
+		errs["contactName"] = fmt.Sprintf("Contact name must be %d characters or fewer", maxContactNameRunes)
+	}
+	if in.Email != "" && !validCustomerEmail(in.Email) {
+		errs["email"] = "Enter an e-mail address like name@example.com"
+	}
+	if in.Phone != "" && !customerPhonePattern.MatchString(in.Phone) {
+		errs["phone"] = "Enter a phone number of 6 to 20 digits or spaces, optionally starting with +"
+	}
+	return in, errs, nil
+}
+
+// profileFormField maps a v2 fieldError of the profile call to its input ("" for none).
+func profileFormField(apiField string) string {
+	if slices.Contains([]string{"profileType", "contactName", "email", "phone"}, apiField) {
+		return apiField
+	}
+	return ""
+}
+
+func profileFieldLabel(name string) string {
+	switch name {
+	case "profileType":
+		return "Type"
+	case "contactName":
+		return "Contact name"
+	case "email":
+		return "E-mail"
+	case "phone":
+		return "Phone"
+	}
+	return name
+}
+
+// renderProfileForm answers the profile form with errors: the form alone for htmx (it targets
+// itself), a small page around it otherwise.
+func (h *Handler) renderProfileForm(c *gin.Context, status int, customerID int32, form customers.ProfileFormVM) {
+	h.renderSmallForm(c, status, customerID, "Add a profile", customers.ProfileFormRegionID, customers.ProfileForm(form))
+}
+
+// createCustomerProfile is POST /customers/{customerId}/profiles.
+func (h *Handler) createCustomerProfile(c *gin.Context) {
+	customerID, err := parseInt32ID(c, "customerId")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	in, errs, err := readProfileForm(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if len(errs) > 0 {
+		h.renderProfileForm(c, http.StatusUnprocessableEntity, customerID, customers.NewProfileForm(customerID, in, errs))
+		return
+	}
+	ctx := h.apiContext(c)
+	profile, err := h.api.Customers.CreateProfile(ctx, apiclient.ProfileInput{
+		CustomerID: customerID, ProfileType: in.ProfileType, ContactName: in.ContactName, Email: in.Email, Phone: in.Phone,
+	})
+	if err != nil {
+		apiErrs, status, ok := apiFormErrors(err, profileFormField, profileFieldLabel)
+		if !ok {
+			h.failCustomer(c, customerID, err)
+			return
+		}
+		h.log(c).Info("profile refused by the v2 API", "status", status, "err", err)
+		h.renderProfileForm(c, status, customerID, customers.NewProfileForm(customerID, in, apiErrs))
+		return
+	}
+	h.log(c).Info("customer profile created", "customer_id", customerID, "profile_id", profile.ProfileID)
+	h.profilesSaved(c, customerID, fmt.Sprintf("%s profile added.", profile.ProfileType))
+}
+
+// deleteCustomerProfile is POST /customers/{customerId}/profiles/{profileId}/delete.
+func (h *Handler) deleteCustomerProfile(c *gin.Context) {
+	customerID, err := parseInt32ID(c, "customerId")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	profileID, err := parseInt32ID(c, "profileId")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if err := h.api.Customers.DeleteProfile(h.apiContext(c), customerID, profileID); err != nil {
+		h.fail(c, err) // a 404 carries the service's message: profile or customer not found
+		return
+	}
+	h.log(c).Info("customer profile deleted", "customer_id", customerID, "profile_id", profileID)
+	h.profilesSaved(c, customerID, fmt.Sprintf("Profile %d deleted.", profileID))
+}
+
+// profilesSaved answers a successful profile call: the profiles region, read again from the v2
+// API (the calls do not answer the customer), with a toast; a redirect for a plain form.
+func (h *Handler) profilesSaved(c *gin.Context, customerID int32, message string) {
+	if !isHTMX(c) {
+		c.Redirect(http.StatusSeeOther, customerHref(customerID)+"#"+customers.ProfilesID)
+		return
+	}
+	cust, err := h.api.Customers.Get(h.apiContext(c), customerID)
+	if err != nil {
+		// The change is done; only the refreshed region is missing: say so, and reload the page.
+		h.log(c).Warn("profiles changed but the customer could not be read again", "customer_id", customerID, "err", err)
+		h.toast(c, components.ToastSuccess, message+" Reloading the page.")
+		c.Header("HX-Refresh", "true")
+		c.Status(http.StatusOK)
+		return
+	}
+	h.customers.Upsert(customerCacheKey(c), cust)
+	h.toast(c, components.ToastSuccess, message)
+	c.Header("HX-Retarget", "#"+customers.ProfilesID)
+	c.Header("HX-Reswap", "outerHTML")
+	h.render(c, http.StatusOK, customers.ProfilesPartial(profilesVM(cust, customers.NewProfileForm(customerID, customers.ProfileInput{}, nil))))
+}

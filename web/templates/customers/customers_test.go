@@ -1,0 +1,138 @@
+package customers
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/a-h/templ"
+
+	"github.com/cpqportal/portal/web/templates/components"
+)
+
+const xss = `<script>alert(1)</script>`
+
+func render(t *testing.T, c templ.Component) (*goquery.Document, string) {
+	t.Helper()
+	var b strings.Builder
+	if err := c.Render(context.Background(), &b); err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, b.String()
+}
+
+func TestResultsPartialEscapesAndMarksRows(t *testing.T) {
+	t.Parallel()
+	vm := ResultsVM{
+		Query: xss, Sort: "name", Total: 1, From: 1, To: 1,
+		Rows:    []RowVM{{ID: 7, Name: xss, TaxID: "IT01234567890", Source: "Customer list", Href: "/customers/7"}},
+		Columns: []ColumnVM{{Label: "Name", Key: "name", Href: "/customers?sort=name&dir=desc", AriaSort: "ascending"}},
+	}
+	doc, html := render(t, ResultsPartial(vm))
+	if doc.Find("script").Length() != 0 || strings.Contains(html, xss) {
+		t.Fatalf("payload not escaped:\n%s", html)
+	}
+	row := doc.Find(`[data-testid="customer-row"]`)
+	if row.AttrOr("data-customer-id", "") != "7" || row.Find(`[data-testid="customer-link"]`).Text() != xss {
+		t.Errorf("row: %s", html)
+	}
+	if doc.Find(`input[name="sort"][form="customer-search"]`).AttrOr("value", "") != "name" ||
+		doc.Find(`input[name="dir"][form="customer-search"]`).AttrOr("value", "") != "asc" {
+		t.Error("the order is not carried for the search form")
+	}
+	if got := doc.Find(`th[aria-sort="ascending"] a`).AttrOr("hx-target", ""); got != "#customer-results" {
+		t.Errorf("sort link target %q", got)
+	}
+}
+
+func TestResultsPartialStates(t *testing.T) {
+	t.Parallel()
+	doc, _ := render(t, ResultsPartial(ResultsVM{Error: "The CPQ service is not answering.", RetryURL: "/customers?q=a"}))
+	if doc.Find(`[data-testid="customer-list-error"][role="alert"]`).Length() != 1 ||
+		doc.Find(`[data-testid="customer-list-retry"]`).AttrOr("hx-get", "") != "/customers?q=a" {
+		t.Error("error state")
+	}
+	doc, _ = render(t, ResultsPartial(ResultsVM{Loading: true, LoadURL: "/customers?q=b"}))
+	if l := doc.Find(`[data-testid="customer-list-loading"]`); l.AttrOr("hx-trigger", "") != "load" || l.AttrOr("hx-get", "") != "/customers?q=b" {
+		t.Error("loading state")
+	}
+	doc, _ = render(t, ResultsPartial(ResultsVM{Query: "zz"}))
+	if doc.Find(`[data-testid="empty-state"]`).Length() != 1 {
+		t.Error("empty state")
+	}
+}
+
+func TestCountText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		vm   ResultsVM
+		want string
+	}{
+		{ResultsVM{}, "No customers found."},
+		{ResultsVM{Query: "a", Total: 1, From: 1, To: 1}, "1 customer found."},
+		{ResultsVM{Total: 100000, From: 26, To: 50}, "100,000 customers in all, showing 26–50."},
+		{ResultsVM{Query: "x", Total: 12, From: 1, To: 12}, "12 customers found."},
+	} {
+		if got := tc.vm.CountText(); got != tc.want {
+			t.Errorf("CountText(%+v) = %q, want %q", tc.vm, got, tc.want)
+		}
+	}
+	if FormatCount(1234567) != "1,234,567" || FormatCount(999) != "999" {
+		t.Error("FormatCount")
+	}
+}
+
+func TestDetailPageShowsOtherFieldsAsTree(t *testing.T) {
+	t.Parallel()
+	vm := DetailVM{
+		ID: 3, Name: xss, Status: "ACTIVE", StartQuoteHref: "/quotes/new?customerId=3", EditHref: "/customers/3/edit",
+		Summary:    []components.KV{{Key: "Tax id", Value: "IT01234567890"}},
+		Attributes: json.RawMessage(`{"tier":"gold"}`),
+		Other:      json.RawMessage(`{"loyalty":{"level":"gold"},"note":"` + strings.ReplaceAll(xss, `"`, `\"`) + `"}`),
+		Owners:     OwnersVM{CustomerID: 3, Add: NewOwnerAddForm(3, "", ""), Replace: NewOwnersReplaceForm(3, "", "")},
+		Profiles:   ProfilesVM{CustomerID: 3, Form: NewProfileForm(3, ProfileInput{}, nil)},
+	}
+	doc, html := render(t, DetailPage(vm))
+	if doc.Find("script").Length() != 0 {
+		t.Fatalf("payload not escaped:\n%s", html)
+	}
+	if doc.Find(`[data-testid="customer-name"]`).Text() != xss {
+		t.Error("name")
+	}
+	other := doc.Find(`[data-testid="customer-other-fields"]`)
+	if other.Find(`details[data-type="object"]`).Length() < 2 || !strings.Contains(other.Text(), "level") {
+		t.Errorf("other fields: %s", other.Text())
+	}
+	if doc.Find(`[data-testid="start-quote"]`).AttrOr("href", "") != "/quotes/new?customerId=3" {
+		t.Error("start quote link")
+	}
+}
+
+func TestFormPartialDuplicateWarning(t *testing.T) {
+	t.Parallel()
+	vm := FormVM{Action: "/customers", CancelHref: "/customers", DuplicateKey: "acme|IT01234567890",
+		Duplicates: []DuplicateVM{{ID: 4, Name: "ACME", TaxID: "IT01234567890", Href: "/customers/4", Reason: "same name"}},
+		Errors:     []components.FieldError{{Message: "The CPQ service refused the change: " + xss}}}
+	doc, html := render(t, FormPartial(vm))
+	if doc.Find("script").Length() != 0 {
+		t.Fatalf("payload not escaped:\n%s", html)
+	}
+	if doc.Find(`[data-testid="create-anyway"]`).Length() != 1 || doc.Find(`[data-testid="customer-save"]`).Length() != 0 {
+		t.Error("the warning does not offer Create anyway")
+	}
+	if doc.Find(`input[name="confirmedDuplicate"]`).AttrOr("value", "") != "acme|IT01234567890" {
+		t.Error("no confirmation carried")
+	}
+	if li := doc.Find(`[data-testid="error-summary"] li`); li.Find("a").Length() != 0 || !strings.Contains(li.Text(), xss) {
+		t.Error("a message without a field should be plain text in the summary")
+	}
+	if doc.Find(`form`).AttrOr("hx-target", "") != "#"+FormRegionID {
+		t.Error("the form does not target its region")
+	}
+}
