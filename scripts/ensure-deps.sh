@@ -4,6 +4,7 @@
 #     nodejs + npm (to fetch and run the Playwright driver);
 #   - the Playwright driver that playwright-go pins, assembled from npm's playwright-core
 #     into .cache/pw-driver (or $PLAYWRIGHT_DRIVER_PATH); Playwright's own CDN is not used;
+#   - axe-core (pinned) from npm into .cache/axe, for the accessibility checks of the browser tests;
 #   - Dex, through scripts/build-dex.sh, when that script exists.
 # It is idempotent and takes about a second when everything is present. It needs root only
 # when a Debian package is missing; without root it prints the command to run and exits 1.
@@ -60,6 +61,25 @@ else
   got=$("$driver/node" "$driver/package/cli.js" --version)
   [ "$got" = "Version $version" ] || die "driver in $driver prints '$got', want 'Version $version'"
   say "Playwright driver $version: installed"
+fi
+
+# --- axe-core (accessibility checks of the browser tests, e2e/a11y_test.go) ---------------
+# The e2e harness evaluates .cache/axe/axe.min.js in each page it checks (docs/accessibility.md).
+axe_version=4.14.1
+axe_dir=$root/.cache/axe
+if [ "$(cat "$axe_dir/VERSION" 2>/dev/null)" = "$axe_version" ] && [ -s "$axe_dir/axe.min.js" ]; then
+  say "axe-core $axe_version: present in $axe_dir"
+else
+  say "installing axe-core $axe_version into $axe_dir (npm pack axe-core@$axe_version)"
+  axe_tmp=$(mktemp -d)
+  (cd "$axe_tmp" && npm pack --silent "axe-core@$axe_version" >/dev/null)
+  tar -xzf "$axe_tmp/axe-core-$axe_version.tgz" -C "$axe_tmp"
+  mkdir -p "$axe_dir"
+  cp "$axe_tmp/package/axe.min.js" "$axe_tmp/package/LICENSE" "$axe_dir/"
+  rm -rf "$axe_tmp"
+  grep -q "axe v$axe_version" "$axe_dir/axe.min.js" || die "$axe_dir/axe.min.js is not axe-core $axe_version"
+  echo "$axe_version" >"$axe_dir/VERSION"
+  say "axe-core $axe_version: installed"
 fi
 
 # --- Dex (interoperability test of internal/auth) ----------------------------------------

@@ -186,3 +186,779 @@
     focusIn(document.querySelector("main"));
   });
 })();
+
+// ---------------------------------------------------------------------------------------------
+// Contracts & documents (web/templates/contracts): attachment uploads and the JSON tree filter.
+//   - form[data-upload-form]: drag and drop onto [data-dropzone], the chosen file's name, a check
+//     of the file before sending (none, empty, over data-max-bytes: a friendly message in
+//     [data-upload-error] instead of a long upload the server refuses with 413), the progress bar
+//     shown while sending (the shell's htmx:xhr:progress handler fills it) and [data-upload-status].
+//   - input[data-json-filter="#tree"]: filters a components.JSONTree as the user types: keys and
+//     values that contain the text are highlighted (.json-match) and their branches opened, entries
+//     without a match are hidden; [data-json-filter-count] next to the input says how many matched.
+// ---------------------------------------------------------------------------------------------
+(function () {
+  "use strict";
+
+  function uploadFormOf(el) {
+    return el && el.closest ? el.closest("form[data-upload-form]") : null;
+  }
+
+  function formatBytes(n) {
+    var units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    var i = 0;
+    while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+    return (i === 0 ? String(n) : n.toFixed(1).replace(/\.0$/, "")) + " " + units[i];
+  }
+
+  function setUploadError(form, message) {
+    var box = form.querySelector("[data-upload-error]");
+    var input = form.querySelector("input[type=file]");
+    if (box) {
+      box.textContent = message || "";
+      box.hidden = !message;
+    }
+    if (input) {
+      if (message) input.setAttribute("aria-invalid", "true");
+      else input.removeAttribute("aria-invalid");
+    }
+  }
+
+  function setUploadStatus(form, text) {
+    var status = form.querySelector("[data-upload-status]");
+    if (status) status.textContent = text || "";
+  }
+
+  function chosenFile(form) {
+    var input = form.querySelector("input[type=file]");
+    return input && input.files && input.files.length ? input.files[0] : null;
+  }
+
+  // fileProblem says why the chosen file cannot be uploaded, or "" (requireFile: "none" is a problem).
+  function fileProblem(form, requireFile) {
+    var file = chosenFile(form);
+    if (!file) return requireFile ? "Choose a file to upload." : "";
+    if (file.size === 0) return "The file " + file.name + " is empty. Choose a file with content.";
+    var max = parseInt(form.getAttribute("data-max-bytes"), 10);
+    if (max > 0 && file.size > max) {
+      return "The file " + file.name + " (" + formatBytes(file.size) + ") is larger than the upload limit of " +
+        (form.getAttribute("data-max-text") || formatBytes(max)) + ".";
+    }
+    return "";
+  }
+
+  function showChosenFile(form) {
+    var file = chosenFile(form);
+    var label = form.querySelector("[data-upload-filename]");
+    if (label) label.textContent = file ? file.name + " (" + formatBytes(file.size) + ")" : "";
+    setUploadError(form, fileProblem(form, false));
+    setUploadStatus(form, "");
+    var bar = form.querySelector("progress[data-upload-progress]");
+    if (bar) bar.hidden = true;
+  }
+
+  document.addEventListener("change", function (event) {
+    var form = uploadFormOf(event.target);
+    if (form && event.target.type === "file") showChosenFile(form);
+  });
+
+  // Drag and drop: a dropped file goes into the form's file input, as if chosen with the picker.
+  function dropzoneOf(event) {
+    return event.target && event.target.closest ? event.target.closest("[data-dropzone]") : null;
+  }
+  document.addEventListener("dragover", function (event) {
+    var zone = dropzoneOf(event);
+    if (!zone) return;
+    event.preventDefault();
+    if (event.dataTransfer) event.dataTransfer.dropEffect = "copy";
+    zone.classList.add("dropzone--over");
+  });
+  document.addEventListener("dragleave", function (event) {
+    var zone = dropzoneOf(event);
+    if (zone && !zone.contains(event.relatedTarget)) zone.classList.remove("dropzone--over");
+  });
+  document.addEventListener("drop", function (event) {
+    var zone = dropzoneOf(event);
+    if (!zone) return;
+    event.preventDefault();
+    zone.classList.remove("dropzone--over");
+    var form = uploadFormOf(zone);
+    var input = zone.querySelector("input[type=file]");
+    var files = event.dataTransfer && event.dataTransfer.files;
+    if (!form || !input || !files || !files.length) return;
+    if (files.length > 1) {
+      setUploadError(form, "Drop one file at a time.");
+      return;
+    }
+    var transfer = new DataTransfer();
+    transfer.items.add(files[0]);
+    input.files = transfer.files;
+    showChosenFile(form);
+  });
+
+  // Before htmx sends an upload: check the file, then show the progress bar.
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var form = uploadFormOf(event.target);
+    if (!form || event.target !== form) return;
+    var problem = fileProblem(form, true);
+    if (problem) {
+      event.preventDefault();
+      setUploadError(form, problem);
+      var input = form.querySelector("input[type=file]");
+      if (input) input.focus();
+      return;
+    }
+    setUploadError(form, "");
+    var bar = form.querySelector("progress[data-upload-progress]");
+    if (bar) {
+      bar.max = 100;
+      bar.value = 0;
+      bar.textContent = "0%";
+      bar.hidden = false;
+    }
+    setUploadStatus(form, "Uploading…");
+  });
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var form = uploadFormOf(event.target);
+    if (!form || event.target !== form) return;
+    var ok = event.detail && event.detail.successful;
+    var bar = form.querySelector("progress[data-upload-progress]");
+    if (ok) {
+      if (bar) {
+        bar.value = 100;
+        bar.textContent = "100%";
+      }
+      setUploadStatus(form, "Upload complete.");
+      var input = form.querySelector("input[type=file]");
+      if (input) input.value = "";
+      var label = form.querySelector("[data-upload-filename]");
+      if (label) label.textContent = "";
+    } else {
+      setUploadStatus(form, "The upload did not succeed.");
+    }
+  });
+
+  // JSON tree filter.
+  function applyJSONFilter(input) {
+    var tree = document.querySelector(input.getAttribute("data-json-filter"));
+    if (!tree) return;
+    var query = input.value.trim().toLowerCase();
+    tree.querySelectorAll(".json-match").forEach(function (el) { el.classList.remove("json-match"); });
+    tree.querySelectorAll("[data-json-keep]").forEach(function (el) { el.removeAttribute("data-json-keep"); });
+    tree.querySelectorAll("[data-json-hidden]").forEach(function (el) {
+      el.hidden = false;
+      el.removeAttribute("data-json-hidden");
+    });
+    var count = 0;
+    if (query) {
+      tree.querySelectorAll("dt, .json-string, .json-number, .json-bool, .json-null").forEach(function (el) {
+        if (el.textContent.toLowerCase().indexOf(query) < 0) return;
+        el.classList.add("json-match");
+        count++;
+        // A matching key keeps its whole value visible.
+        if (el.tagName === "DT" && el.nextElementSibling) el.nextElementSibling.setAttribute("data-json-keep", "");
+        for (var d = el.parentElement; d && d !== tree; d = d.parentElement) {
+          if (d.tagName === "DETAILS") d.open = true;
+        }
+      });
+      var visible = function (el) {
+        return el.classList.contains("json-match") || el.querySelector(".json-match") || el.closest("[data-json-keep]");
+      };
+      tree.querySelectorAll("dt").forEach(function (dt) {
+        var dd = dt.nextElementSibling;
+        if (visible(dt) || (dd && visible(dd))) return;
+        [dt, dd].forEach(function (el) {
+          if (!el) return;
+          el.hidden = true;
+          el.setAttribute("data-json-hidden", "");
+        });
+      });
+      tree.querySelectorAll("li").forEach(function (li) {
+        if (visible(li)) return;
+        li.hidden = true;
+        li.setAttribute("data-json-hidden", "");
+      });
+    }
+    var counter = input.parentElement && input.parentElement.querySelector("[data-json-filter-count]");
+    if (counter) counter.textContent = !query ? "" : count === 0 ? "No matches" : count === 1 ? "1 match" : count + " matches";
+  }
+
+  var filterTimer = null;
+  document.addEventListener("input", function (event) {
+    var input = event.target;
+    if (!input.matches || !input.matches("input[data-json-filter]")) return;
+    window.clearTimeout(filterTimer);
+    filterTimer = window.setTimeout(function () { applyJSONFilter(input); }, 120);
+  });
+  // Enter in the filter must not submit anything.
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && event.target.matches && event.target.matches("input[data-json-filter]")) {
+      event.preventDefault();
+      applyJSONFilter(event.target);
+    }
+  });
+})();
+
+// ---------------------------------------------------------------------------------------------
+// Quotes (web/templates/quotes).
+//   - [data-quote-search]: Enter searches (the "search" event) instead of submitting the form.
+//   - [data-quote-focus] in swapped content gets keyboard focus once (a panel's first choice, the
+//     cart heading after an item was removed, the "Restart session" button).
+//   - what changed: before the answer of an action (not a GET) is swapped into a quote page, the
+//     previous action's highlights (.is-changed, .is-new, [data-change-note]) are cleared, so only
+//     what the new answer marks is highlighted (internal/handlers/quote_digest.go).
+//   - [data-quote-close] empties the panel it is in and gives focus back to its line or section.
+// ---------------------------------------------------------------------------------------------
+(function () {
+  "use strict";
+
+  document.addEventListener("keydown", function (event) {
+    var input = event.target;
+    if (event.key !== "Enter" || !input.matches || !input.matches("[data-quote-search]")) return;
+    event.preventDefault();
+    input.dispatchEvent(new Event("search", { bubbles: true }));
+  });
+
+  document.addEventListener("htmx:afterSettle", function () {
+    var target = document.querySelector("[data-quote-focus]");
+    if (!target) return;
+    target.removeAttribute("data-quote-focus");
+    if (!target.hasAttribute("tabindex") && !/^(A|BUTTON|INPUT|SELECT|TEXTAREA)$/.test(target.tagName)) {
+      target.setAttribute("tabindex", "-1");
+    }
+    target.focus();
+  });
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var d = event.detail;
+    var page = document.querySelector("[data-quote-page]");
+    if (!page || !d || !d.xhr || d.xhr.status >= 300) return;
+    var verb = d.requestConfig && d.requestConfig.verb;
+    if (!verb || verb === "get") return;
+    page.querySelectorAll("[data-change-note]").forEach(function (el) { el.remove(); });
+    page.querySelectorAll(".is-changed, .is-new").forEach(function (el) {
+      el.classList.remove("is-changed", "is-new");
+    });
+  });
+
+  document.addEventListener("click", function (event) {
+    var close = event.target.closest && event.target.closest("[data-quote-close]");
+    if (!close) return;
+    var panel = close.closest(".panel");
+    var slot = panel && panel.parentElement;
+    if (!slot) return;
+    var scope = slot.closest("tr") || slot.closest("section");
+    slot.textContent = "";
+    var back = scope && scope.querySelector("button");
+    if (back) back.focus();
+  });
+})();
+
+// ---------------------------------------------------------------------------------------------
+// Speed of use and accessibility (web/templates/palette, docs/accessibility.md).
+//   - Command palette: Ctrl/Cmd+K anywhere, the header's [data-palette-open] "Go to" link, or "/"
+//     on a page without a search field opens <dialog id="palette"> (showModal). Its input is an
+//     ARIA combobox: htmx fetches GET /palette?q= into #palette-results (debounced 200 ms, or at
+//     once on the "palette-refresh" event); ArrowDown/ArrowUp move aria-activedescendant over the
+//     listbox's options, Enter opens the active one (or, when the results are not yet those of
+//     the text typed, the first result as soon as they arrive), Escape closes, and focus goes back
+//     to whatever had it before. #palette-status announces the number of results.
+//   - Drafts: form[data-draft="name"] keeps what the user types in sessionStorage ("cpq-draft:"
+//     + name, this tab only) and restores it when the form is loaded again untouched (e.g. after
+//     signing in again when the session had expired), with a notice and a "Discard" button. The
+//     draft is cleared when an htmx submit succeeded (2xx, not a redirect to sign-in, and the form
+//     is gone or the answer redirects), or when a page carries [data-draft-clear="name"].
+//     Hidden, password and file inputs, and [data-draft-skip] fields, are never stored.
+//   - Focus after swaps: when an htmx swap removed the focused element, the focus goes to the same
+//     control in the new content, else its first heading, else the region (never back to <body>).
+//   - Tables: a table.responsive wider than its .table-wrap becomes cards (.is-collapsed), so a
+//     tablet never scrolls a table sideways.
+// ---------------------------------------------------------------------------------------------
+(function () {
+  "use strict";
+
+  // ----- Command palette -----
+  var opener = null;        // the element focused before the palette opened
+  var pendingEnter = false; // Enter was pressed before the results of the typed text arrived
+
+  function paletteDialog() { return document.getElementById("palette"); }
+  function paletteInput() { return document.getElementById("palette-input"); }
+  function paletteOptions() {
+    var d = paletteDialog();
+    return d ? Array.prototype.slice.call(d.querySelectorAll("#palette-listbox [role=option]")) : [];
+  }
+  function paletteFound() {
+    var d = paletteDialog();
+    return d ? d.querySelector("[data-palette-found]") : null;
+  }
+
+  function isTyping(el) {
+    return !!el && (/^(INPUT|SELECT|TEXTAREA)$/.test(el.tagName) || el.isContentEditable);
+  }
+
+  function refreshPalette() {
+    var input = paletteInput();
+    if (input && window.htmx) window.htmx.trigger(input, "palette-refresh");
+  }
+
+  function openPalette(from) {
+    var dialog = paletteDialog();
+    var input = paletteInput();
+    if (!dialog || !input || typeof dialog.showModal !== "function") return false;
+    if (!dialog.open) {
+      opener = from || document.activeElement;
+      dialog.showModal();
+      refreshPalette(); // empty text: the recent quotes and the pages
+    }
+    input.focus();
+    input.select();
+    return true;
+  }
+
+  function setActive(index) {
+    var input = paletteInput();
+    var options = paletteOptions();
+    if (!input) return;
+    options.forEach(function (option, i) {
+      option.setAttribute("aria-selected", i === index ? "true" : "false");
+      option.classList.toggle("is-active", i === index);
+    });
+    if (index >= 0 && index < options.length) {
+      input.setAttribute("aria-activedescendant", options[index].id);
+      options[index].scrollIntoView({ block: "nearest" });
+    } else {
+      input.removeAttribute("aria-activedescendant");
+    }
+  }
+
+  function activeIndex() {
+    var input = paletteInput();
+    var id = input && input.getAttribute("aria-activedescendant");
+    if (!id) return -1;
+    return paletteOptions().findIndex(function (option) { return option.id === id; });
+  }
+
+  // resultsAreCurrent: the listbox shows the results of the text now in the input.
+  function resultsAreCurrent() {
+    var found = paletteFound();
+    var input = paletteInput();
+    return !!found && !!input && found.getAttribute("data-query") === input.value.trim();
+  }
+
+  function openOption(option) {
+    var href = option && option.getAttribute("data-href");
+    // Only the portal's own paths (the server builds them; this is a second guard).
+    if (!href || href.charAt(0) !== "/" || href.charAt(1) === "/" || href.charAt(1) === "\\") return;
+    window.location.assign(href);
+  }
+
+  function announceStatus(text) {
+    var status = document.getElementById("palette-status");
+    if (!status) return;
+    status.textContent = "";
+    window.setTimeout(function () { status.textContent = text || ""; }, 50);
+  }
+
+  document.addEventListener("keydown", function (event) {
+    // Ctrl/Cmd+K anywhere, even while typing in a field.
+    if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && (event.key === "k" || event.key === "K")) {
+      if (openPalette()) event.preventDefault();
+      return;
+    }
+    // "/" on a page without a search field (the shell's handler took it when there is one).
+    if (event.key === "/" && !event.defaultPrevented && !event.ctrlKey && !event.metaKey && !event.altKey &&
+        !isTyping(document.activeElement)) {
+      var dialog = paletteDialog();
+      if (dialog && !dialog.open && openPalette()) event.preventDefault();
+    }
+  });
+
+  document.addEventListener("keydown", function (event) {
+    var input = paletteInput();
+    if (!input || event.target !== input) return;
+    var options = paletteOptions();
+    var i = activeIndex();
+    switch (event.key) {
+      case "ArrowDown":
+        event.preventDefault();
+        if (options.length) setActive(i < 0 || i >= options.length - 1 ? 0 : i + 1);
+        break;
+      case "ArrowUp":
+        event.preventDefault();
+        if (options.length) setActive(i <= 0 ? options.length - 1 : i - 1);
+        break;
+      case "Enter":
+        event.preventDefault(); // never the form's own submit: that is the no-script page
+        if (resultsAreCurrent()) {
+          if (options.length) openOption(options[i < 0 ? 0 : i]);
+        } else {
+          pendingEnter = true;
+          refreshPalette();
+        }
+        break;
+    }
+  });
+
+  // The header's "Go to" link opens the dialog (the link itself is the no-script fallback).
+  document.addEventListener("click", function (event) {
+    var trigger = event.target.closest && event.target.closest("[data-palette-open]");
+    if (trigger) {
+      if (openPalette(trigger)) event.preventDefault();
+      return;
+    }
+    if (event.target.closest && event.target.closest("#palette [data-palette-close]")) {
+      paletteDialog().close();
+      return;
+    }
+    var option = event.target.closest && event.target.closest("#palette [role=option]");
+    if (option) {
+      openOption(option);
+      return;
+    }
+    // A click on the backdrop (outside the dialog's box) closes it.
+    var dialog = paletteDialog();
+    if (dialog && dialog.open && event.target === dialog) {
+      var box = dialog.getBoundingClientRect();
+      if (event.clientX < box.left || event.clientX > box.right || event.clientY < box.top || event.clientY > box.bottom) {
+        dialog.close();
+      }
+    }
+  });
+
+  document.addEventListener("mousemove", function (event) {
+    var option = event.target.closest && event.target.closest("#palette [role=option]");
+    if (!option) return;
+    var index = paletteOptions().indexOf(option);
+    if (index >= 0 && index !== activeIndex()) setActive(index);
+  });
+
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var target = event.detail && event.detail.target;
+    if (!target || target.id !== "palette-results") return;
+    var input = paletteInput();
+    var found = paletteFound();
+    var count = found ? parseInt(found.getAttribute("data-count"), 10) || 0 : 0;
+    if (input) input.setAttribute("aria-expanded", count > 0 ? "true" : "false");
+    setActive(count > 0 ? 0 : -1);
+    announceStatus(found ? found.getAttribute("data-summary") : "");
+    if (pendingEnter && resultsAreCurrent()) {
+      pendingEnter = false;
+      if (count > 0) openOption(paletteOptions()[0]);
+    }
+  });
+
+  // Closing (Escape, the Esc button, the backdrop): start afresh next time, focus back.
+  function onPaletteClose() {
+    var input = paletteInput();
+    var results = document.getElementById("palette-results");
+    pendingEnter = false;
+    if (input) {
+      input.value = "";
+      input.setAttribute("aria-expanded", "false");
+      input.removeAttribute("aria-activedescendant");
+    }
+    if (results) results.textContent = "";
+    announceStatus("");
+    var back = opener && opener.isConnected && opener !== document.body ? opener : document.getElementById("palette-trigger");
+    opener = null;
+    if (back && back.focus) back.focus();
+  }
+
+  function initPalette() {
+    var dialog = paletteDialog();
+    if (dialog && !dialog.dataset.paletteReady) {
+      dialog.dataset.paletteReady = "1";
+      dialog.addEventListener("close", onPaletteClose);
+    }
+    if (/Mac|iPhone|iPad/.test(navigator.platform || "")) {
+      document.querySelectorAll("[data-palette-keys]").forEach(function (k) { k.textContent = "\u2318 K"; });
+    }
+  }
+
+  // ----- Drafts of long forms (sessionStorage) -----
+  var DRAFT_PREFIX = "cpq-draft:";
+  var draftTimers = {};
+  // submitted: drafts whose form was sent from this page. The form the server sends back (e.g.
+  // with validation errors) already holds the user's input: it is not "restored" over it.
+  var submitted = {};
+  var draftRequests = new WeakMap(); // request (XMLHttpRequest) -> draft name of the form it sends
+
+  function storage() {
+    try {
+      return window.sessionStorage;
+    } catch (e) {
+      return null; // storage disabled: drafts are simply not kept
+    }
+  }
+
+  function draftKey(form) { return DRAFT_PREFIX + form.getAttribute("data-draft"); }
+
+  function draftFields(form) {
+    return Array.prototype.filter.call(form.elements, function (el) {
+      if (!el.name || el.disabled || el.hasAttribute("data-draft-skip")) return false;
+      if (/^(BUTTON|FIELDSET|OUTPUT|OBJECT)$/.test(el.tagName)) return false;
+      return ["hidden", "password", "file", "submit", "button", "reset", "image"].indexOf((el.type || "").toLowerCase()) < 0;
+    });
+  }
+
+  function isCheckable(el) { return el.type === "checkbox" || el.type === "radio"; }
+
+  // readDraft: every field's value(s) by name, in document order.
+  function readDraft(form) {
+    var values = {};
+    draftFields(form).forEach(function (el) {
+      var list = values[el.name] || (values[el.name] = []);
+      if (isCheckable(el)) {
+        if (el.checked) list.push(el.value);
+      } else if (el.tagName === "SELECT" && el.multiple) {
+        Array.prototype.forEach.call(el.selectedOptions, function (o) { list.push(o.value); });
+      } else {
+        list.push(el.value);
+      }
+    });
+    return values;
+  }
+
+  function writeDraft(form, values) {
+    var seen = {};
+    draftFields(form).forEach(function (el) {
+      var list = values[el.name];
+      if (!Array.isArray(list)) return;
+      if (isCheckable(el)) {
+        el.checked = list.indexOf(el.value) >= 0;
+      } else if (el.tagName === "SELECT" && el.multiple) {
+        Array.prototype.forEach.call(el.options, function (o) { o.selected = list.indexOf(o.value) >= 0; });
+      } else {
+        var n = seen[el.name] || 0;
+        seen[el.name] = n + 1;
+        if (typeof list[n] === "string") el.value = list[n];
+      }
+    });
+  }
+
+  // pristine: nothing changed since the server rendered the form.
+  function pristine(form) {
+    return draftFields(form).every(function (el) {
+      if (isCheckable(el)) return el.checked === el.defaultChecked;
+      if (el.tagName === "SELECT") {
+        return Array.prototype.every.call(el.options, function (o) { return o.selected === o.defaultSelected; }) ||
+          el.selectedIndex === 0 && !Array.prototype.some.call(el.options, function (o) { return o.defaultSelected; });
+      }
+      return el.value === el.defaultValue;
+    });
+  }
+
+  function saveDraft(form) {
+    var store = storage();
+    if (!store) return;
+    try {
+      store.setItem(draftKey(form), JSON.stringify({ savedAt: Date.now(), values: readDraft(form) }));
+    } catch (e) { /* quota: keep working without a draft */ }
+  }
+
+  function loadDraft(name) {
+    var store = storage();
+    if (!store) return null;
+    try {
+      var draft = JSON.parse(store.getItem(DRAFT_PREFIX + name) || "null");
+      return draft && typeof draft.values === "object" ? draft : null;
+    } catch (e) {
+      return null;
+    }
+  }
+
+  function clearDraft(name) {
+    var store = storage();
+    if (store) store.removeItem(DRAFT_PREFIX + name);
+  }
+
+  function draftNotice(form, savedAt) {
+    var notice = document.createElement("div");
+    notice.className = "notice draft-notice";
+    notice.setAttribute("role", "status");
+    notice.setAttribute("data-testid", "draft-notice");
+    var when = new Date(savedAt);
+    var time = isNaN(when.getTime()) ? "" : " from " + when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    var text = document.createElement("span");
+    text.textContent = "Your unsaved changes" + time + " were restored. ";
+    var discard = document.createElement("button");
+    discard.type = "button";
+    discard.className = "button--link";
+    discard.setAttribute("data-draft-discard", "");
+    discard.setAttribute("data-testid", "draft-discard");
+    discard.textContent = "Discard them";
+    notice.appendChild(text);
+    notice.appendChild(discard);
+    form.insertBefore(notice, form.firstChild);
+  }
+
+  function restoreDraft(form) {
+    if (form.dataset.draftReady) return;
+    form.dataset.draftReady = "1";
+    var name = form.getAttribute("data-draft");
+    if (submitted[name]) {
+      saveDraft(form); // what the server kept of the input is the draft now
+      return;
+    }
+    var draft = name && loadDraft(name);
+    if (!draft || !pristine(form)) return;
+    if (JSON.stringify(readDraft(form)) === JSON.stringify(draft.values)) return;
+    writeDraft(form, draft.values);
+    draftNotice(form, draft.savedAt);
+  }
+
+  function initDrafts(root) {
+    if (!root || !root.querySelectorAll) return;
+    document.querySelectorAll("[data-draft-clear]").forEach(function (el) {
+      el.getAttribute("data-draft-clear").split(/\s+/).forEach(function (name) { if (name) clearDraft(name); });
+    });
+    var forms = Array.prototype.slice.call(root.querySelectorAll("form[data-draft]"));
+    if (root.matches && root.matches("form[data-draft]")) forms.push(root);
+    forms.forEach(restoreDraft);
+  }
+
+  // Typing saves 250 ms after the last key; leaving a field (change), sending the form and leaving
+  // the page save at once, so nothing typed is lost to a sign-in redirect.
+  function onDraftInput(event) {
+    var form = event.target && event.target.form;
+    if (!form || !form.hasAttribute || !form.hasAttribute("data-draft")) return;
+    var key = draftKey(form);
+    window.clearTimeout(draftTimers[key]);
+    if (event.type === "change") {
+      saveDraft(form);
+      return;
+    }
+    draftTimers[key] = window.setTimeout(function () { saveDraft(form); }, 250);
+  }
+  document.addEventListener("input", onDraftInput);
+  document.addEventListener("change", onDraftInput);
+  window.addEventListener("pagehide", function () {
+    document.querySelectorAll("form[data-draft]").forEach(function (form) {
+      if (draftTimers[draftKey(form)] && !pristine(form)) saveDraft(form);
+    });
+  });
+
+  document.addEventListener("click", function (event) {
+    var discard = event.target.closest && event.target.closest("[data-draft-discard]");
+    if (!discard) return;
+    var form = discard.closest("form[data-draft]");
+    if (!form) return;
+    clearDraft(form.getAttribute("data-draft"));
+    var notice = discard.closest(".draft-notice");
+    form.reset();
+    if (notice) notice.remove();
+    var first = draftFields(form)[0];
+    if (first) first.focus();
+    document.dispatchEvent(new CustomEvent("announce", { detail: "Your restored changes were discarded." }));
+  });
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var d = event.detail;
+    var form = d && d.elt && d.elt.closest ? d.elt.closest("form[data-draft]") : null;
+    var verb = d && d.requestConfig && d.requestConfig.verb;
+    if (form && (d.elt === form || (verb && verb !== "get"))) {
+      submitted[form.getAttribute("data-draft")] = true;
+      // The answer's events may name another element (htmx fires them on the nearest element
+      // still in the page when the form was swapped away): remember the request instead.
+      if (d.xhr) draftRequests.set(d.xhr, form.getAttribute("data-draft"));
+      window.clearTimeout(draftTimers[draftKey(form)]);
+      saveDraft(form); // what is sent is the draft, until the answer says it was saved
+    }
+  });
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var d = event.detail;
+    var name = d && d.xhr ? draftRequests.get(d.xhr) : null;
+    if (!name) return;
+    draftRequests.delete(d.xhr);
+    if (!d.successful) return;
+    var redirect = d.xhr.getResponseHeader("HX-Redirect") || d.xhr.getResponseHeader("HX-Location") || "";
+    if (redirect.indexOf("/auth/") >= 0) return; // the session expired: keep the draft for after signing in
+    var stillThere = Array.prototype.some.call(document.querySelectorAll("form[data-draft]"), function (f) {
+      return f.getAttribute("data-draft") === name;
+    });
+    if (redirect || !stillThere) {
+      window.clearTimeout(draftTimers[DRAFT_PREFIX + name]);
+      clearDraft(name);
+    }
+  });
+
+  // ----- Focus after an htmx swap -----
+  // When a swap removes the element that had the focus (a sort link, the submit button of a form
+  // replaced by the saved record's page), the focus would fall back to <body> and a keyboard or
+  // screen-reader user would have to start again from the top. After the swap has settled (and the
+  // shell's and areas' own focus rules had their turn), the focus goes to the same control in the
+  // new content (same id, or same data-testid at the same position), else to the new content's
+  // first heading, else to the swapped region itself.
+  var lostFocus = null;
+  var focusAtRequest = null; // a button disabled while its request runs (hx-disabled-elt) may drop the focus
+  document.addEventListener("htmx:beforeRequest", function () { focusAtRequest = document.activeElement; });
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail && event.detail.target;
+    var active = document.activeElement;
+    if (!active || active === document.body) active = focusAtRequest;
+    lostFocus = null;
+    if (!target || !active || active === document.body || !target.contains(active)) return;
+    var testid = active.getAttribute("data-testid");
+    var index = testid ? Array.prototype.indexOf.call(target.querySelectorAll("[data-testid=\"" + CSS.escape(testid) + "\"]"), active) : -1;
+    lostFocus = { target: target, id: active.id, testid: testid, index: index };
+  });
+
+  function focusable(el) {
+    if (!el.hasAttribute("tabindex") && !/^(A|BUTTON|INPUT|SELECT|TEXTAREA|SUMMARY)$/.test(el.tagName)) el.setAttribute("tabindex", "-1");
+    return el;
+  }
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var lost = lostFocus;
+    var settled = event.target;
+    // Out-of-band swaps (toasts) settle too: only the region that held the focus counts.
+    if (!lost || !settled || !settled.isConnected || (settled.closest && settled.closest("#toasts"))) return;
+    if (lost.target.isConnected && !(settled === lost.target || lost.target.contains(settled) || settled.contains(lost.target))) return;
+    lostFocus = null;
+    var active = document.activeElement;
+    if (active && active !== document.body && active.isConnected) return;
+    var region = lost.target.isConnected ? lost.target : settled;
+    var next = null;
+    if (lost.id) next = document.getElementById(lost.id);
+    if (!next && lost.testid) {
+      var same = region.querySelectorAll("[data-testid=\"" + CSS.escape(lost.testid) + "\"]");
+      next = same[Math.max(0, Math.min(lost.index, same.length - 1))] || null;
+    }
+    if (next && (next.disabled || next.offsetParent === null)) next = null;
+    if (!next) next = region.querySelector("h1, h2, h3") || region;
+    focusable(next).focus();
+  });
+
+  // ----- Tables that do not fit become cards -----
+  // A table.responsive inside .table-wrap that is wider than its wrapper (a tablet in portrait, a
+  // narrow window) gets .is-collapsed on the wrapper: app.css shows each row as a card labelled
+  // from data-label, as on phones, instead of making the user scroll the table sideways.
+  function fitTables() {
+    document.querySelectorAll(".table-wrap").forEach(function (wrap) {
+      var table = wrap.querySelector("table.responsive");
+      if (!table) return;
+      wrap.classList.remove("is-collapsed");
+      if (wrap.clientWidth > 0 && table.scrollWidth > wrap.clientWidth + 1) wrap.classList.add("is-collapsed");
+    });
+  }
+  var fitTimer = null;
+  window.addEventListener("resize", function () {
+    window.clearTimeout(fitTimer);
+    fitTimer = window.setTimeout(fitTables, 100);
+  });
+  // Printed tables keep their columns (the print stylesheet has the page's full width).
+  window.addEventListener("beforeprint", function () {
+    document.querySelectorAll(".table-wrap.is-collapsed").forEach(function (wrap) { wrap.classList.remove("is-collapsed"); });
+  });
+  window.addEventListener("afterprint", fitTables);
+  document.addEventListener("htmx:afterSettle", fitTables);
+
+  document.addEventListener("htmx:load", function (event) { initDrafts(event.target); });
+  document.addEventListener("DOMContentLoaded", function () {
+    initPalette();
+    initDrafts(document);
+    fitTables();
+  });
+})();

@@ -1,0 +1,413 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/web/templates/layout"
+	"github.com/cpqportal/portal/web/templates/palette"
+	"github.com/cpqportal/portal/web/templates/quotes"
+)
+
+// The command palette (Ctrl/Cmd+K): jump to a customer by name or id, a contract by number or id,
+// a quote by id, or a page. GET /palette?q= answers the results partial to htmx and a page of
+// links otherwise. It asks the same sources the pages use: the user's cached customer list
+// (internal/customercache, as the customer list does), the contract calls of the contract search
+// (by id, by number), and the quotes the user worked on (their session). A quote id the session
+// does not know is resolved only when it is opened (GET /palette/quotes/:quoteId), because the v2
+// API has no "get quote by id" call and resolving costs several calls (docs/accessibility.md).
+
+const (
+	// paletteCustomerLimit is how many customers the palette lists.
+	paletteCustomerLimit = 6
+	// paletteRecentQuotes is how many recent quotes an empty query lists.
+	paletteRecentQuotes = 5
+	// paletteCustomerWait bounds how long the palette waits for a customer list that is not
+	// cached yet (the fetch goes on; the next keystroke finds it).
+	paletteCustomerWait = 2 * time.Second
+	// paletteMaxConfigurators bounds the configurators tried when a quote is resolved.
+	paletteMaxConfigurators = 20
+)
+
+// palettePage is a page the palette can jump to; keywords are matched too.
+type palettePage struct {
+	label, href, keywords string
+}
+
+// palettePages are the pages the palette offers, in the order shown.
+var palettePages = [...]palettePage{
+	{"Customers", "/customers", "customer list clients search find"},
+	{"New customer", "/customers/new", "create add customer client"},
+	{"New quote", "/quotes/new", "quotes start create configure configurator cpq offer"},
+	{"Contracts", "/contracts", "contract search number find"},
+	{"Audits", "/audits", "validation audit quote history"},
+}
+
+// showPalette answers GET /palette?q=: the results partial for htmx, a page otherwise.
+func (h *Handler) showPalette(c *gin.Context) {
+	query := strings.TrimSpace(c.Query("q"))
+	if problem := paletteQueryProblem(query); problem != "" {
+		if isHTMX(c) {
+			h.fail(c, badRequest("%s", problem))
+			return
+		}
+		vm := palette.PageVM{Error: problem}
+		h.renderPage(c, http.StatusBadRequest, "Go to", layout.SectionNone, palette.Page(vm))
+		return
+	}
+	results, err := h.paletteResults(c, query)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if isHTMX(c) {
+		h.render(c, http.StatusOK, palette.Results(results))
+		return
+	}
+	h.renderPage(c, http.StatusOK, "Go to", layout.SectionNone, palette.Page(palette.PageVM{Results: results}))
+}
+
+// paletteQueryProblem checks the query before anything is searched: valid UTF-8, at most
+// palette.MaxQueryLen characters, no control characters. It returns the message for the user.
+func paletteQueryProblem(query string) string {
+	if !utf8.ValidString(query) {
+		return "The search text contains invalid characters."
+	}
+	if utf8.RuneCountInString(query) > palette.MaxQueryLen {
+		return fmt.Sprintf("The search text is too long (at most %d characters).", palette.MaxQueryLen)
+	}
+	for _, r := range query {
+		if unicode.IsControl(r) {
+			return "The search text contains invalid characters."
+		}
+	}
+	return ""
+}
+
+// paletteResults searches every source for query. The customer list and the contract calls run
+// at the same time. A source that fails adds a note and the others are still shown; only a
+// refused sign-in (or the user leaving) fails the whole answer, through the error edge.
+func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsVM, error) {
+	vm := palette.ResultsVM{Query: query}
+	recent := recentQuoteRefs(auth.CurrentSession(c))
+	if query == "" {
+		for _, ref := range recent[:min(len(recent), paletteRecentQuotes)] {
+			vm.Items = append(vm.Items, quoteItem(ref, "Recent quote"))
+		}
+		vm.Items = append(vm.Items, matchingPages("")...)
+		return vm, nil
+	}
+
+	ctx := h.apiContext(c)
+	var (
+		wg                     sync.WaitGroup
+		customers, contracts   []palette.Item
+		customerErr            error
+		contractErrs           []error
+		customerNote, contNote string
+	)
+	wg.Go(func() { customers, customerNote, customerErr = h.paletteCustomers(ctx, customerCacheKey(c), query) })
+	wg.Go(func() { contracts, contNote, contractErrs = h.paletteContracts(ctx, query) })
+	wg.Wait()
+	for _, err := range append([]error{customerErr}, contractErrs...) {
+		if err != nil && h.mustFailWhole(err) {
+			return vm, err
+		}
+	}
+	if customerErr != nil {
+		h.log(c).Warn("palette: customer search failed", "err", customerErr)
+	}
+	for _, err := range contractErrs {
+		if err != nil {
+			h.log(c).Warn("palette: contract lookup failed", "err", err)
+		}
+	}
+
+	vm.Items = append(vm.Items, customers...)
+	vm.Items = append(vm.Items, contracts...)
+	vm.Items = append(vm.Items, paletteQuotes(query, recent)...)
+	vm.Items = append(vm.Items, matchingPages(query)...)
+	for _, note := range []string{customerNote, contNote} {
+		if note != "" {
+			vm.Notes = append(vm.Notes, note)
+		}
+	}
+	return vm, nil
+}
+
+// paletteCustomers searches the user's customer list: an exact id first, then every customer
+// whose name, tax id, e-mail or id contains all the words typed (the customer list's own search).
+func (h *Handler) paletteCustomers(ctx context.Context, user, query string) ([]palette.Item, string, error) {
+	waitCtx, cancel := context.WithTimeout(ctx, paletteCustomerWait)
+	defer cancel()
+	snap, err := h.customers.Get(waitCtx, user)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, customercache.ErrFetchFailed) && ctx.Err() == nil {
+			return nil, "The customer list is still loading: type on, or try again in a moment.", nil
+		}
+		if errors.Is(err, customercache.ErrFetchFailed) {
+			// The v2 API's own error is wrapped inside: a refused token must fail the whole answer.
+			return nil, "Customers could not be searched: " + classify(err).message, err
+		}
+		return nil, "", err
+	}
+	var items []palette.Item
+	seen := map[int32]bool{}
+	if id, err := parseID(query, "id", math.MaxInt32); err == nil {
+		if row, ok := snap.Lookup(int32(id)); ok {
+			items = append(items, customerItem(row))
+			seen[row.ID] = true
+		}
+	}
+	res := snap.Search(customercache.Query{Text: query, Sort: customercache.SortByName, Limit: paletteCustomerLimit + 1})
+	for _, row := range res.Rows {
+		if len(items) >= paletteCustomerLimit {
+			break
+		}
+		if !seen[row.ID] {
+			items = append(items, customerItem(row))
+			seen[row.ID] = true
+		}
+	}
+	note := ""
+	if res.Total > len(items) {
+		note = fmt.Sprintf("%d customers match; the first %d are shown. Type more to narrow them down, or search the customer list.",
+			res.Total, len(items))
+	}
+	return items, note, nil
+}
+
+func customerItem(row customercache.Row) palette.Item {
+	detail := []string{"#" + strconv.FormatInt(int64(row.ID), 10)}
+	for _, s := range []string{row.TaxID, row.City} {
+		if s != "" {
+			detail = append(detail, s)
+		}
+	}
+	return palette.Item{Kind: palette.KindCustomer, Label: row.Name, Detail: strings.Join(detail, " · "), Href: customerHref(row.ID)}
+}
+
+// paletteContracts looks the query up as a contract id (all digits) and as a contract number
+// (the calls of the contract search, lookupContract). Only text that can be a contract number is
+// sent: no spaces, at least one digit (contract numbers look like C-2026-000042), so ordinary
+// words typed to find a customer cost no v2 call. Not found is no result, not an error.
+func (h *Handler) paletteContracts(ctx context.Context, query string) ([]palette.Item, string, []error) {
+	byID := int32(0)
+	if id, err := parseID(query, "id", math.MaxInt32); err == nil {
+		byID = int32(id)
+	}
+	byNumber := mayBeContractNumber(query)
+	if byID == 0 && !byNumber {
+		return nil, "", nil
+	}
+	var (
+		wg               sync.WaitGroup
+		idDoc, numberDoc *apiclient.Contract
+		idErr, numberErr error
+		items            []palette.Item
+		note             string
+		failures         []error
+	)
+	if byID != 0 {
+		wg.Go(func() { idDoc, idErr = h.api.Contracts.Get(ctx, byID) })
+	}
+	if byNumber {
+		wg.Go(func() { numberDoc, numberErr = h.api.Contracts.GetByNumber(ctx, query) })
+	}
+	wg.Wait()
+	if idErr == nil && idDoc != nil {
+		items = append(items, contractItem(idDoc))
+	}
+	if numberErr == nil && numberDoc != nil && (idDoc == nil || idDoc.ContractID != numberDoc.ContractID) {
+		items = append(items, contractItem(numberDoc))
+	}
+	for _, err := range []error{idErr, numberErr} {
+		switch {
+		case err == nil, errors.Is(err, apiclient.ErrNotFound):
+		case errors.Is(err, apiclient.ErrBadRequest) && err == numberErr:
+			// The service refuses this text as a contract number: no contract has it.
+		default:
+			failures = append(failures, err)
+		}
+	}
+	for _, err := range failures {
+		if !h.mustFailWhole(err) {
+			note = "Contracts could not be searched: " + classify(err).message
+		}
+	}
+	return items, note, failures
+}
+
+// mayBeContractNumber reports whether query could be a contract number worth a v2 call: one word
+// with at least one digit, acceptable as a path segment (validateContractNumber).
+func mayBeContractNumber(query string) bool {
+	if query == "." || query == ".." || validateContractNumber(query) != nil {
+		return false
+	}
+	return !strings.ContainsFunc(query, unicode.IsSpace) && strings.ContainsFunc(query, unicode.IsDigit)
+}
+
+func contractItem(doc *apiclient.Contract) palette.Item {
+	detail := []string{"#" + strconv.FormatInt(int64(doc.ContractID), 10)}
+	if doc.Customer.Name != "" {
+		detail = append(detail, doc.Customer.Name)
+	}
+	if doc.Status != "" {
+		detail = append(detail, strings.ToLower(strings.ReplaceAll(doc.Status, "_", " ")))
+	}
+	label := "Contract " + doc.ContractNumber
+	if doc.ContractNumber == "" {
+		label = "Contract " + strconv.FormatInt(int64(doc.ContractID), 10)
+	}
+	return palette.Item{Kind: palette.KindContract, Label: label, Detail: strings.Join(detail, " · "), Href: contractPath(doc.ContractID)}
+}
+
+// paletteQuotes offers the quotes of the user's session whose id contains the digits typed, and,
+// for a whole quote id the session does not know, "Quote N", resolved when opened.
+func paletteQuotes(query string, recent []quotes.Ref) []palette.Item {
+	if query == "" || strings.ContainsFunc(query, func(r rune) bool { return r < '0' || r > '9' }) {
+		return nil
+	}
+	var items []palette.Item
+	exact := false
+	for _, ref := range recent {
+		id := strconv.FormatInt(ref.QuoteID, 10)
+		if strings.Contains(id, query) {
+			items = append(items, quoteItem(ref, "Recent quote"))
+			exact = exact || id == query
+		}
+	}
+	if id, err := parseID(query, "quoteId", math.MaxInt64); err == nil && !exact {
+		items = append(items, palette.Item{Kind: palette.KindQuote, Label: "Quote " + strconv.FormatInt(id, 10),
+			Detail: "open by its number", Href: "/palette/quotes/" + strconv.FormatInt(id, 10)})
+	}
+	return items
+}
+
+func quoteItem(ref quotes.Ref, what string) palette.Item {
+	return palette.Item{Kind: palette.KindQuote, Label: "Quote " + strconv.FormatInt(ref.QuoteID, 10),
+		Detail: fmt.Sprintf("%s · customer #%d · configurator %d", what, ref.CustomerID, ref.CPQID), Href: ref.URL()}
+}
+
+// recentQuoteRefs are the quotes of the user's configuration sessions, most recent first.
+func recentQuoteRefs(s *session.Session) []quotes.Ref {
+	if s == nil {
+		return nil
+	}
+	var refs []quotes.Ref
+	for _, e := range s.CPQ {
+		ref := quotes.Ref{CPQID: e.Key.CPQID, CustomerID: e.Key.CustomerID, QuoteID: e.Key.QuoteID}
+		if e.Key.QuoteID != 0 && !slices.Contains(refs, ref) {
+			refs = append(refs, ref)
+		}
+	}
+	return refs
+}
+
+// matchingPages are the pages whose name or keywords contain every word of query.
+func matchingPages(query string) []palette.Item {
+	terms := customercache.SearchTerms(query)
+	var items []palette.Item
+	for _, p := range palettePages {
+		text := strings.ToLower(p.label + " " + p.keywords)
+		if !slices.ContainsFunc(terms, func(t string) bool { return !strings.Contains(text, t) }) {
+			items = append(items, palette.Item{Kind: palette.KindPage, Label: p.label, Detail: p.href, Href: p.href})
+		}
+	}
+	return items
+}
+
+// openPaletteQuote answers GET /palette/quotes/:quoteId: the quote page's address needs the
+// configurator and the customer too. A quote of the user's session is known; otherwise the
+// quote's validation audit names its customer (A7), the customer names its configurators (A8),
+// and the quote is looked up in each (call 10) until one has it. Not found anywhere: 404.
+func (h *Handler) openPaletteQuote(c *gin.Context) {
+	quoteID, err := parseInt64ID(c, "quoteId")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	for _, ref := range recentQuoteRefs(auth.CurrentSession(c)) {
+		if ref.QuoteID == quoteID {
+			c.Redirect(http.StatusSeeOther, ref.URL())
+			return
+		}
+	}
+	notFound := func() {
+		h.renderError(c, http.StatusNotFound, "Quote not found",
+			fmt.Sprintf("There is no quote %d that you can open. Check the number, or find the quote from its customer.", quoteID))
+	}
+	ctx := h.apiContext(c)
+	audit, err := h.api.Contracts.ValidationAudit(ctx, quoteID)
+	switch {
+	case errors.Is(err, apiclient.ErrNotFound):
+		notFound()
+		return
+	case err != nil:
+		h.fail(c, fmt.Errorf("palette: find the customer of quote %d: %w", quoteID, err))
+		return
+	case audit.CustomerID < 1:
+		notFound()
+		return
+	}
+	cpqIDs, err := h.configuratorsOfCustomer(ctx, customerCacheKey(c), audit.CustomerID)
+	if err != nil {
+		h.fail(c, fmt.Errorf("palette: configurators of customer %d: %w", audit.CustomerID, err))
+		return
+	}
+	for _, cpqID := range cpqIDs[:min(len(cpqIDs), paletteMaxConfigurators)] {
+		_, err := h.api.CPQ.TOFList(ctx, cpqID, audit.CustomerID, quoteID)
+		switch {
+		case err == nil:
+			c.Redirect(http.StatusSeeOther, quotes.Ref{CPQID: cpqID, CustomerID: audit.CustomerID, QuoteID: quoteID}.URL())
+			return
+		case errors.Is(err, apiclient.ErrNotFound):
+		default:
+			h.fail(c, fmt.Errorf("palette: look up quote %d in configurator %d: %w", quoteID, cpqID, err))
+			return
+		}
+	}
+	notFound()
+}
+
+// configuratorsOfCustomer lists the configurators a customer belongs to: from the user's cached
+// list when it is in memory, else from the customer (A8 cpqIds), else every configurator.
+func (h *Handler) configuratorsOfCustomer(ctx context.Context, user string, customerID int32) ([]int32, error) {
+	if snap, ok := h.customers.Peek(user); ok {
+		if row, ok := snap.Lookup(customerID); ok && len(row.CPQIDs) > 0 {
+			return row.CPQIDs, nil
+		}
+	}
+	customer, err := h.api.Customers.Get(ctx, customerID)
+	switch {
+	case err == nil && len(customer.CPQIDs) > 0:
+		return customer.CPQIDs, nil
+	case err != nil && !errors.Is(err, apiclient.ErrNotFound):
+		return nil, err
+	}
+	list, err := h.api.CPQ.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int32, 0, len(list))
+	for _, cfg := range list {
+		ids = append(ids, cfg.ID)
+	}
+	return ids, nil
+}
