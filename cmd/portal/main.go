@@ -46,6 +46,10 @@ import (
 var version = "dev"
 
 func main() {
+	if _, err := applyMemoryLimit(os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "portal:", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()

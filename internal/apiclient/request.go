@@ -240,26 +240,38 @@ func closeBody(body io.ReadCloser) {
 // decodeJSON reads one JSON value of the wanted kind ('{' or '[') from r,
 // bounded by the client's limit, and decodes it into out. Trailing data is an
 // error: half a document must never look like a whole one.
+//
+// The body is read once and decoded once (json.Unmarshal rejects trailing
+// data itself); a document that keeps its raw JSON (ownedDecoder) gets the
+// body's bytes without a further copy or a second pass (docs/performance.md).
 func (c *Client) decodeJSON(r io.Reader, out any, want byte) error {
 	lr := &limitedReader{r: r, remaining: c.maxResponseBytes}
-	dec := json.NewDecoder(lr)
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
+	data, err := io.ReadAll(lr)
+	if err != nil {
 		return lr.wrap(err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		if err == nil {
-			return fmt.Errorf("%w: data after the JSON value", ErrMalformedResponse)
-		}
-		return lr.wrap(err)
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return fmt.Errorf("%w: empty body", ErrMalformedResponse)
 	}
-	if len(raw) == 0 || raw[0] != want {
-		return fmt.Errorf("%w: want a JSON %s, got %s", ErrMalformedResponse, kindName(want), excerpt(raw, 32))
+	if data[0] != want {
+		return fmt.Errorf("%w: want a JSON %s, got %s", ErrMalformedResponse, kindName(want), excerpt(data, 32))
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
+	if d, ok := out.(ownedDecoder); ok {
+		err = d.decodeOwned(data)
+	} else {
+		err = json.Unmarshal(data, out)
+	}
+	if err != nil {
 		return fmt.Errorf("%w: %w", ErrMalformedResponse, err)
 	}
 	return nil
+}
+
+// ownedDecoder is a document that decodes a JSON value it may keep as its Raw
+// without copying: the caller hands over data and never touches it again.
+type ownedDecoder interface {
+	decodeOwned(data []byte) error
 }
 
 func kindName(k byte) string {

@@ -26,6 +26,16 @@ func decodeDocument(data []byte, v any, raw *json.RawMessage) error {
 	return nil
 }
 
+// decodeOwnedDocument is decodeDocument for data the document may keep (see
+// ownedDecoder): one pass, no copy.
+func decodeOwnedDocument(data []byte, v any, raw *json.RawMessage) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return err
+	}
+	*raw = data
+	return nil
+}
+
 // OpaqueID is an identifier whose JSON type the assumptions leave open
 // (signature request, archive and audit entry ids): a string or a number,
 // kept as text.
@@ -355,6 +365,12 @@ type Customer struct {
 func (x *Customer) UnmarshalJSON(data []byte) error {
 	type plain Customer
 	return decodeDocument(data, (*plain)(x), &x.Raw)
+}
+
+// decodeOwned decodes a whole answer (decodeJSON) in one pass and keeps data as Raw.
+func (x *Customer) decodeOwned(data []byte) error {
+	type plain Customer
+	return decodeOwnedDocument(data, (*plain)(x), &x.Raw)
 }
 
 // Address of a customer. Fields are omitted from request bodies when empty.

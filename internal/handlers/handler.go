@@ -104,6 +104,8 @@ type Handler struct {
 	readiness   readiness
 	// customers is each user's customer list, kept for PORTAL_CUSTOMER_CACHE_TTL (customers_list.go).
 	customers *customercache.Cache
+	// configurators is each user's configurator names, kept briefly (configurator_cache.go).
+	configurators *configuratorCache
 }
 
 // New checks the dependencies and builds the Handler.
@@ -138,6 +140,7 @@ func New(deps Deps) (*Handler, error) {
 		h.now = time.Now
 	}
 	h.customers = newCustomerCache(deps.API, deps.Config, h.now)
+	h.configurators = newConfiguratorCache(deps.Config.CustomerCacheTTL, h.now)
 	if h.version == "" {
 		h.version = "dev"
 	}

@@ -212,13 +212,14 @@ func limitBody(n int64) gin.HandlerFunc {
 	}
 }
 
-// minCompressBytes: a response that declares a smaller Content-Length is sent as is.
-const minCompressBytes = 512
+// minCompressBytes: a response that declares a smaller Content-Length is sent as is (below
+// about 1 KB gzip gains a few hundred bytes at most and costs a writer reset per response).
+const minCompressBytes = 1024
 
 // compress gzips text responses (HTML, CSS, JS, JSON, SVG, plain text) when the client accepts it.
 // The decision is made at the first body write, when the handler has set its headers. Left alone:
 // responses that already have a Content-Encoding (precompressed static files), a Content-Disposition
-// (downloads), other types (PDFs, images), a declared length under 512 bytes, HEAD requests and
+// (downloads), other types (PDFs, images), a declared length under 1 KB, HEAD requests and
 // bodiless statuses.
 func (h *Handler) compress(c *gin.Context) {
 	if c.Request.Method == http.MethodHead || !web.AcceptsGzip(c.Request) {
@@ -257,6 +258,17 @@ type gzipResponseWriter struct {
 	zw       *gzip.Writer
 	decided  bool
 	compress bool
+	// bodySize, when above 0, is the length of the whole body, about to be written at once.
+	bodySize int
+}
+
+// announceBodySize tells the compress middleware that the body of n bytes follows in one write
+// (render), so a small one (a partial, a toast region) is sent as is, without a declared
+// Content-Length that a second write would break.
+func announceBodySize(w gin.ResponseWriter, n int) {
+	if gw, ok := w.(*gzipResponseWriter); ok && !gw.decided {
+		gw.bodySize = n
+	}
 }
 
 func compressibleType(contentType string) bool {
@@ -283,6 +295,9 @@ func (w *gzipResponseWriter) decide() {
 	}
 	if n, err := strconv.Atoi(hdr.Get("Content-Length")); err == nil && n < minCompressBytes {
 		return // too small to gain anything
+	}
+	if w.bodySize > 0 && w.bodySize < minCompressBytes {
+		return // the same, told by render (announceBodySize)
 	}
 	w.compress = true
 	hdr.Del("Content-Length") // the compressed length is not known yet

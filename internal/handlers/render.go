@@ -40,6 +40,8 @@ func (h *Handler) render(c *gin.Context, status int, component templ.Component) 
 		return
 	}
 	c.Header("Content-Type", "text/html; charset=utf-8")
+	// The whole body goes out in one write: the compress middleware sends small ones as they are.
+	announceBodySize(c.Writer, buf.Len())
 	c.Status(status)
 	_, _ = c.Writer.Write(buf.Bytes()) // a write error means the client went away
 }

@@ -1,0 +1,56 @@
+package session
+
+import (
+	"net/http"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// A cookie value opened once is served from the opened-cookie cache: each Load still returns its
+// own Session, the absolute lifetime is still enforced, and a changed value is still refused.
+func TestCookieStoreOpenedCache(t *testing.T) {
+	t.Parallel()
+	clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
+	store := newCookieStore(t, Options{Now: clock.Now, AbsoluteLifetime: time.Hour})
+	in := sampleSession(t, clock.now)
+	cookies := saveCookies(t, store, nil, in)
+
+	first, err := store.Load(requestWith(cookies))
+	if err != nil {
+		t.Fatalf("first Load: %v", err)
+	}
+	if n := len(store.opened.entries); n != 1 {
+		t.Fatalf("opened cache holds %d entries after one Load, want 1", n)
+	}
+	first.Subject = "changed by a handler"
+	second, err := store.Load(requestWith(cookies))
+	if err != nil {
+		t.Fatalf("cached Load: %v", err)
+	}
+	if !reflect.DeepEqual(second, in) {
+		t.Fatalf("cached Load:\n got %+v\nwant %+v", second, in)
+	}
+
+	tampered := make([]*http.Cookie, len(cookies))
+	for i, c := range cookies {
+		cc := *c
+		tampered[i] = &cc
+	}
+	v := []byte(tampered[0].Value)
+	mid := len(v) / 2
+	if v[mid] == 'A' {
+		v[mid] = 'B'
+	} else {
+		v[mid] = 'A'
+	}
+	tampered[0].Value = string(v)
+	if _, err := store.Load(requestWith(tampered)); err != ErrNoSession {
+		t.Errorf("tampered cookie after a cached Load: err = %v, want ErrNoSession", err)
+	}
+
+	clock.now = clock.now.Add(time.Hour + time.Second)
+	if s, err := store.Load(requestWith(cookies)); err != ErrNoSession {
+		t.Errorf("expired session from the cache: %+v, %v; want ErrNoSession", s, err)
+	}
+}
