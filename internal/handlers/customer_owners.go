@@ -157,6 +157,7 @@ func parseOwnerIDList(raw string) ([]int64, string) {
 
 // clipForMessage shortens user input quoted back in a message.
 func clipForMessage(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	if r := []rune(s); len(r) > 20 {
 		return string(r[:20]) + "…"
 	}

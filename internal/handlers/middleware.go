@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -352,4 +354,45 @@ func (w *gzipResponseWriter) close() {
 	w.zw.Reset(io.Discard)
 	w.pool.Put(w.zw)
 	w.zw = nil
+}
+
+// requireValidUTF8 refuses, with one 400, a query string or a form whose keys or values are not
+// valid UTF-8: no handler, template or v2 call ever sees such text, so none of them has to guard
+// against it on its own (issue: hostile input, "invalid UTF-8"). Multipart uploads are left to
+// their handler, which streams the file and checks its small fields itself.
+func (h *Handler) requireValidUTF8(c *gin.Context) {
+	if !utf8.ValidString(c.Request.URL.Path) || !validUTF8Values(c.Request.URL.Query()) {
+		h.fail(c, badRequest("The address contains characters that are not valid text (UTF-8)."))
+		c.Abort()
+		return
+	}
+	if c.Request.Method == http.MethodPost || c.Request.Method == http.MethodPut || c.Request.Method == http.MethodDelete {
+		if mediaType, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type")); mediaType == "application/x-www-form-urlencoded" {
+			if err := c.Request.ParseForm(); err != nil {
+				h.fail(c, fmt.Errorf("handlers: read form: %w", err))
+				c.Abort()
+				return
+			}
+			if !validUTF8Values(c.Request.PostForm) {
+				h.fail(c, badRequest("The form contains characters that are not valid text (UTF-8)."))
+				c.Abort()
+				return
+			}
+		}
+	}
+	c.Next()
+}
+
+func validUTF8Values(values url.Values) bool {
+	for key, list := range values {
+		if !utf8.ValidString(key) {
+			return false
+		}
+		for _, v := range list {
+			if !utf8.ValidString(v) {
+				return false
+			}
+		}
+	}
+	return true
 }
