@@ -163,6 +163,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	h.SetNotReady()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
+	// Keep accepting requests while load balancers notice the 503 (never more than half the
+	// grace, so in-flight requests keep most of it).
+	drain := min(cfg.ShutdownDrain, cfg.ShutdownGrace/2)
+	select {
+	case <-time.After(drain):
+	case <-shutdownCtx.Done():
+	}
 	if metrics != nil {
 		_ = metrics.Shutdown(shutdownCtx)
 	}

@@ -92,6 +92,10 @@ type Config struct {
 	CustomerCacheTTL time.Duration
 	// ShutdownGrace is how long in-flight requests get to finish on SIGTERM.
 	ShutdownGrace time.Duration
+	// ShutdownDrain is how long, within ShutdownGrace, the portal keeps accepting requests after
+	// SIGTERM while /readyz answers 503, so load balancers stop sending traffic before the
+	// listener closes (connections refused are worse than a "not ready").
+	ShutdownDrain time.Duration
 
 	// LogFormat is LogFormatJSON or LogFormatText; LogLevel the minimum level logged.
 	LogFormat string
@@ -325,6 +329,15 @@ func settings() []setting {
 			}},
 		{Setting: Setting{"PORTAL_SHUTDOWN_GRACE", "shutdown-grace", "20s", "Time given to in-flight requests on SIGTERM"},
 			apply: durationInto(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
+		{Setting: Setting{"PORTAL_SHUTDOWN_DRAIN", "shutdown-drain", "5s", "On SIGTERM, time /readyz answers 503 while requests are still accepted (part of the grace)"},
+			apply: func(c *Config, raw string) error {
+				d, err := time.ParseDuration(raw)
+				if err != nil || d < 0 {
+					return fmt.Errorf("must be a duration such as 5s or 0, not %q", raw)
+				}
+				c.ShutdownDrain = d
+				return nil
+			}},
 		{Setting: Setting{"PORTAL_LOG_FORMAT", "log-format", "json (text with -demo)", "Log format: json or text"},
 			apply: func(c *Config, raw string) error {
 				switch raw {
