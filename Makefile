@@ -27,7 +27,7 @@ V2_API_TOKEN ?=
 SIM_ADDR ?= 127.0.0.1:8081
 SIM_FLAGS ?=
 
-.PHONY: help run sim test deps generate generate-check lint unit e2e conformance bench soak screenshots build docker-check clean
+.PHONY: help run sim test deps generate generate-check lint unit e2e conformance bench soak fuzz screenshots build docker-check clean
 
 help: ## Show this list of targets
 	@echo "CPQ Portal. Usage: make <target>"
@@ -42,12 +42,13 @@ run: ## Run the portal in demo mode (embedded sign-in and v2 simulator); honours
 sim: ## Run the v2 API simulator standalone on SIM_ADDR (default 127.0.0.1:8081), with SIM_FLAGS
 	go run ./cmd/v2sim -addr $(SIM_ADDR) $(SIM_FLAGS)
 
-test: ## Everything CI runs: deps, generate-check, lint, docker-check, unit tests, browser tests
+test: ## Everything CI runs: deps, generate-check, lint, docker-check, unit tests, brief fuzzing (10,000 inputs a target), browser tests
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory generate-check
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory docker-check
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=10000x
 	@$(MAKE) --no-print-directory e2e
 
 deps: ## Install what is missing: chromium, redis-server (apt), Playwright driver (npm), Dex
@@ -90,8 +91,15 @@ conformance: ## v2 conformance suite; `make conformance V2_API_URL=... V2_API_TO
 bench: ## Measure the portal against a bare reverse proxy (docs/performance.md); figures in bench/results.json
 	go run ./bench/cmd/portalbench -out bench/results.json
 
-soak: ## Long-running soak tests (browser), not part of `make test`
-	SOAK=1 go test -count=1 -run Soak -timeout 10m ./e2e/...
+soak: ## 100 simulated users for SOAK_DURATION (default 2m) against the demo portal; not part of `make test`
+	SOAK=1 go test -v -count=1 -run '^TestSoak$$' -timeout 10m ./e2e/
+
+FUZZTIME ?= 10s
+fuzz: ## Run every fuzz target for FUZZTIME (default 10s; one target per go invocation)
+	@for pkg in $$(go list ./... | grep -v '/e2e$$'); do \
+	  for f in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz: $$pkg $$f"; go test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	  done; done
 
 screenshots: ## Browser tests that write docs/screenshots/<page>.png (1280x800) for the README
 	SCREENSHOTS=1 go test -count=1 -timeout 10m -run 'TestScreenshots' ./e2e/...

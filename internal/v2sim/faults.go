@@ -2,6 +2,7 @@ package v2sim
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -95,6 +96,9 @@ func (fs *faultSet) apply(w http.ResponseWriter, r *http.Request, endpoint strin
 	}
 	switch {
 	case f.Hang:
+		// Read the request body first: net/http notices a client that went away (and cancels
+		// r.Context) only once the body has been consumed, so an unread body would hang forever.
+		_, _ = io.Copy(io.Discard, r.Body)
 		<-r.Context().Done()
 		return true
 	case f.Truncated:
