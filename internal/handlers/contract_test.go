@@ -300,7 +300,13 @@ func TestContractLookupEscapesTheNumber(t *testing.T) {
 			t.Errorf("%q: the simulator received %s %q (%s), want %q", q, reqs[0].Method, reqs[0].RequestURI, reqs[0].Endpoint, want)
 		}
 	}
-	for _, q := range []string{".", "..", strings.Repeat("x", 10<<10), "", "   ", "a\x00b", "tab\there", "bad\xffutf8"} {
+	// Invalid UTF-8 never reaches the handler: the pages' shared guard answers 400 (utf8_test.go).
+	e.sim.ResetRequests()
+	if resp := e.p.get(t, e.user, "/contracts/lookup?q="+url.QueryEscape("bad\xffutf8"), nil); resp.StatusCode != http.StatusBadRequest ||
+		!strings.Contains(resp.body, "not valid text (UTF-8)") || len(e.sim.Requests()) != 0 {
+		t.Errorf("invalid UTF-8: status %d, %d upstream requests", resp.StatusCode, len(e.sim.Requests()))
+	}
+	for _, q := range []string{".", "..", strings.Repeat("x", 10<<10), "", "   ", "a\x00b", "tab\there"} {
 		e.sim.ResetRequests()
 		resp := e.p.get(t, e.user, "/contracts/lookup?q="+url.QueryEscape(q), nil)
 		doc := parseHTML(t, resp.body)
@@ -381,11 +387,15 @@ func TestSignatureRequestSendAndRemove(t *testing.T) {
 	if doc.Find(`#signature-email`).AttrOr("value", "") != "Ann <ann@example.com>" {
 		t.Error("the user's input was not kept")
 	}
-	badBytes := e.htmxDo(t, http.MethodPost, sigURL, url.Values{"email": {"ann@example.com"}, "signerName": {"Ann \xff"}, "message": {"bell\a"}})
+	badBytes := e.htmxDo(t, http.MethodPost, sigURL, url.Values{"email": {"ann@example.com"}, "signerName": {"Ann \x01"}, "message": {"bell\a"}})
 	bdoc := parseHTML(t, badBytes.body)
 	if badBytes.StatusCode != http.StatusUnprocessableEntity || bdoc.Find(`#signature-signer[aria-invalid="true"]`).Length() != 1 ||
 		bdoc.Find(`#signature-message[aria-invalid="true"]`).Length() != 1 {
-		t.Errorf("invalid UTF-8 and control characters: %d", badBytes.StatusCode)
+		t.Errorf("control characters: %d", badBytes.StatusCode)
+	}
+	// Invalid UTF-8 is refused before the handler by the pages' shared guard (utf8_test.go).
+	if notText := e.htmxDo(t, http.MethodPost, sigURL, url.Values{"email": {"ann@example.com"}, "signerName": {"Ann \xff"}}); notText.StatusCode != http.StatusBadRequest {
+		t.Errorf("invalid UTF-8: %d, want 400", notText.StatusCode)
 	}
 	if n := len(e.requestsTo("signature.request")); n != 0 {
 		t.Errorf("an invalid form reached the simulator (%d)", n)
