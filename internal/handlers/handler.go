@@ -21,7 +21,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -99,7 +98,7 @@ type Handler struct {
 	cop         *http.CrossOriginProtection
 	csp         string
 	hsts        bool
-	gzipWriters *sync.Pool
+	gzipWriters *gzipPool
 	metrics     *httpMetrics // nil when metrics are off
 	readiness   readiness
 	// customers is each user's customer list, kept for PORTAL_CUSTOMER_CACHE_TTL (customers_list.go).
