@@ -98,6 +98,7 @@ type Handler struct {
 	cop         *http.CrossOriginProtection
 	csp         string
 	hsts        bool
+	buffers     *bufferPool // render and gzip buffers
 	gzipWriters *gzipPool
 	metrics     *httpMetrics // nil when metrics are off
 	readiness   readiness
@@ -133,8 +134,9 @@ func New(deps Deps) (*Handler, error) {
 		extraRoutes: deps.ExtraRoutes,
 		version:     deps.Version,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
-		gzipWriters: newGzipPool(),
 	}
+	h.buffers = newBufferPool()
+	h.gzipWriters = newGzipPool(h.buffers)
 	if h.now == nil {
 		h.now = time.Now
 	}

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -254,12 +253,12 @@ func (h *Handler) compress(c *gin.Context) {
 // Pages are 10-25% larger than at level 6; static assets stay precompressed at the best level by
 // web.Assets.
 type gzipPool struct {
-	whole   sync.Pool // *gzip.Writer, StatelessCompression
-	stream  sync.Pool // *gzip.Writer, BestSpeed
-	buffers sync.Pool // *bytes.Buffer
+	whole   sync.Pool   // *gzip.Writer, StatelessCompression
+	stream  sync.Pool   // *gzip.Writer, BestSpeed
+	buffers *bufferPool // what whole bodies are compressed into
 }
 
-func newGzipPool() *gzipPool {
+func newGzipPool(buffers *bufferPool) *gzipPool {
 	newWriter := func(level int) func() any {
 		return func() any {
 			zw, _ := gzip.NewWriterLevel(io.Discard, level) // a valid level: no error
@@ -269,7 +268,7 @@ func newGzipPool() *gzipPool {
 	return &gzipPool{
 		whole:   sync.Pool{New: newWriter(gzip.StatelessCompression)},
 		stream:  sync.Pool{New: newWriter(gzip.BestSpeed)},
-		buffers: sync.Pool{New: func() any { return new(bytes.Buffer) }},
+		buffers: buffers,
 	}
 }
 
@@ -282,22 +281,6 @@ func getWriter(pool *sync.Pool, dst io.Writer) *gzip.Writer {
 func putWriter(pool *sync.Pool, zw *gzip.Writer) {
 	zw.Reset(io.Discard) // drop the reference to the response
 	pool.Put(zw)
-}
-
-// maxPooledBuffer: a buffer that grew past this (an unusually large page) is left to the garbage
-// collector rather than kept for every later response.
-const maxPooledBuffer = 256 << 10
-
-func (p *gzipPool) buffer() *bytes.Buffer {
-	buf := p.buffers.Get().(*bytes.Buffer)
-	buf.Reset()
-	return buf
-}
-
-func (p *gzipPool) putBuffer(buf *bytes.Buffer) {
-	if buf.Cap() <= maxPooledBuffer {
-		p.buffers.Put(buf)
-	}
 }
 
 // gzipResponseWriter compresses the body if, at the first write, the response qualifies.
@@ -383,8 +366,8 @@ var errBodyComplete = errors.New("handlers: the compressed body was already sent
 // Content-Length. A later Write (none is expected) goes out uncompressed and would corrupt the
 // response, so the writer refuses it.
 func (w *gzipResponseWriter) writeWhole(b []byte) (int, error) {
-	buf := w.pool.buffer()
-	defer w.pool.putBuffer(buf)
+	buf := w.pool.buffers.get()
+	defer w.pool.buffers.put(buf)
 	zw := getWriter(&w.pool.whole, buf)
 	_, _ = zw.Write(b) // writing into a bytes.Buffer does not fail
 	_ = zw.Close()

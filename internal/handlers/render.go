@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,8 +32,9 @@ func isHTMX(c *gin.Context) bool {
 // rendering fails, replaced by the error page; never cut in the middle. Gin's HTML renderer is
 // never used (it drops the request context).
 func (h *Handler) render(c *gin.Context, status int, component templ.Component) {
-	var buf bytes.Buffer
-	if err := component.Render(context.WithoutCancel(c.Request.Context()), &buf); err != nil {
+	buf := h.buffers.get()
+	defer h.buffers.put(buf) // after the write below: net/http has copied or sent the bytes by then
+	if err := component.Render(context.WithoutCancel(c.Request.Context()), buf); err != nil {
 		h.log(c).Error("rendering failed", slog.Any("err", err), slog.String("path", c.Request.URL.Path))
 		h.writeFallbackError(c)
 		return
