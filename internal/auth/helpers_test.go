@@ -73,11 +73,16 @@ type env struct {
 	auth   *Authenticator
 	store  session.Store
 	clock  *clock
+	// issuer, storeOpts and redisURL let a test start a second replica on the same provider and redis.
+	issuer    string
+	storeOpts session.Options
+	redisURL  string
 
-	refreshCalls atomic.Int32 // grant_type=refresh_token requests reaching the provider
-	codeCalls    atomic.Int32 // grant_type=authorization_code requests
-	idpDown      atomic.Bool  // the token endpoint drops connections
-	idpAbsent    atomic.Bool  // every provider endpoint drops connections
+	refreshCalls    atomic.Int32 // grant_type=refresh_token requests reaching the provider
+	refreshRefusals atomic.Int32 // of those, the ones the provider answered with a 4xx (invalid_grant)
+	codeCalls       atomic.Int32 // grant_type=authorization_code requests
+	idpDown         atomic.Bool  // the token endpoint drops connections
+	idpAbsent       atomic.Bool  // every provider endpoint drops connections
 }
 
 func newEnv(t *testing.T, opts envOptions) *env {
@@ -117,8 +122,10 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		lifetime = 12 * time.Hour
 	}
 	storeOpts := session.Options{Keys: []string{randomKey(t)}, AbsoluteLifetime: lifetime, Now: e.clock.Now}
+	e.issuer, e.storeOpts = issuer, storeOpts
 	if opts.redis {
-		rs, err := session.NewRedisStore(session.RedisOptions{Options: storeOpts, URL: "redis://" + redistest.Start(t) + "/0"})
+		e.redisURL = "redis://" + redistest.Start(t) + "/0"
+		rs, err := session.NewRedisStore(session.RedisOptions{Options: storeOpts, URL: e.redisURL})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,6 +220,12 @@ func (e *env) countTokenCalls(next http.Handler) http.Handler {
 				switch r.PostForm.Get("grant_type") {
 				case "refresh_token":
 					e.refreshCalls.Add(1)
+					status := &statusRecorder{ResponseWriter: w}
+					next.ServeHTTP(status, r)
+					if status.code >= 400 && status.code < 500 {
+						e.refreshRefusals.Add(1)
+					}
+					return
 				case "authorization_code":
 					e.codeCalls.Add(1)
 				}
@@ -220,6 +233,17 @@ func (e *env) countTokenCalls(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// statusRecorder notes the status a handler answers with.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (sr *statusRecorder) WriteHeader(code int) {
+	sr.code = code
+	sr.ResponseWriter.WriteHeader(code)
 }
 
 // dropConnection closes the connection without an answer, as an unreachable server would.

@@ -79,8 +79,9 @@ func tokenHash(token string) string {
 
 // refresh renews s's tokens in place. Concurrent requests of one session share one call to the provider
 // (single flight keyed by the refresh token's hash), and requests arriving just after it reuse its result.
-// It returns ErrSessionEnded when the provider refuses (invalid_grant and other 4xx answers) and
-// ErrProviderUnavailable for network and server errors.
+// It returns ErrSessionEnded when the provider refuses (invalid_grant and other 4xx answers), unless
+// another replica had just refreshed the session (adoptRefreshedElsewhere), and ErrProviderUnavailable
+// for network and server errors.
 func (a *Authenticator) refresh(c *gin.Context, s *session.Session) error {
 	if s.RefreshToken == "" {
 		return fmt.Errorf("%w: no refresh token", ErrSessionEnded)
@@ -90,7 +91,7 @@ func (a *Authenticator) refresh(c *gin.Context, s *session.Session) error {
 		result.applyTo(s)
 		return nil
 	}
-	refreshToken, subject := s.RefreshToken, s.Subject
+	refreshToken, subject, sessionID := s.RefreshToken, s.Subject, s.ID
 	// The shared call must not die with the request that happened to start it.
 	ctx := context.WithoutCancel(c.Request.Context())
 	value, err, _ := a.refreshes.Do(key, func() (any, error) {
@@ -98,6 +99,9 @@ func (a *Authenticator) refresh(c *gin.Context, s *session.Session) error {
 			return result, nil
 		}
 		result, err := a.callRefresh(ctx, refreshToken, subject)
+		if errors.Is(err, ErrSessionEnded) {
+			result, err = a.adoptRefreshedElsewhere(ctx, sessionID, refreshToken, err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -110,6 +114,42 @@ func (a *Authenticator) refresh(c *gin.Context, s *session.Session) error {
 	}
 	value.(refreshed).applyTo(s)
 	return nil
+}
+
+// adoptRefreshedElsewhere runs after the provider refused refreshToken (refusal). Providers that rotate
+// refresh tokens accept each one once, so when two replicas refresh the same session at the same moment
+// the loser is refused although the winner has just stored fresh tokens. With a server-side store it
+// reloads the session once: if it now holds another refresh token and an access token still valid, those
+// are the winner's and are returned, so this request carries on with them. If the session is unchanged
+// (revoked, signed out at the provider) or gone, the refusal stands and the session ends.
+//
+// The cookie store has nothing to reload: the cookie is the session, and another replica's refresh lives
+// only in the Set-Cookie of its own response. The refusal stands there (docs/operations.md, "Scaling
+// out"); within one replica the single flight and the rotation cache already spare concurrent requests.
+func (a *Authenticator) adoptRefreshedElsewhere(ctx context.Context, sessionID, refreshToken string, refusal error) (refreshed, error) {
+	reloader, ok := a.store.(session.Reloader)
+	if !ok || sessionID == "" {
+		return refreshed{}, refusal
+	}
+	current, err := reloader.Reload(ctx, sessionID)
+	if errors.Is(err, session.ErrNoSession) {
+		return refreshed{}, refusal
+	}
+	if err != nil {
+		return refreshed{}, fmt.Errorf("%w (reloading the session: %w)", refusal, err)
+	}
+	stillValid := current.TokenExpiry.IsZero() || a.now().Before(current.TokenExpiry)
+	if current.RefreshToken == "" || current.RefreshToken == refreshToken || !stillValid {
+		return refreshed{}, refusal
+	}
+	a.logger.InfoContext(ctx, "refresh refused, but the session was refreshed meanwhile by another request; using its tokens",
+		"subject", current.Subject)
+	return refreshed{
+		accessToken:  current.AccessToken,
+		refreshToken: current.RefreshToken,
+		idToken:      current.IDToken,
+		expiry:       current.TokenExpiry,
+	}, nil
 }
 
 func (a *Authenticator) callRefresh(ctx context.Context, refreshToken, subject string) (refreshed, error) {

@@ -47,6 +47,7 @@ type RedisStore struct {
 
 var _ Store = (*RedisStore)(nil)
 var _ CodecSource = (*RedisStore)(nil)
+var _ Reloader = (*RedisStore)(nil)
 
 // NewRedisStore returns the redis-backed store. It does not contact redis; see Ping.
 func NewRedisStore(opts RedisOptions) (*RedisStore, error) {
@@ -127,6 +128,14 @@ func (rs *RedisStore) Load(r *http.Request) (*Session, error) {
 		return nil, ErrNoSession
 	}
 	return rs.load(r.Context(), id)
+}
+
+// Reload implements Reloader.
+func (rs *RedisStore) Reload(ctx context.Context, id string) (*Session, error) {
+	if id == "" {
+		return nil, ErrNoSession
+	}
+	return rs.load(ctx, id)
 }
 
 func (rs *RedisStore) load(ctx context.Context, id string) (*Session, error) {

@@ -109,6 +109,36 @@ func TestRedisStore(t *testing.T) {
 		}
 	})
 
+	t.Run("reload reads what another request saved", func(t *testing.T) {
+		t.Parallel()
+		store := newRedisStore(t, addr, Options{})
+		s := sampleSession(t, time.Now())
+		cookies := saveCookies(t, store, nil, s)
+		loaded, err := store.Load(requestWith(cookies))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Another request (or replica) refreshes the tokens after this one loaded the session.
+		s.RefreshToken, s.AccessToken = "rotated-refresh-token", "new-access-token"
+		saveCookies(t, store, requestWith(cookies), s)
+
+		reloaded, err := store.Reload(ctx, loaded.ID)
+		if err != nil {
+			t.Fatalf("Reload: %v", err)
+		}
+		if reloaded.ID != loaded.ID || reloaded.RefreshToken != "rotated-refresh-token" || reloaded.AccessToken != "new-access-token" {
+			t.Fatalf("Reload = %+v, want the newer tokens", reloaded)
+		}
+		if err := store.Delete(httptest.NewRecorder(), requestWith(cookies)); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{loaded.ID, ""} {
+			if _, err := store.Reload(ctx, id); !errors.Is(err, ErrNoSession) {
+				t.Errorf("Reload(%q) of no session: %v, want ErrNoSession", id, err)
+			}
+		}
+	})
+
 	t.Run("sign out everywhere", func(t *testing.T) {
 		t.Parallel()
 		store := newRedisStore(t, addr, Options{})

@@ -12,6 +12,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -126,6 +127,15 @@ type Store interface {
 	Save(w http.ResponseWriter, r *http.Request, s *Session) error
 	// Delete clears the session cookie(s) and any server state.
 	Delete(w http.ResponseWriter, r *http.Request) error
+}
+
+// Reloader is implemented by stores that keep the session server-side (RedisStore), where another request
+// or another replica may have saved a newer version since this request loaded it. The cookie store does not
+// implement it: its session is the request's cookie, and there is nothing newer to read.
+type Reloader interface {
+	// Reload reads the session with this id from the store again. It returns ErrNoSession when the
+	// session is gone (signed out, expired); other errors mean the store itself failed.
+	Reload(ctx context.Context, id string) (*Session, error)
 }
 
 // CodecSource is implemented by both stores. It hands out securecookie codecs whose keys are derived from

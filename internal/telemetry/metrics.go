@@ -27,7 +27,7 @@ const (
 // Results of identity-provider token requests (portal_idp_token_requests_total).
 const (
 	ResultSuccess  = "success"  // 2xx
-	ResultRejected = "rejected" // 4xx: the grant was refused (a refresh: the session ends)
+	ResultRejected = "rejected" // 4xx: the grant was refused (a refresh: the session ends, unless another replica had just refreshed it)
 	ResultError    = "error"    // 5xx or no answer: the provider is unavailable
 )
 
