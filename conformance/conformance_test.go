@@ -803,10 +803,15 @@ func (s *scenario) customerUpdate(t *testing.T) {
 	need(t, s.customer != nil, "the customer")
 	current, err := s.client.Customers.Get(s.ctx(t), s.customer.ID)
 	check(t, err, "get customer before the update")
-	in := s.input
-	in.Name = s.input.Name + " (updated)"
-	in.Phone = "+39 02 5550199"
-	update := apiclient.CustomerUpdate{ID: s.customer.ID, Version: current.Version, CustomerInput: in}
+	// Every field, as the portal's edit form sends it, with a new name and phone.
+	in, addr := s.input, s.input.Address
+	update := apiclient.CustomerUpdate{
+		ID: s.customer.ID, Version: current.Version, Name: in.Name + " (updated)", TaxID: in.TaxID,
+		Email: new(in.Email), Phone: new("+39 02 5550199"), Segment: in.Segment,
+		Address: &apiclient.AddressUpdate{Street: new(addr.Street), City: new(addr.City), PostalCode: new(addr.PostalCode),
+			Country: new(addr.Country)},
+		Attributes: in.Attributes,
+	}
 	mark := s.rec.mark()
 	c, err := s.client.Customers.Update(s.ctx(t), update)
 	check(t, err, "update customer")
@@ -814,15 +819,15 @@ func (s *scenario) customerUpdate(t *testing.T) {
 		path: s.path("/v2/customer"),
 		body: map[string]any{
 			"id": s.customer.ID, "version": current.Version,
-			"name": in.Name, "taxId": in.TaxID, "email": in.Email, "phone": in.Phone, "segment": "BUSINESS",
+			"name": update.Name, "taxId": in.TaxID, "email": in.Email, "phone": *update.Phone, "segment": "BUSINESS",
 			"address": map[string]any{"street": "Via della Conformità 1", "city": "Milano", "postalCode": "20121", "country": "IT"},
 			"attributes": map[string]any{"createdBy": "conformance suite", "run": s.runID,
 				"nested": map[string]any{"tags": []any{"a", "b"}, "level": 1}},
 		},
 		status: http.StatusOK,
 	})
-	if c.ID != s.customer.ID || c.Name != in.Name || c.Phone != in.Phone || c.TaxID != in.TaxID || c.Version <= current.Version {
-		t.Errorf("updated customer %s: want name %q, phone %q and a version above %d (A8)", c.Raw, in.Name, in.Phone, current.Version)
+	if c.ID != s.customer.ID || c.Name != update.Name || c.Phone != *update.Phone || c.TaxID != in.TaxID || c.Version <= current.Version {
+		t.Errorf("updated customer %s: want name %q, phone %q and a version above %d (A8)", c.Raw, update.Name, *update.Phone, current.Version)
 	}
 	if got := ownerIDsOf(c); len(s.ownerIDs) >= 2 && len(got) != 2 {
 		t.Errorf("owners %v changed by a PUT without owners (A8: owners change only through their own calls)", got)
@@ -831,6 +836,50 @@ func (s *scenario) customerUpdate(t *testing.T) {
 	_, err = s.client.Customers.Update(s.ctx(t), update)
 	wantAPIError(t, err, apiclient.ErrConflict, http.StatusConflict, "CONFLICT")
 	s.customer = c
+	s.customerClear(t)
+}
+
+// customerClear empties the phone and the city of the suite's customer with a
+// PUT naming only them (A8: "" clears an optional text field, an address
+// object sets only the parts it names, absent fields keep their value) and
+// reads the customer back.
+func (s *scenario) customerClear(t *testing.T) {
+	before := s.customer
+	mark := s.rec.mark()
+	cleared, err := s.client.Customers.Update(s.ctx(t), apiclient.CustomerUpdate{
+		ID: before.ID, Version: before.Version, Phone: new(""), Address: &apiclient.AddressUpdate{City: new("")},
+	})
+	check(t, err, "clear the phone and the city")
+	s.expectWire(t, s.sent(t, mark, apiclient.EndpointCustomerUpdate), wire{
+		path:   s.path("/v2/customer"),
+		body:   map[string]any{"id": before.ID, "version": before.Version, "phone": "", "address": map[string]any{"city": ""}},
+		status: http.StatusOK,
+	})
+	mark = s.rec.mark()
+	readBack, err := s.client.Customers.Get(s.ctx(t), before.ID)
+	check(t, err, "get customer after clearing")
+	s.expectWire(t, s.sent(t, mark, apiclient.EndpointCustomerGet), wire{path: s.path("/v2/customer/%d", before.ID), status: http.StatusOK})
+
+	sortedCPQ := func(c *apiclient.Customer) []int32 { ids := slices.Clone(c.CPQIDs); slices.Sort(ids); return ids }
+	for label, c := range map[string]*apiclient.Customer{"answer to the clearing PUT": cleared, "customer read back": readBack} {
+		if c.Phone != "" || c.Address.City != "" {
+			t.Errorf("%s: phone %q, city %q; want both empty (A8: \"\" clears an optional field)", label, c.Phone, c.Address.City)
+		}
+		if c.Name != before.Name || c.TaxID != before.TaxID || c.Email != before.Email || c.Segment != before.Segment ||
+			c.Address.Street != before.Address.Street || c.Address.PostalCode != before.Address.PostalCode ||
+			c.Address.Country != before.Address.Country || !slices.Equal(sortedCPQ(c), sortedCPQ(before)) || !slices.Equal(ownerIDsOf(c), ownerIDsOf(before)) {
+			t.Errorf("%s %s: fields absent from the PUT changed; want them as in %s (A8: absent fields keep their value)",
+				label, c.Raw, before.Raw)
+		}
+		equalJSON(t, label+": attributes", c.Attributes, before.Attributes)
+		if c.Version <= before.Version {
+			t.Errorf("%s: version %d, want above %d (A8)", label, c.Version, before.Version)
+		}
+	}
+	if readBack.Version != cleared.Version {
+		t.Errorf("version read back %d, the PUT answered %d", readBack.Version, cleared.Version)
+	}
+	s.customer = readBack
 }
 
 func (s *scenario) removeItem(t *testing.T) {

@@ -152,10 +152,16 @@ func TestCustomersEdit(t *testing.T) {
 	newName := "After Edit " + custUnique() + " S.r.l."
 	custFill(t, page, "name", newName)
 	custFill(t, page, "city", "Torino")
+	custFill(t, page, "email", "") // emptying an optional field clears it (A8)
 	check(t, page.Locator(`[data-testid="customer-save"]`).Click(), "save")
 	check(t, suite.expect.Page(page).ToHaveURL(regexp.MustCompile(regexp.QuoteMeta(path)+"$")), "back on the customer's page")
 	check(t, suite.expect.Locator(page.Locator(`[data-testid="customer-name"]`)).ToHaveText(newName), "the new name is shown")
-	check(t, suite.expect.Locator(page.Locator(`[data-testid="customer-summary"]`)).ToContainText("Torino"), "the new city is shown")
+	summary := page.Locator(`[data-testid="customer-summary"]`)
+	check(t, suite.expect.Locator(summary).ToContainText("Torino"), "the new city is shown")
+	check(t, suite.expect.Locator(summary).Not().ToContainText("office@example.com"), "the emptied e-mail is gone")
+	_, err := page.Reload()
+	check(t, err, "read the customer again")
+	check(t, suite.expect.Locator(summary).Not().ToContainText("office@example.com"), "the e-mail stays cleared")
 }
 
 // Owners: add one, then change it for another (after confirming).

@@ -28,11 +28,32 @@ type CustomerInput struct {
 }
 
 // CustomerUpdate is the body of a customer update: the document with its id.
-// A non-zero Version makes a stale update answer 409 (A8).
+// The service changes only what the body names (A8), so every field left at
+// its zero value is left out of the body and keeps its value. The optional
+// text fields are pointers because they can also be cleared: a pointer to ""
+// sends "" and the service empties the field. The required fields (name, tax
+// id, segment) cannot be empty, so "" leaves them out. A non-zero Version
+// makes a stale update answer 409.
 type CustomerUpdate struct {
-	ID      int32 `json:"id"`
-	Version int64 `json:"version,omitempty"`
-	CustomerInput
+	ID         int32           `json:"id"`
+	Version    int64           `json:"version,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	TaxID      string          `json:"taxId,omitempty"`
+	Email      *string         `json:"email,omitempty"`
+	Phone      *string         `json:"phone,omitempty"`
+	Segment    string          `json:"segment,omitempty"`
+	Address    *AddressUpdate  `json:"address,omitempty"`
+	CPQIDs     []int32         `json:"cpqIds,omitempty"`
+	Attributes json.RawMessage `json:"attributes,omitempty"`
+}
+
+// AddressUpdate is the address of a customer update: a nil part is left out
+// and keeps its value, a pointer to "" clears the part (A8).
+type AddressUpdate struct {
+	Street     *string `json:"street,omitempty"`
+	City       *string `json:"city,omitempty"`
+	PostalCode *string `json:"postalCode,omitempty"`
+	Country    *string `json:"country,omitempty"` // two upper-case letters, or "" to clear
 }
 
 // ProfileInput is the body of a profile create (A8).
@@ -175,7 +196,7 @@ func (s *CustomersService) Create(ctx context.Context, in CustomerInput) (*Custo
 	return s.customer(ctx, &call{endpoint: EndpointCustomerCreate, json: in})
 }
 
-// Update replaces a customer's fields.
+// Update changes the fields of a customer that in names (see [CustomerUpdate]).
 func (s *CustomersService) Update(ctx context.Context, in CustomerUpdate) (*Customer, error) {
 	if p := id32("id", in.ID); p.err != nil {
 		return nil, fmt.Errorf("apiclient: %s: %w", EndpointCustomerUpdate, p.err)

@@ -172,16 +172,67 @@ func TestCustomersUpdate(t *testing.T) {
 	f.handle("PUT /v2/customer", func(w http.ResponseWriter, r *http.Request) {
 		testCommon(t, r, http.MethodPut, false)
 		testJSONBody(t, r, `{"id": 17, "version": 3, "name": "Rossi Costruzioni S.p.A.", "taxId": "IT01234567890",
-			"phone": "+39 02 1234567", "segment": "BUSINESS", "status": "ACTIVE"}`)
+			"email": "amministrazione@rossi.example", "phone": "+39 02 1234567", "segment": "BUSINESS",
+			"address": {"street": "Via Roma 1", "city": "Milano", "postalCode": "20121", "country": "IT"},
+			"cpqIds": [1, 2], "attributes": {"vip": true}}`)
 		writeJSON(w, 200, customerJSON)
 	})
-	got, err := client.Customers.Update(authCtx(t), CustomerUpdate{ID: 17, Version: 3, CustomerInput: CustomerInput{
-		Name: "Rossi Costruzioni S.p.A.", TaxID: "IT01234567890", Phone: "+39 02 1234567", Segment: "BUSINESS", Status: "ACTIVE",
-	}})
+	got, err := client.Customers.Update(authCtx(t), CustomerUpdate{
+		ID: 17, Version: 3, Name: "Rossi Costruzioni S.p.A.", TaxID: "IT01234567890",
+		Email: new("amministrazione@rossi.example"), Phone: new("+39 02 1234567"), Segment: "BUSINESS",
+		Address: &AddressUpdate{Street: new("Via Roma 1"), City: new("Milano"), PostalCode: new("20121"), Country: new("IT")},
+		CPQIDs:  []int32{1, 2}, Attributes: json.RawMessage(`{"vip": true}`),
+	})
 	if err != nil {
 		t.Fatalf("Update: %v", err)
 	}
 	checkCustomer(t, got)
+}
+
+// An update names only what it changes (A8): fields left at their zero value
+// are not sent (the service keeps them); a pointer to "" is sent as "" (the
+// service clears the field).
+func TestCustomersUpdateKeepsAndClears(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		in   CustomerUpdate
+		want string
+	}{
+		"only the id and a new name": {
+			in:   CustomerUpdate{ID: 17, Name: "Rossi S.r.l."},
+			want: `{"id": 17, "name": "Rossi S.r.l."}`,
+		},
+		"empty required fields are left out, not sent empty": {
+			in:   CustomerUpdate{ID: 17, Name: "", TaxID: "", Segment: "", Phone: new("+39 02 1234567")},
+			want: `{"id": 17, "phone": "+39 02 1234567"}`,
+		},
+		"clear the phone and the city, keep the rest of the address": {
+			in:   CustomerUpdate{ID: 17, Version: 4, Phone: new(""), Address: &AddressUpdate{City: new(""), Street: new("Via Po 2")}},
+			want: `{"id": 17, "version": 4, "phone": "", "address": {"street": "Via Po 2", "city": ""}}`,
+		},
+		"clear every optional text field": {
+			in: CustomerUpdate{ID: 17, Email: new(""), Phone: new(""),
+				Address: &AddressUpdate{Street: new(""), City: new(""), PostalCode: new(""), Country: new("")}},
+			want: `{"id": 17, "email": "", "phone": "", "address": {"street": "", "city": "", "postalCode": "", "country": ""}}`,
+		},
+		"an empty address changes nothing": {
+			in:   CustomerUpdate{ID: 17, Address: &AddressUpdate{}},
+			want: `{"id": 17, "address": {}}`,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			client, f := setup(t)
+			f.handle("PUT /v2/customer", func(w http.ResponseWriter, r *http.Request) {
+				testCommon(t, r, http.MethodPut, false)
+				testJSONBody(t, r, tc.want)
+				writeJSON(w, 200, customerJSON)
+			})
+			if _, err := client.Customers.Update(authCtx(t), tc.in); err != nil {
+				t.Fatalf("Update: %v", err)
+			}
+		})
+	}
 }
 
 func TestCustomersSetOwners(t *testing.T) {

@@ -167,7 +167,7 @@ func allCalls() map[string]endpointCall {
 			return ignore(c.Customers.Create(ctx, CustomerInput{Name: "N", TaxID: "IT01234567890", Segment: "BUSINESS"}))
 		},
 		EndpointCustomerUpdate: func(ctx context.Context, c *Client, s string) error {
-			return ignore(c.Customers.Update(ctx, CustomerUpdate{ID: 17, CustomerInput: CustomerInput{Name: "N", TaxID: "IT01234567890", Segment: "BUSINESS"}}))
+			return ignore(c.Customers.Update(ctx, CustomerUpdate{ID: 17, Name: "N", TaxID: "IT01234567890", Segment: "BUSINESS"}))
 		},
 		EndpointCustomerOwnersUpdate: func(ctx context.Context, c *Client, s string) error {
 			return ignore(c.Customers.SetOwners(ctx, 17, []int64{1001}))

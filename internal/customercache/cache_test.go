@@ -185,12 +185,7 @@ func TestExpiredListIsRevalidatedWithETag(t *testing.T) {
 	}
 
 	// Someone changes a customer: after the TTL the list is downloaded again.
-	three, err := f.api.Customers.Get(userCtx("other"), 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	changed, err := f.api.Customers.Update(userCtx("other"), apiclient.CustomerUpdate{ID: 3, CustomerInput: apiclient.CustomerInput{
-		Name: "Renamed Elsewhere S.r.l.", TaxID: three.TaxID, Segment: three.Segment}})
+	changed, err := f.api.Customers.Update(userCtx("other"), apiclient.CustomerUpdate{ID: 3, Name: "Renamed Elsewhere S.r.l."})
 	if err != nil {
 		t.Fatal(err)
 	}

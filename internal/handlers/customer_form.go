@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/mail"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -47,10 +48,6 @@ const (
 	maxDuplicatesShown = 5
 )
 
-// optionalCustomerFields are the optional fields an edit cannot empty: the v2 client leaves
-// empty values out of the PUT body, and the service keeps fields that are left out (A8).
-var optionalCustomerFields = []string{"email", "phone", "street", "city", "postalCode", "country"}
-
 // customerForm is what the user sent with the create/edit form.
 type customerForm struct {
 	Name, TaxID, Email, Phone, Segment string
@@ -60,27 +57,7 @@ type customerForm struct {
 	CPQRaw                             []string
 	CPQShown                           bool
 	Version                            int64
-	Present                            []string
 	ConfirmedDuplicate                 string
-}
-
-// value returns the form value of an optional field by its input name.
-func (f customerForm) value(name string) string {
-	switch name {
-	case "email":
-		return f.Email
-	case "phone":
-		return f.Phone
-	case "street":
-		return f.Street
-	case "city":
-		return f.City
-	case "postalCode":
-		return f.PostalCode
-	case "country":
-		return f.Country
-	}
-	return ""
 }
 
 // readCustomerForm reads the posted form, trimmed and normalised (tax id and country in upper
@@ -95,14 +72,14 @@ func readCustomerForm(c *gin.Context) (customerForm, error) {
 		Segment: get("segment"), Street: get("street"), City: get("city"), PostalCode: get("postalCode"),
 		Country: strings.ToUpper(get("country")), Attributes: get("attributes"),
 		CPQRaw: c.Request.PostForm["cpqIds"], CPQShown: get("cpqShown") == "1",
-		Present: c.Request.PostForm["present"], ConfirmedDuplicate: get("confirmedDuplicate"),
+		ConfirmedDuplicate: get("confirmedDuplicate"),
 	}
 	return f, nil
 }
 
-// validate checks the form against A8; errors are keyed by input name ("" for the form). An
-// edit also needs the version and refuses to empty a field that had a value.
-func (f *customerForm) validate(edit bool) map[string]string {
+// validate checks the form against A8; errors are keyed by input name ("" for the form).
+// Optional fields may be empty, also on an edit, where that clears them (A8).
+func (f *customerForm) validate() map[string]string {
 	errs := map[string]string{}
 	checkText := func(name, label, value string, required bool) {
 		switch n := utf8.RuneCountInString(value); {
@@ -161,13 +138,6 @@ func (f *customerForm) validate(edit bool) map[string]string {
 			errs["cpqIds"] = "Choose at least one configurator"
 		}
 	}
-	if edit {
-		for _, name := range optionalCustomerFields {
-			if slices.Contains(f.Present, name) && f.value(name) == "" && errs[name] == "" {
-				errs[name] = customerFieldLabel(name) + " cannot be removed here: enter a new value"
-			}
-		}
-	}
 	return errs
 }
 
@@ -181,23 +151,58 @@ func validCustomerEmail(s string) bool {
 	return strings.Contains(domain, ".") && !strings.HasSuffix(domain, ".")
 }
 
-// input is the v2 body of the form (optional fields left out when empty; configurators only
-// when the form offered them: on create, none means every configurator, A8).
+// input is the v2 body of the create form (optional fields left out when empty; configurators
+// only when the form offered them: none means every configurator, A8).
 func (f customerForm) input() apiclient.CustomerInput {
-	in := apiclient.CustomerInput{Name: f.Name, TaxID: f.TaxID, Email: f.Email, Phone: f.Phone, Segment: f.Segment}
+	in := apiclient.CustomerInput{Name: f.Name, TaxID: f.TaxID, Email: f.Email, Phone: f.Phone, Segment: f.Segment,
+		Attributes: f.compactAttributes()}
 	if f.Street != "" || f.City != "" || f.PostalCode != "" || f.Country != "" {
 		in.Address = &apiclient.Address{Street: f.Street, City: f.City, PostalCode: f.PostalCode, Country: f.Country}
 	}
 	if f.CPQShown {
 		in.CPQIDs = slices.Clone(f.CPQIDs)
 	}
-	if f.Attributes != "" {
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, []byte(f.Attributes)); err == nil {
-			in.Attributes = compact.Bytes()
-		}
-	}
 	return in
+}
+
+// update is the v2 body of the edit form. Every text field the form sent is sent as it stands:
+// one the user emptied goes as "" and the service clears it (A8). A field missing from the
+// posted form (a hand-made request) is left out and keeps its value, as are attributes left
+// empty and configurators the form could not offer.
+func (f customerForm) update(customerID int32, posted url.Values) apiclient.CustomerUpdate {
+	sent := func(name, value string) *string {
+		if _, ok := posted[name]; !ok {
+			return nil
+		}
+		return new(value)
+	}
+	up := apiclient.CustomerUpdate{
+		ID: customerID, Version: f.Version, Name: f.Name, TaxID: f.TaxID, Segment: f.Segment,
+		Email: sent("email", f.Email), Phone: sent("phone", f.Phone),
+		Attributes: f.compactAttributes(),
+	}
+	address := apiclient.AddressUpdate{Street: sent("street", f.Street), City: sent("city", f.City),
+		PostalCode: sent("postalCode", f.PostalCode), Country: sent("country", f.Country)}
+	if address != (apiclient.AddressUpdate{}) {
+		up.Address = &address
+	}
+	if f.CPQShown {
+		up.CPQIDs = slices.Clone(f.CPQIDs)
+	}
+	return up
+}
+
+// compactAttributes is the attributes JSON without insignificant spaces; nil when the form
+// has none (validate has checked it is an object).
+func (f customerForm) compactAttributes() json.RawMessage {
+	if f.Attributes == "" {
+		return nil
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, []byte(f.Attributes)); err != nil {
+		return nil
+	}
+	return compact.Bytes()
 }
 
 // duplicateKey identifies the name and tax id the user confirmed past.
@@ -302,7 +307,7 @@ func labelled(label, msg string) string {
 // configurators (nil when the list is unavailable).
 func customerFormVM(f customerForm, errs map[string]string, edit bool, customerID int32, cfgs []apiclient.Configurator, cfgErr bool) customers.FormVM {
 	vm := customers.FormVM{
-		Edit: edit, CustomerID: customerID, Version: f.Version, Present: f.Present,
+		Edit: edit, CustomerID: customerID, Version: f.Version,
 		Title: "New customer", Action: "/customers", CancelHref: "/customers",
 	}
 	if edit {
@@ -396,10 +401,22 @@ func (f customerForm) formValue(name string) string {
 		return f.TaxID
 	case "segment":
 		return f.Segment
+	case "email":
+		return f.Email
+	case "phone":
+		return f.Phone
+	case "street":
+		return f.Street
+	case "city":
+		return f.City
+	case "postalCode":
+		return f.PostalCode
+	case "country":
+		return f.Country
 	case "attributes":
 		return f.Attributes
 	}
-	return f.value(name)
+	return ""
 }
 
 // configuratorsForForm lists the configurators for the form's checkboxes; nil and true when
@@ -449,7 +466,7 @@ func (h *Handler) createCustomer(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	errs := f.validate(false)
+	errs := f.validate()
 	if len(errs) > 0 {
 		cfgs, unavailable, ok := h.configuratorsForForm(c)
 		if !ok {
@@ -580,11 +597,6 @@ func (h *Handler) showCustomerEdit(c *gin.Context) {
 		Street: cust.Address.Street, City: cust.Address.City, PostalCode: cust.Address.PostalCode, Country: cust.Address.Country,
 		CPQIDs: slices.Clone(cust.CPQIDs), CPQShown: cfgs != nil, Version: cust.Version,
 	}
-	for _, name := range optionalCustomerFields {
-		if f.value(name) != "" {
-			f.Present = append(f.Present, name)
-		}
-	}
 	if attrs := bytes.TrimSpace(cust.Attributes); len(attrs) > 0 && !bytes.Equal(attrs, []byte("null")) && !bytes.Equal(attrs, []byte("{}")) {
 		var pretty bytes.Buffer
 		if json.Indent(&pretty, attrs, "", "  ") == nil {
@@ -613,7 +625,7 @@ func (h *Handler) updateCustomer(c *gin.Context) {
 		return
 	}
 	f.Version = version
-	errs := f.validate(true)
+	errs := f.validate()
 	if len(errs) > 0 {
 		cfgs, unavailable, ok := h.configuratorsForForm(c)
 		if !ok {
@@ -622,7 +634,7 @@ func (h *Handler) updateCustomer(c *gin.Context) {
 		h.renderCustomerForm(c, http.StatusUnprocessableEntity, customerFormVM(f, errs, true, customerID, cfgs, unavailable))
 		return
 	}
-	updated, err := h.api.Customers.Update(h.apiContext(c), apiclient.CustomerUpdate{ID: customerID, Version: f.Version, CustomerInput: f.input()})
+	updated, err := h.api.Customers.Update(h.apiContext(c), f.update(customerID, c.Request.PostForm))
 	if err != nil {
 		h.customerFormAPIError(c, err, f, true, customerID)
 		return

@@ -106,6 +106,29 @@ func validCustomerForm(name, taxID string) url.Values {
 	}
 }
 
+// customerFormValues are the values the customer form would send as shown (what a browser
+// posts when the user changes nothing).
+func customerFormValues(doc *goquery.Document) url.Values {
+	form := url.Values{}
+	doc.Find(`[data-testid="customer-form"] input, [data-testid="customer-form"] textarea, [data-testid="customer-form"] select`).Each(func(_ int, s *goquery.Selection) {
+		name := s.AttrOr("name", "")
+		switch {
+		case name == "":
+		case goquery.NodeName(s) == "textarea":
+			form.Add(name, s.Text())
+		case goquery.NodeName(s) == "select":
+			form.Add(name, s.Find("option[selected]").AttrOr("value", ""))
+		case s.AttrOr("type", "") == "checkbox":
+			if _, checked := s.Attr("checked"); checked {
+				form.Add(name, s.AttrOr("value", ""))
+			}
+		default:
+			form.Add(name, s.AttrOr("value", ""))
+		}
+	})
+	return form
+}
+
 // rowIDs are the customer ids of the table rows, in order.
 func rowIDs(doc *goquery.Document) []string {
 	var ids []string

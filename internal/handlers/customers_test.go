@@ -629,24 +629,7 @@ func TestCustomerEdit(t *testing.T) {
 	p.get(t, user, "/customers", nil) // the list is cached
 
 	resp := p.get(t, user, "/customers/3/edit", nil)
-	doc := parseHTML(t, resp.body)
-	form := url.Values{}
-	doc.Find(`[data-testid="customer-form"] input, [data-testid="customer-form"] textarea, [data-testid="customer-form"] select`).Each(func(_ int, s *goquery.Selection) {
-		name := s.AttrOr("name", "")
-		switch {
-		case name == "":
-		case goquery.NodeName(s) == "textarea":
-			form.Add(name, s.Text())
-		case goquery.NodeName(s) == "select":
-			form.Add(name, s.Find("option[selected]").AttrOr("value", ""))
-		case s.AttrOr("type", "") == "checkbox":
-			if _, checked := s.Attr("checked"); checked {
-				form.Add(name, s.AttrOr("value", ""))
-			}
-		default:
-			form.Add(name, s.AttrOr("value", ""))
-		}
-	})
+	form := customerFormValues(parseHTML(t, resp.body))
 	if form.Get("name") == "" || form.Get("taxId") == "" || form.Get("version") == "" || len(form["cpqIds"]) == 0 {
 		t.Fatalf("the edit form is not filled in: %v", form)
 	}
@@ -681,7 +664,7 @@ func TestCustomerEdit(t *testing.T) {
 	// Saving the same (now stale) form again: the service's 409 is shown whole, input kept.
 	form.Set("name", newName+" again")
 	resp = p.postForm(t, user, "/customers/3", form, true)
-	doc = parseHTML(t, resp.body)
+	doc := parseHTML(t, resp.body)
 	summary := doc.Find(`[data-testid="error-summary"] li`).Text()
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(summary, "Someone changed this customer") || !strings.Contains(summary, "stale") {
 		t.Errorf("stale save: %d, summary %q", resp.StatusCode, summary)
@@ -689,18 +672,90 @@ func TestCustomerEdit(t *testing.T) {
 	if doc.Find(`#field-name`).AttrOr("value", "") != newName+" again" {
 		t.Error("the user's input was lost")
 	}
-	// Emptying an optional field is refused (the PUT body cannot carry an empty value).
-	form.Set("version", strconv.Itoa(int(sent.Version)+1))
-	form.Set("email", "")
-	resp = p.postForm(t, user, "/customers/3", form, true)
-	if doc := parseHTML(t, resp.body); resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(fieldError(doc, "email"), "cannot be removed") {
-		t.Errorf("emptying the e-mail: %d %q", resp.StatusCode, fieldError(doc, "email"))
-	}
 	// Without JavaScript a save redirects to the customer.
+	form.Set("version", strconv.Itoa(int(sent.Version)+1))
 	form.Set("email", "office@example.com")
 	resp = p.postForm(t, user, "/customers/3", form, false)
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/customers/3" {
 		t.Errorf("plain save: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+// Edit: emptying optional fields in the form clears them (A8: the PUT sends them as ""); the
+// fields the user left as they were are kept.
+func TestCustomerEditClearsOptionalFields(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t, portalOptions{})
+	user := p.login(t, "sales", "sales-demo")
+	name, taxID := uniqueName("Clearing"), uniqueTaxID()
+	created := p.postForm(t, user, "/customers", validCustomerForm(name, taxID), false)
+	path := created.Header.Get("Location")
+	if created.StatusCode != http.StatusSeeOther || !strings.HasPrefix(path, "/customers/") {
+		t.Fatalf("create: %d to %q", created.StatusCode, path)
+	}
+	form := customerFormValues(parseHTML(t, p.get(t, user, path+"/edit", nil).body))
+	if form.Get("phone") == "" || form.Get("city") == "" {
+		t.Fatalf("the edit form does not show the phone and the city: %v", form)
+	}
+
+	// The user empties the phone and the city and saves.
+	form.Set("phone", "")
+	form.Set("city", "")
+	resp := p.postForm(t, user, path, form, true)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("HX-Push-Url") != path {
+		t.Fatalf("save: %d %s", resp.StatusCode, resp.body)
+	}
+	// The PUT named the emptied fields with "", and every other field with its value.
+	puts := awaitSimCalls(t, p.sim, http.MethodPut, "/v2/customer", 1)
+	if len(puts) != 1 {
+		t.Fatalf("%d PUTs, want 1", len(puts))
+	}
+	var sent map[string]any
+	if err := json.Unmarshal([]byte(puts[0].Body), &sent); err != nil {
+		t.Fatalf("PUT body %q: %v", puts[0].Body, err)
+	}
+	address, _ := sent["address"].(map[string]any)
+	if phone, ok := sent["phone"]; !ok || phone != "" || address == nil || address["city"] != "" {
+		t.Errorf("PUT body %s: want \"phone\": \"\" and \"address\": {\"city\": \"\"}", puts[0].Body)
+	}
+	if sent["email"] != "info@example.com" || address["street"] != "Via Roma 1" || address["postalCode"] != "20121" || address["country"] != "IT" {
+		t.Errorf("PUT body %s: the untouched fields are not sent as they were", puts[0].Body)
+	}
+
+	// The answer and the customer read again from the v2 API show them gone, the rest kept.
+	for label, body := range map[string]string{"answer": resp.body, "detail page": p.get(t, user, path, nil).body} {
+		summary := summaryValues(parseHTML(t, body))
+		if summary["Phone"] != "—" || strings.Contains(summary["Address"], "Milano") {
+			t.Errorf("%s: phone %q, address %q; want no phone and no city", label, summary["Phone"], summary["Address"])
+		}
+		if summary["Name"] != name || summary["Tax id"] != taxID || summary["E-mail"] != "info@example.com" ||
+			summary["Address"] != "Via Roma 1, 20121, IT" || summary["Segment"] != "BUSINESS" {
+			t.Errorf("%s: the untouched fields changed: %v", label, summary)
+		}
+	}
+	form = customerFormValues(parseHTML(t, p.get(t, user, path+"/edit", nil).body))
+	if form.Get("phone") != "" || form.Get("city") != "" || form.Get("email") != "info@example.com" || form.Get("street") != "Via Roma 1" {
+		t.Errorf("the edit form opened again shows %v", form)
+	}
+
+	// A hand-made post without the e-mail and street inputs leaves them out of the PUT: they are
+	// kept, not cleared.
+	form.Del("email")
+	form.Del("street")
+	form.Set("phone", "+39 02 555 0101")
+	if resp := p.postForm(t, user, path, form, true); resp.StatusCode != http.StatusOK {
+		t.Fatalf("save without e-mail and street inputs: %d %s", resp.StatusCode, resp.body)
+	}
+	puts = awaitSimCalls(t, p.sim, http.MethodPut, "/v2/customer", 2)
+	if len(puts) != 2 {
+		t.Fatalf("%d PUTs, want 2", len(puts))
+	}
+	if body := puts[1].Body; strings.Contains(body, `"email"`) || strings.Contains(body, `"street"`) {
+		t.Errorf("PUT body %s names fields the form did not send", body)
+	}
+	summary := summaryValues(parseHTML(t, p.get(t, user, path, nil).body))
+	if summary["E-mail"] != "info@example.com" || !strings.HasPrefix(summary["Address"], "Via Roma 1") || summary["Phone"] != "+39 02 555 0101" {
+		t.Errorf("after a post without e-mail and street: %v; want them kept and the new phone", summary)
 	}
 }
 

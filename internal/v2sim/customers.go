@@ -270,8 +270,9 @@ func (s *Server) onlineSearch(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-// customerInput is the body of POST and PUT /v2/customer. Pointers tell a missing field from an empty one: on PUT
-// a missing field keeps its value ("readers tolerate missing fields"), on POST the required ones are checked.
+// customerInput is the body of POST and PUT /v2/customer. Pointers tell a missing (or null) field from an empty one
+// (docs/v2-assumptions.md A8): on PUT a missing field keeps its value and "" clears an optional text field (a
+// required one then fails validateCustomer, 422); on POST the required ones are checked and "" is no value.
 type customerInput struct {
 	ID         *int32          `json:"id"`
 	Name       *string         `json:"name"`
@@ -301,7 +302,8 @@ func (in *customerInput) checkTypes() error {
 	return nil
 }
 
-// apply copies the given fields of in onto c.
+// apply copies the given fields of in onto c, trimmed: "" (or spaces) empties a text field, an address object sets
+// only the parts it names (A8).
 func (in *customerInput) apply(c *customer) error {
 	set := func(dst *string, src *string) {
 		if src != nil {
@@ -431,8 +433,9 @@ func (s *Server) createCustomer(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusCreated, s.customerJSON(c))
 }
 
-// PUT /v2/customer (A8): fields present in the body replace the stored ones; a stale version answers 409. The
-// change is recorded, field by field, in the audit of every quote of the customer (A7 CUSTOMER_UPDATED).
+// PUT /v2/customer (A8): fields present in the body replace the stored ones (absent ones are kept, "" clears an
+// optional text field); a stale version answers 409. The change is recorded, field by field, in the audit of every
+// quote of the customer (A7 CUSTOMER_UPDATED).
 func (s *Server) updateCustomer(w http.ResponseWriter, r *http.Request) error {
 	var in customerInput
 	if err := decodeJSON(r, &in); err != nil {

@@ -239,6 +239,104 @@ func TestUpdateCustomerAndAudit(t *testing.T) {
 	e.do("PUT", "/v2/customer", map[string]any{"id": 40, "segment": "PUBLIC"}).wantStatus(t, 200)
 }
 
+// PUT changes only what the body names (docs/v2-assumptions.md A8): absent or null keeps, "" clears an
+// optional text field, "" on a required field is a 422, an address object sets only the parts it names.
+func TestUpdateCustomerClearsAndKeeps(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{})
+	var created tCustomer
+	e.do("POST", "/v2/customer", validCustomerBody()).wantStatus(t, http.StatusCreated).decode(t, &created)
+	get := func() tCustomer {
+		t.Helper()
+		var c tCustomer
+		e.do("GET", path("/v2/customer/%d", created.ID), nil).wantStatus(t, 200).decode(t, &c)
+		return c
+	}
+
+	// Clear the phone and the city; everything else is absent and kept.
+	var after tCustomer
+	e.do("PUT", "/v2/customer", map[string]any{"id": created.ID, "phone": "", "address": map[string]any{"city": ""}}).
+		wantStatus(t, 200).decode(t, &after)
+	want := created
+	want.Phone, want.Address.City, want.Version = "", "", created.Version+1
+	for label, c := range map[string]tCustomer{"answer": after, "read back": get()} {
+		if c.Name != want.Name || c.TaxID != want.TaxID || c.Email != want.Email || c.Phone != "" || c.Segment != want.Segment ||
+			c.Address != want.Address || c.Version != want.Version || len(c.CPQIDs) != 2 || string(c.Attributes) != string(created.Attributes) {
+			t.Errorf("%s after clearing phone and city: %+v, want %+v", label, c, want)
+		}
+	}
+
+	// null is absent, and an empty address object names no part: nothing changes, not even the version.
+	e.do("PUT", "/v2/customer", `{"id": `+path("%d", created.ID)+`, "name": null, "email": null, "phone": null, "address": {}}`).
+		wantStatus(t, 200).decode(t, &after)
+	e.do("PUT", "/v2/customer", `{"id": `+path("%d", created.ID)+`, "address": null}`).wantStatus(t, 200).decode(t, &after)
+	if after.Email != want.Email || after.Address != want.Address || after.Version != want.Version {
+		t.Errorf("after null fields and an empty address: %+v, want %+v", after, want)
+	}
+
+	// A value of spaces counts as "": the e-mail and the remaining address parts are cleared.
+	e.do("PUT", "/v2/customer", map[string]any{"id": created.ID, "email": "   ",
+		"address": map[string]any{"street": "", "postalCode": "", "country": ""}}).wantStatus(t, 200).decode(t, &after)
+	if c := get(); c.Email != "" || c.Address != (tCustomer{}).Address || c.Name != created.Name || c.Version != want.Version+1 {
+		t.Errorf("after clearing the e-mail and the address: %+v", c)
+	}
+
+	// A cleared field can be given a value again, and that value is checked as before.
+	e.do("PUT", "/v2/customer", map[string]any{"id": created.ID, "phone": "+39 011 555 0101", "address": map[string]any{"city": "Torino"}}).
+		wantStatus(t, 200).decode(t, &after)
+	if after.Phone != "+39 011 555 0101" || after.Address.City != "Torino" || after.Address.Street != "" {
+		t.Errorf("after setting phone and city again: %+v", after)
+	}
+	bad := e.do("PUT", "/v2/customer", map[string]any{"id": created.ID, "phone": "call me", "address": map[string]any{"country": "Italy"}}).
+		wantError(t, http.StatusUnprocessableEntity, codeValidationFailed)
+	if !bad.hasFieldError("phone") || !bad.hasFieldError("address.country") {
+		t.Errorf("invalid values: fieldErrors %+v", bad.FieldErrors)
+	}
+
+	// Required fields cannot be cleared: "" (or spaces) is a 422 naming the field, and nothing is stored.
+	before := get()
+	for _, body := range []map[string]any{
+		{"name": ""}, {"name": "  "}, {"taxId": ""}, {"segment": ""},
+	} {
+		var field string
+		for k := range body {
+			field = k
+		}
+		body["id"] = created.ID
+		got := e.do("PUT", "/v2/customer", body).wantError(t, http.StatusUnprocessableEntity, codeValidationFailed)
+		if !got.hasFieldError(field) || len(got.FieldErrors) != 1 {
+			t.Errorf("PUT %v: fieldErrors %+v, want one on %s", body, got.FieldErrors, field)
+		}
+	}
+	if c := get(); c.Name != before.Name || c.TaxID != before.TaxID || c.Segment != before.Segment || c.Version != before.Version {
+		t.Errorf("a refused update changed the customer: %+v, was %+v", c, before)
+	}
+
+	// attributes: an object replaces them whole, null empties them.
+	e.do("PUT", "/v2/customer", map[string]any{"id": created.ID, "attributes": map[string]any{"tier": "gold"}}).wantStatus(t, 200).decode(t, &after)
+	if string(after.Attributes) != `{"tier":"gold"}` {
+		t.Errorf("attributes replaced: %s", after.Attributes)
+	}
+	e.do("PUT", "/v2/customer", map[string]any{"id": created.ID, "attributes": nil}).wantStatus(t, 200).decode(t, &after)
+	if string(after.Attributes) != `{}` {
+		t.Errorf("attributes after null: %s", after.Attributes)
+	}
+}
+
+// On POST an optional text field sent as "" is the same as leaving it out (A8).
+func TestCreateCustomerEmptyOptionalFields(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{})
+	body := validCustomerBody()
+	body["email"], body["phone"] = "", " "
+	body["address"] = map[string]any{"street": "", "city": "Milano", "postalCode": "", "country": ""}
+	var c tCustomer
+	e.do("POST", "/v2/customer", body).wantStatus(t, http.StatusCreated).decode(t, &c)
+	if c.Email != "" || c.Phone != "" || c.Address.City != "Milano" || c.Address.Street != "" || c.Address.Country != "" {
+		t.Errorf("created %+v", c)
+	}
+}
+
 func TestOwnersAndProfiles(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, Options{})

@@ -405,8 +405,6 @@ type FormVM struct {
 	// for the same name and tax id).
 	Duplicates   []DuplicateVM
 	DuplicateKey string
-	// Present lists the optional fields that had a value when the edit form was shown.
-	Present []string
 }
 
 // VersionText is the version hidden input's value.
