@@ -17,9 +17,13 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/andybalholm/brotli"
 )
 
 //go:embed static
@@ -43,6 +47,39 @@ type asset struct {
 	contentType string
 	plain       []byte
 	gzipped     []byte // nil when compression does not pay off (already compressed types, tiny files)
+	// brotli is made on the first request that accepts it (only when gzipped is set): at the best
+	// quality it is 10-15% smaller than gzip for the CSS and scripts every page loads, but takes
+	// about 200 ms for all of them, which start-up (and every test portal) should not pay.
+	brotli lazyBytes
+}
+
+// lazyBytes computes a value once, on first use.
+type lazyBytes struct {
+	once  sync.Once
+	bytes []byte // nil when computing failed or did not pay off
+}
+
+func (l *lazyBytes) get(compute func() []byte) []byte {
+	l.once.Do(func() { l.bytes = compute() })
+	return l.bytes
+}
+
+// brotliBytes compresses an asset at brotli's best quality; nil when that is not smaller than gzip.
+func (f *asset) brotliBytes() []byte {
+	return f.brotli.get(func() []byte {
+		var buf bytes.Buffer
+		w := brotli.NewWriterLevel(&buf, brotli.BestCompression)
+		if _, err := w.Write(f.plain); err != nil {
+			return nil
+		}
+		if err := w.Close(); err != nil {
+			return nil
+		}
+		if buf.Len() >= len(f.gzipped) {
+			return nil
+		}
+		return buf.Bytes()
+	})
 }
 
 // NewAssets builds the manifest from the embedded web/static directory.
@@ -114,7 +151,8 @@ func (a *Assets) Names() []string {
 //
 // A matching hash is cached for a year as immutable. A stale hash (a page rendered by the previous
 // version during a rolling deploy) still gets the current file, but uncacheable, so the page works
-// and no cache keeps the wrong bytes under the old URL. Gzip is served when the client accepts it.
+// and no cache keeps the wrong bytes under the old URL. Brotli is served when the client accepts it,
+// else gzip when it accepts that.
 func (a *Assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -146,7 +184,11 @@ func (a *Assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body := f.plain
 	if f.gzipped != nil {
 		h.Add("Vary", "Accept-Encoding")
-		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		accept := r.Header.Get("Accept-Encoding")
+		if br := f.brotliBytes(); br != nil && acceptsCoding(accept, "br") {
+			body = br
+			h.Set("Content-Encoding", "br")
+		} else if acceptsGzip(accept) {
 			body = f.gzipped
 			h.Set("Content-Encoding", "gzip")
 		}
@@ -202,23 +244,28 @@ func gzipBytes(data []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// acceptsGzip reports whether an Accept-Encoding header allows gzip. An explicit "gzip" entry
-// wins over "*"; a q-value of zero refuses.
+// acceptsGzip reports whether an Accept-Encoding header allows gzip (or its alias x-gzip).
 func acceptsGzip(header string) bool {
-	gzipSeen, gzipOK, starSeen, starOK := false, false, false, false
+	return acceptsCoding(header, "gzip", "x-gzip")
+}
+
+// acceptsCoding reports whether an Accept-Encoding header allows a content coding, named by any of
+// its names. An explicit entry wins over "*"; a q-value of zero refuses.
+func acceptsCoding(header string, names ...string) bool {
+	seen, ok, starSeen, starOK := false, false, false, false
 	for _, part := range strings.Split(header, ",") {
 		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		coding = strings.ToLower(strings.TrimSpace(coding))
-		ok := !qIsZero(params)
-		switch coding {
-		case "gzip", "x-gzip":
-			gzipSeen, gzipOK = true, ok
-		case "*":
-			starSeen, starOK = true, ok
+		allowed := !qIsZero(params)
+		switch {
+		case coding == "*":
+			starSeen, starOK = true, allowed
+		case slices.Contains(names, coding):
+			seen, ok = true, allowed
 		}
 	}
-	if gzipSeen {
-		return gzipOK
+	if seen {
+		return ok
 	}
 	return starSeen && starOK
 }

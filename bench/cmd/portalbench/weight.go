@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/andybalholm/brotli"
 )
 
 // measurePageWeight reports what a browser downloads on the first load of the customers page and of a
@@ -82,6 +83,11 @@ func pageWeight(ctx context.Context, base, path, cookie string) (float64, error)
 			body, err = gunzip(raw)
 			if err != nil {
 				return nil, 0, fmt.Errorf("GET %s: %w", target, err)
+			}
+		case "br":
+			body, err = io.ReadAll(brotli.NewReader(bytes.NewReader(raw)))
+			if err != nil {
+				return nil, 0, fmt.Errorf("GET %s: brotli: %w", target, err)
 			}
 		default:
 			return nil, 0, fmt.Errorf("GET %s: unexpected Content-Encoding %q", target, resp.Header.Get("Content-Encoding"))
