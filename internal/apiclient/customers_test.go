@@ -51,7 +51,10 @@ func TestCustomersList(t *testing.T) {
 	if notModified || newETag != etag || len(customers) != 2 {
 		t.Fatalf("List = %d customers, etag %q, notModified %v", len(customers), newETag, notModified)
 	}
-	checkCustomer(t, &customers[0])
+	checkCustomerFields(t, &customers[0])
+	if customers[0].Raw != nil {
+		t.Errorf("listed customer keeps Raw (%d bytes); the list leaves it nil", len(customers[0].Raw))
+	}
 	if customers[1].ID != 18 || customers[1].Name != "Bianchi SRL" || customers[1].Owners != nil {
 		t.Errorf("second customer = %+v", customers[1])
 	}

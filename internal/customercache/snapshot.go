@@ -292,8 +292,15 @@ func (s *Snapshot) buildOrder(key SortKey) []int32 {
 	case SortByUpdated:
 		compare = func(a, b *row) int { return cmp.Compare(a.updated, b.updated) }
 	}
-	// Rows are in id order, so a stable sort breaks ties by id.
-	slices.SortStableFunc(idx, func(i, j int32) int { return compare(&s.rows[i], &s.rows[j]) })
+	// Rows are in id order, so breaking ties by position breaks them by id. An explicit tie-break
+	// with the (unstable, O(n log n)) pattern-defeating quicksort gives the stable order at about
+	// a third of SortStableFunc's cost (its O(n log² n) merging showed in the cold first page).
+	slices.SortFunc(idx, func(i, j int32) int {
+		if c := compare(&s.rows[i], &s.rows[j]); c != 0 {
+			return c
+		}
+		return cmp.Compare(i, j)
+	})
 	return idx
 }
 
