@@ -226,7 +226,9 @@ func (h *Handler) streamFile(c *gin.Context, f fileResponse, body io.Reader) err
 	if c.Request.Method == http.MethodHead {
 		return nil
 	}
-	n, err := copyFileBody(c.Writer, br, body)
+	buf := h.copyBuffers.get()
+	n, err := copyFileBody(c.Writer, br, body, *buf)
+	h.copyBuffers.put(buf)
 	if err == nil && f.length >= 0 && n != f.length {
 		err = errShortBody
 	}
@@ -237,21 +239,37 @@ func (h *Handler) streamFile(c *gin.Context, f fileResponse, body io.Reader) err
 	return nil
 }
 
-// streamCopyBytes is the copy buffer of a download: at 32 KiB (io.Copy through bufio) a 1 GiB
-// file took 64k reads and writes; 256 KiB takes an eighth of the system calls (docs/performance.md).
-const streamCopyBytes = 256 << 10
+// streamCopyBytes is the copy buffer of a download. At 32 KiB (io.Copy through bufio) a 1 GiB file
+// took 64k reads and writes; at 256 KiB the portal reached 0.6-0.9 of a direct download from the
+// simulator (sendfile), at 1 MiB 0.9-1.0 in the same runs: fewer, larger reads let the kernel hand
+// over whole socket buffers (docs/performance.md). The buffers are pooled (copyBuffers), so a busy
+// portal holds one per download in flight, not one per download ever made.
+const streamCopyBytes = 1 << 20
+
+// copyBufferPool lends the download copy buffers.
+type copyBufferPool struct{ pool sync.Pool }
+
+func newCopyBufferPool() *copyBufferPool {
+	return &copyBufferPool{pool: sync.Pool{New: func() any {
+		buf := make([]byte, streamCopyBytes)
+		return &buf
+	}}}
+}
+
+func (p *copyBufferPool) get() *[]byte    { return p.pool.Get().(*[]byte) }
+func (p *copyBufferPool) put(buf *[]byte) { p.pool.Put(buf) }
 
 // copyFileBody writes what br holds already, then copies the rest of body (br's source) to w
-// through one 256 KiB buffer. The wrappers keep io.CopyBuffer from choosing bufio's 32 KiB
-// WriteTo or a ReaderFrom that the gzip middleware's writer hides anyway.
-func copyFileBody(w io.Writer, br *bufio.Reader, body io.Reader) (int64, error) {
+// through buf. The wrappers keep io.CopyBuffer from choosing bufio's 32 KiB WriteTo or a
+// ReaderFrom that the gzip middleware's writer hides anyway.
+func copyFileBody(w io.Writer, br *bufio.Reader, body io.Reader, buf []byte) (int64, error) {
 	head, _ := br.Peek(br.Buffered()) // at most what was buffered: cannot fail
 	n0, err := w.Write(head)
 	n := int64(n0)
 	if err != nil {
 		return n, err
 	}
-	m, err := io.CopyBuffer(struct{ io.Writer }{w}, struct{ io.Reader }{body}, make([]byte, streamCopyBytes))
+	m, err := io.CopyBuffer(struct{ io.Writer }{w}, struct{ io.Reader }{body}, buf)
 	return n + m, err
 }
 

@@ -98,7 +98,8 @@ type Handler struct {
 	cop         *http.CrossOriginProtection
 	csp         string
 	hsts        bool
-	buffers     *bufferPool // render and gzip buffers
+	buffers     *bufferPool     // render and gzip buffers
+	copyBuffers *copyBufferPool // download copy buffers
 	gzipWriters *gzipPool
 	metrics     *httpMetrics // nil when metrics are off
 	readiness   readiness
@@ -136,6 +137,7 @@ func New(deps Deps) (*Handler, error) {
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.buffers = newBufferPool()
+	h.copyBuffers = newCopyBufferPool()
 	h.gzipWriters = newGzipPool(h.buffers)
 	if h.now == nil {
 		h.now = time.Now
