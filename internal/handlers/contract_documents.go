@@ -226,9 +226,9 @@ func (h *Handler) streamFile(c *gin.Context, f fileResponse, body io.Reader) err
 	if c.Request.Method == http.MethodHead {
 		return nil
 	}
-	buf := h.copyBuffers.get()
-	n, err := copyFileBody(c.Writer, br, body, *buf)
-	h.copyBuffers.put(buf)
+	buf, release := h.copyBuffers.get(f.length)
+	n, err := copyFileBody(c.Writer, br, body, buf)
+	release()
 	if err == nil && f.length >= 0 && n != f.length {
 		err = errShortBody
 	}
@@ -239,12 +239,13 @@ func (h *Handler) streamFile(c *gin.Context, f fileResponse, body io.Reader) err
 	return nil
 }
 
-// streamCopyBytes is the copy buffer of a download. At 32 KiB (io.Copy through bufio) a 1 GiB file
-// took 64k reads and writes; at 256 KiB the portal reached 0.6-0.9 of a direct download from the
-// simulator (sendfile), at 1 MiB 0.9-1.0 in the same runs: fewer, larger reads let the kernel hand
-// over whole socket buffers (docs/performance.md). The buffers are pooled (copyBuffers), so a busy
-// portal holds one per download in flight, not one per download ever made.
-const streamCopyBytes = 1 << 20
+// streamCopyBytes is the copy buffer of a large download. At 32 KiB (io.Copy through bufio) a
+// 1 GiB file took 64k reads and writes; on the bench the portal reached 0.6-0.9 of a direct
+// download from the simulator (sendfile) at 256 KiB, 0.8-1.0 at 1 MiB and 0.96-1.06 at 4 MiB:
+// fewer, larger reads let the kernel hand over whole socket buffers (docs/performance.md).
+// The buffers are pooled (copyBufferPool), so a busy portal holds one per large download in
+// flight, not one per download ever made; smaller files get a buffer of their own size.
+const streamCopyBytes = 4 << 20
 
 // copyBufferPool lends the download copy buffers.
 type copyBufferPool struct{ pool sync.Pool }
@@ -256,8 +257,15 @@ func newCopyBufferPool() *copyBufferPool {
 	}}}
 }
 
-func (p *copyBufferPool) get() *[]byte    { return p.pool.Get().(*[]byte) }
-func (p *copyBufferPool) put(buf *[]byte) { p.pool.Put(buf) }
+// get returns a buffer for a download of length bytes (-1: unknown) and the function that gives
+// it back.
+func (p *copyBufferPool) get(length int64) ([]byte, func()) {
+	if length >= 0 && length < streamCopyBytes {
+		return make([]byte, max(length, 512)), func() {}
+	}
+	buf := p.pool.Get().(*[]byte)
+	return *buf, func() { p.pool.Put(buf) }
+}
 
 // copyFileBody writes what br holds already, then copies the rest of body (br's source) to w
 // through buf. The wrappers keep io.CopyBuffer from choosing bufio's 32 KiB WriteTo or a
