@@ -239,32 +239,53 @@ func (h *Handler) streamFile(c *gin.Context, f fileResponse, body io.Reader) err
 	return nil
 }
 
-// streamCopyBytes is the copy buffer of a large download. At 32 KiB (io.Copy through bufio) a
-// 1 GiB file took 64k reads and writes; on the bench the portal reached 0.6-0.9 of a direct
-// download from the simulator (sendfile) at 256 KiB, 0.8-1.0 at 1 MiB and 0.96-1.06 at 4 MiB:
-// fewer, larger reads let the kernel hand over whole socket buffers (docs/performance.md).
-// The buffers are pooled (copyBufferPool), so a busy portal holds one per large download in
-// flight, not one per download ever made; smaller files get a buffer of their own size.
-const streamCopyBytes = 4 << 20
+// Download copy buffers. At 32 KiB (io.Copy through bufio) a 1 GiB file took 64k reads and
+// writes; on the bench the portal reached 0.6-0.9 of a direct download from the simulator
+// (sendfile) at 256 KiB, 0.8-1.0 at 1 MiB and 0.84-1.06 at 4 MiB: fewer, larger reads let the
+// kernel hand over whole socket buffers (docs/performance.md). A large buffer is only worth it
+// for a large file, and a slow client holds its buffer for the whole download, so at most
+// maxLargeCopyBuffers downloads use one at a time (32 MiB); the others, and every file under
+// largeCopyBytes, copy through a standard one. Both kinds are pooled.
+const (
+	largeCopyBytes      = 4 << 20
+	standardCopyBytes   = 256 << 10
+	maxLargeCopyBuffers = 8
+)
 
 // copyBufferPool lends the download copy buffers.
-type copyBufferPool struct{ pool sync.Pool }
+type copyBufferPool struct {
+	large    sync.Pool     // *[]byte of largeCopyBytes
+	standard sync.Pool     // *[]byte of standardCopyBytes
+	inUse    chan struct{} // one token per large buffer lent out
+}
 
 func newCopyBufferPool() *copyBufferPool {
-	return &copyBufferPool{pool: sync.Pool{New: func() any {
-		buf := make([]byte, streamCopyBytes)
-		return &buf
-	}}}
+	newBuffer := func(n int) func() any {
+		return func() any {
+			buf := make([]byte, n)
+			return &buf
+		}
+	}
+	return &copyBufferPool{
+		large:    sync.Pool{New: newBuffer(largeCopyBytes)},
+		standard: sync.Pool{New: newBuffer(standardCopyBytes)},
+		inUse:    make(chan struct{}, maxLargeCopyBuffers),
+	}
 }
 
 // get returns a buffer for a download of length bytes (-1: unknown) and the function that gives
 // it back.
 func (p *copyBufferPool) get(length int64) ([]byte, func()) {
-	if length >= 0 && length < streamCopyBytes {
-		return make([]byte, max(length, 512)), func() {}
+	if length < 0 || length >= largeCopyBytes {
+		select {
+		case p.inUse <- struct{}{}:
+			buf := p.large.Get().(*[]byte)
+			return *buf, func() { p.large.Put(buf); <-p.inUse }
+		default: // as many large downloads as allowed are running: this one takes a standard buffer
+		}
 	}
-	buf := p.pool.Get().(*[]byte)
-	return *buf, func() { p.pool.Put(buf) }
+	buf := p.standard.Get().(*[]byte)
+	return *buf, func() { p.standard.Put(buf) }
 }
 
 // copyFileBody writes what br holds already, then copies the rest of body (br's source) to w
