@@ -185,10 +185,15 @@ func (a *Assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.gzipped != nil {
 		h.Add("Vary", "Accept-Encoding")
 		accept := r.Header.Get("Accept-Encoding")
-		if br := f.brotliBytes(); br != nil && acceptsCoding(accept, "br") {
+		var br []byte
+		if acceptsCoding(accept, "br") {
+			br = f.brotliBytes()
+		}
+		switch {
+		case br != nil:
 			body = br
 			h.Set("Content-Encoding", "br")
-		} else if acceptsGzip(accept) {
+		case acceptsGzip(accept):
 			body = f.gzipped
 			h.Set("Content-Encoding", "gzip")
 		}
