@@ -47,39 +47,24 @@ type asset struct {
 	contentType string
 	plain       []byte
 	gzipped     []byte // nil when compression does not pay off (already compressed types, tiny files)
-	// brotli is made on the first request that accepts it (only when gzipped is set): at the best
-	// quality it is 10-15% smaller than gzip for the CSS and scripts every page loads, but takes
-	// about 200 ms for all of them, which start-up (and every test portal) should not pay.
-	brotli lazyBytes
+	// brotliBytes returns the brotli form, made on the first request that accepts it (sync.OnceValue;
+	// only when gzipped is set, else nil): at the best quality it is 10-15% smaller than gzip for the
+	// CSS and scripts every page loads, but takes about 200 ms for all of them, which start-up (and
+	// every test portal) should not pay.
+	brotliBytes func() []byte
 }
 
-// lazyBytes computes a value once, on first use.
-type lazyBytes struct {
-	once  sync.Once
-	bytes []byte // nil when computing failed or did not pay off
-}
-
-func (l *lazyBytes) get(compute func() []byte) []byte {
-	l.once.Do(func() { l.bytes = compute() })
-	return l.bytes
-}
-
-// brotliBytes compresses an asset at brotli's best quality; nil when that is not smaller than gzip.
-func (f *asset) brotliBytes() []byte {
-	return f.brotli.get(func() []byte {
-		var buf bytes.Buffer
-		w := brotli.NewWriterLevel(&buf, brotli.BestCompression)
-		if _, err := w.Write(f.plain); err != nil {
-			return nil
-		}
-		if err := w.Close(); err != nil {
-			return nil
-		}
-		if buf.Len() >= len(f.gzipped) {
-			return nil
-		}
-		return buf.Bytes()
-	})
+// brotliOf compresses data at brotli's best quality; nil when that is not smaller than limit bytes.
+func brotliOf(data []byte, limit int) []byte {
+	var buf bytes.Buffer
+	w := brotli.NewWriterLevel(&buf, brotli.BestCompression)
+	if _, err := w.Write(data); err != nil {
+		return nil
+	}
+	if err := w.Close(); err != nil || buf.Len() >= limit {
+		return nil
+	}
+	return buf.Bytes()
 }
 
 // NewAssets builds the manifest from the embedded web/static directory.
@@ -108,6 +93,7 @@ func NewAssetsFS(fsys fs.FS) (*Assets, error) {
 			hash:        hex.EncodeToString(sum[:])[:hashLen],
 			contentType: contentType(name),
 			plain:       data,
+			brotliBytes: func() []byte { return nil },
 		}
 		if compressible(f.contentType) && len(data) > 256 {
 			gz, err := gzipBytes(data)
@@ -116,6 +102,7 @@ func NewAssetsFS(fsys fs.FS) (*Assets, error) {
 			}
 			if len(gz) < len(data) {
 				f.gzipped = gz
+				f.brotliBytes = sync.OnceValue(func() []byte { return brotliOf(data, len(gz)) })
 			}
 		}
 		a.files[name] = f
