@@ -259,12 +259,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	excerpt := captureBody(r)
 	rec := &responseRecorder{ResponseWriter: w, r: r}
+	rec.record = func() { s.recordRequest(r, rec, excerpt, start) }
 	defer func() {
 		// A bug in a handler answers 500 INTERNAL with the A2 body rather than a dropped connection; the
 		// deliberate abort of the Truncated fault goes on to net/http.
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler { //nolint:errorlint // net/http compares the sentinel the same way
-				s.recordRequest(r, rec, excerpt, start)
+				rec.recordOnce()
 				panic(p)
 			}
 			s.logger.Error("v2sim: handler panic", "method", r.Method, "uri", r.RequestURI, "panic", p, "stack", string(debug.Stack()))
@@ -273,7 +274,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeErrorBody(rec, r, newError(http.StatusInternalServerError, codeInternal, "internal simulator error"))
 			}
 		}
-		s.recordRequest(r, rec, excerpt, start)
+		rec.recordOnce() // an answer without a body write (or a panic before one)
 	}()
 	s.mux.ServeHTTP(rec, r)
 }
@@ -374,6 +375,18 @@ type responseRecorder struct {
 	matched     bool // a route handler runs
 	intercepted bool // the mux answered; its body is dropped
 	endpoint    string
+	// record adds the request to the log. It runs once, as the status goes out and before any
+	// byte of the answer does, so a client that has its answer always finds its request in the
+	// log (Requests), also for streamed answers whose handler returns later.
+	record   func()
+	recorded bool
+}
+
+func (rw *responseRecorder) recordOnce() {
+	if !rw.recorded && rw.record != nil {
+		rw.recorded = true
+		rw.record()
+	}
 }
 
 func (rw *responseRecorder) WriteHeader(code int) {
@@ -392,10 +405,12 @@ func (rw *responseRecorder) WriteHeader(code int) {
 		}
 		rw.Header().Del("Location")
 		rw.status = e.Status
+		rw.recordOnce()
 		writeErrorBody(rw.ResponseWriter, rw.r, e)
 		return
 	}
 	rw.status = code
+	rw.recordOnce()
 	rw.ResponseWriter.WriteHeader(code)
 }
 
