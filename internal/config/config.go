@@ -36,6 +36,14 @@ const (
 	SessionStoreRedis  = "redis"
 )
 
+// Readiness checks of the v2 API accepted by PORTAL_V2_READY_CHECK (besides a health URL).
+const (
+	ReadyCheckConnect = "connect"
+	ReadyCheckOff     = "off"
+	// ReadyCheckHTTP is set when PORTAL_V2_READY_CHECK is a URL (Config.V2HealthURL).
+	ReadyCheckHTTP = "http"
+)
+
 // Log formats accepted by PORTAL_LOG_FORMAT.
 const (
 	LogFormatJSON = "json"
@@ -64,6 +72,13 @@ type Config struct {
 	V2APIURL *url.URL
 	// V2Timeout bounds each v2 API call.
 	V2Timeout time.Duration
+	// V2ReadyCheck is how /readyz checks the v2 API: ReadyCheckConnect (a TCP connect, and the TLS
+	// handshake for https, to its host: no HTTP request), ReadyCheckOff, or ReadyCheckHTTP with
+	// V2HealthURL. Never a /v2/ call: the spec (section 5) wants a bearer token on every one, and a
+	// probe has none (docs/operations.md, "Health and readiness").
+	V2ReadyCheck string
+	// V2HealthURL is the v2 service's own health endpoint when V2ReadyCheck is ReadyCheckHTTP.
+	V2HealthURL *url.URL
 
 	// OIDCIssuer is the OpenID provider's issuer URL (exactly as the provider spells it).
 	OIDCIssuer string
@@ -208,6 +223,25 @@ func settings() []setting {
 			}},
 		{Setting: Setting{"PORTAL_V2_TIMEOUT", "v2-timeout", "15s", "Time limit of one v2 API call"},
 			apply: durationInto(func(c *Config) *time.Duration { return &c.V2Timeout })},
+		{Setting: Setting{"PORTAL_V2_READY_CHECK", "v2-ready-check", "connect", "How /readyz checks the v2 API: connect (TCP/TLS to its host, no request), off, or the URL of the v2 service's health endpoint (never a /v2/ path)"},
+			apply: func(c *Config, raw string) error {
+				switch raw {
+				case ReadyCheckConnect, ReadyCheckOff:
+					c.V2ReadyCheck = raw
+					return nil
+				}
+				u, err := url.Parse(raw)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+					return fmt.Errorf("must be %q, %q or an http(s) URL of the v2 service's health endpoint, not %q", ReadyCheckConnect, ReadyCheckOff, raw)
+				}
+				// Every /v2/ call must carry the user's bearer token (spec section 5); a probe has none.
+				if p := strings.ToLower(u.EscapedPath()); p == "/v2" || strings.HasPrefix(p, "/v2/") || strings.Contains(p, "/v2/") {
+					return errors.New("must not be a /v2/ path: every v2 call needs a user's bearer token (spec section 5), which a probe does not have")
+				}
+				c.V2ReadyCheck = ReadyCheckHTTP
+				c.V2HealthURL = u
+				return nil
+			}},
 		{Setting: Setting{"PORTAL_OIDC_ISSUER", "oidc-issuer", "", "OpenID provider issuer URL (required unless -demo)"},
 			apply: func(c *Config, raw string) error {
 				if raw == "" {
@@ -580,6 +614,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("public_url", c.PublicURL.String()),
 		slog.String("v2_api_url", v2),
 		slog.Duration("v2_timeout", c.V2Timeout),
+		slog.String("v2_ready_check", c.V2ReadyCheck),
 		slog.String("oidc_issuer", c.OIDCIssuer),
 		slog.String("oidc_client_id", c.OIDCClientID),
 		slog.String("oidc_scopes", strings.Join(c.OIDCScopes, " ")),

@@ -70,8 +70,8 @@ type Deps struct {
 	Assets *web.Assets
 	// Now is the clock (tests may fix it); time.Now when nil.
 	Now func() time.Time
-	// ProbeClient is used by /readyz to see whether the v2 API answers; a client with a 3 s
-	// timeout when nil.
+	// ProbeClient is used by /readyz when PORTAL_V2_READY_CHECK names the v2 service's health
+	// URL; a client with a 3 s timeout that follows no redirect when nil.
 	ProbeClient *http.Client
 	// ExtraRoutes, when set, registers more routes on the engine after the shared middleware,
 	// e.g. the demo OpenID provider under /idp/ (cmd/portal in demo mode).
@@ -154,15 +154,15 @@ func New(deps Deps) (*Handler, error) {
 		}
 		h.metrics = m
 	}
-	h.readiness.client = deps.ProbeClient
-	if h.readiness.client == nil {
-		h.readiness.client = &http.Client{
-			Timeout: 3 * time.Second,
-			// Never follow a redirect to somewhere else: any answer means "reachable".
+	probeClient := deps.ProbeClient
+	if probeClient == nil {
+		probeClient = &http.Client{
+			Timeout: readyProbeTimeout,
+			// A health endpoint that redirects is not healthy: never follow it elsewhere.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
-	h.readiness.url = deps.Config.V2APIURL.JoinPath("/v2/cpq/list").String()
+	h.readiness.probe, h.readiness.target = newV2Probe(deps.Config, probeClient, "cpq-portal-readyz/"+h.version)
 
 	csp, err := contentSecurityPolicy(deps.Config)
 	if err != nil {

@@ -60,6 +60,11 @@ type portalOptions struct {
 	uploadLimit int64
 	// customerCacheTTL is PORTAL_CUSTOMER_CACHE_TTL (default 0: the list is revalidated on every request).
 	customerCacheTTL time.Duration
+	// readyCheck and healthURL are PORTAL_V2_READY_CHECK (default: connect).
+	readyCheck string
+	healthURL  *url.URL
+	// now is the handlers' clock (default time.Now).
+	now func() time.Time
 }
 
 // testPortal is one running portal with its provider and simulator.
@@ -134,11 +139,11 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	cfg := config.Config{
 		Addr: srv.Listener.Addr().String(), PublicURL: public, V2APIURL: v2, V2Timeout: opts.v2Timeout,
 		OIDCIssuer: issuer, OIDCClientID: config.DemoClientID, UploadLimit: opts.uploadLimit,
-		CustomerCacheTTL: opts.customerCacheTTL,
+		CustomerCacheTTL: opts.customerCacheTTL, V2ReadyCheck: opts.readyCheck, V2HealthURL: opts.healthURL,
 	}
 	idp := gin.WrapH(http.StripPrefix("/idp", provider.Handler()))
 	h, err := New(Deps{
-		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets,
+		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets, Now: opts.now,
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
 	})
 	if err != nil {

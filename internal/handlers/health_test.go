@@ -3,9 +3,12 @@ package handlers
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cpqportal/portal/internal/config"
 )
 
 // waitReady waits until OpenID discovery is done (it runs in the background).
@@ -19,15 +22,16 @@ func waitReady(t *testing.T, p *testPortal) {
 	}
 }
 
+// The default readiness check connects to the v2 API's host and sends it nothing: a probe has no
+// user, and every v2 call must carry a user's bearer token (spec section 5).
 func TestHealthAndReadiness(t *testing.T) {
 	t.Parallel()
-	var probes atomic.Int32
+	var requests atomic.Int32
 	v2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		probes.Add(1)
-		if r.URL.Path != "/v2/cpq/list" || r.Header.Get("Authorization") != "" {
-			t.Errorf("probe %s with Authorization %q; want GET /v2/cpq/list without a token", r.URL.Path, r.Header.Get("Authorization"))
-		}
-		w.WriteHeader(http.StatusUnauthorized) // what the real v2 API answers without a token
+		requests.Add(1)
+		t.Errorf("readiness sent %s %s to the v2 API (Authorization %q); the connect check sends no request",
+			r.Method, r.URL.Path, r.Header.Get("Authorization"))
+		w.WriteHeader(http.StatusUnauthorized)
 	}))
 	defer v2.Close()
 	p := newPortal(t, portalOptions{v2URL: v2.URL})
@@ -42,12 +46,11 @@ func TestHealthAndReadiness(t *testing.T) {
 	if ready.StatusCode != 200 || ready.body != "ready\n" {
 		t.Errorf("readyz: %d %q", ready.StatusCode, ready.body)
 	}
-	// Cached: a burst of probes costs one v2 call.
 	for range 5 {
 		p.get(t, client, "/readyz", nil)
 	}
-	if n := probes.Load(); n != 1 {
-		t.Errorf("v2 was probed %d times for 6 readiness checks in a row, want 1 (cached)", n)
+	if n := requests.Load(); n != 0 {
+		t.Errorf("the v2 API got %d HTTP requests from 6 readiness checks, want 0", n)
 	}
 	for _, resp := range []response{health, ready} {
 		if len(resp.Header.Values("Set-Cookie")) != 0 {
@@ -62,6 +65,56 @@ func TestHealthAndReadiness(t *testing.T) {
 	}
 	if h := p.get(t, client, "/healthz", nil); h.StatusCode != 200 {
 		t.Errorf("healthz while draining: %d, want 200 (the process still serves)", h.StatusCode)
+	}
+}
+
+// PORTAL_V2_READY_CHECK=<health URL>: the service's own health endpoint, outside /v2/, asked at
+// most once per cache period; a non-2xx answer is "not ready".
+func TestReadinessWithHealthURL(t *testing.T) {
+	t.Parallel()
+	var probes atomic.Int32
+	var healthy atomic.Bool
+	healthy.Store(true)
+	v2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/health" {
+			t.Errorf("readiness sent %s %s; want only GET /health", r.Method, r.URL.Path)
+		}
+		probes.Add(1)
+		if !healthy.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer v2.Close()
+	healthURL, _ := url.Parse(v2.URL + "/health")
+	now := time.Now()
+	var clock atomic.Int64
+	clock.Store(now.UnixNano())
+	p := newPortal(t, portalOptions{v2URL: v2.URL, readyCheck: config.ReadyCheckHTTP, healthURL: healthURL,
+		now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	client := p.client(t)
+	waitReady(t, p)
+	for range 6 {
+		if ready := p.get(t, client, "/readyz", nil); ready.StatusCode != 200 {
+			t.Fatalf("readyz with a healthy health URL: %d %q", ready.StatusCode, ready.body)
+		}
+	}
+	if n := probes.Load(); n != 1 {
+		t.Errorf("the health URL was asked %d times for 6 readiness checks in a row, want 1 (cached)", n)
+	}
+	healthy.Store(false)
+	clock.Add(int64(readyCacheTTL + time.Second))
+	if ready := p.get(t, client, "/readyz", nil); ready.StatusCode != http.StatusServiceUnavailable || ready.body != "not ready: v2 API not reachable\n" {
+		t.Errorf("readyz with the health URL answering 503: %d %q", ready.StatusCode, ready.body)
+	}
+}
+
+// PORTAL_V2_READY_CHECK=off: readiness does not depend on the v2 API at all.
+func TestReadinessCheckOff(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t, portalOptions{v2URL: closedURL(t), readyCheck: config.ReadyCheckOff})
+	waitReady(t, p)
+	if resp := p.get(t, p.client(t), "/readyz", nil); resp.StatusCode != 200 {
+		t.Errorf("readyz with the check off and the v2 API down: %d %q, want 200", resp.StatusCode, resp.body)
 	}
 }
 
