@@ -47,12 +47,12 @@ test: ## Everything CI runs: deps, generate-check, lint, docker-check, unit test
 	@$(MAKE) --no-print-directory generate-check
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory docker-check
-	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory unit DEPS_DONE=1
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=10000x
-	@$(MAKE) --no-print-directory e2e
+	@$(MAKE) --no-print-directory e2e DEPS_DONE=1
 
 deps: ## Install what is missing: chromium, redis-server (apt), Playwright driver (npm), Dex
-	@scripts/ensure-deps.sh
+	@if [ -z "$(DEPS_DONE)" ]; then scripts/ensure-deps.sh; fi
 
 generate: ## Generate Go code from templ templates
 	go tool templ generate
@@ -72,7 +72,7 @@ lint: ## gofmt, go vet, staticcheck, govulncheck (notice only when its database 
 
 # unit is hermetic: the conformance package inside it runs against the in-process simulator even
 # when V2_API_URL is set in the environment (that is what `make conformance` is for).
-unit: ## Unit and package tests of every module (race detector on auth, session, handlers); not e2e
+unit: deps ## Unit and package tests of every module (race detector on auth, session, handlers; redis-server and Dex installed when missing); not e2e
 	@unset V2_API_URL V2_API_TOKEN; \
 	pkgs=$$(go list ./... | grep -v '/e2e$$'); \
 	race=$$(grep -E '$(RACE_PKGS_RE)' <<<"$$pkgs" || true); \
@@ -82,7 +82,7 @@ unit: ## Unit and package tests of every module (race detector on auth, session,
 	if [ -n "$$race" ]; then echo "unit: go test -count=1 -race" $$race; go test -count=1 -race $$race; fi
 	@for m in $(SUBMODULES); do echo "unit: go test -count=1 ($$m)"; (cd "$$m" && go test -count=1 ./...); done
 
-e2e: ## Browser tests (Chromium); `make e2e V2_API_URL=http://host:port` runs them against that v2 API
+e2e: deps ## Browser tests (Chromium; installs what is missing); `make e2e V2_API_URL=http://host:port` runs them against that v2 API
 	E2E_V2_API_URL="$(V2_API_URL)" go test -count=1 -timeout 15m -skip Soak ./e2e/...
 
 conformance: ## v2 conformance suite; `make conformance V2_API_URL=... V2_API_TOKEN=...` checks a real deployment
@@ -91,7 +91,7 @@ conformance: ## v2 conformance suite; `make conformance V2_API_URL=... V2_API_TO
 bench: ## Measure the portal against a bare reverse proxy (docs/performance.md); figures in bench/results.json
 	go run ./bench/cmd/portalbench -out bench/results.json
 
-soak: ## 100 simulated users for SOAK_DURATION (default 2m) against the demo portal; not part of `make test`
+soak: deps ## 100 simulated users for SOAK_DURATION (default 2m) against the demo portal; not part of `make test`
 	SOAK=1 go test -v -count=1 -run '^TestSoak$$' -timeout 10m ./e2e/
 
 FUZZTIME ?= 10s
@@ -101,7 +101,7 @@ fuzz: ## Run every fuzz target for FUZZTIME (default 10s; one target per go invo
 	    echo "fuzz: $$pkg $$f"; go test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 	  done; done
 
-screenshots: ## Browser tests that write docs/screenshots/<page>.png (1280x800) for the README
+screenshots: deps ## Browser tests that write docs/screenshots/<page>.png (1280x800) for the README
 	SCREENSHOTS=1 go test -count=1 -timeout 10m -run 'TestScreenshots' ./e2e/...
 
 build: ## Static binaries bin/portal and bin/v2sim, stamped with VERSION

@@ -164,7 +164,7 @@ func TestCustomersEdit(t *testing.T) {
 	check(t, suite.expect.Locator(summary).Not().ToContainText("office@example.com"), "the e-mail stays cleared")
 }
 
-// Owners: add one, then change it for another (after confirming).
+// Owners: add one, change it for another (after confirming), then replace them all at once.
 func TestCustomersAddAndChangeOwner(t *testing.T) {
 	page := newPage(t)
 	custAcceptDialogs(page)
@@ -190,6 +190,25 @@ func TestCustomersAddAndChangeOwner(t *testing.T) {
 	check(t, suite.expect.Locator(owners).ToHaveCount(1), "still one owner")
 	check(t, suite.expect.Locator(owners.First()).ToHaveAttribute("data-owner-id", "1003"), "owner 1003 replaced owner 1002")
 	check(t, suite.expect.Locator(owners.First().Locator(`[data-testid="owner-name"]`)).Not().ToBeEmpty(), "the owner's name is shown")
+
+	// Replace all owners at once (PUT /v2/customer/{id}/owners): two owners become the one kept.
+	check(t, page.Locator(`[data-testid="owner-add-id"]`).Fill("1002"), "type owner 1002 again")
+	check(t, page.Locator(`[data-testid="owner-add-submit"]`).Click(), "add owner 1002")
+	check(t, suite.expect.Locator(owners).ToHaveCount(2), "two owners")
+	replace := page.Locator(`[data-testid="owners-replace-form"]`)
+	check(t, replace.Locator("input").Fill("1002 1002"), "list an owner twice")
+	check(t, replace.Locator(`[data-testid="owners-replace-submit"]`).Click(), "replace (and confirm)")
+	check(t, suite.expect.Locator(replace.Locator(`[data-testid="field-error"]`)).ToContainText("listed twice"), "a repeated owner is refused next to the field")
+	check(t, suite.expect.Locator(owners).ToHaveCount(2), "nothing changed")
+	check(t, replace.Locator("input").Fill("1002"), "keep only owner 1002")
+	check(t, replace.Locator(`[data-testid="owners-replace-submit"]`).Click(), "replace all owners (and confirm)")
+	check(t, suite.expect.Locator(owners).ToHaveCount(1), "one owner is left")
+	check(t, suite.expect.Locator(owners.First()).ToHaveAttribute("data-owner-id", "1002"), "owner 1002 is the one kept; 1003 is removed")
+	check(t, suite.expect.Locator(page.Locator(`[data-testid="toast"][data-level="success"]`).Last()).ToContainText("Owners replaced"), "a toast confirms")
+	_, err := page.Reload()
+	check(t, err, "read the customer again")
+	check(t, suite.expect.Locator(owners).ToHaveCount(1), "after a reload, still one owner")
+	check(t, suite.expect.Locator(owners.First()).ToHaveAttribute("data-owner-id", "1002"), "after a reload, owner 1002")
 }
 
 // Profiles: create one, then delete it (after confirming).

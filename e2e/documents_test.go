@@ -7,6 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	_ "image/png" // decodes the preview frame's screenshots
 	"io"
 	"math/rand/v2"
 	"os"
@@ -14,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/playwright-community/playwright-go"
@@ -294,8 +298,12 @@ func TestDocumentsContractGenerateSignArchiveEvidence(t *testing.T) {
 	}
 }
 
-// docsCheckPreview checks that the preview frame's address answers an inline PDF that the
-// portal's own pages may frame.
+// docsCheckPreview checks what a person sees in a PDF preview frame: its address answers the PDF
+// inline and lets the portal's own pages frame it; the frame's document is that address (a frame
+// refused by CSP or frame rules shows the browser's error page at another address instead); and
+// the frame's region shows a rendered page, not a blank or still-loading area. How the browser
+// builds its PDF viewer (extension frames, plugin elements) is its own business and changes
+// between Chromium versions, so nothing here depends on it.
 func docsCheckPreview(t *testing.T, page playwright.Page, frame playwright.Locator) {
 	t.Helper()
 	src, err := frame.GetAttribute("src")
@@ -308,25 +316,89 @@ func docsCheckPreview(t *testing.T, page playwright.Page, frame playwright.Locat
 		!strings.HasPrefix(headers["content-disposition"], "inline") || !strings.Contains(headers["content-security-policy"], "frame-ancestors 'self'") {
 		t.Errorf("the preview %s answered %d %q %q %q", src, resp.Status(), headers["content-type"], headers["content-disposition"], headers["content-security-policy"])
 	}
-	// In the page: the frame holds the PDF (a frame refused by CSP or X-Frame-Options would show
-	// Chromium's error page instead), and Chromium's PDF viewer renders it. The frame's load event
-	// waits for the viewer, which is a frame inside it.
-	//lint:ignore SA1019 the frame's document (its URL and child frames) is reached through its element; no locator gives it.
+
+	//lint:ignore SA1019 the frame's document (its address) is reached through its element; no locator gives it.
 	element, err := frame.ElementHandle()
 	check(t, err, "find the preview frame")
 	content, err := element.ContentFrame()
 	check(t, err, "the preview's document")
-	check(t, content.WaitForLoadState(), "the preview loads")
-	if content.URL() != portalURL(src) {
-		t.Errorf("the preview frame shows %s, want %s (refused by the browser?)", content.URL(), portalURL(src))
+	check(t, content.WaitForURL(portalURL(src), playwright.FrameWaitForURLOptions{Timeout: playwright.Float(assertTimeoutMs)}),
+		"the preview frame shows "+src+" (not refused by the browser)")
+
+	// The region is not blank: wait (up to a generous limit: a busy machine renders slowly)
+	// until a screenshot of the frame shows a light page beside something that is not.
+	// Scrolling to the frame moves the page under the test's next click; Chromium routes a click
+	// that comes right after a scroll by where the PDF viewer's frame was drawn before it, so the
+	// page is put back where it was and the test waits for two drawn frames before going on.
+	scrolled, err := page.Evaluate(`() => [window.scrollX, window.scrollY]`)
+	check(t, err, "read the page's scroll position")
+	defer func() {
+		_, err := page.Evaluate(`([x, y]) => new Promise(done => {
+			window.scrollTo(x, y);
+			requestAnimationFrame(() => requestAnimationFrame(done));
+		})`, scrolled)
+		check(t, err, "scroll the page back")
+	}()
+	deadline := time.Now().Add(previewRenderTimeout)
+	var last previewTones
+	for {
+		check(t, frame.ScrollIntoViewIfNeeded(), "scroll the preview into view")
+		box, err := frame.BoundingBox()
+		check(t, err, "find where the preview frame is")
+		shot, err := page.Screenshot()
+		check(t, err, "screenshot the page")
+		last, err = measureTones(shot, image.Rect(int(box.X), int(box.Y), int(box.X+box.Width), int(box.Y+box.Height)))
+		check(t, err, "decode the preview's screenshot")
+		if last.showsPage() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the preview frame %s still looks blank after %s: %s", src, previewRenderTimeout, last)
+			return
+		}
 	}
-	viewer := false
-	for _, child := range content.ChildFrames() {
-		viewer = viewer || strings.HasPrefix(child.URL(), "chrome-extension://")
+}
+
+// previewRenderTimeout bounds the wait for the browser to render a previewed PDF; it is only a
+// limit, the check ends as soon as the page shows.
+const previewRenderTimeout = 45 * time.Second
+
+// previewTones is how a screenshot's pixels split between light (a PDF page, a blank frame) and
+// everything else (the viewer's background, toolbar, text).
+type previewTones struct {
+	light, other, total int
+}
+
+// showsPage reports whether at least 2 % of the pixels are light and at least 2 % are not: a
+// rendered page on the viewer's background, rather than an all-white blank frame or the viewer's
+// uniform dark background before the page is drawn.
+func (p previewTones) showsPage() bool {
+	return p.total > 0 && p.light*50 >= p.total && p.other*50 >= p.total
+}
+
+func (p previewTones) String() string {
+	return fmt.Sprintf("%d light and %d other pixels of %d", p.light, p.other, p.total)
+}
+
+func measureTones(png []byte, region image.Rectangle) (previewTones, error) {
+	img, _, err := image.Decode(bytes.NewReader(png))
+	if err != nil {
+		return previewTones{}, err
 	}
-	if !viewer {
-		t.Errorf("no PDF viewer in the preview frame %s", src)
+	var tones previewTones
+	bounds := img.Bounds().Intersect(region)
+	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
+		for x := bounds.Min.X; x < bounds.Max.X; x++ {
+			gray := color.GrayModel.Convert(img.At(x, y)).(color.Gray)
+			if gray.Y >= 224 {
+				tones.light++
+			} else {
+				tones.other++
+			}
+			tones.total++
+		}
 	}
+	return tones, nil
 }
 
 func TestDocumentsAuditShowsCustomerChange(t *testing.T) {

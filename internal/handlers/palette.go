@@ -335,8 +335,9 @@ func matchingPages(query string) []palette.Item {
 
 // openPaletteQuote answers GET /palette/quotes/:quoteId: the quote page's address needs the
 // configurator and the customer too. A quote of the user's session is known; otherwise the
-// quote's validation audit names its customer (A7), the customer names its configurators (A8),
-// and the quote is looked up in each (call 10) until one has it. Not found anywhere: 404.
+// quote's validation audit names its customer (A7), and the quote is looked up (call 10) in the
+// configurators the customer names (A8), then in every other configurator, until one has it (at
+// most paletteMaxConfigurators calls). Not found anywhere: 404.
 func (h *Handler) openPaletteQuote(c *gin.Context) {
 	quoteID, err := parseInt64ID(c, "quoteId")
 	if err != nil {
@@ -366,24 +367,48 @@ func (h *Handler) openPaletteQuote(c *gin.Context) {
 		notFound()
 		return
 	}
-	cpqIDs, err := h.configuratorsOfCustomer(ctx, customerCacheKey(c), audit.CustomerID)
-	if err != nil {
-		h.fail(c, fmt.Errorf("palette: configurators of customer %d: %w", audit.CustomerID, err))
-		return
+	cpqID, found, err := h.findQuoteConfigurator(ctx, customerCacheKey(c), audit.CustomerID, quoteID)
+	switch {
+	case err != nil:
+		h.fail(c, err)
+	case found:
+		c.Redirect(http.StatusSeeOther, quotes.Ref{CPQID: cpqID, CustomerID: audit.CustomerID, QuoteID: quoteID}.URL())
+	default:
+		notFound()
 	}
-	for _, cpqID := range cpqIDs[:min(len(cpqIDs), paletteMaxConfigurators)] {
-		_, err := h.api.CPQ.TOFList(ctx, cpqID, audit.CustomerID, quoteID)
-		switch {
-		case err == nil:
-			c.Redirect(http.StatusSeeOther, quotes.Ref{CPQID: cpqID, CustomerID: audit.CustomerID, QuoteID: quoteID}.URL())
-			return
-		case errors.Is(err, apiclient.ErrNotFound):
-		default:
-			h.fail(c, fmt.Errorf("palette: look up quote %d in configurator %d: %w", quoteID, cpqID, err))
-			return
+}
+
+// findQuoteConfigurator finds the configurator that holds a quote of customerID: first among the
+// configurators the customer names (the likely ones), then among every other configurator, since
+// a quote may be started in a configurator its customer's record does not list (A8). It asks call
+// 10 at most paletteMaxConfigurators times; found is false when none has the quote.
+func (h *Handler) findQuoteConfigurator(ctx context.Context, user string, customerID int32, quoteID int64) (cpqID int32, found bool, err error) {
+	tried := map[int32]bool{}
+	for phase := range 2 {
+		var candidates []int32
+		if phase == 0 {
+			candidates, err = h.configuratorsOfCustomer(ctx, user, customerID)
+		} else {
+			candidates, err = h.allConfigurators(ctx)
+		}
+		if err != nil {
+			return 0, false, fmt.Errorf("palette: configurators for quote %d: %w", quoteID, err)
+		}
+		for _, id := range candidates {
+			if tried[id] || len(tried) >= paletteMaxConfigurators {
+				continue
+			}
+			tried[id] = true
+			_, err := h.api.CPQ.TOFList(ctx, id, customerID, quoteID)
+			switch {
+			case err == nil:
+				return id, true, nil
+			case !errors.Is(err, apiclient.ErrNotFound):
+				return 0, false, fmt.Errorf("palette: look up quote %d in configurator %d: %w", quoteID, id, err)
+			}
 		}
 	}
-	notFound()
+	return 0, false, nil
 }
 
 // configuratorsOfCustomer lists the configurators a customer belongs to: from the user's cached
@@ -401,6 +426,11 @@ func (h *Handler) configuratorsOfCustomer(ctx context.Context, user string, cust
 	case err != nil && !errors.Is(err, apiclient.ErrNotFound):
 		return nil, err
 	}
+	return h.allConfigurators(ctx)
+}
+
+// allConfigurators lists the ids of every configurator (call 1).
+func (h *Handler) allConfigurators(ctx context.Context) ([]int32, error) {
 	list, err := h.api.CPQ.List(ctx)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -253,6 +254,31 @@ func TestPaletteOpensAQuoteByItsNumberAlone(t *testing.T) {
 	}
 	if n := len(e.sim.Requests()); n != 0 {
 		t.Errorf("bad quote ids made %d v2 calls", n)
+	}
+}
+
+// A quote started in a configurator its customer's record does not list is still found: the
+// customer's own configurators are tried first, then every other one.
+func TestPaletteOpensAQuoteOutsideItsCustomersConfigurators(t *testing.T) {
+	t.Parallel()
+	e := newPaletteEnv(t)
+	var customerID int32
+	for id := int32(1); id <= 5 && customerID == 0; id++ {
+		customer, err := e.api.Customers.Get(e.ctx(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(customer.CPQIDs) > 0 && !slices.Contains(customer.CPQIDs, 1) {
+			customerID = id
+		}
+	}
+	if customerID == 0 {
+		t.Fatal("no seeded customer outside configurator 1: the test needs one (change the seed)")
+	}
+	quoteID := e.quote(t, customerID) // started in configurator 1
+	resp := e.p.get(t, e.user, fmt.Sprintf("/palette/quotes/%d", quoteID), nil)
+	if want := fmt.Sprintf("/quotes/1/%d/%d", customerID, quoteID); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want {
+		t.Errorf("opening quote %d of customer %d: %d to %q, want 303 to %s", quoteID, customerID, resp.StatusCode, resp.Header.Get("Location"), want)
 	}
 }
 
