@@ -12,7 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/PuerkitoBio/goquery"
 	"github.com/playwright-community/playwright-go"
 )
 
@@ -28,12 +27,8 @@ import (
 // CSP (script-src 'self') blocks inline scripts, so the source is not added as a <script> tag: it
 // is evaluated through the DevTools protocol (page.Evaluate), which the CSP does not govern.
 
-// a11yCustomer is the demo customer whose quotes these tests make (a customer of configurator 1).
-const (
-	a11yCustomer = 51
-	a11yCPQ      = 1
-	axeDirSubdir = ".cache/axe"
-)
+// axeDirSubdir is where make deps puts axe-core.
+const axeDirSubdir = ".cache/axe"
 
 // pageOptions are the browser context settings of a test page.
 type pageOptions struct {
@@ -151,52 +146,31 @@ func checkAxe(t *testing.T, page playwright.Page, src, state string) {
 	}
 }
 
-// a11yWorld is the data the checks visit: a quote with two carts and its contract.
+// a11yWorld is the data the checks visit: a customer of the test's own, a quote of theirs with
+// two carts, and its contract.
 type a11yWorld struct {
+	customer     testCustomer
 	quotePath    string // /quotes/{cpq}/{customer}/{quoteId}
 	quoteID      string
 	contractPath string // /contracts/{id}
 	contractNum  string
 }
 
-// buildA11yWorld makes a quote with two carts for a11yCustomer and generates its contract,
+// customerPath is the customer's page.
+func (w a11yWorld) customerPath() string { return "/customers/" + strconv.Itoa(w.customer.ID) }
+
+// buildA11yWorld makes a customer, a quote with two carts for them, and the quote's contract,
 // through the portal's own endpoints with the page's cookies (the journeys the other browser
 // tests make by hand).
 func buildA11yWorld(t *testing.T, page playwright.Page) a11yWorld {
 	t.Helper()
 	req := page.Request()
-	start, err := req.Post(portalURL("/quotes/new"), playwright.APIRequestContextPostOptions{
-		Form: map[string]any{"cpqId": strconv.Itoa(a11yCPQ), "customerId": strconv.Itoa(a11yCustomer)},
-	})
-	check(t, err, "start a configuration session")
-	body, _ := start.Text()
-	tofs := regexp.MustCompile(fmt.Sprintf(`/quotes/new/%d/%d/tofs/(\d+)/products`, a11yCPQ, a11yCustomer)).FindAllStringSubmatch(body, -1)
-	if start.Status() != 200 || len(tofs) == 0 {
-		t.Fatalf("POST /quotes/new answered %d without offer types: %.500s", start.Status(), body)
-	}
-	tof := tofs[0][1]
-	products, err := req.Get(portalURL(fmt.Sprintf("/quotes/new/%d/%d/tofs/%s/products", a11yCPQ, a11yCustomer, tof)),
-		playwright.APIRequestContextGetOptions{Headers: map[string]string{"HX-Request": "true"}})
-	check(t, err, "list the main products")
-	productsHTML, _ := products.Text()
-	doc, err := goquery.NewDocumentFromReader(strings.NewReader(productsHTML))
-	check(t, err, "parse the products")
-	productID := doc.Find(`input[name=productId]`).First().AttrOr("value", "")
-	if productID == "" {
-		t.Fatalf("no main product offered: %.500s", productsHTML)
-	}
-	created, err := req.Post(portalURL(fmt.Sprintf("/quotes/new/%d/%d/tofs/%s", a11yCPQ, a11yCustomer, tof)),
-		playwright.APIRequestContextPostOptions{Form: map[string]any{"productId": productID, "label": "Head office"}})
-	check(t, err, "create the quote")
-	w := a11yWorld{quotePath: strings.TrimPrefix(created.URL(), suite.portalURL)}
-	m := regexp.MustCompile(fmt.Sprintf(`^/quotes/%d/%d/(\d+)$`, a11yCPQ, a11yCustomer)).FindStringSubmatch(w.quotePath)
-	if created.Status() != 200 || m == nil {
-		t.Fatalf("creating the quote ended at %s with %d", created.URL(), created.Status())
-	}
-	w.quoteID = m[1]
+	w := a11yWorld{customer: createTestCustomer(t, page, "Accessible")}
+	var tofs []string
+	w.quotePath, w.quoteID, tofs = createTestQuote(t, page, w.customer, "Head office")
 
 	second, err := req.Post(portalURL(w.quotePath+"/carts"), playwright.APIRequestContextPostOptions{
-		Form: map[string]any{"tofId": tofs[len(tofs)-1][1]}, Headers: map[string]string{"HX-Request": "true"},
+		Form: map[string]any{"tofId": tofs[len(tofs)-1]}, Headers: map[string]string{"HX-Request": "true"},
 	})
 	check(t, err, "add a second cart")
 	if second.Status() != 200 {
@@ -355,7 +329,7 @@ func TestA11yKeyboardOnlyJourney(t *testing.T) {
 	w := buildA11yWorld(t, page)
 
 	// A page without a field of its own to focus: the first Tab reaches the skip link.
-	visit(t, page, "/customers/"+strconv.Itoa(a11yCustomer), `[data-testid="customer-name"]`)
+	visit(t, page, w.customerPath(), `[data-testid="customer-name"]`)
 	check(t, page.Keyboard().Press("Tab"), "press Tab")
 	check(t, suite.expect.Locator(page.Locator(`[data-testid="skip-link"]`)).ToBeFocused(), "the first Tab reaches the skip link")
 	checkVisibleFocus(t, page, "skip link")

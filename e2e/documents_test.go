@@ -14,12 +14,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/PuerkitoBio/goquery"
 	"github.com/playwright-community/playwright-go"
 )
 
@@ -27,52 +25,13 @@ import (
 // generation to archive and evidence, and the validation audit. Each test makes its own quote
 // (through the portal's quote-start endpoints) for its own demo customer, so tests share no data.
 
-// docsCustomer* are demo customers used only by these tests (the demo seeds 60).
-const (
-	docsCustomerAttachments = 51
-	docsCustomerContract    = 52
-	docsCustomerAudit       = 53
-	docsCPQ                 = 1
-)
-
-// docsCreateQuote starts a quote with one cart for the customer through the portal's own quote
-// endpoints (POST /quotes/new, then POST /quotes/new/{cpq}/{customer}/tofs/{tof}), with the
-// page's cookies, and returns the quote page's path /quotes/{cpq}/{customer}/{quoteId}.
-func docsCreateQuote(t *testing.T, page playwright.Page, customerID int) string {
+// docsCreateQuote creates a customer of the test's own and starts a quote with one cart for it,
+// returning the customer and the quote page's path /quotes/{cpq}/{customer}/{quoteId}.
+func docsCreateQuote(t *testing.T, page playwright.Page, namePrefix string) (testCustomer, string) {
 	t.Helper()
-	req := page.Request()
-	start, err := req.Post(portalURL("/quotes/new"), playwright.APIRequestContextPostOptions{
-		Form: map[string]interface{}{"cpqId": strconv.Itoa(docsCPQ), "customerId": strconv.Itoa(customerID)},
-	})
-	check(t, err, "start a configuration session")
-	body, _ := start.Text()
-	if start.Status() != 200 {
-		t.Fatalf("POST /quotes/new answered %d: %.500s", start.Status(), body)
-	}
-	tofs := regexp.MustCompile(fmt.Sprintf(`/quotes/new/%d/%d/tofs/(\d+)/products`, docsCPQ, customerID)).FindStringSubmatch(body)
-	if tofs == nil {
-		t.Fatalf("no offer type offered: %.500s", body)
-	}
-	productsURL := fmt.Sprintf("/quotes/new/%d/%d/tofs/%s/products", docsCPQ, customerID, tofs[1])
-	products, err := req.Get(portalURL(productsURL), playwright.APIRequestContextGetOptions{Headers: map[string]string{"HX-Request": "true"}})
-	check(t, err, "list the main products")
-	productsHTML, _ := products.Text()
-	doc, err := goquery.NewDocumentFromReader(strings.NewReader(productsHTML))
-	check(t, err, "parse the products")
-	productID := doc.Find(`input[name=productId]`).First().AttrOr("value", "")
-	if productID == "" {
-		t.Fatalf("no main product in %s: %.500s", productsURL, productsHTML)
-	}
-	created, err := req.Post(portalURL(fmt.Sprintf("/quotes/new/%d/%d/tofs/%s", docsCPQ, customerID, tofs[1])), playwright.APIRequestContextPostOptions{
-		Form: map[string]interface{}{"productId": productID, "label": "Documents test"},
-	})
-	check(t, err, "create the quote")
-	quotePath := strings.TrimPrefix(created.URL(), suite.portalURL)
-	if created.Status() != 200 || !regexp.MustCompile(fmt.Sprintf(`^/quotes/%d/%d/\d+$`, docsCPQ, customerID)).MatchString(quotePath) {
-		text, _ := created.Text()
-		t.Fatalf("creating the quote ended at %s with %d: %.500s", created.URL(), created.Status(), text)
-	}
-	return quotePath
+	customer := createTestCustomer(t, page, namePrefix)
+	quotePath, _, _ := createTestQuote(t, page, customer, "Documents test")
+	return customer, quotePath
 }
 
 // docsOpenDocuments opens the quote page and waits for its documents region to load.
@@ -111,7 +70,7 @@ func TestDocumentsAttachmentUploadDownloadDelete(t *testing.T) {
 	page := newPage(t)
 	login(t, page, salesUser, salesPassword)
 	docsAcceptDialogs(page)
-	quotePath := docsCreateQuote(t, page, docsCustomerAttachments)
+	_, quotePath := docsCreateQuote(t, page, "Attachments")
 	region := docsOpenDocuments(t, page, quotePath)
 	form := region.Locator(`[data-testid="upload-form"]`)
 
@@ -170,7 +129,7 @@ func TestDocumentsContractGenerateSignArchiveEvidence(t *testing.T) {
 	page := newPage(t)
 	login(t, page, salesUser, salesPassword)
 	docsAcceptDialogs(page)
-	quotePath := docsCreateQuote(t, page, docsCustomerContract)
+	_, quotePath := docsCreateQuote(t, page, "Contract")
 	region := docsOpenDocuments(t, page, quotePath)
 
 	// Generate from the quote page: result, PDF download, inline preview.
@@ -404,13 +363,13 @@ func measureTones(png []byte, region image.Rectangle) (previewTones, error) {
 func TestDocumentsAuditShowsCustomerChange(t *testing.T) {
 	page := newPage(t)
 	login(t, page, backofficeUser, backofficePass)
-	quotePath := docsCreateQuote(t, page, docsCustomerAudit)
+	customer, quotePath := docsCreateQuote(t, page, "Audit")
 	quoteID := quotePath[strings.LastIndexByte(quotePath, '/')+1:]
 
 	// Change the customer's name on the customers page: the audit of every quote of the customer
 	// records it with before and after.
 	newName := fmt.Sprintf("Audit Test Customer %s", quoteID)
-	docsRenameCustomer(t, page, docsCustomerAudit, newName)
+	docsRenameCustomer(t, page, customer.ID, newName)
 
 	_, err := page.Goto("/audits")
 	check(t, err, "open /audits")

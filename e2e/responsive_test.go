@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"regexp"
-	"strconv"
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
@@ -15,7 +14,7 @@ import (
 func tabletPages(w a11yWorld) []struct{ path, ready string } {
 	return []struct{ path, ready string }{
 		{"/customers", `[data-testid="customer-row"]`},
-		{"/customers/" + strconv.Itoa(a11yCustomer), `[data-testid="customer-name"]`},
+		{w.customerPath(), `[data-testid="customer-name"]`},
 		{"/customers/new", `[data-testid="customer-form"]`},
 		{"/quotes/new", `[data-testid="quote-customer-option"]`},
 		{w.quotePath, `[data-testid="documents-region"]`},

@@ -5,7 +5,6 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
@@ -32,7 +31,7 @@ func TestScreenshots(t *testing.T) {
 		prepare           func()
 	}{
 		{"customers", "/customers", `[data-testid="customer-row"]`, nil},
-		{"customer", "/customers/" + itoaCustomer(), `[data-testid="customer-name"]`, nil},
+		{"customer", w.customerPath(), `[data-testid="customer-name"]`, nil},
 		{"customer-form-errors", "/customers/new", `[data-testid="customer-form"]`, func() {
 			check(t, page.Locator(`[data-testid="customer-form"] [name="name"]`).Fill("Rossi Impianti S.r.l."), "fill the name")
 			check(t, page.Locator(`[data-testid="customer-form"] [name="taxId"]`).Fill("IT123"), "fill a bad tax id")
@@ -76,5 +75,3 @@ func TestScreenshots(t *testing.T) {
 	}
 	t.Logf("%d screenshots in %s", len(shots), dir)
 }
-
-func itoaCustomer() string { return strconv.Itoa(a11yCustomer) }

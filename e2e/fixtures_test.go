@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/playwright-community/playwright-go"
+)
+
+// Test data that each test makes for itself through the portal, so the browser tests pass against
+// any v2 deployment (make e2e V2_API_URL=...): one where other data already exists, ids are not
+// predictable and nothing is seeded for the tests. No test relies on a seeded customer id, a
+// fresh state or the simulator's request log.
+
+// testCustomer is a customer a test created, with the configurator its quotes use.
+type testCustomer struct {
+	ID    int
+	Name  string
+	CPQID int
+}
+
+// createTestCustomer creates a customer through the portal's own form endpoint (POST /customers,
+// with the page's cookies), listed in the first configurator the form offers, and returns it.
+func createTestCustomer(t *testing.T, page playwright.Page, namePrefix string) testCustomer {
+	t.Helper()
+	req := page.Request()
+	form, err := req.Get(portalURL("/customers/new"))
+	check(t, err, "open the new customer form")
+	formHTML, _ := form.Text()
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(formHTML))
+	check(t, err, "parse the new customer form")
+	cpqID, err := strconv.Atoi(doc.Find(`[data-testid="customer-form"] input[name="cpqIds"]`).First().AttrOr("value", ""))
+	if form.Status() != 200 || err != nil {
+		t.Fatalf("the new customer form (%d) offers no configurator: %.500s", form.Status(), formHTML)
+	}
+	name := namePrefix + " " + custUnique() + " S.r.l."
+	created, err := req.Post(portalURL("/customers"), playwright.APIRequestContextPostOptions{
+		Form: map[string]any{
+			"name": name, "taxId": custTaxID(), "email": "office@example.com",
+			"city": "Milano", "country": "IT", "cpqIds": strconv.Itoa(cpqID),
+		},
+	})
+	check(t, err, "create the customer")
+	m := custCustomerURL.FindStringSubmatch(created.URL())
+	if created.Status() != 200 || m == nil {
+		text, _ := created.Text()
+		t.Fatalf("creating customer %q ended at %s with %d: %.500s", name, created.URL(), created.Status(), text)
+	}
+	id, _ := strconv.Atoi(m[1])
+	return testCustomer{ID: id, Name: name, CPQID: cpqID}
+}
+
+// quotePathRE matches a quote page's path for customer c: /quotes/{cpqId}/{customerId}/{quoteId}.
+func (c testCustomer) quotePathRE() *regexp.Regexp {
+	return regexp.MustCompile(fmt.Sprintf(`^/quotes/%d/%d/(\d+)$`, c.CPQID, c.ID))
+}
+
+// createTestQuote starts a quote for customer c with one cart (the first main product of the first
+// offer type) through the portal's own quote endpoints (POST /quotes/new, then POST
+// /quotes/new/{cpq}/{customer}/tofs/{tof}), with the page's cookies. It returns the quote page's
+// path /quotes/{cpq}/{customer}/{quoteId}, the quote id and the ids of every offer type offered.
+func createTestQuote(t *testing.T, page playwright.Page, c testCustomer, label string) (quotePath, quoteID string, tofIDs []string) {
+	t.Helper()
+	req := page.Request()
+	start, err := req.Post(portalURL("/quotes/new"), playwright.APIRequestContextPostOptions{
+		Form: map[string]any{"cpqId": strconv.Itoa(c.CPQID), "customerId": strconv.Itoa(c.ID)},
+	})
+	check(t, err, "start a configuration session")
+	body, _ := start.Text()
+	for _, m := range regexp.MustCompile(fmt.Sprintf(`/quotes/new/%d/%d/tofs/(\d+)/products`, c.CPQID, c.ID)).FindAllStringSubmatch(body, -1) {
+		tofIDs = append(tofIDs, m[1])
+	}
+	if start.Status() != 200 || len(tofIDs) == 0 {
+		t.Fatalf("POST /quotes/new answered %d without offer types: %.500s", start.Status(), body)
+	}
+	productsURL := fmt.Sprintf("/quotes/new/%d/%d/tofs/%s/products", c.CPQID, c.ID, tofIDs[0])
+	products, err := req.Get(portalURL(productsURL), playwright.APIRequestContextGetOptions{Headers: map[string]string{"HX-Request": "true"}})
+	check(t, err, "list the main products")
+	productsHTML, _ := products.Text()
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(productsHTML))
+	check(t, err, "parse the products")
+	productID := doc.Find(`input[name=productId]`).First().AttrOr("value", "")
+	if productID == "" {
+		t.Fatalf("no main product in %s: %.500s", productsURL, productsHTML)
+	}
+	created, err := req.Post(portalURL(fmt.Sprintf("/quotes/new/%d/%d/tofs/%s", c.CPQID, c.ID, tofIDs[0])),
+		playwright.APIRequestContextPostOptions{Form: map[string]any{"productId": productID, "label": label}})
+	check(t, err, "create the quote")
+	quotePath = strings.TrimPrefix(created.URL(), suite.portalURL)
+	m := c.quotePathRE().FindStringSubmatch(quotePath)
+	if created.Status() != 200 || m == nil {
+		text, _ := created.Text()
+		t.Fatalf("creating the quote ended at %s with %d: %.500s", created.URL(), created.Status(), text)
+	}
+	return quotePath, m[1], tofIDs
+}
