@@ -38,12 +38,14 @@ func createTestCustomer(t *testing.T, page playwright.Page, namePrefix string) t
 		t.Fatalf("the new customer form (%d) offers no configurator: %.500s", form.Status(), formHTML)
 	}
 	name := namePrefix + " " + custUnique() + " S.r.l."
-	created, err := req.Post(portalURL("/customers"), playwright.APIRequestContextPostOptions{
-		Form: map[string]any{
-			"name": name, "taxId": custTaxID(), "email": "office@example.com",
-			"city": "Milano", "country": "IT", "cpqIds": strconv.Itoa(cpqID),
-		},
-	})
+	fields := formDefaults(doc.Find(`[data-testid="customer-form"]`))
+	for k, v := range map[string]string{
+		"name": name, "taxId": custTaxID(), "email": "office@example.com",
+		"city": "Milano", "country": "IT", "cpqIds": strconv.Itoa(cpqID),
+	} {
+		fields[k] = v
+	}
+	created, err := req.Post(portalURL("/customers"), playwright.APIRequestContextPostOptions{Form: fields})
 	check(t, err, "create the customer")
 	m := custCustomerURL.FindStringSubmatch(created.URL())
 	if created.Status() != 200 || m == nil {
@@ -97,4 +99,38 @@ func createTestQuote(t *testing.T, page playwright.Page, c testCustomer, label s
 		t.Fatalf("creating the quote ended at %s with %d: %.500s", created.URL(), created.Status(), text)
 	}
 	return quotePath, m[1], tofIDs
+}
+
+// formDefaults are the values a browser would submit for form untouched: named inputs with their
+// values (checked boxes and radios only), each select's selected option (else its first), and
+// textareas. A name that appears more than once keeps its first value.
+func formDefaults(form *goquery.Selection) map[string]any {
+	values := map[string]any{}
+	set := func(name, value string) {
+		if _, ok := values[name]; name != "" && !ok {
+			values[name] = value
+		}
+	}
+	form.Find("input[name]").Each(func(_ int, in *goquery.Selection) {
+		switch in.AttrOr("type", "text") {
+		case "checkbox", "radio":
+			if _, checked := in.Attr("checked"); checked {
+				set(in.AttrOr("name", ""), in.AttrOr("value", "on"))
+			}
+		case "submit", "button", "file":
+		default:
+			set(in.AttrOr("name", ""), in.AttrOr("value", ""))
+		}
+	})
+	form.Find("select[name]").Each(func(_ int, sel *goquery.Selection) {
+		option := sel.Find("option[selected]").First()
+		if option.Length() == 0 {
+			option = sel.Find("option").First()
+		}
+		set(sel.AttrOr("name", ""), option.AttrOr("value", option.Text()))
+	})
+	form.Find("textarea[name]").Each(func(_ int, ta *goquery.Selection) {
+		set(ta.AttrOr("name", ""), ta.Text())
+	})
+	return values
 }
