@@ -1,0 +1,160 @@
+package i18n
+
+import (
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/text/language"
+)
+
+func loadBundle(t *testing.T) *Bundle {
+	t.Helper()
+	b, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestMoneyIsWrittenTheLocaleWay(t *testing.T) {
+	t.Parallel()
+	b := loadBundle(t)
+	// CLDR's patterns; French and German group with (narrow) no-break spaces.
+	for _, tc := range []struct {
+		tag   language.Tag
+		cents int64
+		want  string
+	}{
+		{language.English, 1900, "€19.00"},
+		{language.Italian, 1900, "19,00\u00a0€"},
+		{language.French, 123450, "1\u202f234,50\u00a0€"},
+		{language.German, 123450, "1.234,50\u00a0€"},
+		{language.Spanish, 1900, "19,00\u00a0€"},
+		{language.English, -598, "-€5.98"},
+	} {
+		if got := b.Translator(tc.tag).Money(tc.cents, "EUR"); got != tc.want {
+			t.Errorf("%s: Money(%d) = %q, want %q", tc.tag, tc.cents, got, tc.want)
+		}
+	}
+}
+
+func TestDatesAndNumbersFollowTheLanguage(t *testing.T) {
+	t.Parallel()
+	b := loadBundle(t)
+	at := time.Date(2026, time.November, 24, 9, 5, 0, 0, time.FixedZone("CET", 3600))
+	for _, tc := range []struct {
+		tag                        language.Tag
+		date, dateTime, pct, large string
+	}{
+		{language.English, "24 Nov 2026", "24 Nov 2026, 08:05 UTC", "12.5%", "1,234,567"},
+		{language.Italian, "24 nov 2026", "24 nov 2026, 08:05 UTC", "12,5%", "1.234.567"},
+		{language.French, "24 nov. 2026", "24 nov. 2026 à 08:05 UTC", "12,5\u00a0%", "1\u00a0234\u00a0567"},
+		{language.German, "24. Nov. 2026", "24. Nov. 2026, 08:05 UTC", "12,5\u00a0%", "1.234.567"},
+		{language.Spanish, "24 nov 2026", "24 nov 2026, 08:05 UTC", "12,5\u00a0%", "1.234.567"},
+	} {
+		tr := b.Translator(tc.tag)
+		if got := tr.Date(at); got != tc.date {
+			t.Errorf("%s: Date = %q, want %q", tc.tag, got, tc.date)
+		}
+		if got := tr.DateTime(at); got != tc.dateTime {
+			t.Errorf("%s: DateTime = %q, want %q", tc.tag, got, tc.dateTime)
+		}
+		if got := tr.Percent(0.125); got != tc.pct {
+			t.Errorf("%s: Percent(0.125) = %q, want %q", tc.tag, got, tc.pct)
+		}
+		if got := tr.Integer(1234567); got != tc.large {
+			t.Errorf("%s: Integer = %q, want %q", tc.tag, got, tc.large)
+		}
+	}
+}
+
+func TestParseDecimalTakesTheLocaleSeparator(t *testing.T) {
+	t.Parallel()
+	b := loadBundle(t)
+	for _, tc := range []struct {
+		tag   language.Tag
+		input string
+		want  float64
+		ok    bool
+	}{
+		{language.Italian, "12,5", 12.5, true},
+		{language.Italian, "1.234,5", 1234.5, true},
+		{language.Italian, "1.5", 0, false}, // the English separator: refused, not read as 15
+		{language.English, "12.5", 12.5, true},
+		{language.English, "12,5", 0, false},
+		{language.English, "1,234.5", 1234.5, true},
+		{language.French, "1 234,5", 1234.5, true},
+		{language.French, "1\u202f234,5", 1234.5, true},
+		{language.German, "-3,25", -3.25, true},
+		{language.Spanish, "7", 7, true},
+		{language.Italian, "", 0, false},
+		{language.Italian, "1e3", 0, false},
+		{language.Italian, "12,", 0, false},
+		{language.Italian, "1--2", 0, false},
+		{language.Italian, "abc", 0, false},
+	} {
+		got, err := b.Translator(tc.tag).ParseDecimal(tc.input)
+		switch {
+		case tc.ok && (err != nil || got != tc.want):
+			t.Errorf("%s: ParseDecimal(%q) = %v, %v; want %v", tc.tag, tc.input, got, err, tc.want)
+		case !tc.ok && (err == nil || !errors.Is(err, ErrNotANumber)):
+			t.Errorf("%s: ParseDecimal(%q) = %v, %v; want ErrNotANumber", tc.tag, tc.input, got, err)
+		}
+	}
+}
+
+func TestMatchPrefersTheCookieThenTheBrowser(t *testing.T) {
+	t.Parallel()
+	b := loadBundle(t)
+	for _, tc := range []struct {
+		cookie, accept string
+		want           language.Tag
+	}{
+		{"", "it-IT,it;q=0.9,en;q=0.8", language.Italian},
+		{"", "de-CH", language.German},
+		{"", "pt-BR,es;q=0.5", language.Spanish},
+		{"", "ja", language.English},
+		{"", "", language.English},
+		{"", "garbage;;;q=x", language.English},
+		{"fr", "it", language.French},
+		{"xx", "es", language.Spanish}, // a cookie naming no language is ignored
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		if tc.accept != "" {
+			r.Header.Set("Accept-Language", tc.accept)
+		}
+		if tc.cookie != "" {
+			r.Header.Set("Cookie", CookieName+"="+tc.cookie)
+		}
+		if got := b.Match(r); got != tc.want {
+			t.Errorf("cookie %q, Accept-Language %q: %s, want %s", tc.cookie, tc.accept, got, tc.want)
+		}
+	}
+}
+
+func TestCataloguesAreCheckedWhole(t *testing.T) {
+	t.Parallel()
+	source := map[string]string{"a": "Quote %[1]d of %[2]s", "b": "Cart"}
+	for name, tc := range map[string]struct {
+		translation map[string]string
+		wantErr     string
+	}{
+		"complete":           {map[string]string{"a": "Offerta %[1]d di %[2]s", "b": "Carrello"}, ""},
+		"missing key":        {map[string]string{"a": "Offerta %[1]d di %[2]s"}, `key "b" is missing`},
+		"extra key":          {map[string]string{"a": "Offerta %[1]d di %[2]s", "b": "Carrello", "c": "x"}, `key "c" is not in the source`},
+		"empty message":      {map[string]string{"a": "Offerta %[1]d di %[2]s", "b": " "}, `key "b" is empty`},
+		"other placeholders": {map[string]string{"a": "Offerta %[1]s", "b": "Carrello"}, `key "a" has the placeholders`},
+	} {
+		err := checkCatalogue(source, tc.translation)
+		if (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%s: %v, want %q", name, err, tc.wantErr)
+		}
+	}
+	// The shipped catalogues pass the same check (Load runs it).
+	if b := loadBundle(t); len(b.Keys()) == 0 {
+		t.Error("the source catalogue has no keys")
+	}
+}

@@ -1,0 +1,136 @@
+package i18n
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bojanz/currency"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+	"golang.org/x/text/number"
+)
+
+// Translator speaks one language: messages of the catalogue and formats of the locale.
+type Translator struct {
+	tag     language.Tag
+	printer *message.Printer
+	money   *currency.Formatter
+	locale  currency.Locale
+}
+
+func newTranslator(tag language.Tag, printer *message.Printer, locale currency.Locale) *Translator {
+	money := currency.NewFormatter(locale)
+	money.MaxDigits = 2
+	return &Translator{tag: tag, printer: printer, money: money, locale: locale}
+}
+
+// Tag is the translator's language.
+func (t *Translator) Tag() language.Tag { return t.tag }
+
+// Lang is the language's code for <html lang> and the preference cookie ("en", "it", ...).
+func (t *Translator) Lang() string { return t.tag.String() }
+
+// T translates the catalogue's key with printf arguments (numbers in them are localised). A key
+// the catalogue lacks is shown as itself: the catalogue tests make that a failing test, never a
+// blank page.
+func (t *Translator) T(key string, args ...any) string {
+	return t.printer.Sprintf(key, args...)
+}
+
+// Money formats an amount of cents in the currency (an ISO 4217 code such as "EUR") the way the
+// locale writes it: "€1,234.50" in English, "1.234,50 €" in Italian. An unknown currency is
+// written with its code after a localised number.
+func (t *Translator) Money(cents int64, currencyCode string) string {
+	amount, err := currency.NewAmountFromInt64(cents, currencyCode)
+	if err != nil {
+		return t.Decimal(float64(cents)/100, 2) + " " + currencyCode
+	}
+	return t.money.Format(amount)
+}
+
+// Decimal formats v with exactly digits fraction digits and the locale's separators.
+func (t *Translator) Decimal(v float64, digits int) string {
+	return t.printer.Sprint(number.Decimal(v, number.Scale(digits)))
+}
+
+// Integer formats n with the locale's grouping.
+func (t *Translator) Integer(n int64) string { return t.printer.Sprint(number.Decimal(n)) }
+
+// Percent formats a fraction (0.1 is 10 %) with up to two fraction digits, as the locale writes it.
+func (t *Translator) Percent(fraction float64) string {
+	return t.printer.Sprint(number.Percent(fraction, number.MaxFractionDigits(2)))
+}
+
+// Date writes the day, the month's abbreviation and the year in the language's order, in UTC:
+// "25 Nov 2026", "25 nov 2026", "25. Nov. 2026".
+func (t *Translator) Date(at time.Time) string {
+	at = at.UTC()
+	// Day and year as plain digits: the printer would group a year's digits ("2,026").
+	return t.T("date.pattern", strconv.Itoa(at.Day()), t.T(monthKeys[at.Month()-1]), strconv.Itoa(at.Year()))
+}
+
+// DateTime is Date with the time of day (24 hours) and the time zone, UTC.
+func (t *Translator) DateTime(at time.Time) string {
+	at = at.UTC()
+	return t.T("datetime.pattern", t.Date(at), fmt.Sprintf("%02d:%02d", at.Hour(), at.Minute()), "UTC")
+}
+
+var monthKeys = [12]string{
+	"month.jan", "month.feb", "month.mar", "month.apr", "month.may", "month.jun",
+	"month.jul", "month.aug", "month.sep", "month.oct", "month.nov", "month.dec",
+}
+
+// ErrNotANumber is wrapped by ParseDecimal's errors.
+var ErrNotANumber = errors.New("i18n: not a number")
+
+// ParseDecimal reads a number typed in the locale's way: its decimal separator ("12,5" in
+// Italian, "12.5" in English), its grouping separator between groups of three digits, an optional
+// leading minus. The other separator is refused, so "1.5" in Italian is an error, not 15.
+func (t *Translator) ParseDecimal(s string) (float64, error) {
+	decimal, group := t.separators()
+	// Typed spaces stand for the locale's space-like grouping (U+202F in French).
+	s = strings.TrimSpace(strings.NewReplacer("\u00a0", " ", "\u202f", " ").Replace(s))
+	if group == "\u00a0" || group == "\u202f" {
+		group = " "
+	}
+	if s == "" {
+		return 0, fmt.Errorf("%w: empty", ErrNotANumber)
+	}
+	intPart, fracPart, hasFrac := strings.Cut(s, decimal)
+	if hasFrac && (fracPart == "" || strings.ContainsAny(fracPart, group+decimal+" ")) {
+		return 0, fmt.Errorf("%w: %q", ErrNotANumber, s)
+	}
+	if groups := strings.Split(intPart, group); len(groups) > 1 {
+		for i, g := range groups {
+			digits := strings.TrimPrefix(g, "-")
+			if (i == 0 && (digits == "" || len(digits) > 3)) || (i > 0 && len(g) != 3) {
+				return 0, fmt.Errorf("%w: %q", ErrNotANumber, s)
+			}
+		}
+		intPart = strings.Join(groups, "")
+	}
+	plain := intPart
+	if hasFrac {
+		plain += "." + fracPart
+	}
+	if strings.ContainsAny(plain, "eE+xX_") || strings.Count(plain, "-") > 1 || strings.LastIndex(plain, "-") > 0 {
+		return 0, fmt.Errorf("%w: %q", ErrNotANumber, s)
+	}
+	v, err := strconv.ParseFloat(plain, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q", ErrNotANumber, s)
+	}
+	return v, nil
+}
+
+// separators are the locale's decimal and grouping separators, read from how it writes 12345.5
+// ("12<group>345<decimal>5"; five digits, since some locales do not group four).
+func (t *Translator) separators() (decimal, group string) {
+	written := t.printer.Sprint(number.Decimal(12345.5, number.Scale(1)))
+	decimal = written[len(written)-2 : len(written)-1]
+	group = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSuffix(written, decimal+"5"), "12"), "345")
+	return decimal, group
+}
