@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -24,7 +25,8 @@ type testCustomer struct {
 }
 
 // createTestCustomer creates a customer through the portal's own form endpoint (POST /customers,
-// with the page's cookies), listed in the first configurator the form offers, and returns it.
+// with the page's cookies), with a name nobody else has, listed in every configurator the form
+// offers (so any configurator's quote start offers them); CPQID is the first of those.
 func createTestCustomer(t *testing.T, page playwright.Page, namePrefix string) testCustomer {
 	t.Helper()
 	req := page.Request()
@@ -33,19 +35,30 @@ func createTestCustomer(t *testing.T, page playwright.Page, namePrefix string) t
 	formHTML, _ := form.Text()
 	doc, err := goquery.NewDocumentFromReader(strings.NewReader(formHTML))
 	check(t, err, "parse the new customer form")
-	cpqID, err := strconv.Atoi(doc.Find(`[data-testid="customer-form"] input[name="cpqIds"]`).First().AttrOr("value", ""))
+	customerForm := doc.Find(`[data-testid="customer-form"]`)
+	var cpqIDs []string
+	customerForm.Find(`input[name="cpqIds"]`).Each(func(_ int, box *goquery.Selection) {
+		cpqIDs = append(cpqIDs, box.AttrOr("value", ""))
+	})
+	cpqID, err := strconv.Atoi(strings.Join(cpqIDs[:min(1, len(cpqIDs))], ""))
 	if form.Status() != 200 || err != nil {
 		t.Fatalf("the new customer form (%d) offers no configurator: %.500s", form.Status(), formHTML)
 	}
 	name := namePrefix + " " + custUnique() + " S.r.l."
-	fields := formDefaults(doc.Find(`[data-testid="customer-form"]`))
-	for k, v := range map[string]string{
-		"name": name, "taxId": custTaxID(), "email": "office@example.com",
-		"city": "Milano", "country": "IT", "cpqIds": strconv.Itoa(cpqID),
-	} {
-		fields[k] = v
+	fields := url.Values{}
+	for k, v := range formDefaults(customerForm) {
+		fields.Set(k, fmt.Sprint(v))
 	}
-	created, err := req.Post(portalURL("/customers"), playwright.APIRequestContextPostOptions{Form: fields})
+	for k, v := range map[string]string{
+		"name": name, "taxId": custTaxID(), "email": "office@example.com", "city": "Milano", "country": "IT",
+	} {
+		fields.Set(k, v)
+	}
+	fields["cpqIds"] = cpqIDs
+	created, err := req.Post(portalURL("/customers"), playwright.APIRequestContextPostOptions{
+		Data:    fields.Encode(),
+		Headers: map[string]string{"Content-Type": "application/x-www-form-urlencoded"},
+	})
 	check(t, err, "create the customer")
 	m := custCustomerURL.FindStringSubmatch(created.URL())
 	if created.Status() != 200 || m == nil {
@@ -54,6 +67,32 @@ func createTestCustomer(t *testing.T, page playwright.Page, namePrefix string) t
 	}
 	id, _ := strconv.Atoi(m[1])
 	return testCustomer{ID: id, Name: name, CPQID: cpqID}
+}
+
+// addTestOwner gives customer c the first owner the customer page suggests (the v2 service's
+// sales users it knows), through the page's own add-owner form, and returns the owner's id.
+func addTestOwner(t *testing.T, page playwright.Page, c testCustomer) string {
+	t.Helper()
+	req := page.Request()
+	customerPage, err := req.Get(portalURL("/customers/" + strconv.Itoa(c.ID)))
+	check(t, err, "open the customer's page")
+	pageHTML, _ := customerPage.Text()
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(pageHTML))
+	check(t, err, "parse the customer's page")
+	ownerID := doc.Find(`[data-testid="known-owners"] option`).First().AttrOr("value", "")
+	action := doc.Find(`[data-testid="owner-add-form"]`).AttrOr("action", "")
+	if ownerID == "" || action == "" {
+		t.Fatalf("the customer's page suggests no owner or has no add-owner form: %.500s", pageHTML)
+	}
+	added, err := req.Post(portalURL(action), playwright.APIRequestContextPostOptions{
+		Form: map[string]any{"ownerId": ownerID}, Headers: map[string]string{"HX-Request": "true"},
+	})
+	check(t, err, "add the owner")
+	if added.Status() != 200 {
+		text, _ := added.Text()
+		t.Fatalf("adding owner %s answered %d: %.500s", ownerID, added.Status(), text)
+	}
+	return ownerID
 }
 
 // quotePathRE matches a quote page's path for customer c: /quotes/{cpqId}/{customerId}/{quoteId}.
