@@ -18,11 +18,11 @@ import (
 func (a *Authenticator) Logout(c *gin.Context) {
 	noStore(c)
 	ctx := c.Request.Context()
-	s, err := a.store.Load(c.Request)
+	s, err := session.Load(a.store, c.Request)
 	if err != nil && !errors.Is(err, session.ErrNoSession) {
 		a.logger.WarnContext(ctx, "logout: loading the session failed", "err", err)
 	}
-	if err := a.store.Delete(c.Writer, c.Request); err != nil {
+	if err := session.Delete(a.store, c.Writer, c.Request); err != nil {
 		a.logger.ErrorContext(ctx, "logout: deleting the session failed", "err", err)
 	}
 	if s != nil {

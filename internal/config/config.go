@@ -32,6 +32,7 @@ import (
 
 // Session store kinds accepted by PORTAL_SESSION_STORE.
 const (
+	SessionStoreFile   = "file"
 	SessionStoreCookie = "cookie"
 	SessionStoreRedis  = "redis"
 )
@@ -73,8 +74,11 @@ type Config struct {
 	// OIDCScopes are the scopes requested at login.
 	OIDCScopes []string
 
-	// SessionStore is SessionStoreCookie or SessionStoreRedis.
+	// SessionStore is SessionStoreFile (the default), SessionStoreRedis or SessionStoreCookie.
 	SessionStore string
+	// DataDir is where the portal keeps state on its own side: sessions (DataDir/sessions), demo
+	// mode's keys (DataDir/demo). Created 0700 at start-up when missing.
+	DataDir string
 	// SessionKeys are the session secrets as configured (base64 or hex, each decoding to at least
 	// MinSessionKeyBytes bytes; internal/session decodes them); the first signs and encrypts, the
 	// others are still accepted (key rotation).
@@ -270,14 +274,22 @@ func settings() []setting {
 				c.OIDCScopes = scopes
 				return nil
 			}},
-		{Setting: Setting{"PORTAL_SESSION_STORE", "session-store", "cookie", "Where sessions live: cookie (encrypted cookie) or redis"},
+		{Setting: Setting{"PORTAL_SESSION_STORE", "session-store", "file", "Where sessions live: file (in PORTAL_DATA_DIR), redis (several replicas) or cookie (encrypted cookie; sign-out revokes its id)"},
 			apply: func(c *Config, raw string) error {
 				switch raw {
-				case SessionStoreCookie, SessionStoreRedis:
+				case SessionStoreFile, SessionStoreCookie, SessionStoreRedis:
 					c.SessionStore = raw
 					return nil
 				}
-				return fmt.Errorf("must be %q or %q, not %q", SessionStoreCookie, SessionStoreRedis, raw)
+				return fmt.Errorf("must be %q, %q or %q, not %q", SessionStoreFile, SessionStoreRedis, SessionStoreCookie, raw)
+			}},
+		{Setting: Setting{"PORTAL_DATA_DIR", "data-dir", ".data", "Directory for the portal's own state (sessions with the file store, demo keys); created 0700, must be writable"},
+			apply: func(c *Config, raw string) error {
+				if strings.TrimSpace(raw) == "" {
+					return errors.New("must name a directory")
+				}
+				c.DataDir = raw
+				return nil
 			}},
 		{Setting: Setting{"PORTAL_SESSION_KEYS", "", "", "Comma-separated session secrets, base64 or hex of at least 32 bytes each (openssl rand -base64 32); the first signs, the rest still verify (required unless -demo)"},
 			apply: func(c *Config, raw string) error {
@@ -584,6 +596,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("oidc_client_id", c.OIDCClientID),
 		slog.String("oidc_scopes", strings.Join(c.OIDCScopes, " ")),
 		slog.String("session_store", c.SessionStore),
+		slog.String("data_dir", c.DataDir),
 		slog.Int("session_keys", len(c.SessionKeys)),
 		slog.Duration("session_idle_timeout", c.SessionIdleTimeout),
 		slog.Duration("session_lifetime", c.SessionLifetime),

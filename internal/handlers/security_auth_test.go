@@ -107,7 +107,7 @@ func TestSecurityEveryRouteRequiresSignIn(t *testing.T) {
 func secCookiesFromSave(t *testing.T, store session.Store, s *session.Session) string {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	if err := store.Save(rec, httptest.NewRequest(http.MethodGet, "/", nil), s); err != nil {
+	if err := session.Save(store, rec, httptest.NewRequest(http.MethodGet, "/", nil), s); err != nil {
 		t.Fatal(err)
 	}
 	parts := []string{}

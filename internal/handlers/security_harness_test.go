@@ -194,7 +194,7 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 func (sp *secPortal) tokenOf(t *testing.T, client *http.Client) string {
 	t.Helper()
 	req := sp.requestWithCookies(t, client, "/")
-	s, err := sp.store.Load(req)
+	s, err := session.Load(sp.store, req)
 	if err != nil {
 		t.Fatalf("reading back the signed-in session: %v", err)
 	}
