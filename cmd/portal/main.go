@@ -377,13 +377,19 @@ const demoIdPMount = "/idp"
 // newDemoProvider builds the embedded OpenID provider with the portal as its one client.
 func newDemoProvider(cfg config.Config) (*demoidp.Provider, error) {
 	public := cfg.PublicURL.String()
+	if err := os.MkdirAll(demoDir(cfg.DataDir), 0o700); err != nil {
+		return nil, fmt.Errorf("PORTAL_DATA_DIR: %w", err)
+	}
 	provider, err := demoidp.New(demoidp.Options{
 		Issuer:                 cfg.OIDCIssuer,
 		ClientID:               cfg.OIDCClientID,
 		ClientSecret:           cfg.OIDCClientSecret,
 		RedirectURIs:           []string{public + "/auth/callback"},
 		PostLogoutRedirectURIs: []string{public + "/auth/logged-out"},
+		BackChannelLogoutURI:   public + auth.BackChannelLogoutPath,
 		AccessTokenTTL:         cfg.DemoTokenTTL,
+		// Kept in the data directory, so access tokens issued before a restart still verify.
+		KeyFile: filepath.Join(demoDir(cfg.DataDir), "idp-signing-key.pem"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("demo OpenID provider: %w", err)

@@ -241,7 +241,11 @@ func (a *Authenticator) Callback(c *gin.Context) {
 		CreatedAt:    now,
 		LastSeen:     now,
 	}
-	if err := session.Save(a.store, c.Writer, c.Request, s); err != nil {
+	if err := session.Save(a.store, c.Writer, c.Request, s); errors.Is(err, session.ErrSessionTooLarge) {
+		a.fail(c, http.StatusInternalServerError, "sign-in: save session", err, retry)
+		return
+	} else if err != nil {
+		// The store is unreachable (redis down, data directory gone): a moment later it may work.
 		a.logger.ErrorContext(ctx, "sign-in: saving the session failed", "err", err)
 		a.renderPage(c, http.StatusServiceUnavailable, "Service unavailable",
 			"Your sign-in could not be stored right now. Please try again in a moment.", retry, "Try again")
