@@ -614,4 +614,3 @@ func TestLogoutEverywhere(t *testing.T) {
 		t.Errorf("the refused cross-site request signed the user out: %s", resp.Request.URL)
 	}
 }
-
