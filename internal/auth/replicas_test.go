@@ -24,12 +24,13 @@ type pausingStore struct {
 	*session.ServerStore
 	loaded, resume chan struct{}
 	release        func()
+	once           sync.Once
 }
 
 // New is what session.Load calls (gorilla/sessions' Store).
 func (ps *pausingStore) New(r *http.Request, name string) (*sessions.Session, error) {
 	gs, err := ps.ServerStore.New(r, name)
-	close(ps.loaded)
+	ps.once.Do(func() { close(ps.loaded) })
 	<-ps.resume
 	return gs, err
 }
@@ -63,6 +64,7 @@ func (e *env) newReplica(t *testing.T) *replica {
 	}, store, testLogger(t))
 	t.Cleanup(a.Close)
 	r := gin.New()
+	r.POST(BackChannelLogoutPath, a.BackChannelLogout)
 	r.GET("/whoami", a.RequireLogin(), func(c *gin.Context) {
 		c.JSON(http.StatusOK, whoami{User: CurrentUser(c), AccessToken: AccessToken(c)})
 	})
