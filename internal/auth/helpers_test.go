@@ -58,7 +58,8 @@ func (c *clock) Advance(d time.Duration) {
 
 type envOptions struct {
 	redis            bool
-	file             bool // the file store in a temporary directory (else the cookie store, unless redis)
+	file             bool   // the file store in a temporary directory (else the cookie store, unless redis)
+	fileDir          string // the file store's directory (default: a temporary one)
 	padAccessTokenTo int
 	idleTimeout      time.Duration
 	absoluteLifetime time.Duration
@@ -155,7 +156,11 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		t.Cleanup(func() { _ = rs.Close() })
 		e.store = rs
 	} else if opts.file {
-		fs, err := session.NewFileStore(session.FileOptions{Options: storeOpts, Dir: t.TempDir()})
+		dir := opts.fileDir
+		if dir == "" {
+			dir = t.TempDir()
+		}
+		fs, err := session.NewFileStore(session.FileOptions{Options: storeOpts, Dir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
