@@ -179,8 +179,8 @@ type portalProcess struct {
 	cmd     *exec.Cmd
 	url     string
 	dataDir string // PORTAL_DATA_DIR: fresh for every portal, removed by stop
-	log    *logBuffer
-	exited chan struct{} // closed when the process has exited
+	log     *logBuffer
+	exited  chan struct{} // closed when the process has exited
 }
 
 // listeningLine is what cmd/portal logs once its listener is bound.

@@ -9,6 +9,12 @@
 //	GET  /auth/callback                Callback
 //	POST /auth/logout                  Logout
 //	GET  /auth/logged-out              LoggedOut
+//	POST /auth/logout-everywhere       LogoutEverywhere
+//	POST /auth/backchannel-logout      BackChannelLogout (server to server, no cross-origin check)
+//
+// Sessions are read and written through the store's gorilla/sessions interface (session.Load, Save,
+// Delete); its registry ends other sessions (Sessions, RevokeSession, RevokeOtherSessions for the
+// sessions page, and back-channel logout).
 //
 // and RequireLogin() on every page and htmx route that needs a user.
 package auth

@@ -397,7 +397,7 @@ func settings() []setting {
 				c.MetricsAddr = raw
 				return nil
 			}},
-		{Setting: Setting{"PORTAL_DEMO", "demo", "false", "Demo mode: embedded OpenID provider and v2 simulator, random session key"},
+		{Setting: Setting{"PORTAL_DEMO", "demo", "false", "Demo mode: embedded OpenID provider and v2 simulator; its keys are kept in PORTAL_DATA_DIR/demo"},
 			isBool: true,
 			apply: func(c *Config, raw string) error {
 				b, err := strconv.ParseBool(raw)

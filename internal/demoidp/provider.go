@@ -1,8 +1,12 @@
 // Package demoidp is an embedded OpenID provider for demo mode and tests, built on the OpenID-certified
 // zitadel/oidc op library with in-memory storage: discovery, JWKS, the authorization code flow with PKCE,
 // RS256 JWT access tokens (aud = the client id, with preferred_username, name, email and roles), rotating
-// refresh tokens (with offline_access), userinfo and end-session. Its users are fixed (DemoUsers), its
-// signing key is random at every start (tokens do not survive a restart) and nothing is persisted: it is
+// refresh tokens (with offline_access), userinfo and end-session, and OpenID Connect Back-Channel Logout:
+// ID tokens carry a sid, and when a user's session ends here (end-session, or EndSessions as an
+// administrator would) every provider session of that user ends and the client gets one signed logout
+// token per session at its backchannel_logout_uri. Its users are fixed (DemoUsers); its signing key is
+// random at every start unless Options.KeyFile keeps it (demo mode keeps it in the data directory, so
+// access tokens verify after a restart); everything else (refresh tokens included) is in memory: it is
 // not meant for production.
 package demoidp
 

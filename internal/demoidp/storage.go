@@ -92,8 +92,8 @@ func (r refreshTokenRequest) GetScopes() []string              { return r.scopes
 func (r refreshTokenRequest) GetSubject() string               { return r.subject }
 func (r refreshTokenRequest) SetCurrentScopes(scopes []string) { r.scopes = scopes }
 
-// signingKey is the RSA key the provider signs tokens with. It is random at every start, so tokens do not
-// survive a restart: fine for demos and tests, and nothing to leak.
+// signingKey is the RSA key the provider signs tokens with: random at every start unless
+// Options.KeyFile keeps it (loadOrCreateKey).
 type signingKey struct {
 	id  string
 	key *rsa.PrivateKey
