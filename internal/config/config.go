@@ -6,8 +6,8 @@
 // sees exactly what to fix. Table lists every setting for the README and for -help.
 //
 // Demo mode (-demo or PORTAL_DEMO=true) fills in what a laptop does not have: the embedded OpenID
-// provider (issuer PUBLIC_URL/idp, client cpq-portal with a random secret), a random session key,
-// and the embedded v2 simulator (unless PORTAL_V2_API_URL names a real v2 API).
+// provider (issuer PUBLIC_URL/idp, client cpq-portal with a random secret), a session key (cmd/portal
+// keeps it in PORTAL_DATA_DIR/demo), and the embedded v2 simulator (unless PORTAL_V2_API_URL names a real v2 API).
 package config
 
 import (
@@ -121,8 +121,9 @@ type Config struct {
 	DemoTokenTTL time.Duration
 	// DemoCustomers is how many customers the embedded simulator is seeded with.
 	DemoCustomers int
-	// GeneratedSessionKey is true when demo mode made up a random session key (sessions do not
-	// survive a restart); the caller should log a warning.
+	// GeneratedSessionKey is true when demo mode made up a random session key because none was
+	// configured; cmd/portal replaces it with the one kept in the data directory, so sign-ins survive
+	// a restart.
 	GeneratedSessionKey bool
 
 	// ShowVersion is the -version flag: print the version and exit. Load returns only this field then.
