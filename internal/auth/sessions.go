@@ -27,6 +27,10 @@ type ActiveSession struct {
 // ErrUnknownSession: the handle names no active session of the user (already ended, or not theirs).
 var ErrUnknownSession = errors.New("auth: no such session")
 
+// ErrSessionStoreUnavailable wraps a failure of the session store (redis down, data directory gone):
+// nothing was listed or ended; the handlers answer 503.
+var ErrSessionStoreUnavailable = errors.New("auth: session store unavailable")
+
 func handleOf(id string) string {
 	sum := sha256.Sum256([]byte("session handle\x00" + id))
 	return hex.EncodeToString(sum[:16])
@@ -48,7 +52,7 @@ func (a *Authenticator) Sessions(c *gin.Context) (sessions []ActiveSession, list
 		}}, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("auth: list sessions: %w", err)
+		return nil, false, fmt.Errorf("%w: list sessions: %w", ErrSessionStoreUnavailable, err)
 	}
 	for _, info := range infos {
 		sessions = append(sessions, ActiveSession{
@@ -68,12 +72,12 @@ func (a *Authenticator) RevokeSession(c *gin.Context, handle string) error {
 	}
 	infos, err := a.store.List(c.Request.Context(), current.Subject)
 	if err != nil && !errors.Is(err, session.ErrNotListable) {
-		return fmt.Errorf("auth: list sessions: %w", err)
+		return fmt.Errorf("%w: list sessions: %w", ErrSessionStoreUnavailable, err)
 	}
 	for _, info := range infos {
 		if info.ID != current.ID && handleOf(info.ID) == handle {
 			if err := a.store.Revoke(c.Request.Context(), current.Subject, info.ID); err != nil {
-				return fmt.Errorf("auth: revoke session: %w", err)
+				return fmt.Errorf("%w: revoke session: %w", ErrSessionStoreUnavailable, err)
 			}
 			a.logger.InfoContext(c.Request.Context(), "session signed out from the sessions page", "subject", current.Subject)
 			return nil
@@ -89,7 +93,7 @@ func (a *Authenticator) RevokeOtherSessions(c *gin.Context) error {
 		return ErrNotSignedIn
 	}
 	if err := a.store.RevokeSubject(c.Request.Context(), current.Subject, current.ID); err != nil {
-		return fmt.Errorf("auth: revoke other sessions: %w", err)
+		return fmt.Errorf("%w: revoke other sessions: %w", ErrSessionStoreUnavailable, err)
 	}
 	a.logger.InfoContext(c.Request.Context(), "signed out all other sessions", "subject", current.Subject)
 	return nil
