@@ -553,3 +553,31 @@ func TestSecurityLogoutMakesACopiedCookieUseless(t *testing.T) {
 		})
 	}
 }
+
+// The back-channel logout endpoint is the one state-changing route without cross-origin protection
+// (the provider posts server to server): a cross-site request reaches it and is judged by its
+// token alone, so a browser with the user's cookie and no valid token ends nothing.
+func TestSecurityBackChannelLogoutIsJudgedByItsTokenOnly(t *testing.T) {
+	t.Parallel()
+	sp := newSecPortal(t, secOptions{file: true})
+	user := sp.login(t, "sales", "sales-demo")
+	for _, attack := range secCrossSiteAttacks {
+		hdr := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+		for k, v := range attack {
+			hdr[k] = v
+		}
+		resp := sp.do(t, user, http.MethodPost, auth.BackChannelLogoutPath, strings.NewReader("logout_token=forged.by.a-page"), hdr)
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("cross-site POST with %v: %d (Cache-Control %q), want 400 from the token check, not 403",
+				attack, resp.StatusCode, resp.Header.Get("Cache-Control"))
+		}
+	}
+	if resp := sp.get(t, user, "/customers", nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a refused logout token ended the session: %d", resp.StatusCode)
+	}
+	// The bypass is for that one route: its neighbours keep the protection.
+	resp := sp.do(t, user, http.MethodPost, auth.BackChannelLogoutPath+"/x", nil, map[string]string{"Origin": "https://evil.example"})
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST below the back-channel path: %d", resp.StatusCode)
+	}
+}
