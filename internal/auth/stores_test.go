@@ -88,6 +88,14 @@ func TestFileStoreDownAnswers503AndRecovers(t *testing.T) {
 	if p.status != http.StatusServiceUnavailable || !strings.Contains(p.body, "cannot be read") {
 		t.Fatalf("data directory gone: %d %s", p.status, p.body)
 	}
+	// Sign-out cannot end the session now: it says so and the browser keeps its cookie to try again.
+	p = fetch(t, noRedirects(browser), http.MethodPost, e.server.URL+LogoutPath, nil, nil)
+	if p.status != http.StatusServiceUnavailable || !strings.Contains(p.body, "still signed in") {
+		t.Fatalf("logout with the data directory gone: %d %s", p.status, p.body)
+	}
+	if strings.Contains(strings.Join(p.header.Values("Set-Cookie"), "\n"), "portal_sid=;") {
+		t.Fatal("a failed logout cleared the session cookie")
+	}
 	if err := os.Remove(dir); err != nil {
 		t.Fatal(err)
 	}

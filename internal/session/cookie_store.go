@@ -328,22 +328,21 @@ func (cs *CookieStore) write(w http.ResponseWriter, r *http.Request, s *Session)
 	return nil
 }
 
-// delete expires every session chunk the browser sent and revokes the session's id until it would
-// have expired, so a copy of the cookies opens nothing.
+// delete revokes the session's id until it would have expired, so a copy of the cookies opens
+// nothing, then expires every session chunk the browser sent. When the revocation list cannot be
+// written the cookies are kept, so the browser can try again.
 func (cs *CookieStore) delete(w http.ResponseWriter, r *http.Request) error {
+	if s, err := cs.decode(r); err == nil {
+		ttl := time.Duration(cs.opts.remaining(s, cs.opts.Now())) * time.Second
+		if _, err := cs.revocations.set(r.Context(), revokedIDKey(s.ID), []byte{1}, ttl, setAlways); err != nil {
+			return fmt.Errorf("session: revoke: %w", err)
+		}
+	}
 	dropSetCookies(w.Header(), cs.isChunk)
 	for i := range maxChunks {
 		if _, err := r.Cookie(chunkName(cs.opts.Secure, i)); err == nil {
 			http.SetCookie(w, sessionCookie(cs.opts.Secure, chunkName(cs.opts.Secure, i), "", -1))
 		}
-	}
-	s, err := cs.decode(r)
-	if err != nil {
-		return nil // nothing valid to revoke
-	}
-	ttl := time.Duration(cs.opts.remaining(s, cs.opts.Now())) * time.Second
-	if _, err := cs.revocations.set(r.Context(), revokedIDKey(s.ID), []byte{1}, ttl, setAlways); err != nil {
-		return fmt.Errorf("session: revoke: %w", err)
 	}
 	return nil
 }

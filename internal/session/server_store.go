@@ -288,18 +288,20 @@ func (ss *ServerStore) save(ctx context.Context, s *Session) error {
 	return nil
 }
 
-// delete ends the request's session and expires its cookie.
+// delete ends the request's session, then expires its cookie. When the store fails the cookie is
+// kept, so the browser can try again: clearing it would leave a live session nobody can end.
 func (ss *ServerStore) delete(w http.ResponseWriter, r *http.Request, name string) error {
+	if id := ss.requestID(r, name); id != "" {
+		if err := ss.deleteID(r.Context(), id); err != nil {
+			return err
+		}
+	}
 	cookie := ss.cookieName(name)
 	dropSetCookies(w.Header(), func(n string) bool { return n == cookie })
 	if _, err := r.Cookie(cookie); err == nil {
 		http.SetCookie(w, sessionCookie(ss.opts.Secure, cookie, "", -1))
 	}
-	id := ss.requestID(r, name)
-	if id == "" {
-		return nil
-	}
-	return ss.deleteID(r.Context(), id)
+	return nil
 }
 
 // deleteID deletes one session and its index entries.
