@@ -48,6 +48,7 @@ const (
 // harness is the state the whole run shares: one portal, one browser.
 type harness struct {
 	portalURL string // e.g. http://127.0.0.1:40123, no trailing slash
+	portalBin string // the built portal, for tests that start one of their own (startExtraPortal)
 	browser   playwright.Browser
 	expect    playwright.PlaywrightAssertions
 	artifacts string // absolute path of e2e/artifacts
@@ -120,6 +121,7 @@ func run(m *testing.M) int {
 		browser:   browser,
 		expect:    playwright.NewPlaywrightAssertions(assertTimeoutMs),
 		artifacts: filepath.Join(root, "e2e", "artifacts"),
+		portalBin: bin,
 	}
 	code := m.Run()
 	if code != 0 {
@@ -174,18 +176,24 @@ func checkPrerequisites(root string) (chromium, driverDir string, err error) {
 
 // portalProcess is the portal under test and everything it logged.
 type portalProcess struct {
-	cmd    *exec.Cmd
-	url    string
-	log    *logBuffer
-	exited chan struct{} // closed when the process has exited
+	cmd     *exec.Cmd
+	url     string
+	dataDir string // PORTAL_DATA_DIR: fresh for every portal, removed by stop
+	log     *logBuffer
+	exited  chan struct{} // closed when the process has exited
 }
 
 // listeningLine is what cmd/portal logs once its listener is bound.
 var listeningLine = regexp.MustCompile(`portal listening on (https?://[^\s"]+)`)
 
-// startPortal runs the portal in demo mode on a free loopback port and waits until /readyz
-// answers 200. On error the returned process (if not nil) still needs stop and has the log.
-func startPortal(bin string) (*portalProcess, error) {
+// startPortal runs the portal in demo mode on a free loopback port with a fresh data directory and
+// extraEnv (PORTAL_*=... settings), and waits until /readyz answers 200. On error the returned
+// process (if not nil) still needs stop and has the log.
+func startPortal(bin string, extraEnv ...string) (*portalProcess, error) {
+	dataDir, err := os.MkdirTemp("", "cpq-e2e-data-")
+	if err != nil {
+		return nil, err
+	}
 	env := []string{}
 	for _, kv := range os.Environ() {
 		// The developer's own PORTAL_* settings must not leak into the system under test.
@@ -197,7 +205,9 @@ func startPortal(bin string) (*portalProcess, error) {
 		"PORTAL_LOG_FORMAT=text",
 		"PORTAL_LOG_LEVEL=debug",
 		"PORTAL_SHUTDOWN_GRACE=5s",
+		"PORTAL_DATA_DIR="+dataDir,
 	)
+	env = append(env, extraEnv...)
 	if v2 := os.Getenv("E2E_V2_API_URL"); v2 != "" {
 		env = append(env, "PORTAL_V2_API_URL="+v2)
 	}
@@ -208,9 +218,10 @@ func startPortal(bin string) (*portalProcess, error) {
 	cmd.Stdout = log
 	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
+		_ = os.RemoveAll(dataDir)
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	p := &portalProcess{cmd: cmd, log: log, exited: make(chan struct{})}
+	p := &portalProcess{cmd: cmd, log: log, exited: make(chan struct{}), dataDir: dataDir}
 	go func() {
 		_ = cmd.Wait()
 		close(p.exited)
@@ -256,6 +267,7 @@ func startPortal(bin string) (*portalProcess, error) {
 
 // stop sends SIGTERM, the way an orchestrator stops the portal, and kills it if it lingers.
 func (p *portalProcess) stop() {
+	defer os.RemoveAll(p.dataDir)
 	select {
 	case <-p.exited:
 		return
@@ -327,8 +339,14 @@ func (l *logBuffer) Bytes() []byte {
 // failed, a full-page screenshot and the page's HTML are saved first.
 func newPage(t *testing.T) playwright.Page {
 	t.Helper()
+	return newPageAt(t, suite.portalURL)
+}
+
+// newPageAt is newPage for the portal at base (one a test started itself).
+func newPageAt(t *testing.T, base string) playwright.Page {
+	t.Helper()
 	browserContext, err := suite.browser.NewContext(playwright.BrowserNewContextOptions{
-		BaseURL: playwright.String(suite.portalURL),
+		BaseURL: playwright.String(base),
 		Locale:  playwright.String("en-GB"),
 	})
 	if err != nil {
@@ -411,12 +429,17 @@ func exactURL(path string) *regexp.Regexp {
 
 // onPortalPage reports whether rawURL is a portal page, not the sign-in flow (the embedded
 // provider under /idp, the portal's /auth/ endpoints).
-func onPortalPage(rawURL string) bool {
-	if !strings.HasPrefix(rawURL, suite.portalURL+"/") && rawURL != suite.portalURL {
-		return false
+func onPortalPage(rawURL string) bool { return onPortalPageOf(suite.portalURL)(rawURL) }
+
+// onPortalPageOf is onPortalPage for the portal at base.
+func onPortalPageOf(base string) func(rawURL string) bool {
+	return func(rawURL string) bool {
+		if !strings.HasPrefix(rawURL, base+"/") && rawURL != base {
+			return false
+		}
+		path := strings.TrimPrefix(rawURL, base)
+		return !strings.HasPrefix(path, "/idp/") && !strings.HasPrefix(path, "/auth/")
 	}
-	path := strings.TrimPrefix(rawURL, suite.portalURL)
-	return !strings.HasPrefix(path, "/idp/") && !strings.HasPrefix(path, "/auth/")
 }
 
 // login opens the portal's home page and signs in with the demo provider's form.
@@ -432,13 +455,19 @@ func login(t *testing.T, page playwright.Page, user, password string) {
 // submits it, and waits until the browser is back on a portal page.
 func signIn(t *testing.T, page playwright.Page, user, password string) {
 	t.Helper()
+	signInAt(t, page, suite.portalURL, user, password)
+}
+
+// signInAt is signIn on the portal at base.
+func signInAt(t *testing.T, page playwright.Page, base, user, password string) {
+	t.Helper()
 	username := page.Locator("input[name=username]")
 	check(t, suite.expect.Locator(username).ToBeVisible(), "the sign-in form is shown")
 	check(t, username.Fill(user), "fill the user name")
 	check(t, page.Locator("input[name=password]").Fill(password), "fill the password")
 	check(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Sign in", Exact: playwright.Bool(true)}).Click(),
 		"click Sign in")
-	if err := page.WaitForURL(onPortalPage, playwright.PageWaitForURLOptions{Timeout: playwright.Float(assertTimeoutMs)}); err != nil {
+	if err := page.WaitForURL(onPortalPageOf(base), playwright.PageWaitForURLOptions{Timeout: playwright.Float(assertTimeoutMs)}); err != nil {
 		t.Fatalf("after signing in as %s the browser did not come back to a portal page (at %s): %v", user, page.URL(), err)
 	}
 }

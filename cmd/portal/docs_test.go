@@ -10,40 +10,45 @@ import (
 	"github.com/cpqportal/portal/internal/config"
 )
 
-var updateDocs = flag.Bool("update", false, "rewrite the generated parts of docs/operations.md")
+var updateDocs = flag.Bool("update", false, "rewrite the generated parts of docs/operations.md and README.md")
 
-const operationsDoc = "../../docs/operations.md"
+const (
+	operationsDoc = "../../docs/operations.md"
+	readme        = "../../README.md"
+)
 
 const (
 	configTableBegin = "<!-- config-table:begin -->\n"
 	configTableEnd   = "<!-- config-table:end -->"
 )
 
-// TestOperationsDocConfigTable: the configuration reference in docs/operations.md is config.Markdown()
-// as it is now. `go test ./cmd/portal -run TestOperationsDoc -update` regenerates it.
+// TestOperationsDocConfigTable: the configuration references in docs/operations.md and README.md are
+// config.Markdown() as it is now. `go test ./cmd/portal -run TestOperationsDoc -update` regenerates them.
 func TestOperationsDocConfigTable(t *testing.T) {
-	data, err := os.ReadFile(operationsDoc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(data)
-	begin := strings.Index(doc, configTableBegin)
-	end := strings.Index(doc, configTableEnd)
-	if begin < 0 || end < begin {
-		t.Fatalf("%s lacks the %q ... %q markers", operationsDoc, configTableBegin, configTableEnd)
-	}
-	current := doc[begin+len(configTableBegin) : end]
-	if current == config.Markdown() {
-		return
-	}
-	if *updateDocs {
-		doc = doc[:begin+len(configTableBegin)] + config.Markdown() + doc[end:]
-		if err := os.WriteFile(operationsDoc, []byte(doc), 0o644); err != nil {
+	for _, path := range []string{operationsDoc, readme} {
+		data, err := os.ReadFile(path)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return
+		doc := string(data)
+		begin := strings.Index(doc, configTableBegin)
+		end := strings.Index(doc, configTableEnd)
+		if begin < 0 || end < begin {
+			t.Fatalf("%s lacks the %q ... %q markers", path, configTableBegin, configTableEnd)
+		}
+		current := doc[begin+len(configTableBegin) : end]
+		if current == config.Markdown() {
+			continue
+		}
+		if *updateDocs {
+			doc = doc[:begin+len(configTableBegin)] + config.Markdown() + doc[end:]
+			if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("the configuration table in %s is out of date; run: go test ./cmd/portal -run TestOperationsDoc -update", path)
 	}
-	t.Errorf("the configuration table in %s is out of date; run: go test ./cmd/portal -run TestOperationsDoc -update", operationsDoc)
 }
 
 // TestOperationsDocMetrics: every portal_* metric defined in the code is documented.

@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -82,8 +83,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer listener.Close()
 	cfg.BindAddr(listener.Addr().String())
+	if err := prepareDataDir(cfg.DataDir); err != nil {
+		return err
+	}
 	if cfg.GeneratedSessionKey {
-		logger.Warn("demo mode: using a random session key; sessions end when the portal restarts (set PORTAL_SESSION_KEYS to keep them)")
+		// Demo mode without PORTAL_SESSION_KEYS: a key kept in the data directory, so sign-ins
+		// survive a restart.
+		key, err := demoSessionKey(cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		cfg.SessionKeys = []string{key}
+		logger.Info("demo mode: session key kept in the data directory", slog.String("dir", demoDir(cfg.DataDir)))
 	}
 
 	var extraRoutes func(*gin.Engine)
@@ -187,30 +198,34 @@ type portal struct {
 	handler *handlers.Handler
 	auth    *auth.Authenticator
 	api     *apiclient.Client
-	redis   *session.RedisStore // nil with the cookie store
+	store   interface{ Close() error }
 }
 
 // close releases the portal's background work and connections.
 func (p *portal) close() {
-	p.auth.Close()
-	if p.redis != nil {
-		_ = p.redis.Close()
+	if p.auth != nil {
+		p.auth.Close()
+	}
+	if p.store != nil {
+		_ = p.store.Close()
 	}
 }
 
 // buildPortal wires session store, authentication, API client and handlers onto a gin engine, with
 // the metrics and tracing of obs.
 func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.Engine), obs observability) (*portal, error) {
-	store, err := newSessionStore(cfg)
+	var onStoreError func(string)
+	if obs.metrics != nil {
+		onStoreError = obs.metrics.StoreErrorHook()
+	}
+	store, err := newSessionStore(cfg, onStoreError)
 	if err != nil {
 		return nil, err
 	}
-	redisStore, _ := store.(*session.RedisStore)
 	// Calls to the identity provider: discovery, keys, and the token requests of sign-in and refresh.
 	idpTransport := http.DefaultTransport
 	v2Transport := http.RoundTripper(apiclient.NewTransport())
 	if obs.metrics != nil {
-		store = obs.metrics.InstrumentStore(store)
 		idpTransport = obs.metrics.IdPTransport(idpTransport)
 		v2Transport = obs.metrics.V2Transport(v2Transport)
 	}
@@ -228,7 +243,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		AbsoluteLifetime: cfg.SessionLifetime,
 		HTTPClient:       &http.Client{Timeout: 10 * time.Second, Transport: idpTransport},
 	}, store, logger) // auth adds component=auth itself
-	p := &portal{auth: authenticator, redis: redisStore}
+	p := &portal{auth: authenticator, store: store}
 	fail := func(err error) (*portal, error) {
 		p.close()
 		return nil, err
@@ -261,10 +276,6 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		ExtraRoutes: extraRoutes,
 		Version:     version,
 	}
-	if redisStore != nil {
-		// "Sign out everywhere" needs the server-side sessions of the redis store.
-		deps.Auth = &everywhereAuth{Authenticator: authenticator, store: redisStore, logger: logger}
-	}
 	if obs.registry != nil {
 		deps.Metrics = obs.registry
 	}
@@ -294,23 +305,56 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	return p, nil
 }
 
-// newSessionStore builds the configured session store.
-func newSessionStore(cfg config.Config) (session.Store, error) {
+// closableStore is a session store with connections or files to release.
+type closableStore interface {
+	session.Store
+	Close() error
+	Ping(ctx context.Context) error
+}
+
+// newSessionStore builds the configured session store and checks that it can be used, so a store
+// that is unreachable at start-up is one error naming the setting, not failed sign-ins later.
+func newSessionStore(cfg config.Config, onError func(string)) (closableStore, error) {
 	opts := session.Options{
 		Keys:             cfg.SessionKeys,
 		Secure:           cfg.PublicURL.Scheme == "https",
 		AbsoluteLifetime: cfg.SessionLifetime,
+		OnError:          onError,
 	}
-	if cfg.SessionStore == config.SessionStoreRedis {
-		store, err := session.NewRedisStore(session.RedisOptions{Options: opts, URL: cfg.RedisURL})
-		if err != nil {
-			return nil, fmt.Errorf("PORTAL_REDIS_URL: %w", err)
-		}
-		return store, nil
-	}
-	store, err := session.NewCookieStore(opts)
-	if err != nil {
+	if _, err := session.NewCookieStore(opts); err != nil {
 		return nil, fmt.Errorf("PORTAL_SESSION_KEYS: %w", err)
+	}
+	var (
+		store   closableStore
+		err     error
+		setting string
+	)
+	switch cfg.SessionStore {
+	case config.SessionStoreRedis:
+		setting = "PORTAL_REDIS_URL"
+		store, err = session.NewRedisStore(session.RedisOptions{Options: opts, URL: cfg.RedisURL})
+	case config.SessionStoreCookie:
+		// The revocation list: in redis when one is configured (shared by replicas), else in the data
+		// directory (it survives restarts).
+		extra := session.CookieOptions{RevocationDir: filepath.Join(cfg.DataDir, session.SessionsSubdir)}
+		setting = "PORTAL_DATA_DIR"
+		if cfg.RedisURL != "" {
+			extra = session.CookieOptions{RevocationRedis: &session.RedisOptions{URL: cfg.RedisURL}}
+			setting = "PORTAL_REDIS_URL"
+		}
+		store, err = session.NewCookieStore(opts, extra)
+	default:
+		setting = "PORTAL_DATA_DIR"
+		store, err = session.NewFileStore(session.FileOptions{Options: opts, Dir: filepath.Join(cfg.DataDir, session.SessionsSubdir)})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", setting, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := store.Ping(ctx); err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("%s: the session store cannot be used: %w", setting, err)
 	}
 	return store, nil
 }
@@ -333,13 +377,19 @@ const demoIdPMount = "/idp"
 // newDemoProvider builds the embedded OpenID provider with the portal as its one client.
 func newDemoProvider(cfg config.Config) (*demoidp.Provider, error) {
 	public := cfg.PublicURL.String()
+	if err := os.MkdirAll(demoDir(cfg.DataDir), 0o700); err != nil {
+		return nil, fmt.Errorf("PORTAL_DATA_DIR: %w", err)
+	}
 	provider, err := demoidp.New(demoidp.Options{
 		Issuer:                 cfg.OIDCIssuer,
 		ClientID:               cfg.OIDCClientID,
 		ClientSecret:           cfg.OIDCClientSecret,
 		RedirectURIs:           []string{public + "/auth/callback"},
 		PostLogoutRedirectURIs: []string{public + "/auth/logged-out"},
+		BackChannelLogoutURI:   public + auth.BackChannelLogoutPath,
 		AccessTokenTTL:         cfg.DemoTokenTTL,
+		// Kept in the data directory, so access tokens issued before a restart still verify.
+		KeyFile: filepath.Join(demoDir(cfg.DataDir), "idp-signing-key.pem"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("demo OpenID provider: %w", err)

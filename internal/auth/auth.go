@@ -9,6 +9,12 @@
 //	GET  /auth/callback                Callback
 //	POST /auth/logout                  Logout
 //	GET  /auth/logged-out              LoggedOut
+//	POST /auth/logout-everywhere       LogoutEverywhere
+//	POST /auth/backchannel-logout      BackChannelLogout (server to server, no cross-origin check)
+//
+// Sessions are read and written through the store's gorilla/sessions interface (session.Load, Save,
+// Delete); its registry ends other sessions (Sessions, RevokeSession, RevokeOtherSessions for the
+// sessions page, and back-channel logout).
 //
 // and RequireLogin() on every page and htmx route that needs a user.
 package auth
@@ -92,7 +98,7 @@ type PageRenderer func(c *gin.Context, status int, title, message, linkURL, link
 type Authenticator struct {
 	cfg       Config
 	configErr error
-	store     session.Store
+	store     session.Store // gorilla/sessions' Store plus the portal's registry
 	logger    *slog.Logger
 
 	secure      bool // cookies Secure (PublicURL is https)
@@ -169,15 +175,9 @@ func New(cfg Config, store session.Store, logger *slog.Logger) *Authenticator {
 	a.loggedOutURL = base + LoggedOutPath
 	a.secure = cfg.PublicURL.Scheme == "https"
 
-	// Login attempts are sealed with keys derived from the session keys when the store offers them (so
-	// every instance behind a load balancer can read them); otherwise with a random per-process key.
-	if source, ok := store.(session.CodecSource); ok {
-		a.loginCodecs = source.Codecs("login", loginAttemptTTL)
-	} else {
-		codec := securecookie.New(securecookie.GenerateRandomKey(64), securecookie.GenerateRandomKey(32))
-		codec.MaxAge(int(loginAttemptTTL / time.Second))
-		a.loginCodecs = []securecookie.Codec{codec}
-	}
+	// Login attempts are sealed with keys derived from the session keys (so every instance behind a
+	// load balancer can read them).
+	a.loginCodecs = store.Codecs("login", loginAttemptTTL)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stop = cancel
@@ -331,7 +331,7 @@ func (a *Authenticator) SaveSession(c *gin.Context) error {
 	if s == nil {
 		return ErrNotSignedIn
 	}
-	if err := a.store.Save(c.Writer, c.Request, s); err != nil {
+	if err := session.Save(a.store, c.Writer, c.Request, s); err != nil {
 		return fmt.Errorf("auth: save session: %w", err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -57,6 +58,8 @@ func (c *clock) Advance(d time.Duration) {
 
 type envOptions struct {
 	redis            bool
+	file             bool   // the file store in a temporary directory (else the cookie store, unless redis)
+	fileDir          string // the file store's directory (default: a temporary one)
 	padAccessTokenTo int
 	idleTimeout      time.Duration
 	absoluteLifetime time.Duration
@@ -70,6 +73,7 @@ type envOptions struct {
 // on the same server, as in demo mode.
 type env struct {
 	server *httptest.Server
+	idp    *demoidp.Provider // nil with an external issuer
 	auth   *Authenticator
 	store  session.Store
 	clock  *clock
@@ -83,6 +87,25 @@ type env struct {
 	codeCalls       atomic.Int32 // grant_type=authorization_code requests
 	idpDown         atomic.Bool  // the token endpoint drops connections
 	idpAbsent       atomic.Bool  // every provider endpoint drops connections
+	logoutTokens    bodies       // form bodies POSTed to the back-channel logout endpoint
+}
+
+// bodies collects request bodies.
+type bodies struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (b *bodies) Add(body string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.list = append(b.list, body)
+}
+
+func (b *bodies) All() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.list...)
 }
 
 func newEnv(t *testing.T, opts envOptions) *env {
@@ -110,6 +133,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 			ClientSecret:           testClientSecret,
 			RedirectURIs:           []string{e.server.URL + CallbackPath},
 			PostLogoutRedirectURIs: []string{e.server.URL + LoggedOutPath},
+			BackChannelLogoutURI:   e.server.URL + BackChannelLogoutPath,
 			PadAccessTokenTo:       opts.padAccessTokenTo,
 		})
 		if err != nil {
@@ -131,6 +155,16 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		}
 		t.Cleanup(func() { _ = rs.Close() })
 		e.store = rs
+	} else if opts.file {
+		dir := opts.fileDir
+		if dir == "" {
+			dir = t.TempDir()
+		}
+		fs, err := session.NewFileStore(session.FileOptions{Options: storeOpts, Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.store = fs
 	} else {
 		cs, err := session.NewCookieStore(storeOpts)
 		if err != nil {
@@ -152,6 +186,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 	}, e.store, testLogger(t))
 	t.Cleanup(e.auth.Close)
 
+	e.idp = idp
 	handler = e.routes(idp)
 	handlerOnce.Done()
 	return e
@@ -166,6 +201,13 @@ func (e *env) routes(idp *demoidp.Provider) http.Handler {
 	r.GET(CallbackPath, e.auth.Callback)
 	r.POST(LogoutPath, e.auth.Logout)
 	r.GET(LoggedOutPath, e.auth.LoggedOut)
+	r.POST(BackChannelLogoutPath, func(c *gin.Context) {
+		if body, err := io.ReadAll(io.LimitReader(c.Request.Body, 1<<20)); err == nil {
+			e.logoutTokens.Add(string(body)) // what the provider sent, for replay tests
+			c.Request.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		e.auth.BackChannelLogout(c)
+	})
 	r.GET("/healthz", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
 
 	protected := r.Group("/", e.auth.RequireLogin())

@@ -222,8 +222,15 @@ func (a *Authenticator) Callback(c *gin.Context) {
 		return
 	}
 
+	var sidClaim struct {
+		SID string `json:"sid"`
+	}
+	_ = idToken.Claims(&sidClaim) // absent: the provider has no session id to send back-channel logouts for
 	now := a.now()
 	s := &session.Session{
+		ProviderSID:  sidClaim.SID,
+		UserAgent:    c.Request.UserAgent(),
+		ClientIP:     c.ClientIP(),
 		Subject:      user.Subject,
 		Name:         user.Name,
 		Email:        user.Email,
@@ -234,8 +241,14 @@ func (a *Authenticator) Callback(c *gin.Context) {
 		CreatedAt:    now,
 		LastSeen:     now,
 	}
-	if err := a.store.Save(c.Writer, c.Request, s); err != nil {
+	if err := session.Save(a.store, c.Writer, c.Request, s); errors.Is(err, session.ErrSessionTooLarge) {
 		a.fail(c, http.StatusInternalServerError, "sign-in: save session", err, retry)
+		return
+	} else if err != nil {
+		// The store is unreachable (redis down, data directory gone): a moment later it may work.
+		a.logger.ErrorContext(ctx, "sign-in: saving the session failed", "err", err)
+		a.renderPage(c, http.StatusServiceUnavailable, "Service unavailable",
+			"Your sign-in could not be stored right now. Please try again in a moment.", retry, "Try again")
 		return
 	}
 	a.logger.InfoContext(ctx, "signed in", "subject", s.Subject)

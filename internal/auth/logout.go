@@ -18,12 +18,17 @@ import (
 func (a *Authenticator) Logout(c *gin.Context) {
 	noStore(c)
 	ctx := c.Request.Context()
-	s, err := a.store.Load(c.Request)
+	s, err := session.Load(a.store, c.Request)
 	if err != nil && !errors.Is(err, session.ErrNoSession) {
 		a.logger.WarnContext(ctx, "logout: loading the session failed", "err", err)
 	}
-	if err := a.store.Delete(c.Writer, c.Request); err != nil {
+	if err := session.Delete(a.store, c.Writer, c.Request); err != nil {
+		// Saying "signed out" while the session lives on (and its cookie copies work) would be worse
+		// than an error: the browser keeps its cookie and the user tries again.
 		a.logger.ErrorContext(ctx, "logout: deleting the session failed", "err", err)
+		a.renderPage(c, http.StatusServiceUnavailable, "Sign-out failed",
+			"The portal could not reach its session store, so you are still signed in. Please try again in a moment.", "/", "Back to the portal")
+		return
 	}
 	if s != nil {
 		a.logger.InfoContext(ctx, "signed out", "subject", s.Subject)

@@ -22,7 +22,7 @@ const lastSeenGranularity = time.Minute
 func (a *Authenticator) RequireLogin() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx := c.Request.Context()
-		s, err := a.store.Load(c.Request)
+		s, err := session.Load(a.store, c.Request)
 		if errors.Is(err, session.ErrNoSession) {
 			a.Unauthenticated(c)
 			return
@@ -46,6 +46,8 @@ func (a *Authenticator) RequireLogin() gin.HandlerFunc {
 		changed := false
 		if now.Sub(s.LastSeen) >= lastSeenGranularity {
 			s.LastSeen = now
+			// The sessions page shows where a session was last used.
+			s.ClientIP, s.UserAgent = c.ClientIP(), c.Request.UserAgent()
 			changed = true
 		}
 
@@ -56,7 +58,7 @@ func (a *Authenticator) RequireLogin() gin.HandlerFunc {
 		changed = changed || renewed
 
 		if changed {
-			if err := a.store.Save(c.Writer, c.Request, s); err != nil {
+			if err := session.Save(a.store, c.Writer, c.Request, s); err != nil {
 				if errors.Is(err, session.ErrNoSession) {
 					a.endSession(c) // signed out elsewhere meanwhile
 					return
@@ -112,7 +114,7 @@ func (a *Authenticator) renewIfDue(c *gin.Context, s *session.Session, now time.
 
 // endSession clears the session and answers as Unauthenticated.
 func (a *Authenticator) endSession(c *gin.Context) {
-	if err := a.store.Delete(c.Writer, c.Request); err != nil {
+	if err := session.Delete(a.store, c.Writer, c.Request); err != nil {
 		a.logger.ErrorContext(c.Request.Context(), "deleting the session failed", "err", err)
 	}
 	a.Unauthenticated(c)

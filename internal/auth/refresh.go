@@ -199,13 +199,13 @@ func (a *Authenticator) ForceRefresh(c *gin.Context) error {
 	}
 	if err := a.refresh(c, s); err != nil {
 		if errors.Is(err, ErrSessionEnded) {
-			if delErr := a.store.Delete(c.Writer, c.Request); delErr != nil {
+			if delErr := session.Delete(a.store, c.Writer, c.Request); delErr != nil {
 				a.logger.ErrorContext(c.Request.Context(), "deleting the session failed", "err", delErr)
 			}
 		}
 		return err
 	}
-	if err := a.store.Save(c.Writer, c.Request, s); err != nil {
+	if err := session.Save(a.store, c.Writer, c.Request, s); err != nil {
 		if errors.Is(err, session.ErrNoSession) {
 			return ErrSessionEnded
 		}

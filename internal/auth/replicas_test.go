@@ -13,22 +13,26 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/gorilla/sessions"
+
 	"github.com/cpqportal/portal/internal/session"
 )
 
 // pausingStore holds the request that loads the session until release is called, so a test can make another replica
 // refresh the session between this request's load and its refresh.
 type pausingStore struct {
-	*session.RedisStore
+	*session.ServerStore
 	loaded, resume chan struct{}
 	release        func()
+	once           sync.Once
 }
 
-func (ps *pausingStore) Load(r *http.Request) (*session.Session, error) {
-	s, err := ps.RedisStore.Load(r)
-	close(ps.loaded)
+// New is what session.Load calls (gorilla/sessions' Store).
+func (ps *pausingStore) New(r *http.Request, name string) (*sessions.Session, error) {
+	gs, err := ps.ServerStore.New(r, name)
+	ps.once.Do(func() { close(ps.loaded) })
 	<-ps.resume
-	return s, err
+	return gs, err
 }
 
 // replica is a second portal instance behind the same public URL, with its own Authenticator (own single
@@ -46,7 +50,7 @@ func (e *env) newReplica(t *testing.T) *replica {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rs.Close() })
-	store := &pausingStore{RedisStore: rs, loaded: make(chan struct{}), resume: make(chan struct{})}
+	store := &pausingStore{ServerStore: rs, loaded: make(chan struct{}), resume: make(chan struct{})}
 	store.release = sync.OnceFunc(func() { close(store.resume) })
 	t.Cleanup(store.release) // never leave a paused request behind
 	publicURL, _ := url.Parse(e.server.URL)
@@ -60,6 +64,7 @@ func (e *env) newReplica(t *testing.T) *replica {
 	}, store, testLogger(t))
 	t.Cleanup(a.Close)
 	r := gin.New()
+	r.POST(BackChannelLogoutPath, a.BackChannelLogout)
 	r.GET("/whoami", a.RequireLogin(), func(c *gin.Context) {
 		c.JSON(http.StatusOK, whoami{User: CurrentUser(c), AccessToken: AccessToken(c)})
 	})
@@ -132,7 +137,7 @@ func TestRevokedRefreshTokenEndsTheRedisSession(t *testing.T) {
 	browser := e.newBrowser(t)
 	e.signIn(t, browser, "/quotes")
 	cookies := e.cookieHeader(browser, "/quotes")
-	stored, err := e.store.Load(requestWithCookies(cookies))
+	stored, err := session.Load(e.store, requestWithCookies(cookies))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +153,7 @@ func TestRevokedRefreshTokenEndsTheRedisSession(t *testing.T) {
 	if e.refreshRefusals.Load() != 1 {
 		t.Fatalf("%d refused refreshes, want 1", e.refreshRefusals.Load())
 	}
-	if _, err := e.store.Load(requestWithCookies(cookies)); !errors.Is(err, session.ErrNoSession) {
+	if _, err := session.Load(e.store, requestWithCookies(cookies)); !errors.Is(err, session.ErrNoSession) {
 		t.Fatalf("the server-side session survived: %v", err)
 	}
 }

@@ -6,8 +6,8 @@
 // sees exactly what to fix. Table lists every setting for the README and for -help.
 //
 // Demo mode (-demo or PORTAL_DEMO=true) fills in what a laptop does not have: the embedded OpenID
-// provider (issuer PUBLIC_URL/idp, client cpq-portal with a random secret), a random session key,
-// and the embedded v2 simulator (unless PORTAL_V2_API_URL names a real v2 API).
+// provider (issuer PUBLIC_URL/idp, client cpq-portal with a random secret), a session key (cmd/portal
+// keeps it in PORTAL_DATA_DIR/demo), and the embedded v2 simulator (unless PORTAL_V2_API_URL names a real v2 API).
 package config
 
 import (
@@ -32,6 +32,7 @@ import (
 
 // Session store kinds accepted by PORTAL_SESSION_STORE.
 const (
+	SessionStoreFile   = "file"
 	SessionStoreCookie = "cookie"
 	SessionStoreRedis  = "redis"
 )
@@ -88,8 +89,11 @@ type Config struct {
 	// OIDCScopes are the scopes requested at login.
 	OIDCScopes []string
 
-	// SessionStore is SessionStoreCookie or SessionStoreRedis.
+	// SessionStore is SessionStoreFile (the default), SessionStoreRedis or SessionStoreCookie.
 	SessionStore string
+	// DataDir is where the portal keeps state on its own side: sessions (DataDir/sessions), demo
+	// mode's keys (DataDir/demo). Created 0700 at start-up when missing.
+	DataDir string
 	// SessionKeys are the session secrets as configured (base64 or hex, each decoding to at least
 	// MinSessionKeyBytes bytes; internal/session decodes them); the first signs and encrypts, the
 	// others are still accepted (key rotation).
@@ -132,8 +136,9 @@ type Config struct {
 	DemoTokenTTL time.Duration
 	// DemoCustomers is how many customers the embedded simulator is seeded with.
 	DemoCustomers int
-	// GeneratedSessionKey is true when demo mode made up a random session key (sessions do not
-	// survive a restart); the caller should log a warning.
+	// GeneratedSessionKey is true when demo mode made up a random session key because none was
+	// configured; cmd/portal replaces it with the one kept in the data directory, so sign-ins survive
+	// a restart.
 	GeneratedSessionKey bool
 
 	// ShowVersion is the -version flag: print the version and exit. Load returns only this field then.
@@ -304,14 +309,22 @@ func settings() []setting {
 				c.OIDCScopes = scopes
 				return nil
 			}},
-		{Setting: Setting{"PORTAL_SESSION_STORE", "session-store", "cookie", "Where sessions live: cookie (encrypted cookie) or redis"},
+		{Setting: Setting{"PORTAL_SESSION_STORE", "session-store", "file", "Where sessions live: file (in PORTAL_DATA_DIR), redis (several replicas) or cookie (encrypted cookie; sign-out revokes its id)"},
 			apply: func(c *Config, raw string) error {
 				switch raw {
-				case SessionStoreCookie, SessionStoreRedis:
+				case SessionStoreFile, SessionStoreCookie, SessionStoreRedis:
 					c.SessionStore = raw
 					return nil
 				}
-				return fmt.Errorf("must be %q or %q, not %q", SessionStoreCookie, SessionStoreRedis, raw)
+				return fmt.Errorf("must be %q, %q or %q, not %q", SessionStoreFile, SessionStoreRedis, SessionStoreCookie, raw)
+			}},
+		{Setting: Setting{"PORTAL_DATA_DIR", "data-dir", ".data", "Directory for the portal's own state (sessions with the file store, demo keys); created 0700, must be writable"},
+			apply: func(c *Config, raw string) error {
+				if strings.TrimSpace(raw) == "" {
+					return errors.New("must name a directory")
+				}
+				c.DataDir = raw
+				return nil
 			}},
 		{Setting: Setting{"PORTAL_SESSION_KEYS", "", "", "Comma-separated session secrets, base64 or hex of at least 32 bytes each (openssl rand -base64 32); the first signs, the rest still verify (required unless -demo)"},
 			apply: func(c *Config, raw string) error {
@@ -419,7 +432,7 @@ func settings() []setting {
 				c.MetricsAddr = raw
 				return nil
 			}},
-		{Setting: Setting{"PORTAL_DEMO", "demo", "false", "Demo mode: embedded OpenID provider and v2 simulator, random session key"},
+		{Setting: Setting{"PORTAL_DEMO", "demo", "false", "Demo mode: embedded OpenID provider and v2 simulator; its keys are kept in PORTAL_DATA_DIR/demo"},
 			isBool: true,
 			apply: func(c *Config, raw string) error {
 				b, err := strconv.ParseBool(raw)
@@ -619,6 +632,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("oidc_client_id", c.OIDCClientID),
 		slog.String("oidc_scopes", strings.Join(c.OIDCScopes, " ")),
 		slog.String("session_store", c.SessionStore),
+		slog.String("data_dir", c.DataDir),
 		slog.Int("session_keys", len(c.SessionKeys)),
 		slog.Duration("session_idle_timeout", c.SessionIdleTimeout),
 		slog.Duration("session_lifetime", c.SessionLifetime),

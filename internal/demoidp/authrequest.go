@@ -21,9 +21,11 @@ type authRequest struct {
 	responseMode  oidc.ResponseMode
 	codeChallenge *oidc.CodeChallenge
 
-	userID   string
-	done     bool
-	authTime time.Time
+	userID string
+	// sessionID is the provider session (the ID token's sid), made at sign-in.
+	sessionID string
+	done      bool
+	authTime  time.Time
 }
 
 var _ op.AuthRequest = (*authRequest)(nil)

@@ -12,6 +12,7 @@ import (
 // flow with JWT access tokens and rotating refresh tokens.
 type client struct {
 	id, secret             string
+	backChannelLogoutURI   string
 	redirectURIs           []string
 	postLogoutRedirectURIs []string
 	loginPath              string // absolute path of the login page, including the issuer's path prefix

@@ -1,12 +1,17 @@
 // Package demoidp is an embedded OpenID provider for demo mode and tests, built on the OpenID-certified
 // zitadel/oidc op library with in-memory storage: discovery, JWKS, the authorization code flow with PKCE,
 // RS256 JWT access tokens (aud = the client id, with preferred_username, name, email and roles), rotating
-// refresh tokens (with offline_access), userinfo and end-session. Its users are fixed (DemoUsers), its
-// signing key is random at every start (tokens do not survive a restart) and nothing is persisted: it is
+// refresh tokens (with offline_access), userinfo and end-session, and OpenID Connect Back-Channel Logout:
+// ID tokens carry a sid, and when a user's session ends here (end-session, or EndSessions as an
+// administrator would) every provider session of that user ends and the client gets one signed logout
+// token per session at its backchannel_logout_uri. Its users are fixed (DemoUsers); its signing key is
+// random at every start unless Options.KeyFile keeps it (demo mode keeps it in the data directory, so
+// access tokens verify after a restart); everything else (refresh tokens included) is in memory: it is
 // not meant for production.
 package demoidp
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -40,6 +45,14 @@ type Options struct {
 	AccessTokenTTL, RefreshTokenTTL time.Duration
 	// ExtraUsers are added to DemoUsers (tests).
 	ExtraUsers []User
+	// BackChannelLogoutURI is the client's backchannel_logout_uri: when the provider's session ends
+	// (end-session, or EndSessions), it POSTs a signed logout token there (Back-Channel Logout 1.0).
+	BackChannelLogoutURI string
+	// KeyFile keeps the RSA signing key (PEM, 0600), created when missing, so tokens issued before a
+	// restart still verify after it (demo mode keeps it in the data directory). "" = a random key.
+	KeyFile string
+	// HTTPClient sends back-channel logouts (default: 5 s timeout).
+	HTTPClient *http.Client
 	// PadAccessTokenTo pads access tokens with a random "pad" claim to about this many bytes, to imitate
 	// enterprise providers' large tokens (tests of the cookie size). 0 = no padding.
 	PadAccessTokenTo int
@@ -75,7 +88,11 @@ func New(opts Options) (*Provider, error) {
 		opts.RefreshTokenTTL = DefaultRefreshTokenTTL
 	}
 
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 5 * time.Second}
+	}
 	c := &client{
+		backChannelLogoutURI:   opts.BackChannelLogoutURI,
 		id:                     opts.ClientID,
 		secret:                 opts.ClientSecret,
 		redirectURIs:           opts.RedirectURIs,
@@ -98,7 +115,10 @@ func New(opts Options) (*Provider, error) {
 		CodeMethodS256:        true,
 		AuthMethodPost:        true,
 		GrantTypeRefreshToken: true,
-		SupportedUILocales:    []language.Tag{language.English},
+		// Logout tokens with sid go to the client's backchannel_logout_uri (storage.go).
+		BackChannelLogoutSupported:        true,
+		BackChannelLogoutSessionSupported: true,
+		SupportedUILocales:                []language.Tag{language.English},
 	}
 	var options []op.Option
 	if issuer.Scheme == "http" {
@@ -127,6 +147,20 @@ func New(opts Options) (*Provider, error) {
 // Handler serves the provider. Its paths are relative to the issuer's path: mount it with
 // http.StripPrefix("/idp", p.Handler()) for the issuer http://host/idp.
 func (p *Provider) Handler() http.Handler { return p.handler }
+
+// EndSessions ends every provider session of the user (an administrator signing them out) and
+// sends the client a back-channel logout for each.
+func (p *Provider) EndSessions(ctx context.Context, username string) error {
+	user, ok := p.storage.users.byUsername[normalizeUsername(username)]
+	if !ok {
+		return errNotFound
+	}
+	return p.storage.TerminateSession(ctx, user.Subject, p.storage.client.id)
+}
+
+// Sign signs claims as a JWT with the provider's key (its JWKS verifies it): logout tokens, and
+// hand-made tokens in tests.
+func (p *Provider) Sign(claims any) (string, error) { return p.storage.sign(claims) }
 
 // Issuer returns the issuer URL.
 func (p *Provider) Issuer() string { return p.issuer.String() }

@@ -5,11 +5,19 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/subtle"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,12 +41,15 @@ type storage struct {
 	refreshTokenTTL  time.Duration
 	padAccessTokenTo int
 	key              signingKey
+	httpClient       *http.Client
 
 	mu            sync.Mutex
 	authRequests  map[string]*authRequest
 	codes         map[string]string // code → auth request id
 	accessTokens  map[string]*accessToken
 	refreshTokens map[string]*refreshToken
+	// sessions maps a provider session id (sid) to its user's subject.
+	sessions map[string]string
 }
 
 var (
@@ -67,6 +78,7 @@ type refreshToken struct {
 	scopes        []string
 	expiration    time.Time
 	accessTokenID string
+	sessionID     string
 }
 
 // refreshTokenRequest adapts a stored refresh token to op.RefreshTokenRequest.
@@ -80,8 +92,8 @@ func (r refreshTokenRequest) GetScopes() []string              { return r.scopes
 func (r refreshTokenRequest) GetSubject() string               { return r.subject }
 func (r refreshTokenRequest) SetCurrentScopes(scopes []string) { r.scopes = scopes }
 
-// signingKey is the RSA key the provider signs tokens with. It is random at every start, so tokens do not
-// survive a restart: fine for demos and tests, and nothing to leak.
+// signingKey is the RSA key the provider signs tokens with: random at every start unless
+// Options.KeyFile keeps it (loadOrCreateKey).
 type signingKey struct {
 	id  string
 	key *rsa.PrivateKey
@@ -99,10 +111,12 @@ func (k publicKey) Use() string                        { return "sig" }
 func (k publicKey) Key() any                           { return &k.key.PublicKey }
 
 func newStorage(opts Options, c *client, users userDirectory) (*storage, error) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	key, err := loadOrCreateKey(opts.KeyFile)
 	if err != nil {
-		return nil, fmt.Errorf("demoidp: signing key: %w", err)
+		return nil, err
 	}
+	// The key id follows the key, so a kept key keeps its id and old tokens find it in the JWKS.
+	kid := uuid.NewSHA1(uuid.NameSpaceOID, x509.MarshalPKCS1PublicKey(&key.PublicKey)).String()
 	return &storage{
 		issuer:           opts.Issuer,
 		client:           c,
@@ -110,7 +124,9 @@ func newStorage(opts Options, c *client, users userDirectory) (*storage, error) 
 		accessTokenTTL:   opts.AccessTokenTTL,
 		refreshTokenTTL:  opts.RefreshTokenTTL,
 		padAccessTokenTo: opts.PadAccessTokenTo,
-		key:              signingKey{id: uuid.NewString(), key: key},
+		key:              signingKey{id: kid, key: key},
+		httpClient:       opts.HTTPClient,
+		sessions:         map[string]string{},
 		authRequests:     map[string]*authRequest{},
 		codes:            map[string]string{},
 		accessTokens:     map[string]*accessToken{},
@@ -137,6 +153,8 @@ func (s *storage) checkLogin(id, username, password string) error {
 		return errBadCredentials
 	}
 	req.userID = user.Subject
+	req.sessionID = uuid.NewString()
+	s.sessions[req.sessionID] = user.Subject
 	req.done = true
 	req.authTime = time.Now()
 	return nil
@@ -232,9 +250,9 @@ func (s *storage) CreateAccessAndRefreshTokens(_ context.Context, req op.TokenRe
 	}
 	switch r := req.(type) {
 	case *authRequest:
-		rt.authTime, rt.amr = r.authTime, r.GetAMR()
+		rt.authTime, rt.amr, rt.sessionID = r.authTime, r.GetAMR(), r.sessionID
 	case refreshTokenRequest:
-		rt.authTime, rt.amr = r.authTime, r.amr
+		rt.authTime, rt.amr, rt.sessionID = r.authTime, r.amr, r.sessionID
 	}
 	if currentRefreshToken != "" {
 		old, ok := s.refreshTokens[currentRefreshToken]
@@ -306,10 +324,70 @@ func (s *storage) TokenRequestByRefreshToken(_ context.Context, token string) (o
 	return refreshTokenRequest{&cp}, nil
 }
 
-// TerminateSession implements op.Storage: signing out ends the user's tokens for the client.
-func (s *storage) TerminateSession(_ context.Context, userID, clientID string) error {
+// TerminateSession implements op.Storage: signing out ends the user's provider sessions and their
+// tokens for the client, and tells the client through back-channel logout (one logout token per
+// provider session, with sub and sid), so the user's sessions in other browsers end at once too.
+func (s *storage) TerminateSession(ctx context.Context, userID, clientID string) error {
+	var ended []string
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	for sid, subject := range s.sessions {
+		if subject == userID {
+			ended = append(ended, sid)
+			delete(s.sessions, sid)
+		}
+	}
+	s.terminateTokensLocked(userID, clientID)
+	s.mu.Unlock()
+	if clientID == s.client.id {
+		s.sendBackChannelLogouts(ctx, userID, ended)
+	}
+	return nil
+}
+
+// sendBackChannelLogouts POSTs a logout token per provider session to the client's
+// backchannel_logout_uri. Failures are logged by nobody: a demo provider; the client's sessions
+// then end at their next refresh, when the tokens are refused.
+func (s *storage) sendBackChannelLogouts(ctx context.Context, subject string, sids []string) {
+	if s.client.backChannelLogoutURI == "" {
+		return
+	}
+	for _, sid := range sids {
+		claims := oidc.NewLogoutTokenClaims(s.issuer, subject, oidc.Audience{s.client.id}, time.Now().Add(2*time.Minute), uuid.NewString(), sid, 0)
+		token, err := s.sign(claims)
+		if err != nil {
+			continue
+		}
+		req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodPost, s.client.backChannelLogoutURI,
+			strings.NewReader(url.Values{"logout_token": {token}}.Encode()))
+		if err != nil {
+			continue
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if resp, err := s.httpClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+			_ = resp.Body.Close()
+		}
+	}
+}
+
+// sign signs claims with the provider's key, as the library signs ID tokens.
+func (s *storage) sign(claims any) (string, error) {
+	signer, err := op.SignerFromKey(s.key)
+	if err != nil {
+		return "", fmt.Errorf("demoidp: signer: %w", err)
+	}
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		return "", fmt.Errorf("demoidp: claims: %w", err)
+	}
+	object, err := signer.Sign(payload)
+	if err != nil {
+		return "", fmt.Errorf("demoidp: sign: %w", err)
+	}
+	return object.CompactSerialize()
+}
+
+func (s *storage) terminateTokensLocked(userID, clientID string) {
 	for id, t := range s.accessTokens {
 		if t.subject == userID && t.clientID == clientID {
 			delete(s.accessTokens, id)
@@ -320,7 +398,6 @@ func (s *storage) TerminateSession(_ context.Context, userID, clientID string) e
 			delete(s.refreshTokens, id)
 		}
 	}
-	return nil
 }
 
 // RevokeToken implements op.Storage.
@@ -391,6 +468,17 @@ func (s *storage) SetUserinfoFromScopes(context.Context, *oidc.UserInfo, string,
 
 // SetUserinfoFromRequest implements op.CanSetUserinfoFromRequest (claims in the ID token).
 func (s *storage) SetUserinfoFromRequest(_ context.Context, info *oidc.UserInfo, req op.IDTokenRequest, scopes []string) error {
+	// The ID token names the provider session (sid), which back-channel logout tokens name again.
+	switch r := req.(type) {
+	case *authRequest:
+		if r.sessionID != "" {
+			info.AppendClaims("sid", r.sessionID)
+		}
+	case refreshTokenRequest:
+		if r.sessionID != "" {
+			info.AppendClaims("sid", r.sessionID)
+		}
+	}
 	return s.setUserinfo(info, req.GetSubject(), scopes)
 }
 
@@ -532,4 +620,37 @@ func randomToken() (string, error) {
 		return "", fmt.Errorf("demoidp: random token: %w", err)
 	}
 	return base64.RawURLEncoding.EncodeToString(raw), nil
+}
+
+// loadOrCreateKey reads the RSA key from path (PEM), creating it (0600) when missing; with no path
+// the key is random for this process.
+func loadOrCreateKey(path string) (*rsa.PrivateKey, error) {
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err == nil {
+			block, _ := pem.Decode(data)
+			if block == nil {
+				return nil, fmt.Errorf("demoidp: %s holds no PEM key; delete it to make a new one", path)
+			}
+			key, err := x509.ParsePKCS1PrivateKey(block.Bytes)
+			if err != nil {
+				return nil, fmt.Errorf("demoidp: %s: %w", path, err)
+			}
+			return key, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("demoidp: signing key: %w", err)
+		}
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, fmt.Errorf("demoidp: signing key: %w", err)
+	}
+	if path != "" {
+		data := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			return nil, fmt.Errorf("demoidp: signing key: %w", err)
+		}
+	}
+	return key, nil
 }

@@ -128,7 +128,7 @@ func newBenchPortal(b *testing.B) *benchPortal {
 	p.cookie = benchSignIn(b, srv.URL, "sales", "sales-demo")
 	probe, _ := http.NewRequest(http.MethodGet, srv.URL+"/", nil)
 	probe.Header.Set("Cookie", p.cookie)
-	s, err := store.Load(probe)
+	s, err := session.Load(store, probe)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -53,6 +53,9 @@ func classify(err error) failure {
 	switch {
 	case errors.As(err, &bad):
 		return failure{http.StatusBadRequest, "The request is not valid", bad.msg, slog.LevelInfo}
+	case errors.Is(err, auth.ErrSessionStoreUnavailable): // before isConnectionFailure: redis is not the CPQ service
+		return failure{http.StatusServiceUnavailable, "Service unavailable",
+			"Your sessions cannot be read or changed right now. Please try again in a moment.", slog.LevelError}
 	case errors.As(err, &tooLarge):
 		return failure{http.StatusRequestEntityTooLarge, "Too large",
 			fmt.Sprintf("The request is larger than the portal accepts (%s).", formatBytes(tooLarge.Limit)), slog.LevelInfo}

@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/v2sim"
 )
 
@@ -39,6 +40,7 @@ func TestClassify(t *testing.T) {
 	}{
 		{"our own validation", badRequest("customerId must be a whole number"), 400, "The request is not valid", "customerId must be a whole number"},
 		{"body too large", fmt.Errorf("parse: %w", &http.MaxBytesError{Limit: 1 << 20}), 413, "Too large", "1 MiB"},
+		{"session store down (a refused connection is not the CPQ service)", fmt.Errorf("%w: list sessions: %w", auth.ErrSessionStoreUnavailable, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}), 503, "Service unavailable", "Your sessions cannot be read"},
 		{"v2 400", apiErr(400, "BAD_REQUEST", "quantity must be a number"), 400, "The CPQ service refused the request", "quantity must be a number"},
 		{"v2 session expired", apiErr(400, apiclient.CodeSessionInvalid, "unknown session"), 400, "The configuration session has expired", "Open the quote again"},
 		{"v2 403", apiErr(403, "FORBIDDEN", ""), 403, "Not allowed", "not allowed"},

@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/web"
@@ -48,6 +49,14 @@ type Authenticator interface {
 	ForceRefresh(c *gin.Context) error
 	// Unauthenticated sends the user to sign in (303, or HX-Redirect for htmx) and aborts.
 	Unauthenticated(c *gin.Context)
+	// LogoutEverywhere ends all of the user's sessions, then signs out as Logout does.
+	LogoutEverywhere(c *gin.Context)
+	// BackChannelLogout receives the OpenID provider's logout tokens (server to server).
+	BackChannelLogout(c *gin.Context)
+	// Sessions, RevokeSession and RevokeOtherSessions serve the sessions page.
+	Sessions(c *gin.Context) ([]auth.ActiveSession, bool, error)
+	RevokeSession(c *gin.Context, handle string) error
+	RevokeOtherSessions(c *gin.Context) error
 }
 
 // pageRendererSetter is implemented by *auth.Authenticator: auth renders its pages through a
@@ -179,5 +188,9 @@ func New(deps Deps) (*Handler, error) {
 	if err := h.cop.AddTrustedOrigin(deps.Config.PublicURL.Scheme + "://" + deps.Config.PublicURL.Host); err != nil {
 		return nil, err
 	}
+	// The one exception: the OpenID provider's back-channel logout is a server-to-server POST that
+	// carries no cookie and acts only on what its signed logout token names (auth.BackChannelLogout
+	// validates it), so it must never be refused for its origin.
+	h.cop.AddInsecureBypassPattern("POST " + auth.BackChannelLogoutPath)
 	return h, nil
 }

@@ -94,7 +94,7 @@ func newQuoteBench(b *testing.B) *quoteBench {
 		CreatedAt: now, LastSeen: now}
 	s.SetCPQSession(session.CPQKey{CPQID: 1, CustomerID: 1, QuoteID: q.QuoteID}, started.SessionID, now)
 	rec := httptest.NewRecorder()
-	if err := store.Save(rec, httptest.NewRequest(http.MethodGet, "/", nil), s); err != nil {
+	if err := session.Save(store, rec, httptest.NewRequest(http.MethodGet, "/", nil), s); err != nil {
 		b.Fatal(err)
 	}
 	return &quoteBench{

@@ -40,10 +40,10 @@ func (h *Handler) Routes(r *gin.Engine) {
 	authRoutes.GET("/callback", h.auth.Callback)
 	authRoutes.POST("/logout", h.auth.Logout)
 	authRoutes.GET("/logged-out", h.auth.LoggedOut)
-	// "Sign out everywhere" exists only with server-side sessions (the redis store; cmd/portal).
-	if everywhere, ok := h.auth.(interface{ LogoutEverywhere(c *gin.Context) }); ok {
-		authRoutes.POST("/logout-everywhere", everywhere.LogoutEverywhere)
-	}
+	authRoutes.POST("/logout-everywhere", h.auth.LogoutEverywhere)
+	// OpenID Connect back-channel logout: server to server, no session, exempt from cross-origin
+	// protection (handler.go); the signed logout token alone decides.
+	authRoutes.POST("/backchannel-logout", h.auth.BackChannelLogout)
 
 	// --- Extra routes from cmd/portal (the demo OpenID provider under /idp/) ---
 	if h.extraRoutes != nil {
@@ -126,6 +126,11 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.GET("/audits", h.showAuditSearch)
 	pages.GET("/audits/:quoteId", h.showAudit)
 	pages.GET("/audits/:quoteId/pdf", h.downloadAuditPDF)
+
+	// --- Sessions ("sign out everywhere", one file per action: sessions_list.go, sessions_revoke.go) ---
+	pages.GET("/sessions", h.showSessions)
+	pages.POST("/sessions/revoke", h.revokeSession)
+	pages.POST("/sessions/revoke-others", h.revokeOtherSessions)
 
 	// --- Palette ---
 	// The command palette (Ctrl/Cmd+K): results partial for htmx, a page otherwise; a quote opened

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/session"
 )
 
@@ -107,7 +108,7 @@ func TestSecurityEveryRouteRequiresSignIn(t *testing.T) {
 func secCookiesFromSave(t *testing.T, store session.Store, s *session.Session) string {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	if err := store.Save(rec, httptest.NewRequest(http.MethodGet, "/", nil), s); err != nil {
+	if err := session.Save(store, rec, httptest.NewRequest(http.MethodGet, "/", nil), s); err != nil {
 		t.Fatal(err)
 	}
 	parts := []string{}
@@ -218,8 +219,8 @@ func TestSecurityCrossOriginRefusedOnEveryStateChangingRoute(t *testing.T) {
 	samples := secAnonymousWorld().sampleValues()
 	checked := 0
 	for _, route := range sp.routes {
-		if !secIsStateChanging(route.Method) {
-			continue
+		if !secIsStateChanging(route.Method) || route.Path == auth.BackChannelLogoutPath {
+			continue // back-channel logout is server to server: the token decides (TestSecurityBackChannelLogout)
 		}
 		path, err := secBuildPath(route.Path, samples, false)
 		if err != nil {
@@ -516,49 +517,67 @@ func (sp *secPortal) stopBeforeCallback(t *testing.T, client *http.Client) strin
 	return ""
 }
 
-func TestSecurityLogoutMakesTheOldRedisCookieUseless(t *testing.T) {
+// With every session store, a copy of the cookie taken before logout opens nothing afterwards: no
+// route answers anything but sign-in, and nothing reaches the v2 API (the file and redis stores delete
+// the session; the cookie store revokes its id).
+func TestSecurityLogoutMakesACopiedCookieUseless(t *testing.T) {
 	t.Parallel()
-	sp := newSecPortal(t, secOptions{redis: true})
-	user := sp.login(t, "sales", "sales-demo")
-	stolen := sp.cookieHeader(user, "/customers")
-	if resp := sp.get(t, secRawClient(), "/customers", map[string]string{"Cookie": stolen}); resp.StatusCode != http.StatusOK {
-		t.Fatalf("control: the copied cookie answered %d before logout", resp.StatusCode)
-	}
-	out := sp.do(t, user, http.MethodPost, "/auth/logout", nil, map[string]string{"Origin": sp.URL})
-	if out.StatusCode != http.StatusSeeOther {
-		t.Fatalf("logout: %d", out.StatusCode)
-	}
-	sp.resetSim()
-	secRequestAllProtected(t, sp, "cookie copied before logout", stolen)
-	if n := len(sp.sim.Requests()); n != 0 {
-		t.Errorf("the old cookie reached the v2 API %d times after logout", n)
+	for _, store := range []struct {
+		name string
+		opts secOptions
+	}{
+		{"cookie", secOptions{}},
+		{"file", secOptions{file: true}},
+		{"redis", secOptions{redis: true}},
+	} {
+		t.Run(store.name, func(t *testing.T) {
+			t.Parallel()
+			sp := newSecPortal(t, store.opts)
+			user := sp.login(t, "sales", "sales-demo")
+			stolen := sp.cookieHeader(user, "/customers")
+			if resp := sp.get(t, secRawClient(), "/customers", map[string]string{"Cookie": stolen}); resp.StatusCode != http.StatusOK {
+				t.Fatalf("control: the copied cookie answered %d before logout", resp.StatusCode)
+			}
+			out := sp.do(t, user, http.MethodPost, "/auth/logout", nil, map[string]string{"Origin": sp.URL})
+			if out.StatusCode != http.StatusSeeOther {
+				t.Fatalf("logout: %d", out.StatusCode)
+			}
+			if left := sp.cookieHeader(user, "/customers"); strings.Contains(left, "portal_s") {
+				t.Errorf("logout left session cookies in the browser: %q", left)
+			}
+			sp.resetSim()
+			secRequestAllProtected(t, sp, "cookie copied before logout", stolen)
+			if n := len(sp.sim.Requests()); n != 0 {
+				t.Errorf("the old cookie reached the v2 API %d times after logout", n)
+			}
+		})
 	}
 }
 
-// The cookie store is stateless: logout clears the browser's cookies, but a copy taken before keeps
-// working until the idle timeout or the absolute lifetime ends it (docs/security.md, "Known
-// limitations"). This test pins that documented behaviour and its bound; if server-side revocation is
-// ever added for the cookie store, update both.
-func TestSecurityCookieStoreLogoutLimitation(t *testing.T) {
+// The back-channel logout endpoint is the one state-changing route without cross-origin protection
+// (the provider posts server to server): a cross-site request reaches it and is judged by its
+// token alone, so a browser with the user's cookie and no valid token ends nothing.
+func TestSecurityBackChannelLogoutIsJudgedByItsTokenOnly(t *testing.T) {
 	t.Parallel()
-	sp := newSecPortal(t, secOptions{idleTimeout: 30 * time.Minute})
+	sp := newSecPortal(t, secOptions{file: true})
 	user := sp.login(t, "sales", "sales-demo")
-	stolen := sp.cookieHeader(user, "/customers")
-	out := sp.do(t, user, http.MethodPost, "/auth/logout", nil, map[string]string{"Origin": sp.URL})
-	if out.StatusCode != http.StatusSeeOther {
-		t.Fatalf("logout: %d", out.StatusCode)
+	for _, attack := range secCrossSiteAttacks {
+		hdr := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+		for k, v := range attack {
+			hdr[k] = v
+		}
+		resp := sp.do(t, user, http.MethodPost, auth.BackChannelLogoutPath, strings.NewReader("logout_token=forged.by.a-page"), hdr)
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("cross-site POST with %v: %d (Cache-Control %q), want 400 from the token check, not 403",
+				attack, resp.StatusCode, resp.Header.Get("Cache-Control"))
+		}
 	}
-	if left := sp.cookieHeader(user, "/customers"); strings.Contains(left, "portal_s") {
-		t.Errorf("logout left session cookies in the browser: %q", left)
+	if resp := sp.get(t, user, "/customers", nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a refused logout token ended the session: %d", resp.StatusCode)
 	}
-	if resp := sp.get(t, user, "/customers", nil); resp.StatusCode != http.StatusSeeOther {
-		t.Errorf("the browser that signed out is still signed in: %d", resp.StatusCode)
-	}
-	if resp := sp.get(t, secRawClient(), "/customers", map[string]string{"Cookie": stolen}); resp.StatusCode != http.StatusOK {
-		t.Errorf("documented limitation changed: a copy of the cookie answered %d right after logout (update docs/security.md)", resp.StatusCode)
-	}
-	sp.clock.Advance(31 * time.Minute)
-	if resp := sp.get(t, secRawClient(), "/customers", map[string]string{"Cookie": stolen}); resp.StatusCode != http.StatusSeeOther {
-		t.Errorf("a copied cookie still works past the idle timeout: %d", resp.StatusCode)
+	// The bypass is for that one route: its neighbours keep the protection.
+	resp := sp.do(t, user, http.MethodPost, auth.BackChannelLogoutPath+"/x", nil, map[string]string{"Origin": "https://evil.example"})
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST below the back-channel path: %d", resp.StatusCode)
 	}
 }

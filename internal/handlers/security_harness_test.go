@@ -42,6 +42,7 @@ import (
 // secOptions configure newSecPortal.
 type secOptions struct {
 	redis       bool          // redis session store (a real redis-server) instead of the cookie store
+	file        bool          // file session store (a temporary data directory) instead of the cookie store
 	v2URL       string        // talk to this v2 API instead of a fresh simulator (e.g. a closed port)
 	v2Timeout   time.Duration // per-call limit of the API client (default 5 s)
 	uploadLimit int64         // PORTAL_UPLOAD_LIMIT (default 256 KiB: small, so the bound is cheap to cross)
@@ -128,6 +129,12 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 		}
 		tb.Cleanup(func() { _ = rs.Close() })
 		sp.store = rs
+	} else if opts.file {
+		fs, err := session.NewFileStore(session.FileOptions{Options: storeOpts, Dir: tb.TempDir()})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		sp.store = fs
 	} else {
 		cs, err := session.NewCookieStore(storeOpts)
 		if err != nil {
@@ -194,7 +201,7 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 func (sp *secPortal) tokenOf(t *testing.T, client *http.Client) string {
 	t.Helper()
 	req := sp.requestWithCookies(t, client, "/")
-	s, err := sp.store.Load(req)
+	s, err := session.Load(sp.store, req)
 	if err != nil {
 		t.Fatalf("reading back the signed-in session: %v", err)
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gorilla/securecookie"
+	"github.com/gorilla/sessions"
 )
 
 const (
@@ -32,27 +34,154 @@ const (
 )
 
 // CookieStore keeps the whole session in the browser: compact binary, deflate, then securecookie
-// (AES-CTR + HMAC-SHA256, re-packed with one base64 layer, see pack), split over up to four cookies. The first chunk starts with the chunk count
-// ("2.<data>"), so a chunk left behind by an earlier, longer session is never read.
+// (AES-CTR + HMAC-SHA256, re-packed with one base64 layer, see pack), split over up to four cookies.
+// The first chunk starts with the chunk count ("2.<data>"), so a chunk left behind by an earlier,
+// longer session is never read. It implements gorilla/sessions' Store; gorilla's own CookieStore
+// (one gob-encoded cookie of at most 4 KB) cannot carry enterprise-size tokens.
+//
+// A cookie cannot be taken back from a browser, so sign-out and the Registry write a revocation
+// list instead: the revoked session id, a subject's cut-off time ("sign out all others", back-channel
+// logout by sub) or a provider session id, each kept until the sessions it names would have expired
+// anyway. The list lives in redis when one is configured (every replica sees it), else in files under
+// the data directory (it survives restarts), else in memory. Every request checks it, so a copy of a
+// signed-out cookie opens nothing.
 type CookieStore struct {
-	opts   Options
-	keys   keyring
-	codecs []securecookie.Codec
-	comp   compressor
-	opened openedCache
+	opts        Options
+	keys        keyring
+	codecs      []securecookie.Codec
+	comp        compressor
+	opened      openedCache
+	revocations kv
 }
 
-var _ Store = (*CookieStore)(nil)
-var _ CodecSource = (*CookieStore)(nil)
+var (
+	_ Store          = (*CookieStore)(nil)
+	_ sessions.Store = (*CookieStore)(nil)
+)
 
-// NewCookieStore returns the stateless cookie store.
-func NewCookieStore(opts Options) (*CookieStore, error) {
+// CookieOptions configures the cookie store's revocation list.
+type CookieOptions struct {
+	// RevocationDir keeps the revocation list in files (for example <PORTAL_DATA_DIR>/sessions).
+	RevocationDir string
+	// RevocationRedis keeps it in redis instead (shared by replicas); its Options are ignored.
+	RevocationRedis *RedisOptions
+}
+
+// NewCookieStore returns the cookie store. Without options its revocation list is in memory.
+func NewCookieStore(opts Options, extra ...CookieOptions) (*CookieStore, error) {
 	opts = opts.withDefaults()
 	keys, err := parseKeys(opts.Keys)
 	if err != nil {
 		return nil, err
 	}
-	return &CookieStore{opts: opts, keys: keys, codecs: keys.codecs(sessionPurpose, opts.AbsoluteLifetime)}, nil
+	var revocations kv = newMemoryKV(opts.Now)
+	for _, o := range extra {
+		switch {
+		case o.RevocationRedis != nil:
+			if revocations, err = newRedisKV(o.RevocationRedis.URL, o.RevocationRedis.Client, o.RevocationRedis.KeyPrefix); err != nil {
+				return nil, err
+			}
+		case o.RevocationDir != "":
+			if revocations, err = newFileKV(o.RevocationDir, opts.Now); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &CookieStore{opts: opts, keys: keys, codecs: keys.codecs(sessionPurpose, opts.AbsoluteLifetime), revocations: revocations}, nil
+}
+
+// Close releases the revocation list's redis client.
+func (cs *CookieStore) Close() error { return cs.revocations.close() }
+
+// Ping checks the revocation list's backend.
+func (cs *CookieStore) Ping(ctx context.Context) error { return cs.revocations.ping(ctx) }
+
+// Get implements sessions.Store with gorilla's per-request registry.
+func (cs *CookieStore) Get(r *http.Request, name string) (*sessions.Session, error) {
+	return sessions.GetRegistry(r).Get(cs, name)
+}
+
+// New implements sessions.Store: the request's session unless absent, tampered with, expired or
+// revoked (then a new empty one, IsNew). An error means the revocation list could not be read: the
+// request must not go on as if the session were valid, nor as if it were not.
+func (cs *CookieStore) New(r *http.Request, name string) (*sessions.Session, error) {
+	gs := sessions.NewSession(cs, name)
+	gs.IsNew = true
+	s, err := cs.decode(r)
+	if err != nil {
+		return gs, nil
+	}
+	revoked, err := cs.revoked(r.Context(), s)
+	if err != nil {
+		return gs, cs.opts.failed("load", err)
+	}
+	if revoked {
+		return gs, nil
+	}
+	gs.ID, gs.IsNew = s.ID, false
+	gs.Values[valueKey{}] = s
+	return gs, nil
+}
+
+// Keys of the revocation list.
+func revokedIDKey(id string) string        { return "revoked:" + id }
+func cutoffKey(subject string) string      { return "cutoff:" + subject }
+func revokedProviderKey(sid string) string { return "revoked-psid:" + sid }
+
+// revoked reports whether s is on the revocation list.
+func (cs *CookieStore) revoked(ctx context.Context, s *Session) (bool, error) {
+	if _, err := cs.revocations.get(ctx, revokedIDKey(s.ID)); err != errNotFound {
+		return err == nil, err
+	}
+	if s.ProviderSID != "" {
+		if _, err := cs.revocations.get(ctx, revokedProviderKey(s.ProviderSID)); err != errNotFound {
+			return err == nil, err
+		}
+	}
+	cutoff, err := cs.revocations.get(ctx, cutoffKey(s.Subject))
+	if err == errNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	seconds, exceptID, _ := strings.Cut(string(cutoff), " ")
+	before, err := strconv.ParseInt(seconds, 10, 64)
+	if err != nil {
+		return false, nil
+	}
+	// CreatedAt has one-second precision: a session created in the cut-off's second counts as before
+	// it (fail closed; its user signs in again).
+	return s.ID != exceptID && s.CreatedAt.Unix() <= before, nil
+}
+
+// List implements Registry: the cookie store's sessions live in browsers and cannot be listed.
+func (cs *CookieStore) List(context.Context, string) ([]Info, error) { return nil, ErrNotListable }
+
+// Revoke implements Registry.
+func (cs *CookieStore) Revoke(ctx context.Context, _, id string) error {
+	_, err := cs.revocations.set(ctx, revokedIDKey(id), []byte{1}, cs.opts.AbsoluteLifetime, setAlways)
+	return cs.opts.failed("registry", err)
+}
+
+// RevokeSubject implements Registry: sessions of subject created until now, except exceptID.
+func (cs *CookieStore) RevokeSubject(ctx context.Context, subject, exceptID string) error {
+	value := strconv.FormatInt(cs.opts.Now().Unix(), 10) + " " + exceptID
+	_, err := cs.revocations.set(ctx, cutoffKey(subject), []byte(value), cs.opts.AbsoluteLifetime, setAlways)
+	return cs.opts.failed("registry", err)
+}
+
+// RevokeProviderSession implements Registry. A provider session id names sessions of one subject, so
+// subject needs no separate check.
+func (cs *CookieStore) RevokeProviderSession(ctx context.Context, _, providerSID string) error {
+	_, err := cs.revocations.set(ctx, revokedProviderKey(providerSID), []byte{1}, cs.opts.AbsoluteLifetime, setAlways)
+	return cs.opts.failed("registry", err)
+}
+
+// Remember implements Registry.
+func (cs *CookieStore) Remember(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	first, err := cs.revocations.set(ctx, "seen:"+hashName(key), []byte{1}, ttl, setIfAbsent)
+	return first, cs.opts.failed("registry", err)
 }
 
 // Codecs implements CodecSource.
@@ -60,8 +189,9 @@ func (cs *CookieStore) Codecs(purpose string, maxAge time.Duration) []securecook
 	return cs.keys.codecs(purpose, maxAge)
 }
 
-// Load implements Store. It never writes to the response.
-func (cs *CookieStore) Load(r *http.Request) (*Session, error) {
+// decode reads the request's cookies: ErrNoSession when absent, tampered with, expired or without id
+// (written before sessions had ids). It never writes to the response.
+func (cs *CookieStore) decode(r *http.Request) (*Session, error) {
 	first, err := r.Cookie(chunkName(cs.opts.Secure, 0))
 	if err != nil {
 		return nil, ErrNoSession
@@ -83,7 +213,7 @@ func (cs *CookieStore) Load(r *http.Request) (*Session, error) {
 	packed := encoded.String()
 	if plain, ok := cs.opened.get(packed); ok {
 		s, err := unmarshal(plain) // a fresh Session each time: callers may change it
-		if err != nil || cs.opts.expired(s, cs.opts.Now()) {
+		if err != nil || s.ID == "" || cs.opts.expired(s, cs.opts.Now()) {
 			return nil, ErrNoSession
 		}
 		return s, nil
@@ -104,7 +234,7 @@ func (cs *CookieStore) Load(r *http.Request) (*Session, error) {
 		}
 		return err
 	})
-	if err != nil || cs.opts.expired(s, cs.opts.Now()) {
+	if err != nil || s.ID == "" || cs.opts.expired(s, cs.opts.Now()) {
 		return nil, ErrNoSession
 	}
 	return s, nil
@@ -147,9 +277,31 @@ func (oc *openedCache) put(value string, plain []byte) {
 	oc.entries[value] = plain
 }
 
-// Save implements Store. When the cookies would exceed the header budget it drops the ID token (logout
+// Save implements sessions.Store. MaxAge < 0 deletes: the cookies are expired and the request's
+// session id is revoked. Otherwise it writes the *Session (see session.Save), giving it a random id
+// when it has none. When the cookies would exceed the header budget it drops the ID token (logout
 // then uses client_id instead of id_token_hint); when that is not enough it returns ErrSessionTooLarge.
-func (cs *CookieStore) Save(w http.ResponseWriter, r *http.Request, s *Session) error {
+func (cs *CookieStore) Save(r *http.Request, w http.ResponseWriter, gs *sessions.Session) error {
+	if deleting(gs) {
+		return cs.opts.failed("delete", cs.delete(w, r))
+	}
+	s, err := typedSession(gs)
+	if err != nil {
+		return err
+	}
+	if s.ID == "" {
+		if s.ID, err = newSessionID(); err != nil {
+			return err
+		}
+	}
+	if err := cs.write(w, r, s); err != nil {
+		return err
+	}
+	gs.ID = s.ID
+	return nil
+}
+
+func (cs *CookieStore) write(w http.ResponseWriter, r *http.Request, s *Session) error {
 	chunks, err := cs.encode(s, true)
 	if err != nil {
 		return err
@@ -176,8 +328,16 @@ func (cs *CookieStore) Save(w http.ResponseWriter, r *http.Request, s *Session) 
 	return nil
 }
 
-// Delete implements Store: it expires every session chunk the browser sent.
-func (cs *CookieStore) Delete(w http.ResponseWriter, r *http.Request) error {
+// delete revokes the session's id until it would have expired, so a copy of the cookies opens
+// nothing, then expires every session chunk the browser sent. When the revocation list cannot be
+// written the cookies are kept, so the browser can try again.
+func (cs *CookieStore) delete(w http.ResponseWriter, r *http.Request) error {
+	if s, err := cs.decode(r); err == nil {
+		ttl := time.Duration(cs.opts.remaining(s, cs.opts.Now())) * time.Second
+		if _, err := cs.revocations.set(r.Context(), revokedIDKey(s.ID), []byte{1}, ttl, setAlways); err != nil {
+			return fmt.Errorf("session: revoke: %w", err)
+		}
+	}
 	dropSetCookies(w.Header(), cs.isChunk)
 	for i := range maxChunks {
 		if _, err := r.Cookie(chunkName(cs.opts.Secure, i)); err == nil {

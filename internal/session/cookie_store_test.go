@@ -45,7 +45,7 @@ func TestCookieStoreRoundTrip(t *testing.T) {
 	in := sampleSession(t, clock.now)
 
 	cookies := saveCookies(t, store, nil, in)
-	got, err := store.Load(requestWith(cookies))
+	got, err := Load(store, requestWith(cookies))
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -80,7 +80,7 @@ func TestCookieStoreCookieAttributes(t *testing.T) {
 				t.Errorf("secure=%v: Max-Age %d, want %d", secure, c.MaxAge, int((7 * time.Hour).Seconds()))
 			}
 		}
-		if _, err := store.Load(requestWith(cookies)); err != nil {
+		if _, err := Load(store, requestWith(cookies)); err != nil {
 			t.Errorf("secure=%v: Load: %v", secure, err)
 		}
 	}
@@ -116,7 +116,7 @@ func TestCookieStoreEnterpriseTokens(t *testing.T) {
 					t.Errorf("cookie %s value is %d bytes, want < 4000", c.Name, len(c.Value))
 				}
 			}
-			got, err := store.Load(req)
+			got, err := Load(store, req)
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}
@@ -138,7 +138,7 @@ func TestCookieStoreDropsIDTokenBeforeFailing(t *testing.T) {
 	in := sampleSession(t, now)
 	in.AccessToken = randomBase64URL(t, 6400) // incompressible: fits only without the ID token
 	in.IDToken = fakeJWT(t, 1500)
-	got, err := store.Load(requestWith(saveCookies(t, store, nil, in)))
+	got, err := Load(store, requestWith(saveCookies(t, store, nil, in)))
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -147,7 +147,7 @@ func TestCookieStoreDropsIDTokenBeforeFailing(t *testing.T) {
 	}
 
 	in.AccessToken = randomBase64URL(t, 9000)
-	err = store.Save(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), in)
+	err = Save(store, httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), in)
 	if !errors.Is(err, ErrSessionTooLarge) {
 		t.Fatalf("Save of a 9 KB token: err %v, want ErrSessionTooLarge", err)
 	}
@@ -167,7 +167,7 @@ func TestCookieStoreDeletesLeftoverChunks(t *testing.T) {
 
 	small := sampleSession(t, now)
 	rec := httptest.NewRecorder()
-	if err := store.Save(rec, requestWith(bigCookies), small); err != nil {
+	if err := Save(store, rec, requestWith(bigCookies), small); err != nil {
 		t.Fatal(err)
 	}
 	deleted := map[string]bool{}
@@ -184,14 +184,14 @@ func TestCookieStoreDeletesLeftoverChunks(t *testing.T) {
 			t.Errorf("leftover chunk portal_s%d not deleted (deleted: %v)", i, deleted)
 		}
 	}
-	got, err := store.Load(requestWith(live))
+	got, err := Load(store, requestWith(live))
 	if err != nil || got.AccessToken != small.AccessToken {
 		t.Fatalf("small session after shrink: %v", err)
 	}
 
 	// Even if a stale chunk survives in the browser, the count in the first chunk ignores it.
 	stale := append(append([]*http.Cookie(nil), live...), bigCookies[len(live):]...)
-	if got, err := store.Load(requestWith(stale)); err != nil || got.AccessToken != small.AccessToken {
+	if got, err := Load(store, requestWith(stale)); err != nil || got.AccessToken != small.AccessToken {
 		t.Fatalf("stale chunk confused Load: %v", err)
 	}
 }
@@ -204,11 +204,11 @@ func TestCookieStoreSecondSaveReplacesFirst(t *testing.T) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodGet, "/", nil)
 	rec.Header().Add("Set-Cookie", "other=1")
-	if err := store.Save(rec, req, s); err != nil {
+	if err := Save(store, rec, req, s); err != nil {
 		t.Fatal(err)
 	}
 	s.SetCPQSession(CPQKey{CPQID: 9}, "later", now)
-	if err := store.Save(rec, req, s); err != nil {
+	if err := Save(store, rec, req, s); err != nil {
 		t.Fatal(err)
 	}
 	names := map[string]int{}
@@ -218,7 +218,7 @@ func TestCookieStoreSecondSaveReplacesFirst(t *testing.T) {
 	if names["portal_s0"] != 1 || names["other"] != 1 {
 		t.Fatalf("Set-Cookie names after two saves: %v", names)
 	}
-	got, err := store.Load(requestWith(rec.Result().Cookies()))
+	got, err := Load(store, requestWith(rec.Result().Cookies()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestCookieStoreDelete(t *testing.T) {
 	s.IDToken = ""
 	cookies := saveCookies(t, store, nil, s)
 	rec := httptest.NewRecorder()
-	if err := store.Delete(rec, requestWith(cookies)); err != nil {
+	if err := Delete(store, rec, requestWith(cookies)); err != nil {
 		t.Fatal(err)
 	}
 	expired := 0
@@ -299,14 +299,14 @@ func TestCookieStoreRejectsBadCookies(t *testing.T) {
 		"forged keys": requestWith(forged),
 	}
 	for name, req := range cases {
-		if got, err := store.Load(req); !errors.Is(err, ErrNoSession) || got != nil {
+		if got, err := Load(store, req); !errors.Is(err, ErrNoSession) || got != nil {
 			t.Errorf("%s: Load = %v, %v; want ErrNoSession", name, got, err)
 		}
 	}
 
 	// Expired by the session's own clock: signed in longer ago than the absolute lifetime.
 	clock.now = clock.now.Add(time.Hour)
-	if _, err := store.Load(requestWith(good)); !errors.Is(err, ErrNoSession) {
+	if _, err := Load(store, requestWith(good)); !errors.Is(err, ErrNoSession) {
 		t.Errorf("expired session: Load error %v, want ErrNoSession", err)
 	}
 }
@@ -355,10 +355,10 @@ func TestCookieStoreRejectsOldTimestamp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Load(requestWith([]*http.Cookie{{Name: "portal_s0", Value: count + "." + control}})); err != nil {
+	if _, err := Load(store, requestWith([]*http.Cookie{{Name: "portal_s0", Value: count + "." + control}})); err != nil {
 		t.Fatalf("control cookie rejected: %v", err)
 	}
-	if _, err := store.Load(requestWith([]*http.Cookie{{Name: "portal_s0", Value: count + "." + resigned}})); !errors.Is(err, ErrNoSession) {
+	if _, err := Load(store, requestWith([]*http.Cookie{{Name: "portal_s0", Value: count + "." + resigned}})); !errors.Is(err, ErrNoSession) {
 		t.Fatalf("old timestamp: Load error %v, want ErrNoSession", err)
 	}
 }
@@ -372,14 +372,14 @@ func TestCookieStoreKeyRotation(t *testing.T) {
 	s := sampleSession(t, time.Now())
 
 	oldCookies := saveCookies(t, before, nil, s)
-	if _, err := during.Load(requestWith(oldCookies)); err != nil {
+	if _, err := Load(during, requestWith(oldCookies)); err != nil {
 		t.Fatalf("a rotated-out key must still be read: %v", err)
 	}
 	newCookies := saveCookies(t, during, nil, s)
-	if _, err := after.Load(requestWith(newCookies)); err != nil {
+	if _, err := Load(after, requestWith(newCookies)); err != nil {
 		t.Fatalf("the first key must sign: %v", err)
 	}
-	if _, err := before.Load(requestWith(newCookies)); !errors.Is(err, ErrNoSession) {
+	if _, err := Load(before, requestWith(newCookies)); !errors.Is(err, ErrNoSession) {
 		t.Fatalf("the old key alone must not read cookies signed with the new key: %v", err)
 	}
 }
@@ -440,7 +440,7 @@ func BenchmarkCookieStoreLoad(b *testing.B) {
 	req := requestWith(saveCookies(b, store, nil, s))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := store.Load(req); err != nil {
+		if _, err := Load(store, req); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // The compact binary form of a Session. Enterprise identity providers issue large tokens (4 KB access
@@ -19,11 +20,16 @@ import (
 // times as Unix seconds.
 //
 //	version(1) subject name email access refresh id expiry created lastSeen cpqCount {cpqID customerID quoteID sessionID usedAt}
+//	  then, from version 2: sessionID providerSID userAgent clientIP
 //
 // Strings are uvarint length + bytes; times are varint Unix seconds (0 = zero time).
 
 const (
-	formatVersion = 1
+	formatVersion = 2
+	// formatVersion1 had no session id, provider session id, user agent or client IP; it is still read.
+	formatVersion1 = 1
+	// maxUserAgent bounds the stored User-Agent (sessions page), so a hostile header cannot bloat sessions.
+	maxUserAgent = 256
 
 	// Token kinds.
 	tokenEmpty     = 0
@@ -36,7 +42,7 @@ const (
 
 var errMalformed = errors.New("session: malformed session data")
 
-// marshal encodes s compactly (without ID, which is the redis key).
+// marshal encodes s compactly.
 func marshal(s *Session, withIDToken bool) []byte {
 	buf := make([]byte, 0, 256+len(s.AccessToken)+len(s.RefreshToken)+len(s.IDToken))
 	buf = append(buf, formatVersion)
@@ -62,13 +68,29 @@ func marshal(s *Session, withIDToken bool) []byte {
 		buf = appendString(buf, entry.SessionID)
 		buf = appendTime(buf, entry.UsedAt)
 	}
+	buf = appendString(buf, s.ID)
+	buf = appendString(buf, s.ProviderSID)
+	buf = appendString(buf, truncateUTF8(s.UserAgent, maxUserAgent))
+	buf = appendString(buf, s.ClientIP)
 	return buf
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // unmarshal decodes what marshal produced; any inconsistency is errMalformed.
 func unmarshal(data []byte) (*Session, error) {
 	d := decoder{data: data}
-	if d.byte() != formatVersion {
+	version := d.byte()
+	if version != formatVersion && version != formatVersion1 {
 		return nil, errMalformed
 	}
 	s := &Session{
@@ -91,6 +113,12 @@ func unmarshal(data []byte) (*Session, error) {
 		entry.SessionID = d.string()
 		entry.UsedAt = d.time()
 		s.CPQ = append(s.CPQ, entry)
+	}
+	if version >= formatVersion {
+		s.ID = d.string()
+		s.ProviderSID = d.string()
+		s.UserAgent = d.string()
+		s.ClientIP = d.string()
 	}
 	if d.err != nil || len(d.data) != 0 {
 		return nil, errMalformed

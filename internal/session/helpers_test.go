@@ -79,7 +79,7 @@ func saveCookies(t testing.TB, store Store, req *http.Request, s *Session) []*ht
 		req = httptest.NewRequest(http.MethodGet, "/", nil)
 	}
 	rec := httptest.NewRecorder()
-	if err := store.Save(rec, req, s); err != nil {
+	if err := Save(store, rec, req, s); err != nil {
 		t.Fatalf("Save: %v", err)
 	}
 	return rec.Result().Cookies()

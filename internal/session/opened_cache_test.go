@@ -16,7 +16,7 @@ func TestCookieStoreOpenedCache(t *testing.T) {
 	in := sampleSession(t, clock.now)
 	cookies := saveCookies(t, store, nil, in)
 
-	first, err := store.Load(requestWith(cookies))
+	first, err := Load(store, requestWith(cookies))
 	if err != nil {
 		t.Fatalf("first Load: %v", err)
 	}
@@ -24,7 +24,7 @@ func TestCookieStoreOpenedCache(t *testing.T) {
 		t.Fatalf("opened cache holds %d entries after one Load, want 1", n)
 	}
 	first.Subject = "changed by a handler"
-	second, err := store.Load(requestWith(cookies))
+	second, err := Load(store, requestWith(cookies))
 	if err != nil {
 		t.Fatalf("cached Load: %v", err)
 	}
@@ -45,12 +45,12 @@ func TestCookieStoreOpenedCache(t *testing.T) {
 		v[mid] = 'A'
 	}
 	tampered[0].Value = string(v)
-	if _, err := store.Load(requestWith(tampered)); err != ErrNoSession {
+	if _, err := Load(store, requestWith(tampered)); err != ErrNoSession {
 		t.Errorf("tampered cookie after a cached Load: err = %v, want ErrNoSession", err)
 	}
 
 	clock.now = clock.now.Add(time.Hour + time.Second)
-	if s, err := store.Load(requestWith(cookies)); err != ErrNoSession {
+	if s, err := Load(store, requestWith(cookies)); err != ErrNoSession {
 		t.Errorf("expired session from the cache: %+v, %v; want ErrNoSession", s, err)
 	}
 }

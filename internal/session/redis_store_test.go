@@ -14,7 +14,7 @@ import (
 	"github.com/cpqportal/portal/internal/session/redistest"
 )
 
-func newRedisStore(t *testing.T, addr string, opts Options) *RedisStore {
+func newRedisStore(t *testing.T, addr string, opts Options) *ServerStore {
 	t.Helper()
 	if opts.Keys == nil {
 		opts.Keys = []string{newKey(t)}
@@ -54,14 +54,14 @@ func TestRedisStore(t *testing.T) {
 		if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || c.MaxAge != int((2*time.Hour).Seconds()) {
 			t.Fatalf("cookie attributes %+v", c)
 		}
-		got, err := store.Load(requestWith(cookies))
+		got, err := Load(store, requestWith(cookies))
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}
 		if !reflect.DeepEqual(got, in) {
 			t.Fatalf("round trip:\n got %+v\nwant %+v", got, in)
 		}
-		ttl, err := client.TTL(ctx, store.sessionKey(in.ID)).Result()
+		ttl, err := client.TTL(ctx, store.redisKey(in.ID)).Result()
 		if err != nil || ttl <= time.Hour || ttl > 2*time.Hour {
 			t.Fatalf("TTL %v (%v), want the absolute lifetime", ttl, err)
 		}
@@ -71,7 +71,7 @@ func TestRedisStore(t *testing.T) {
 		if again := saveCookies(t, store, requestWith(cookies), got); len(again) != 0 {
 			t.Fatalf("re-save set cookies %+v", again)
 		}
-		reloaded, err := store.Load(requestWith(cookies))
+		reloaded, err := Load(store, requestWith(cookies))
 		if err != nil || !reloaded.LastSeen.Equal(got.LastSeen) {
 			t.Fatalf("re-save not stored: %v", err)
 		}
@@ -83,28 +83,28 @@ func TestRedisStore(t *testing.T) {
 		s := sampleSession(t, time.Now())
 		cookies := saveCookies(t, store, nil, s)
 		rec := httptest.NewRecorder()
-		if err := store.Delete(rec, requestWith(cookies)); err != nil {
+		if err := Delete(store, rec, requestWith(cookies)); err != nil {
 			t.Fatal(err)
 		}
 		if del := rec.Result().Cookies(); len(del) != 1 || del[0].MaxAge >= 0 {
 			t.Fatalf("Delete cookies %+v", del)
 		}
-		if _, err := store.Load(requestWith(cookies)); !errors.Is(err, ErrNoSession) {
+		if _, err := Load(store, requestWith(cookies)); !errors.Is(err, ErrNoSession) {
 			t.Fatalf("old cookie after Delete: %v, want ErrNoSession", err)
 		}
-		if n, _ := client.Exists(ctx, store.sessionKey(s.ID)).Result(); n != 0 {
+		if n, _ := client.Exists(ctx, store.redisKey(s.ID)).Result(); n != 0 {
 			t.Fatal("server-side session survived Delete")
 		}
-		if members, _ := client.SMembers(ctx, store.subjectKey(s.Subject)).Result(); len(members) != 0 {
+		if members, _ := client.SMembers(ctx, store.kv.(*redisKV).prefix+subjectSet(s.Subject)).Result(); len(members) != 0 {
 			t.Fatalf("subject index still lists %v", members)
 		}
 		// A request in flight that saves after the delete must not revive the session.
 		s.LastSeen = s.LastSeen.Add(time.Minute)
-		err := store.Save(httptest.NewRecorder(), requestWith(cookies), s)
+		err := Save(store, httptest.NewRecorder(), requestWith(cookies), s)
 		if !errors.Is(err, ErrNoSession) {
 			t.Fatalf("Save after Delete: %v, want ErrNoSession", err)
 		}
-		if _, err := store.Load(requestWith(cookies)); !errors.Is(err, ErrNoSession) {
+		if _, err := Load(store, requestWith(cookies)); !errors.Is(err, ErrNoSession) {
 			t.Fatal("Save revived a deleted session")
 		}
 	})
@@ -114,7 +114,7 @@ func TestRedisStore(t *testing.T) {
 		store := newRedisStore(t, addr, Options{})
 		s := sampleSession(t, time.Now())
 		cookies := saveCookies(t, store, nil, s)
-		loaded, err := store.Load(requestWith(cookies))
+		loaded, err := Load(store, requestWith(cookies))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func TestRedisStore(t *testing.T) {
 		if reloaded.ID != loaded.ID || reloaded.RefreshToken != "rotated-refresh-token" || reloaded.AccessToken != "new-access-token" {
 			t.Fatalf("Reload = %+v, want the newer tokens", reloaded)
 		}
-		if err := store.Delete(httptest.NewRecorder(), requestWith(cookies)); err != nil {
+		if err := Delete(store, httptest.NewRecorder(), requestWith(cookies)); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []string{loaded.ID, ""} {
@@ -148,15 +148,15 @@ func TestRedisStore(t *testing.T) {
 		someoneElse.Subject = "u-backoffice"
 		other := saveCookies(t, store, nil, someoneElse)
 
-		if err := store.DeleteAllForSubject(ctx, "u-sales"); err != nil {
+		if err := store.RevokeSubject(ctx, "u-sales", ""); err != nil {
 			t.Fatal(err)
 		}
 		for name, cookies := range map[string][]*http.Cookie{"laptop": laptop, "phone": phone} {
-			if _, err := store.Load(requestWith(cookies)); !errors.Is(err, ErrNoSession) {
+			if _, err := Load(store, requestWith(cookies)); !errors.Is(err, ErrNoSession) {
 				t.Errorf("%s still signed in: %v", name, err)
 			}
 		}
-		if _, err := store.Load(requestWith(other)); err != nil {
+		if _, err := Load(store, requestWith(other)); err != nil {
 			t.Errorf("another user's session was deleted: %v", err)
 		}
 	})
@@ -171,7 +171,7 @@ func TestRedisStore(t *testing.T) {
 		if second.ID == first.ID || len(secondCookies) != 1 {
 			t.Fatalf("a new session must get a new id and cookie (%q, %d cookies)", second.ID, len(secondCookies))
 		}
-		if n, _ := client.Exists(ctx, store.sessionKey(first.ID)).Result(); n != 0 {
+		if n, _ := client.Exists(ctx, store.redisKey(first.ID)).Result(); n != 0 {
 			t.Fatal("the replaced session still exists")
 		}
 	})
@@ -191,7 +191,7 @@ func TestRedisStore(t *testing.T) {
 			"raw id":   requestWith([]*http.Cookie{{Name: "portal_sid", Value: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}}),
 		}
 		for name, req := range cases {
-			if s, err := store.Load(req); !errors.Is(err, ErrNoSession) || s != nil {
+			if s, err := Load(store, req); !errors.Is(err, ErrNoSession) || s != nil {
 				t.Errorf("%s: Load = %v, %v; want ErrNoSession", name, s, err)
 			}
 		}
@@ -203,7 +203,7 @@ func TestRedisStore(t *testing.T) {
 		store := newRedisStore(t, addr, Options{AbsoluteLifetime: time.Hour, Now: clock.Now})
 		cookies := saveCookies(t, store, nil, sampleSession(t, clock.now))
 		clock.now = clock.now.Add(time.Hour)
-		if _, err := store.Load(requestWith(cookies)); !errors.Is(err, ErrNoSession) {
+		if _, err := Load(store, requestWith(cookies)); !errors.Is(err, ErrNoSession) {
 			t.Fatalf("Load after the absolute lifetime: %v", err)
 		}
 	})
@@ -227,8 +227,11 @@ func TestRedisStoreUnavailable(t *testing.T) {
 	cookies := saveCookies(t, store, nil, sampleSession(t, time.Now()))
 
 	down := newRedisStore(t, "127.0.0.1:1", Options{Keys: store.opts.Keys})
-	_, err := down.Load(requestWith(cookies))
+	_, err := Load(down, requestWith(cookies))
 	if err == nil || errors.Is(err, ErrNoSession) {
 		t.Fatalf("Load with redis down: %v, want a store error", err)
 	}
 }
+
+// redisKey is the redis key of session id.
+func (ss *ServerStore) redisKey(id string) string { return ss.kv.(*redisKV).prefix + sessionKey(id) }

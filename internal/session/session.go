@@ -1,11 +1,14 @@
 // Package session holds the signed-in user's session (identity, OpenID Connect tokens and the v2 API's
-// configuration-session ids) and stores it behind one small interface with two implementations:
+// configuration-session ids) and stores it through gorilla/sessions' Store interface, with three stores:
 //
-//   - CookieStore (the default, stateless): the whole session travels in the browser, encoded compactly,
-//     compressed, encrypted (AES) and authenticated (HMAC) with gorilla/securecookie, split over a few
-//     cookies so enterprise-size tokens still fit;
-//   - RedisStore: the cookie holds only an opaque random id; the session lives in redis, which also allows
-//     "sign out everywhere" (DeleteAllForSubject).
+//   - the file store (NewFileStore, the default): the session lives in a data directory on the portal's
+//     side, encrypted; the cookie holds only an opaque random id, so sign-out deletes the session and
+//     sign-ins survive a restart;
+//   - the redis store (NewRedisStore): the same with redis, for several replicas;
+//   - CookieStore: the whole session travels in the browser, encoded compactly, compressed, encrypted
+//     (AES) and authenticated (HMAC) with gorilla/securecookie, split over a few cookies so
+//     enterprise-size tokens still fit; signed-out session ids are kept in a revocation list (in the data
+//     directory, or in redis when configured) until they would have expired.
 //
 // A cookie that is missing, tampered with, truncated, forged with other keys or expired always reads as
 // ErrNoSession, never as a panic or a server error.
@@ -18,6 +21,7 @@ import (
 	"time"
 
 	"github.com/gorilla/securecookie"
+	"github.com/gorilla/sessions"
 )
 
 // ErrNoSession reports that the request carries no usable session: absent, tampered, undecodable or expired.
@@ -53,8 +57,15 @@ type CPQEntry struct {
 
 // Session is the signed-in user's session.
 type Session struct {
-	// ID is the opaque server-side id (redis store only; empty with the cookie store).
+	// ID is the session's random id: the key of the server-side state (file, redis), and what the
+	// cookie store's revocation list names.
 	ID string
+	// ProviderSID is the OpenID provider's session id (the ID token's sid claim), which back-channel
+	// logout names; "" when the provider sends none.
+	ProviderSID string
+	// UserAgent and ClientIP describe where the session is used (the sessions page); ClientIP is the
+	// address the portal saw (PORTAL_TRUSTED_PROXIES decides whether X-Forwarded-For counts).
+	UserAgent, ClientIP string
 	// Subject, Name and Email identify the user (from the ID token).
 	Subject, Name, Email string
 	// AccessToken, RefreshToken and IDToken are the user's OpenID Connect tokens. The cookie store may drop
@@ -118,27 +129,66 @@ func (s *Session) PromoteCPQSession(from, to CPQKey, now time.Time) bool {
 	return true
 }
 
-// Store loads, saves and deletes sessions.
+// Name is the gorilla/sessions name of the portal's session; the stores derive their cookie names
+// from it (portal_sid for the server-side stores, portal_s0, portal_s1... for the cookie store).
+const Name = "portal"
+
+// Store is what every session store of the portal is: a gorilla/sessions Store (Get, New, Save; a Save
+// with Options.MaxAge < 0 deletes the session, as gorilla's stores do), plus the derived cookie codecs
+// for short-lived cookies and the Registry that revocation needs. The typed helpers Load, Save and
+// Delete are how the portal reads and writes its Session through it.
+//
+// The stores keep exactly one value in a gorilla session: the typed *Session (see Load). gorilla's
+// own CookieStore and FilesystemStore do not fit (docs/security.md, "Sessions"): one gob-encoded
+// cookie of at most 4 KB cannot carry enterprise-size tokens, and the filesystem store has no index
+// by user, so back-channel logout, "sign out all others" and the sessions page could not find a
+// user's sessions without decrypting every file; and its Save recreates a session that was signed
+// out meanwhile.
 type Store interface {
-	// Load reads the request's session without writing anything. It returns ErrNoSession when the session
-	// is absent, tampered with, undecodable or expired; other errors mean the store itself failed.
-	Load(r *http.Request) (*Session, error)
-	// Save writes s (cookies, and server state for the redis store). Call it before the response body.
-	Save(w http.ResponseWriter, r *http.Request, s *Session) error
-	// Delete clears the session cookie(s) and any server state.
-	Delete(w http.ResponseWriter, r *http.Request) error
+	sessions.Store
+	CodecSource
+	Registry
 }
 
-// Reloader is implemented by stores that keep the session server-side (RedisStore), where another request
-// or another replica may have saved a newer version since this request loaded it. The cookie store does not
-// implement it: its session is the request's cookie, and there is nothing newer to read.
+// Info describes one active session for the sessions page.
+type Info struct {
+	ID                  string
+	CreatedAt, LastSeen time.Time
+	UserAgent, ClientIP string
+}
+
+// ErrNotListable is returned by Registry.List when the store cannot enumerate a user's sessions (the
+// cookie store: the sessions live in browsers). Revocation still works there.
+var ErrNotListable = errors.New("session: this session store cannot list sessions")
+
+// Registry ends sessions other than the request's own: the sessions page, "sign out all others" and
+// OpenID Connect back-channel logout. Every method takes effect for every replica sharing the store.
+type Registry interface {
+	// List returns the subject's active sessions, most recently seen first (ErrNotListable for the
+	// cookie store).
+	List(ctx context.Context, subject string) ([]Info, error)
+	// Revoke ends the subject's session id; an id of another subject is left alone.
+	Revoke(ctx context.Context, subject, id string) error
+	// RevokeSubject ends every session of the subject except exceptID ("" ends them all).
+	RevokeSubject(ctx context.Context, subject, exceptID string) error
+	// RevokeProviderSession ends the sessions signed in with the provider's session id providerSID
+	// (the ID token's sid claim); when subject is not "", only those of that subject.
+	RevokeProviderSession(ctx context.Context, subject, providerSID string) error
+	// Remember records key for ttl and reports whether it was new: a shared "seen before" set for
+	// single-use values such as a logout token's jti.
+	Remember(ctx context.Context, key string, ttl time.Duration) (bool, error)
+}
+
+// Reloader is implemented by stores that keep the session server-side (file and redis), where another
+// request or another replica may have saved a newer version since this request loaded it. The cookie
+// store does not implement it: its session is the request's cookie, and there is nothing newer to read.
 type Reloader interface {
 	// Reload reads the session with this id from the store again. It returns ErrNoSession when the
 	// session is gone (signed out, expired); other errors mean the store itself failed.
 	Reload(ctx context.Context, id string) (*Session, error)
 }
 
-// CodecSource is implemented by both stores. It hands out securecookie codecs whose keys are derived from
+// CodecSource is implemented by every store. It hands out securecookie codecs whose keys are derived from
 // the session keys for another purpose (for example "login"), so other short-lived cookies, such as an
 // OpenID Connect login attempt, are encrypted and authenticated with the same configured secrets without
 // ever being interchangeable with session cookies.
@@ -146,7 +196,65 @@ type CodecSource interface {
 	Codecs(purpose string, maxAge time.Duration) []securecookie.Codec
 }
 
-// Options configures both stores.
+// valueKey is the key of the typed *Session in a gorilla session's Values.
+type valueKey struct{}
+
+// Load reads the request's session through store (store.New: always a fresh read, never gorilla's
+// per-request registry, so a session saved or revoked earlier in the same request is seen as it is
+// now). It returns ErrNoSession when the session is absent, tampered with, undecodable, expired or
+// revoked; other errors mean the store itself failed.
+func Load(store sessions.Store, r *http.Request) (*Session, error) {
+	gs, err := store.New(r, Name)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := gs.Values[valueKey{}].(*Session)
+	if gs.IsNew || !ok {
+		return nil, ErrNoSession
+	}
+	return s, nil
+}
+
+// Save writes s through store (cookies, and server state for the file and redis stores). A session
+// without ID is created (and s.ID set); one with an ID is only updated while it still exists, so a
+// request in flight cannot revive a session signed out meanwhile (that returns ErrNoSession). Call it
+// before the response body.
+func Save(store sessions.Store, w http.ResponseWriter, r *http.Request, s *Session) error {
+	gs := sessions.NewSession(store, Name)
+	gs.ID = s.ID
+	gs.IsNew = s.ID == ""
+	gs.Values[valueKey{}] = s
+	if err := store.Save(r, w, gs); err != nil {
+		return err
+	}
+	s.ID = gs.ID
+	return nil
+}
+
+// Delete ends the request's session: gorilla's convention, a Save with MaxAge -1. It clears the
+// cookie(s) and the server state (file, redis) or revokes the session id (cookie store), so a copy of
+// the cookie taken earlier opens nothing.
+func Delete(store sessions.Store, w http.ResponseWriter, r *http.Request) error {
+	gs := sessions.NewSession(store, Name)
+	gs.Options.MaxAge = -1
+	return store.Save(r, w, gs)
+}
+
+// typedSession returns the *Session a Save carries.
+func typedSession(gs *sessions.Session) (*Session, error) {
+	s, ok := gs.Values[valueKey{}].(*Session)
+	if !ok || len(gs.Values) != 1 {
+		return nil, errors.New("session: a portal session holds exactly one value, the *session.Session (use session.Save)")
+	}
+	return s, nil
+}
+
+// deleting reports whether a Save asks to delete the session (gorilla: MaxAge < 0).
+func deleting(gs *sessions.Session) bool {
+	return gs.Options != nil && gs.Options.MaxAge < 0
+}
+
+// Options configures every store.
 type Options struct {
 	// Keys are the cookie secrets, each base64 or hex of at least 32 bytes. The first one signs and
 	// encrypts; all are accepted when reading, which allows key rotation.
@@ -158,6 +266,17 @@ type Options struct {
 	AbsoluteLifetime time.Duration
 	// Now is the clock; default time.Now. Tests move it.
 	Now func() time.Time
+	// OnError, when set, is told of every store failure by operation (load, save, delete, registry):
+	// the metrics count them. ErrNoSession is no failure.
+	OnError func(operation string)
+}
+
+// failed reports err (a store failure) to OnError and returns it.
+func (o Options) failed(operation string, err error) error {
+	if err != nil && o.OnError != nil && !errors.Is(err, ErrNoSession) {
+		o.OnError(operation)
+	}
+	return err
 }
 
 func (o Options) withDefaults() Options {

@@ -3,8 +3,8 @@
 //
 // The HTTP request metrics themselves (by route template, logins, uploads) belong to the handlers
 // package, which sees the routes; this package instruments the outgoing side, where the handlers
-// cannot look: http.RoundTrippers for the v2 API client and the identity provider's client, and a
-// session.Store decorator. cmd/portal builds one non-global prometheus.Registry and passes it to
+// cannot look: http.RoundTrippers for the v2 API client and the identity provider's client, and the
+// session stores' error hook (StoreErrorHook). cmd/portal builds one non-global prometheus.Registry and passes it to
 // both (docs/operations.md lists every series).
 //
 // Tracing is off unless the standard OpenTelemetry variables ask for it (TracingFromEnv): then every

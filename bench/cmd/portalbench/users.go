@@ -139,7 +139,7 @@ func signIn(ctx context.Context, env *portalEnv, user string) (*signedIn, error)
 	if err != nil {
 		return nil, err
 	}
-	s, err := store.Load(probe)
+	s, err := session.Load(store, probe)
 	if err != nil {
 		return nil, fmt.Errorf("sign-in: decoding the session cookie: %w", err)
 	}
