@@ -121,6 +121,15 @@ type Config struct {
 	// survive a restart); the caller should log a warning.
 	GeneratedSessionKey bool
 
+	// DataDir is the directory of the portal's own state (batch jobs, recent items; sessions of
+	// the file store), relative to the working directory unless absolute.
+	DataDir string
+	// BatchConcurrency is how many v2 calls one batch job makes at a time (docs/backoffice.md).
+	BatchConcurrency int
+	// DemoSimAdmin exposes the embedded simulator's control API (/_sim/: request log, faults) on
+	// its loopback port; for browser tests that inject v2 failures.
+	DemoSimAdmin bool
+
 	// ShowVersion is the -version flag: print the version and exit. Load returns only this field then.
 	ShowVersion bool
 }
@@ -385,6 +394,23 @@ func settings() []setting {
 				c.MetricsAddr = raw
 				return nil
 			}},
+		{Setting: Setting{"PORTAL_DATA_DIR", "data-dir", ".data", "Directory of the portal's own state (batch jobs, recent items, sessions of the file store)"},
+			apply: func(c *Config, raw string) error {
+				if strings.TrimSpace(raw) == "" {
+					return errors.New("must name a directory, e.g. /var/lib/cpq-portal")
+				}
+				c.DataDir = raw
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_BATCH_CONCURRENCY", "batch-concurrency", "4", "v2 calls one batch job (batch archive) makes at a time (1 to 32)"},
+			apply: func(c *Config, raw string) error {
+				n, err := strconv.Atoi(raw)
+				if err != nil || n < 1 || n > 32 {
+					return fmt.Errorf("must be a whole number from 1 to 32, not %q", raw)
+				}
+				c.BatchConcurrency = n
+				return nil
+			}},
 		{Setting: Setting{"PORTAL_DEMO", "demo", "false", "Demo mode: embedded OpenID provider and v2 simulator, random session key"},
 			isBool: true,
 			apply: func(c *Config, raw string) error {
@@ -404,6 +430,16 @@ func settings() []setting {
 					return fmt.Errorf("must be a whole number from 0 to 10000, not %q", raw)
 				}
 				c.DemoCustomers = n
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_DEMO_SIM_ADMIN", "demo-sim-admin", "false", "Demo mode: expose the embedded simulator's control API /_sim/ (faults, request log) for tests"},
+			isBool: true,
+			apply: func(c *Config, raw string) error {
+				b, err := strconv.ParseBool(raw)
+				if err != nil {
+					return fmt.Errorf("must be true or false, not %q", raw)
+				}
+				c.DemoSimAdmin = b
 				return nil
 			}},
 	}
