@@ -48,6 +48,9 @@ const (
 // harness is the state the whole run shares: one portal, one browser.
 type harness struct {
 	portalURL string // e.g. http://127.0.0.1:40123, no trailing slash
+	// simURL is the embedded simulator's URL with its /_sim/ control API; empty when the tests
+	// run against an external v2 API (E2E_V2_API_URL), where faults cannot be injected.
+	simURL    string
 	browser   playwright.Browser
 	expect    playwright.PlaywrightAssertions
 	artifacts string // absolute path of e2e/artifacts
@@ -88,7 +91,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 
-	portal, err := startPortal(bin)
+	portal, err := startPortal(bin, filepath.Join(tmp, "data"))
 	if portal != nil {
 		defer portal.stop()
 	}
@@ -117,6 +120,7 @@ func run(m *testing.M) int {
 
 	suite = &harness{
 		portalURL: portal.url,
+		simURL:    portal.simURL(),
 		browser:   browser,
 		expect:    playwright.NewPlaywrightAssertions(assertTimeoutMs),
 		artifacts: filepath.Join(root, "e2e", "artifacts"),
@@ -185,7 +189,7 @@ var listeningLine = regexp.MustCompile(`portal listening on (https?://[^\s"]+)`)
 
 // startPortal runs the portal in demo mode on a free loopback port and waits until /readyz
 // answers 200. On error the returned process (if not nil) still needs stop and has the log.
-func startPortal(bin string) (*portalProcess, error) {
+func startPortal(bin, dataDir string) (*portalProcess, error) {
 	env := []string{}
 	for _, kv := range os.Environ() {
 		// The developer's own PORTAL_* settings must not leak into the system under test.
@@ -197,6 +201,8 @@ func startPortal(bin string) (*portalProcess, error) {
 		"PORTAL_LOG_FORMAT=text",
 		"PORTAL_LOG_LEVEL=debug",
 		"PORTAL_SHUTDOWN_GRACE=5s",
+		"PORTAL_DATA_DIR="+dataDir, // a fresh data directory per run
+		"PORTAL_DEMO_SIM_ADMIN=true", // the simulator's /_sim/ faults (tests that need them check it is there)
 	)
 	if v2 := os.Getenv("E2E_V2_API_URL"); v2 != "" {
 		env = append(env, "PORTAL_V2_API_URL="+v2)
@@ -269,6 +275,17 @@ func (p *portalProcess) stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
 	}
+}
+
+// simURL is the embedded simulator's URL from the start-up banner ("" with an external v2 API).
+func (p *portalProcess) simURL() string {
+	if os.Getenv("E2E_V2_API_URL") != "" {
+		return ""
+	}
+	if m := regexp.MustCompile(`v2 simulator:\s+(http://[^\s]+)`).FindSubmatch(p.log.Bytes()); m != nil {
+		return string(m[1])
+	}
+	return ""
 }
 
 func (p *portalProcess) printLog(w io.Writer) {

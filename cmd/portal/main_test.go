@@ -45,7 +45,7 @@ func TestDemoMode(t *testing.T) {
 	stdout, stdoutW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-demo", "-addr", "127.0.0.1:0", "-demo-customers", "3"}, noEnv, stdoutW, io.Discard)
+		done <- run(ctx, []string{"-demo", "-addr", "127.0.0.1:0", "-demo-customers", "3", "-data-dir", t.TempDir()}, noEnv, stdoutW, io.Discard)
 		_ = stdoutW.Close()
 	}()
 

@@ -69,6 +69,7 @@ func startPortal(t *testing.T, args []string, getenv func(string) string) *runni
 	stdout, stdoutW := io.Pipe()
 	logs := &syncBuffer{}
 	done := make(chan error, 1)
+	args = append(args, "-data-dir", t.TempDir())
 	go func() {
 		done <- run(ctx, args, getenv, stdoutW, logs)
 		_ = stdoutW.Close()
@@ -391,7 +392,7 @@ func TestV2CallsTracedAndCounted(t *testing.T) {
 	simServer := httptest.NewServer(sim)
 	t.Cleanup(func() { simServer.Close(); _ = sim.Close() })
 
-	cfg, err := config.Load([]string{"-demo", "-addr", "127.0.0.1:8080", "-v2-api-url", simServer.URL, "-metrics-addr", "127.0.0.1:0"}, noEnv)
+	cfg, err := config.Load([]string{"-demo", "-addr", "127.0.0.1:8080", "-v2-api-url", simServer.URL, "-metrics-addr", "127.0.0.1:0", "-data-dir", t.TempDir()}, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,6 +501,7 @@ func TestBehindTLSProxy(t *testing.T) {
 				"PORTAL_OIDC_ISSUER": issuer, "PORTAL_OIDC_CLIENT_ID": "cpq-portal", "PORTAL_OIDC_CLIENT_SECRET": "s3cret",
 				"PORTAL_SESSION_KEYS": testSessionKey, "PORTAL_TRUSTED_PROXIES": tc.trustedProxies,
 			}
+			env["PORTAL_DATA_DIR"] = t.TempDir()
 			cfg, err := config.Load(nil, getenvOf(env))
 			if err != nil {
 				t.Fatal(err)
@@ -616,7 +618,7 @@ func TestLogoutEverywhere(t *testing.T) {
 // TestLogoutEverywhereOnlyWithRedis: the cookie store cannot revoke copies, so the route is absent.
 func TestLogoutEverywhereOnlyWithRedis(t *testing.T) {
 	t.Parallel()
-	cfg, err := config.Load([]string{"-demo", "-addr", "127.0.0.1:8080", "-v2-api-url", "http://127.0.0.1:1"}, noEnv)
+	cfg, err := config.Load([]string{"-demo", "-addr", "127.0.0.1:8080", "-v2-api-url", "http://127.0.0.1:1", "-data-dir", t.TempDir()}, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func startShutdownPortal(t *testing.T, bin, v2URL, grace string) *shutdownPortal
 		}
 	}
 	env = append(env, "PORTAL_V2_API_URL="+v2URL, "PORTAL_SHUTDOWN_GRACE="+grace, "PORTAL_LOG_FORMAT=text",
-		"PORTAL_LOG_LEVEL=info", "PORTAL_V2_TIMEOUT=60s", "PORTAL_UPLOAD_LIMIT=10MB")
+		"PORTAL_LOG_LEVEL=info", "PORTAL_V2_TIMEOUT=60s", "PORTAL_UPLOAD_LIMIT=10MB", "PORTAL_DATA_DIR="+t.TempDir())
 	p.cmd = exec.Command(bin, "-demo", "-addr", "127.0.0.1:0")
 	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out

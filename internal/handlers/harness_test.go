@@ -10,6 +10,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,9 @@ import (
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/demoidp"
+	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/recent"
+	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/v2sim"
 	"github.com/cpqportal/portal/web"
@@ -137,9 +141,19 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		CustomerCacheTTL: opts.customerCacheTTL,
 	}
 	idp := gin.WrapH(http.StripPrefix("/idp", provider.Handler()))
+	state, err := statestore.OpenBolt(filepath.Join(t.TempDir(), "portal.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = state.Close() })
+	jobManager := jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: 4, Logger: logger})
+	jobManager.Run()
+	t.Cleanup(jobManager.Close)
 	h, err := New(Deps{
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets,
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
+		Recent:      recent.New(state, nil),
+		Jobs:        jobManager,
 	})
 	if err != nil {
 		t.Fatal(err)
