@@ -117,6 +117,16 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.POST("/contracts/:contractId/archive", h.archiveContract)
 	pages.GET("/contracts/:contractId/archive-payload", h.showArchivePayload)
 	pages.GET("/contracts/:contractId/archive-payload/download", h.downloadArchivePayload)
+	// Batch archive (back office, docs/backoffice.md): check a list, confirm, live progress
+	// (polled), cancel, retry the failed, the result as CSV.
+	pages.GET("/contracts/batch-archive", h.showBatchNew)
+	pages.POST("/contracts/batch-archive", h.checkBatch)
+	pages.GET("/contracts/batch-archive/:jobId", h.showBatch)
+	pages.GET("/contracts/batch-archive/:jobId/progress", h.showBatchProgress)
+	pages.POST("/contracts/batch-archive/:jobId/start", h.startBatch)
+	pages.POST("/contracts/batch-archive/:jobId/cancel", h.cancelBatch)
+	pages.POST("/contracts/batch-archive/:jobId/retry", h.retryBatch)
+	pages.GET("/contracts/batch-archive/:jobId/result.csv", h.downloadBatchResult)
 	// Evidence (back office): one page, each artifact, and all of them as one ZIP.
 	pages.GET("/contracts/:contractId/evidence", h.showEvidence)
 	pages.GET("/contracts/:contractId/evidence.zip", h.downloadEvidenceZip)
