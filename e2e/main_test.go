@@ -201,7 +201,7 @@ func startPortal(bin, dataDir string) (*portalProcess, error) {
 		"PORTAL_LOG_FORMAT=text",
 		"PORTAL_LOG_LEVEL=debug",
 		"PORTAL_SHUTDOWN_GRACE=5s",
-		"PORTAL_DATA_DIR="+dataDir, // a fresh data directory per run
+		"PORTAL_DATA_DIR="+dataDir,   // a fresh data directory per run
 		"PORTAL_DEMO_SIM_ADMIN=true", // the simulator's /_sim/ faults (tests that need them check it is there)
 	)
 	if v2 := os.Getenv("E2E_V2_API_URL"); v2 != "" {

@@ -37,11 +37,11 @@ import (
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/handlers"
-	"github.com/cpqportal/portal/internal/session"
-	"github.com/cpqportal/portal/internal/telemetry"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/recent"
+	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/store"
+	"github.com/cpqportal/portal/internal/telemetry"
 	"github.com/cpqportal/portal/internal/v2sim"
 	"github.com/cpqportal/portal/web"
 )

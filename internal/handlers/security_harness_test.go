@@ -390,7 +390,7 @@ func (w *secWorld) sampleValues() map[string]string {
 		"productId":   "101",
 		"artifact":    "contract-pdf", // evidence artifacts: contract-pdf, contract-json, archive-payload, audit-json, audit-pdf
 		"jobId":       "0123456789abcdef0123456789abcdef",
-		"path":        "x",            // wildcard of /static/*path and /idp/*path (public routes)
+		"path":        "x", // wildcard of /static/*path and /idp/*path (public routes)
 	}
 	for k, v := range w.samples {
 		s[k] = v
