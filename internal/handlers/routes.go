@@ -134,6 +134,9 @@ func (h *Handler) Routes(r *gin.Engine) {
 
 	// --- Audits ---
 	pages.GET("/audits", h.showAuditSearch)
+	// The audit worklist (back office): many quotes' audits in one table, filters, CSV/XLSX export.
+	pages.GET("/audits/worklist", h.showWorklist)
+	pages.GET("/audits/worklist/export", h.exportWorklist)
 	pages.GET("/audits/:quoteId", h.showAudit)
 	pages.GET("/audits/:quoteId/pdf", h.downloadAuditPDF)
 

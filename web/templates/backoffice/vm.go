@@ -66,3 +66,46 @@ type BatchVM struct {
 
 // Itoa is strconv.Itoa for templates.
 func Itoa(n int) string { return strconv.Itoa(n) }
+
+// WorklistVM is the audit worklist: the quotes asked for, the filters and the rows.
+type WorklistVM struct {
+	Quotes components.Field // ids typed or pasted (a textarea)
+	// Recent are the user's recent quotes and contracts' quotes to pick from.
+	Recent []WorklistPick
+	From, To, User, Customer, Action string
+	Actions                          []string
+	Errors                           []components.FieldError
+	// Searched is true once quotes were asked for.
+	Searched bool
+	Rows     []WorklistRow
+	// Total is the number of entries before the filters.
+	Total    int
+	Problems []string
+	// ExportCSV and ExportXLSX download the filtered rows.
+	ExportCSV, ExportXLSX string
+}
+
+// WorklistPick is a recent quote offered as a checkbox.
+type WorklistPick struct {
+	QuoteID string
+	Label   string
+	Checked bool
+}
+
+// WorklistRow is one audit entry.
+type WorklistRow struct {
+	QuoteID  string
+	AuditURL string
+	Customer string
+	When     string
+	WhenISO  string
+	Who      string
+	Action   string
+	Summary  string
+	Changes  []WorklistChange
+}
+
+// WorklistChange is one field's change.
+type WorklistChange struct {
+	Field, Before, After string
+}
