@@ -179,7 +179,7 @@ type Filter struct {
 	User string
 	// Action is one action (exact).
 	Action string
-	// Customer matches the customer's name or id (case-insensitive, part of it).
+	// Customer matches the customer's name (case-insensitive, part of it) or id (whole).
 	Customer string
 }
 
@@ -194,7 +194,7 @@ func (f Filter) Apply(rows []Row) []Row {
 		case !f.To.IsZero() && day.After(f.To):
 		case user != "" && !strings.Contains(strings.ToLower(r.Actor), user):
 		case f.Action != "" && r.Action != f.Action:
-		case customer != "" && !strings.Contains(strings.ToLower(r.Customer), customer) && !strings.Contains(strconv.Itoa(int(r.CustomerID)), customer):
+		case customer != "" && !strings.Contains(strings.ToLower(r.Customer), customer) && strconv.Itoa(int(r.CustomerID)) != customer:
 		default:
 			out = append(out, r)
 		}
