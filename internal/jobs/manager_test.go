@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cpqportal/portal/internal/session/redistest"
 	"github.com/cpqportal/portal/internal/store"
 )
 
@@ -271,5 +272,77 @@ func TestValidate(t *testing.T) {
 	}
 	if items[5].Note != "already archived" || items[5].ArchiveID != "ARC-9" {
 		t.Errorf("archived: %+v", items[5])
+	}
+}
+
+// TestReplicasShareJobsThroughRedis: a job started on one replica is read, cancelled or resumed
+// on another (both on one Redis), and a replica that stopped hands its job over.
+func TestReplicasShareJobsThroughRedis(t *testing.T) {
+	st, err := store.NewRedis("redis://"+redistest.Start(t)+"/0", "jobs-test:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	v2 := newFake()
+	v2.delay = 10 * time.Millisecond
+	a := NewManager(Options{Store: st, Archiver: v2, Concurrency: 2})
+	b := NewManager(Options{Store: st, Archiver: v2, Concurrency: 2})
+	defer b.Close()
+	ctx := context.Background()
+	j, err := a.Create(ctx, "alice", "", items(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Start(ctx, j.ID, "alice", "token", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	// Replica b shows the progress replica a writes.
+	waitFor(t, b, j.ID, func(j *Job) bool { return j.Counts().Done >= 10 && j.Status == StatusRunning })
+	a.Close() // replica a stops mid-job
+	b.Run()   // replica b picks it up
+	end := waitFor(t, b, j.ID, func(j *Job) bool { return j.Status == StatusFinished })
+	if c := end.Counts(); c.Done != 100 || end.Resumes != 1 {
+		t.Fatalf("%+v resumes %d", c, end.Resumes)
+	}
+	v2.mu.Lock()
+	defer v2.mu.Unlock()
+	for n, calls := range v2.calls {
+		if calls != 1 {
+			t.Errorf("%s archived %d times", n, calls)
+		}
+	}
+}
+
+// TestResumeAfterCrash: a replica died (its lease ran out) with one item in flight that the v2
+// API had archived and one it had not; the next replica checks both before archiving, so the
+// first is not archived again and the second is.
+func TestResumeAfterCrash(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "p.db"))
+	defer st.Close()
+	v2 := newFake()
+	v2.archived["C-001"] = "ARC-C-001" // archived by the dead replica just before it died
+	m := NewManager(Options{Store: st, Archiver: v2, Concurrency: 2})
+	defer m.Close()
+	ctx := context.Background()
+	j, _ := m.Create(ctx, "alice", "", items(3))
+	if _, err := m.update(ctx, j.ID, func(j *Job) error {
+		j.Status, j.Token, j.Lease, j.LeaseUntil = StatusRunning, "token", "dead-replica", time.Now().Add(-time.Second)
+		j.Items[0].Status, j.Items[1].Status = ItemRunning, ItemRunning
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	m.Run()
+	end := waitFor(t, m, j.ID, func(j *Job) bool { return j.Status == StatusFinished })
+	if c := end.Counts(); c.Done != 3 || end.Resumes != 1 {
+		t.Fatalf("%+v resumes %d", c, end.Resumes)
+	}
+	if end.Items[0].Note != "archived before the job was interrupted" || end.Items[0].ArchiveID != "ARC-C-001" {
+		t.Errorf("item 1: %+v", end.Items[0])
+	}
+	v2.mu.Lock()
+	defer v2.mu.Unlock()
+	if v2.calls["C-001"] != 0 || v2.calls["C-002"] != 1 || v2.calls["C-003"] != 1 {
+		t.Errorf("archive calls %v: want none for C-001, one each for the others", v2.calls)
 	}
 }
