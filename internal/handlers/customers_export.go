@@ -104,4 +104,3 @@ func (h *Handler) exportCustomers(c *gin.Context) {
 		h.log(c).Warn("customer export was cut", "err", err)
 	}
 }
-

@@ -62,7 +62,7 @@ func (h *Handler) Routes(r *gin.Engine) {
 	uploads := r.Group("/", h.auth.RequireLogin(), limitBody(h.cfg.UploadLimit), h.requireValidUTF8)
 
 	// --- Customers ---
-	pages.GET("/customers", h.showCustomerList) // page, or the results region for htmx
+	pages.GET("/customers", h.showCustomerList)       // page, or the results region for htmx
 	pages.GET("/customers/export", h.exportCustomers) // ?format=csv|xlsx and the list's search and order
 	pages.GET("/customers/new", h.showCustomerNew)
 	pages.POST("/customers", h.createCustomer)

@@ -285,7 +285,8 @@ func (m *Manager) RetryFailed(ctx context.Context, id, owner, token string, expi
 // owner's requests to the job), which resumes it when it waits for a sign-in.
 func (m *Manager) HandOverToken(ctx context.Context, id, owner, token string, expiry time.Time) error {
 	_, err := m.owned(ctx, id, owner, func(j *Job) error {
-		if !j.Active() || token == "" || (j.Token == token && !j.WaitingForSignIn) {
+		// The same token again changes nothing (a refused token stays refused: the job waits).
+		if !j.Active() || token == "" || j.Token == token {
 			return store.ErrSkip
 		}
 		j.Token, j.TokenExpiry, j.WaitingForSignIn = token, expiry, false

@@ -71,7 +71,7 @@ func Itoa(n int) string { return strconv.Itoa(n) }
 type WorklistVM struct {
 	Quotes components.Field // ids typed or pasted (a textarea)
 	// Recent are the user's recent quotes and contracts' quotes to pick from.
-	Recent []WorklistPick
+	Recent                           []WorklistPick
 	From, To, User, Customer, Action string
 	Actions                          []string
 	Errors                           []components.FieldError
