@@ -255,6 +255,19 @@ func TestA11yEveryPageAndStateLightAndDark(t *testing.T) {
 			visit(t, page, "/audits", `[data-testid="audit-search"]`)
 			checkAxe(t, page, src, state("audit search"))
 
+			visit(t, page, "/contracts/batch-archive", `[data-testid="batch-form"]`)
+			checkAxe(t, page, src, state("batch archive form"))
+			check(t, page.GetByTestId("batch-numbers").Fill(w.contractNum+"\nnot/a/number"), "paste numbers")
+			check(t, page.GetByTestId("batch-check").Click(), "check the list")
+			check(t, suite.expect.Locator(page.GetByTestId("batch-preview")).ToBeVisible(), "the batch preview")
+			checkAxe(t, page, src, state("batch archive preview"))
+			check(t, page.GetByTestId("batch-start").Click(), "start the batch")
+			check(t, suite.expect.Locator(page.GetByTestId("batch-status")).ToHaveText("Finished"), "the batch finished")
+			checkAxe(t, page, src, state("batch archive result"))
+
+			visit(t, page, "/audits/worklist?quotes="+w.quoteID, `[data-testid="worklist-table"]`)
+			checkAxe(t, page, src, state("audit worklist"))
+
 			openPaletteWithKeys(t, page)
 			typeInPalette(t, page, "new")
 			check(t, page.Keyboard().Press("ArrowDown"), "move to the next result")

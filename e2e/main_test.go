@@ -49,6 +49,9 @@ const (
 type harness struct {
 	portalURL string // e.g. http://127.0.0.1:40123, no trailing slash
 	portalBin string // the built portal, for tests that start one of their own (startExtraPortal)
+	// simURL is the embedded simulator's URL with its /_sim/ control API; empty when the tests
+	// run against an external v2 API (E2E_V2_API_URL), where faults cannot be injected.
+	simURL string
 	browser   playwright.Browser
 	expect    playwright.PlaywrightAssertions
 	artifacts string // absolute path of e2e/artifacts
@@ -118,6 +121,7 @@ func run(m *testing.M) int {
 
 	suite = &harness{
 		portalURL: portal.url,
+		simURL:    portal.simURL(),
 		browser:   browser,
 		expect:    playwright.NewPlaywrightAssertions(assertTimeoutMs),
 		artifacts: filepath.Join(root, "e2e", "artifacts"),
@@ -205,7 +209,8 @@ func startPortal(bin string, extraEnv ...string) (*portalProcess, error) {
 		"PORTAL_LOG_FORMAT=text",
 		"PORTAL_LOG_LEVEL=debug",
 		"PORTAL_SHUTDOWN_GRACE=5s",
-		"PORTAL_DATA_DIR="+dataDir,
+		"PORTAL_DATA_DIR="+dataDir,   // a fresh data directory per portal
+		"PORTAL_DEMO_SIM_ADMIN=true", // the simulator's /_sim/ faults (tests that need them check it is there)
 	)
 	env = append(env, extraEnv...)
 	if v2 := os.Getenv("E2E_V2_API_URL"); v2 != "" {
@@ -281,6 +286,17 @@ func (p *portalProcess) stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
 	}
+}
+
+// simURL is the embedded simulator's URL from the start-up banner ("" with an external v2 API).
+func (p *portalProcess) simURL() string {
+	if os.Getenv("E2E_V2_API_URL") != "" {
+		return ""
+	}
+	if m := regexp.MustCompile(`v2 simulator:\s+(http://[^\s]+)`).FindSubmatch(p.log.Bytes()); m != nil {
+		return string(m[1])
+	}
+	return ""
 }
 
 func (p *portalProcess) printLog(w io.Writer) {

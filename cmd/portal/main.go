@@ -37,7 +37,10 @@ import (
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/handlers"
+	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/telemetry"
 	"github.com/cpqportal/portal/internal/v2sim"
 	"github.com/cpqportal/portal/web"
@@ -198,11 +201,19 @@ type portal struct {
 	handler *handlers.Handler
 	auth    *auth.Authenticator
 	api     *apiclient.Client
-	store   interface{ Close() error }
+	store   interface{ Close() error } // the session store
+	state   store.Store                // batch jobs and recent items
+	jobs    *jobs.Manager
 }
 
 // close releases the portal's background work and connections.
 func (p *portal) close() {
+	if p.jobs != nil {
+		p.jobs.Close() // after the items in flight; the jobs resume at the next start
+	}
+	if p.state != nil {
+		_ = p.state.Close()
+	}
 	if p.auth != nil {
 		p.auth.Close()
 	}
@@ -218,7 +229,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	if obs.metrics != nil {
 		onStoreError = obs.metrics.StoreErrorHook()
 	}
-	store, err := newSessionStore(cfg, onStoreError)
+	sessionStore, err := newSessionStore(cfg, onStoreError)
 	if err != nil {
 		return nil, err
 	}
@@ -242,8 +253,8 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		IdleTimeout:      cfg.SessionIdleTimeout,
 		AbsoluteLifetime: cfg.SessionLifetime,
 		HTTPClient:       &http.Client{Timeout: 10 * time.Second, Transport: idpTransport},
-	}, store, logger) // auth adds component=auth itself
-	p := &portal{auth: authenticator, store: store}
+	}, sessionStore, logger) // auth adds component=auth itself
+	p := &portal{auth: authenticator, store: sessionStore}
 	fail := func(err error) (*portal, error) {
 		p.close()
 		return nil, err
@@ -267,7 +278,17 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	if err != nil {
 		return fail(err)
 	}
+	state, err := newStateStore(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	p.state = state
+	p.jobs = jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: cfg.BatchConcurrency,
+		Logger: logger.With(slog.String("component", "jobs"))})
+	p.jobs.Run()
 	deps := handlers.Deps{
+		Recent:      recent.New(state, nil),
+		Jobs:        p.jobs,
 		Config:      cfg,
 		Logger:      logger,
 		API:         api,
@@ -359,6 +380,23 @@ func newSessionStore(cfg config.Config, onError func(string)) (closableStore, er
 	return store, nil
 }
 
+// newStateStore opens the store of batch jobs and recent items: Redis (shared by the replicas)
+// with the redis session store, else a bbolt file in <PORTAL_DATA_DIR>/state (docs/backoffice.md).
+func newStateStore(cfg config.Config) (store.Store, error) {
+	if cfg.SessionStore == config.SessionStoreRedis {
+		st, err := store.NewRedis(cfg.RedisURL, "cpq:state:")
+		if err != nil {
+			return nil, fmt.Errorf("PORTAL_REDIS_URL: %w", err)
+		}
+		return st, nil
+	}
+	st, err := store.OpenBolt(filepath.Join(cfg.DataDir, "state", "portal.db"))
+	if err != nil {
+		return nil, fmt.Errorf("PORTAL_DATA_DIR: %w", err)
+	}
+	return st, nil
+}
+
 // newLogger returns the process logger: JSON (production) or text (demo), with the request id
 // (handlers.NewLogHandler) and, when tracing, trace_id and span_id (telemetry.LogHandler) added from
 // the context of every request.
@@ -408,6 +446,7 @@ type demoSimulator struct {
 // configured issuer (the embedded provider, or an external one given with -demo).
 func startSimulator(cfg config.Config, logger *slog.Logger) (*demoSimulator, error) {
 	sim := v2sim.New(v2sim.Options{
+		Admin:     cfg.DemoSimAdmin,
 		IssuerURL: cfg.OIDCIssuer,
 		Customers: cfg.DemoCustomers,
 		Logger:    logger.With(slog.String("component", "v2sim")),

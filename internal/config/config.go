@@ -92,7 +92,8 @@ type Config struct {
 	// SessionStore is SessionStoreFile (the default), SessionStoreRedis or SessionStoreCookie.
 	SessionStore string
 	// DataDir is where the portal keeps state on its own side: sessions (DataDir/sessions), demo
-	// mode's keys (DataDir/demo). Created 0700 at start-up when missing.
+	// mode's keys (DataDir/demo), batch jobs and recent items (DataDir/state). Created 0700 at
+	// start-up when missing.
 	DataDir string
 	// SessionKeys are the session secrets as configured (base64 or hex, each decoding to at least
 	// MinSessionKeyBytes bytes; internal/session decodes them); the first signs and encrypts, the
@@ -140,6 +141,12 @@ type Config struct {
 	// configured; cmd/portal replaces it with the one kept in the data directory, so sign-ins survive
 	// a restart.
 	GeneratedSessionKey bool
+
+	// BatchConcurrency is how many v2 calls one batch job makes at a time (docs/backoffice.md).
+	BatchConcurrency int
+	// DemoSimAdmin exposes the embedded simulator's control API (/_sim/: request log, faults) on
+	// its loopback port; for browser tests that inject v2 failures.
+	DemoSimAdmin bool
 
 	// ShowVersion is the -version flag: print the version and exit. Load returns only this field then.
 	ShowVersion bool
@@ -318,7 +325,7 @@ func settings() []setting {
 				}
 				return fmt.Errorf("must be %q, %q or %q, not %q", SessionStoreFile, SessionStoreRedis, SessionStoreCookie, raw)
 			}},
-		{Setting: Setting{"PORTAL_DATA_DIR", "data-dir", ".data", "Directory for the portal's own state (sessions with the file store, demo keys); created 0700, must be writable"},
+		{Setting: Setting{"PORTAL_DATA_DIR", "data-dir", ".data", "Directory for the portal's own state (sessions with the file store, demo keys, batch jobs, recent items); created 0700, must be writable"},
 			apply: func(c *Config, raw string) error {
 				if strings.TrimSpace(raw) == "" {
 					return errors.New("must name a directory")
@@ -432,6 +439,15 @@ func settings() []setting {
 				c.MetricsAddr = raw
 				return nil
 			}},
+		{Setting: Setting{"PORTAL_BATCH_CONCURRENCY", "batch-concurrency", "4", "v2 calls one batch job (batch archive) makes at a time (1 to 32)"},
+			apply: func(c *Config, raw string) error {
+				n, err := strconv.Atoi(raw)
+				if err != nil || n < 1 || n > 32 {
+					return fmt.Errorf("must be a whole number from 1 to 32, not %q", raw)
+				}
+				c.BatchConcurrency = n
+				return nil
+			}},
 		{Setting: Setting{"PORTAL_DEMO", "demo", "false", "Demo mode: embedded OpenID provider and v2 simulator; its keys are kept in PORTAL_DATA_DIR/demo"},
 			isBool: true,
 			apply: func(c *Config, raw string) error {
@@ -451,6 +467,16 @@ func settings() []setting {
 					return fmt.Errorf("must be a whole number from 0 to 10000, not %q", raw)
 				}
 				c.DemoCustomers = n
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_DEMO_SIM_ADMIN", "demo-sim-admin", "false", "Demo mode: expose the embedded simulator's control API /_sim/ (faults, request log) for tests"},
+			isBool: true,
+			apply: func(c *Config, raw string) error {
+				b, err := strconv.ParseBool(raw)
+				if err != nil {
+					return fmt.Errorf("must be true or false, not %q", raw)
+				}
+				c.DemoSimAdmin = b
 				return nil
 			}},
 	}

@@ -565,3 +565,30 @@ func SortRows(rows []Row, key SortKey, desc bool) {
 		slices.Reverse(rows)
 	}
 }
+
+// Walk calls fn for every customer matching q.Text, in q's order (Offset and Limit are
+// ignored), without building the whole result: an export of 100,000 customers holds one row at
+// a time. It stops at fn's first error and returns it.
+func (s *Snapshot) Walk(q Query, fn func(Row) error) error {
+	terms := SearchTerms(q.Text)
+	order := s.order(q.Sort)
+	n := len(s.rows)
+	for i := range n {
+		pos := i
+		if q.Desc {
+			pos = n - 1 - i
+		}
+		ri := pos
+		if order != nil {
+			ri = int(order[pos])
+		}
+		r := &s.rows[ri]
+		if len(terms) > 0 && !matches(s.key(r), terms) {
+			continue
+		}
+		if err := fn(s.public(r)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -27,7 +28,9 @@ func contractSearchVM(query string) contracts.ContractSearchVM {
 
 // showContractSearch answers GET /contracts: the search box.
 func (h *Handler) showContractSearch(c *gin.Context) {
-	h.renderPage(c, http.StatusOK, "Contracts", layout.SectionContracts, contracts.ContractSearchPage(contractSearchVM("")))
+	vm := contractSearchVM("")
+	vm.Recent = recentRows(h.recentItems(c, recent.KindContract))
+	h.renderPage(c, http.StatusOK, "Contracts", layout.SectionContracts, contracts.ContractSearchPage(vm))
 }
 
 // lookupContract answers GET /contracts/lookup?q=: the query is an id, a contract number, or both.

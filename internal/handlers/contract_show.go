@@ -119,5 +119,6 @@ func (h *Handler) showContract(c *gin.Context) {
 		return
 	}
 	vm := contractVM(contract)
+	h.touchRecent(c, recentContractItem(contract))
 	h.renderPage(c, http.StatusOK, "Contract "+vm.Number, layout.SectionContracts, contracts.ContractPage(vm))
 }

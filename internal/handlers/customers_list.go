@@ -215,6 +215,7 @@ func configuratorNames(list []apiclient.Configurator) map[int32]string {
 func (h *Handler) customerResults(c *gin.Context, p customerListParams, names map[int32]string, wait time.Duration) (vm customers.ResultsVM, status int, handled bool) {
 	self := p.url()
 	vm = customers.ResultsVM{Query: p.Query, CPQID: p.CPQID, Sort: p.Sort.String(), Desc: p.Desc, Columns: customerColumns(p), RetryURL: self.RequestURI()}
+	vm.ExportCSV, vm.ExportXLSX = p.exportURL("csv"), p.exportURL("xlsx")
 
 	var rows []customercache.Row
 	total := 0

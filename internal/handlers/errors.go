@@ -15,6 +15,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/layout"
 )
@@ -61,6 +62,12 @@ func classify(err error) failure {
 			fmt.Sprintf("The request is larger than the portal accepts (%s).", formatBytes(tooLarge.Limit)), slog.LevelInfo}
 	case errors.As(err, &apiErr):
 		return classifyAPIError(apiErr)
+	case errors.Is(err, jobs.ErrNotFound):
+		return failure{http.StatusNotFound, "Batch not found", "There is no such batch among yours.", slog.LevelInfo}
+	case errors.Is(err, jobs.ErrState):
+		return failure{http.StatusConflict, "Not possible now", "The batch is not in a state that allows this (it may have just finished or been cancelled). Reload the page.", slog.LevelInfo}
+	case errors.Is(err, errJobsOff):
+		return failure{http.StatusServiceUnavailable, "Batches are not available", "This portal runs without its state store, so batches cannot run.", slog.LevelError}
 	case errors.Is(err, apiclient.ErrInvalidParameter):
 		return failure{http.StatusBadRequest, "The request is not valid", "A value in the request is not valid.", slog.LevelInfo}
 	case errors.Is(err, apiclient.ErrMalformedResponse), errors.Is(err, apiclient.ErrResponseTooLarge),

@@ -30,6 +30,8 @@ import (
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/web"
 )
 
@@ -89,6 +91,10 @@ type Deps struct {
 	Version string
 	// Metrics, when set, receives the HTTP request metrics (served by cmd/portal on PORTAL_METRICS_ADDR).
 	Metrics prometheus.Registerer
+	// Recent keeps each user's recent quotes and contracts; nil turns the lists off (tests).
+	Recent *recent.Recent
+	// Jobs runs batch archive jobs; nil answers the batch pages with 503 (tests).
+	Jobs *jobs.Manager
 }
 
 // Handler holds the dependencies of every route. All handlers are its methods; it has no
@@ -116,6 +122,10 @@ type Handler struct {
 	customers *customercache.Cache
 	// configurators is each user's configurator names, kept briefly (configurator_cache.go).
 	configurators *configuratorCache
+	// recent is each user's recent quotes and contracts (nil: off).
+	recent *recent.Recent
+	// jobs runs batch archive jobs (nil: off).
+	jobs *jobs.Manager
 }
 
 // New checks the dependencies and builds the Handler.
@@ -143,6 +153,8 @@ func New(deps Deps) (*Handler, error) {
 		now:         deps.Now,
 		extraRoutes: deps.ExtraRoutes,
 		version:     deps.Version,
+		recent:      deps.Recent,
+		jobs:        deps.Jobs,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.buffers = newBufferPool()

@@ -10,6 +10,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +23,10 @@ import (
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/demoidp"
+	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
+	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/v2sim"
 	"github.com/cpqportal/portal/web"
 )
@@ -142,9 +146,19 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		CustomerCacheTTL: opts.customerCacheTTL, V2ReadyCheck: opts.readyCheck, V2HealthURL: opts.healthURL,
 	}
 	idp := gin.WrapH(http.StripPrefix("/idp", provider.Handler()))
+	state, err := statestore.OpenBolt(filepath.Join(t.TempDir(), "portal.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = state.Close() })
+	jobManager := jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: 4, Logger: logger})
+	jobManager.Run()
+	t.Cleanup(jobManager.Close)
 	h, err := New(Deps{
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets, Now: opts.now,
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
+		Recent:      recent.New(state, nil),
+		Jobs:        jobManager,
 	})
 	if err != nil {
 		t.Fatal(err)

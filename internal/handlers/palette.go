@@ -19,6 +19,7 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/web/templates/layout"
 	"github.com/cpqportal/portal/web/templates/palette"
@@ -57,6 +58,8 @@ var palettePages = [...]palettePage{
 	{"New quote", "/quotes/new", "quotes start create configure configurator cpq offer"},
 	{"Contracts", "/contracts", "contract search number find"},
 	{"Audits", "/audits", "validation audit quote history"},
+	{"Audit worklist", "/audits/worklist", "validation audits many quotes worklist export review"},
+	{"Batch archive", "/contracts/batch-archive", "archive many contracts batch bulk month end"},
 }
 
 // showPalette answers GET /palette?q=: the results partial for htmx, a page otherwise.
@@ -105,11 +108,14 @@ func paletteQueryProblem(query string) string {
 // refused sign-in (or the user leaving) fails the whole answer, through the error edge.
 func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsVM, error) {
 	vm := palette.ResultsVM{Query: query}
-	recent := recentQuoteRefs(auth.CurrentSession(c))
+	stored := h.recentItems(c, "")
+	recent := recentQuoteRefs(stored, auth.CurrentSession(c))
+	recentContracts := paletteRecentContracts(stored, query)
 	if query == "" {
 		for _, ref := range recent[:min(len(recent), paletteRecentQuotes)] {
 			vm.Items = append(vm.Items, quoteItem(ref, "Recent quote"))
 		}
+		vm.Items = append(vm.Items, recentContracts[:min(len(recentContracts), paletteRecentQuotes)]...)
 		vm.Items = append(vm.Items, matchingPages("")...)
 		return vm, nil
 	}
@@ -141,6 +147,11 @@ func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsV
 
 	vm.Items = append(vm.Items, customers...)
 	vm.Items = append(vm.Items, contracts...)
+	for _, it := range recentContracts {
+		if !slices.ContainsFunc(vm.Items, func(other palette.Item) bool { return other.Href == it.Href }) {
+			vm.Items = append(vm.Items, it)
+		}
+	}
 	vm.Items = append(vm.Items, paletteQuotes(query, recent)...)
 	vm.Items = append(vm.Items, matchingPages(query)...)
 	for _, note := range []string{customerNote, contNote} {
@@ -305,12 +316,35 @@ func quoteItem(ref quotes.Ref, what string) palette.Item {
 		Detail: fmt.Sprintf("%s · customer #%d · configurator %d", what, ref.CustomerID, ref.CPQID), Href: ref.URL()}
 }
 
-// recentQuoteRefs are the quotes of the user's configuration sessions, most recent first.
-func recentQuoteRefs(s *session.Session) []quotes.Ref {
-	if s == nil {
-		return nil
+// paletteRecentContracts are the user's recent contracts whose number contains query (all of
+// them for an empty query), most recent first.
+func paletteRecentContracts(items []recent.Item, query string) []palette.Item {
+	var out []palette.Item
+	for _, it := range items {
+		if it.Kind != recent.KindContract || !strings.Contains(strings.ToLower(it.Number), strings.ToLower(query)) {
+			continue
+		}
+		detail := "Recent contract"
+		if it.Customer != "" {
+			detail += " · " + it.Customer
+		}
+		out = append(out, palette.Item{Kind: palette.KindContract, Label: "Contract " + it.Number, Detail: detail, Href: contractPath(int32(it.ID))})
 	}
+	return out
+}
+
+// recentQuoteRefs are the user's recent quotes (internal/recent), then the quotes of their
+// configuration sessions not among them, most recent first.
+func recentQuoteRefs(items []recent.Item, s *session.Session) []quotes.Ref {
 	var refs []quotes.Ref
+	for _, it := range items {
+		if it.Kind == recent.KindQuote {
+			refs = append(refs, quotes.Ref{CPQID: it.CPQID, CustomerID: it.CustomerID, QuoteID: it.ID})
+		}
+	}
+	if s == nil {
+		return refs
+	}
 	for _, e := range s.CPQ {
 		ref := quotes.Ref{CPQID: e.Key.CPQID, CustomerID: e.Key.CustomerID, QuoteID: e.Key.QuoteID}
 		if e.Key.QuoteID != 0 && !slices.Contains(refs, ref) {
@@ -344,7 +378,7 @@ func (h *Handler) openPaletteQuote(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	for _, ref := range recentQuoteRefs(auth.CurrentSession(c)) {
+	for _, ref := range recentQuoteRefs(h.recentItems(c, recent.KindQuote), auth.CurrentSession(c)) {
 		if ref.QuoteID == quoteID {
 			c.Redirect(http.StatusSeeOther, ref.URL())
 			return

@@ -204,7 +204,7 @@ func TestPaletteListsPagesWithoutCallingTheAPI(t *testing.T) {
 			hrefs = append(hrefs, o.href)
 		}
 	}
-	if got := strings.Join(hrefs, " "); got != "/customers /customers/new /quotes/new /contracts /audits" {
+	if got := strings.Join(hrefs, " "); got != "/customers /customers/new /quotes/new /contracts /audits /audits/worklist /contracts/batch-archive" {
 		t.Errorf("empty query lists pages %q", got)
 	}
 	if n := len(e.sim.Requests()); n != 0 {

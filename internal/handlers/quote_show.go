@@ -55,6 +55,7 @@ func (h *Handler) showQuote(c *gin.Context) {
 		h.fail(c, fmt.Errorf("get quote %d (toflist): %w", ref.QuoteID, err))
 		return
 	}
+	h.touchRecent(c, recentQuoteItem(ref, q, customerName))
 	h.renderPage(c, http.StatusOK, fmt.Sprintf("Quote %d", ref.QuoteID), layout.SectionQuotes,
 		quotes.QuotePage(quotePageVM(ref, q, customerName, cpqName, hasCPQSession(c, cpqKeyOf(ref)))))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -46,7 +47,7 @@ func (h *Handler) showQuoteStart(c *gin.Context) {
 		h.fail(c, fmt.Errorf("list configurators: %w", err))
 		return
 	}
-	vm := quotes.StartVM{Recent: recentQuotes(auth.CurrentSession(c))}
+	vm := quotes.StartVM{Recent: recentRows(h.recentItems(c, recent.KindQuote))}
 	known := map[int32]bool{}
 	for _, cfg := range configurators {
 		known[cfg.ID] = true
@@ -86,20 +87,6 @@ func (h *Handler) showQuoteStart(c *gin.Context) {
 		}
 	}
 	h.renderPage(c, http.StatusOK, "Quotes", layout.SectionQuotes, quotes.StartPage(vm))
-}
-
-// recentQuotes lists the quotes the user holds configuration sessions for, most recent first.
-func recentQuotes(s *session.Session) []quotes.RecentQuote {
-	if s == nil {
-		return nil
-	}
-	var out []quotes.RecentQuote
-	for _, e := range s.CPQ {
-		if e.Key.QuoteID != 0 {
-			out = append(out, quotes.RecentQuote{Ref: quotes.Ref{CPQID: e.Key.CPQID, CustomerID: e.Key.CustomerID, QuoteID: e.Key.QuoteID}})
-		}
-	}
-	return out
 }
 
 // customerChoice is a customer as the start form offers it.

@@ -62,7 +62,8 @@ func (h *Handler) Routes(r *gin.Engine) {
 	uploads := r.Group("/", h.auth.RequireLogin(), limitBody(h.cfg.UploadLimit), h.requireValidUTF8)
 
 	// --- Customers ---
-	pages.GET("/customers", h.showCustomerList) // page, or the results region for htmx
+	pages.GET("/customers", h.showCustomerList)       // page, or the results region for htmx
+	pages.GET("/customers/export", h.exportCustomers) // ?format=csv|xlsx and the list's search and order
 	pages.GET("/customers/new", h.showCustomerNew)
 	pages.POST("/customers", h.createCustomer)
 	pages.GET("/customers/:customerId", h.showCustomer)
@@ -117,6 +118,16 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.POST("/contracts/:contractId/archive", h.archiveContract)
 	pages.GET("/contracts/:contractId/archive-payload", h.showArchivePayload)
 	pages.GET("/contracts/:contractId/archive-payload/download", h.downloadArchivePayload)
+	// Batch archive (back office, docs/backoffice.md): check a list, confirm, live progress
+	// (polled), cancel, retry the failed, the result as CSV.
+	pages.GET("/contracts/batch-archive", h.showBatchNew)
+	pages.POST("/contracts/batch-archive", h.checkBatch)
+	pages.GET("/contracts/batch-archive/:jobId", h.showBatch)
+	pages.GET("/contracts/batch-archive/:jobId/progress", h.showBatchProgress)
+	pages.POST("/contracts/batch-archive/:jobId/start", h.startBatch)
+	pages.POST("/contracts/batch-archive/:jobId/cancel", h.cancelBatch)
+	pages.POST("/contracts/batch-archive/:jobId/retry", h.retryBatch)
+	pages.GET("/contracts/batch-archive/:jobId/result.csv", h.downloadBatchResult)
 	// Evidence (back office): one page, each artifact, and all of them as one ZIP.
 	pages.GET("/contracts/:contractId/evidence", h.showEvidence)
 	pages.GET("/contracts/:contractId/evidence.zip", h.downloadEvidenceZip)
@@ -124,6 +135,9 @@ func (h *Handler) Routes(r *gin.Engine) {
 
 	// --- Audits ---
 	pages.GET("/audits", h.showAuditSearch)
+	// The audit worklist (back office): many quotes' audits in one table, filters, CSV/XLSX export.
+	pages.GET("/audits/worklist", h.showWorklist)
+	pages.GET("/audits/worklist/export", h.exportWorklist)
 	pages.GET("/audits/:quoteId", h.showAudit)
 	pages.GET("/audits/:quoteId/pdf", h.downloadAuditPDF)
 

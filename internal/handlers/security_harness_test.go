@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -26,8 +27,11 @@ import (
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/demoidp"
+	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/session/redistest"
+	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/v2sim"
 	"github.com/cpqportal/portal/web"
 )
@@ -174,9 +178,18 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 		idpHandler = opts.wrapIdP(idpHandler)
 	}
 	idp := gin.WrapH(idpHandler)
+	state, err := statestore.OpenBolt(filepath.Join(tb.TempDir(), "portal.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = state.Close() })
+	jobManager := jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Logger: logger})
+	tb.Cleanup(jobManager.Close)
 	h, err := New(Deps{
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets,
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
+		Recent:      recent.New(state, nil),
+		Jobs:        jobManager,
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -383,7 +396,8 @@ func (w *secWorld) sampleValues() map[string]string {
 		"pricelistId": "1",
 		"productId":   "101",
 		"artifact":    "contract-pdf", // evidence artifacts: contract-pdf, contract-json, archive-payload, audit-json, audit-pdf
-		"path":        "x",            // wildcard of /static/*path and /idp/*path (public routes)
+		"jobId":       "0123456789abcdef0123456789abcdef",
+		"path":        "x", // wildcard of /static/*path and /idp/*path (public routes)
 	}
 	for k, v := range w.samples {
 		s[k] = v

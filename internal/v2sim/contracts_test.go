@@ -240,3 +240,40 @@ func TestSeededContractAndQuotes(t *testing.T) {
 		t.Fatalf("seeded quote %+v", q)
 	}
 }
+
+// TestArchiveIsStrict: archiving an unknown number answers 404 and changes nothing; a number the
+// service cannot hold answers 400; archiving twice answers the same archive (same id and time)
+// and records one CONTRACT_ARCHIVED entry (A7), so a client that repeats the call (a batch
+// resumed after a stop) never archives twice.
+func TestArchiveIsStrict(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{})
+	e.do("GET", "/v2/contract/contractNumber/C-1999-999999/archive", nil).wantError(t, http.StatusNotFound, codeNotFound)
+	e.do("GET", "/v2/contract/contractNumber/"+strings.Repeat("9", 101)+"/archive", nil).wantError(t, http.StatusBadRequest, codeBadPathParameter)
+
+	_, q := e.newQuote(13)
+	var c tContract
+	e.do("POST", path("/v2/contract/%d/generate", q.QuoteID), nil).wantStatus(t, http.StatusCreated).decode(t, &c)
+	var first, second struct {
+		ContractNumber, ArchiveID, ArchivedAt string
+		Archived                              bool
+	}
+	e.do("GET", "/v2/contract/contractNumber/"+c.ContractNumber+"/archive", nil).wantStatus(t, 200).decode(t, &first)
+	e.do("GET", "/v2/contract/contractNumber/"+c.ContractNumber+"/archive", nil).wantStatus(t, 200).decode(t, &second)
+	if first != second || !first.Archived || first.ArchiveID == "" {
+		t.Fatalf("first %+v, second %+v", first, second)
+	}
+	var audit struct {
+		Entries []struct{ Action string }
+	}
+	e.do("GET", path("/v2/contract/getjsonvalidationaudit/%d", q.QuoteID), nil).wantStatus(t, 200).decode(t, &audit)
+	archived := 0
+	for _, entry := range audit.Entries {
+		if entry.Action == "CONTRACT_ARCHIVED" {
+			archived++
+		}
+	}
+	if archived != 1 {
+		t.Fatalf("%d CONTRACT_ARCHIVED entries after archiving twice, want 1", archived)
+	}
+}

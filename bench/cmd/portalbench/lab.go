@@ -341,6 +341,7 @@ func (l *lab) newPortal(ctx context.Context, name string) (*portalEnv, error) {
 		"PORTAL_UPLOAD_LIMIT=" + portalUpload,
 		"PORTAL_LOG_FORMAT=json",
 		"PORTAL_LOG_LEVEL=info",
+		"PORTAL_DATA_DIR=" + filepath.Join(l.dir, name+"-data"), // batch jobs and recent items of this process
 	}, regexp.MustCompile(`portal listening on (http://\S+)`))
 	if err != nil {
 		idpListener.Close()

@@ -10,6 +10,8 @@
 //	quote_action_* each quote-builder action through the portal's routes
 //	list_*         first page and search keystroke over 100,000 customers, cold and warm; portal RSS
 //	stream_*       1 GiB upload and download through the portal and directly; portal peak RSS
+//	backoffice_*   a 1,000-contract batch archive (time, portal RSS); the XLSX export of 100,000
+//	               customers (time, peak RSS during the export, target < 64 MiB)
 //	allocs_*       allocations per request of the main handlers (go test -bench), against
 //	               bench/alloc_budgets.json
 //
@@ -33,7 +35,7 @@ import (
 )
 
 // groups are the measurement groups, in the order they run.
-var groups = []string{"overhead", "weight", "quote", "list", "stream", "allocs"}
+var groups = []string{"overhead", "weight", "quote", "list", "stream", "backoffice", "allocs"}
 
 type options struct {
 	out        string
@@ -154,6 +156,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	step("quote", func() error { return measureQuoteActions(ctx, lab, rep) })
 	step("list", func() error { return measureList(ctx, lab, rep) })
 	step("stream", func() error { return measureStream(ctx, lab, rep) })
+	step("backoffice", func() error { return measureBackoffice(ctx, lab, rep) })
 	step("allocs", func() error { return measureAllocs(ctx, lab, rep) })
 
 	if err := rep.write(opts.out); err != nil {

@@ -228,3 +228,14 @@ func (p Pager) linkAttrs(href string) templ.Attributes {
 	}
 	return templ.Attributes{"hx-get": href, "hx-target": p.Target, "hx-push-url": "true", "hx-swap": "outerHTML"}
 }
+
+// RecentRow is one of the user's recent quotes or contracts (internal/recent), as RecentTable shows it.
+type RecentRow struct {
+	Label    string // "Quote 900001", "Contract C-2026-000042"
+	Href     string // a local path
+	Customer string
+	Total    string
+	Status   string
+	When     string
+	QuoteID  int64
+}

@@ -94,6 +94,8 @@ type ContractSearchVM struct {
 	// Searched is true once a query was looked up; then Candidates or NotFound tell the result.
 	Searched   bool
 	Candidates []ContractCandidate
+	// Recent are the user's recent contracts (internal/recent), shown above the look-up box.
+	Recent []components.RecentRow
 }
 
 // ContractCandidate is a contract a search found, and how.

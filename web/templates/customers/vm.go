@@ -76,6 +76,8 @@ type ResultsVM struct {
 	// Loading is set when the list is still being fetched: the region loads itself from LoadURL.
 	Loading bool
 	LoadURL string
+	// ExportCSV and ExportXLSX download every customer of the current search, in the current order.
+	ExportCSV, ExportXLSX string
 }
 
 // DirValue is the dir hidden input's value.

@@ -1,7 +1,6 @@
 package quotes
 
 import (
-	"fmt"
 	"net/url"
 	"strconv"
 
@@ -15,7 +14,8 @@ type StartVM struct {
 	CPQID         int32
 	Customers     CustomerResultsVM
 	Errors        []components.FieldError
-	Recent        []RecentQuote
+	// Recent are the user's recent quotes (internal/recent), shown above the start form.
+	Recent []components.RecentRow
 }
 
 // CustomerResultsVM is the customer choice of the start form (#quote-customer-results).
@@ -34,16 +34,6 @@ type CustomerChoice struct {
 	Name  string
 	TaxID string
 	City  string
-}
-
-// RecentQuote is a quote the user worked on (from their configuration sessions).
-type RecentQuote struct {
-	Ref Ref
-}
-
-// Label names the quote for the list.
-func (r RecentQuote) Label() string {
-	return fmt.Sprintf("Quote %d (customer %d, configurator %d)", r.Ref.QuoteID, r.Ref.CustomerID, r.Ref.CPQID)
 }
 
 // StartTOFsVM is the step after the configuration session started: the offer types.

@@ -1,0 +1,203 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/recent"
+	"github.com/cpqportal/portal/internal/worklist"
+	"github.com/cpqportal/portal/web/templates/backoffice"
+	"github.com/cpqportal/portal/web/templates/components"
+	"github.com/cpqportal/portal/web/templates/layout"
+)
+
+// The audit worklist (docs/backoffice.md): GET /audits/worklist?quotes=&from=&to=&user=&action=&customer=
+// shows the validation audits of many quotes in one table (internal/worklist reads them from the
+// v2 API, a few at a time); GET /audits/worklist/export?format=csv|xlsx&... downloads the same rows.
+
+// maxFilterRunes bounds the text filters.
+const maxFilterRunes = 200
+
+// worklistRequest is the parsed query of the worklist and its export.
+type worklistRequest struct {
+	quotesText string
+	quoteIDs   []int64
+	filter     worklist.Filter
+	from, to   string
+	problem    string // for the form; the request is a 400
+}
+
+func parseWorklistRequest(c *gin.Context) worklistRequest {
+	q := c.Request.URL.Query()
+	var req worklistRequest
+	req.quotesText = strings.Join(q["quotes"], "\n")
+	req.from, req.to = strings.TrimSpace(q.Get("from")), strings.TrimSpace(q.Get("to"))
+	req.filter = worklist.Filter{User: q.Get("user"), Action: q.Get("action"), Customer: q.Get("customer")}
+	for _, s := range []string{req.quotesText, req.filter.User, req.filter.Customer} {
+		if !utf8.ValidString(s) {
+			req.problem = "The request contains invalid characters."
+			return req
+		}
+	}
+	if utf8.RuneCountInString(req.filter.User) > maxFilterRunes || utf8.RuneCountInString(req.filter.Customer) > maxFilterRunes {
+		req.problem = fmt.Sprintf("A filter is too long (at most %d characters).", maxFilterRunes)
+		return req
+	}
+	if utf8.RuneCountInString(req.quotesText) > 20*worklist.MaxQuotes+1000 {
+		req.problem = fmt.Sprintf("At most %d quotes at a time.", worklist.MaxQuotes)
+		return req
+	}
+	if req.filter.Action != "" && !slices.Contains(worklist.Actions(), req.filter.Action) {
+		req.problem = "Choose an action from the list."
+		return req
+	}
+	for _, d := range []struct {
+		raw  string
+		into *time.Time
+		name string
+	}{{req.from, &req.filter.From, "From"}, {req.to, &req.filter.To, "To"}} {
+		if d.raw == "" {
+			continue
+		}
+		t, err := time.Parse("2006-01-02", d.raw)
+		if err != nil {
+			req.problem = fmt.Sprintf("%s must be a day such as 2026-11-24.", d.name)
+			return req
+		}
+		*d.into = t
+	}
+	if !req.filter.From.IsZero() && !req.filter.To.IsZero() && req.filter.To.Before(req.filter.From) {
+		req.problem = "The “To” day is before the “From” day."
+		return req
+	}
+	ids, err := worklist.ParseQuoteIDs(q["quotes"]...)
+	if err != nil {
+		req.problem = strings.ToUpper(err.Error()[:1]) + err.Error()[1:] + "."
+		return req
+	}
+	req.quoteIDs = ids
+	return req
+}
+
+// gather reads and filters the rows of req (with the user's token).
+func (h *Handler) gatherWorklist(c *gin.Context, req worklistRequest) ([]worklist.Row, int, []worklist.Problem, error) {
+	rows, problems, err := worklist.Gather(h.apiContext(c), worklist.V2{API: h.api}, req.quoteIDs, max(h.cfg.BatchConcurrency, 1))
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return req.filter.Apply(rows), len(rows), problems, nil
+}
+
+// showWorklist answers GET /audits/worklist.
+func (h *Handler) showWorklist(c *gin.Context) {
+	req := parseWorklistRequest(c)
+	vm := backoffice.WorklistVM{
+		Quotes: components.Field{ID: "worklist-quotes", Name: "quotes", Label: "Quote ids",
+			Hint:  fmt.Sprintf("One a line, or separated by commas or spaces; at most %d.", worklist.MaxQuotes),
+			Attrs: map[string]any{"rows": 4, "spellcheck": "false", "autocomplete": "off", "data-testid": "worklist-quotes"}},
+		From: req.from, To: req.to, User: req.filter.User, Customer: req.filter.Customer, Action: req.filter.Action,
+		Actions: worklist.Actions(),
+	}
+	// The textarea keeps what was typed; ticked recent quotes stay ticked.
+	picked := map[string]bool{}
+	var typed []string
+	recentItems := h.recentItems(c, "")
+	offered := map[string]bool{}
+	for _, it := range recentItems {
+		offered[strconv.FormatInt(it.QuoteID, 10)] = true
+	}
+	for _, v := range c.QueryArray("quotes") {
+		if offered[strings.TrimSpace(v)] {
+			picked[strings.TrimSpace(v)] = true
+		} else {
+			typed = append(typed, v)
+		}
+	}
+	vm.Quotes.Value = strings.ToValidUTF8(strings.Join(typed, "\n"), "\uFFFD")
+	vm.Recent = worklistPicks(recentItems, picked)
+	if req.problem != "" {
+		vm.Quotes.Error = req.problem
+		vm.Errors = components.SummaryFrom(vm.Quotes)
+		h.renderPage(c, http.StatusBadRequest, "Audit worklist", layout.SectionAudits, backoffice.WorklistPage(vm))
+		return
+	}
+	if len(req.quoteIDs) > 0 {
+		rows, total, problems, err := h.gatherWorklist(c, req)
+		if err != nil {
+			h.fail(c, err)
+			return
+		}
+		vm.Searched, vm.Total = true, total
+		for _, p := range problems {
+			vm.Problems = append(vm.Problems, fmt.Sprintf("Quote %d: %s.", p.QuoteID, p.Message))
+		}
+		for _, r := range rows {
+			vm.Rows = append(vm.Rows, worklistRowVM(r))
+		}
+		vm.ExportCSV, vm.ExportXLSX = worklistExportURL(c, "csv"), worklistExportURL(c, "xlsx")
+	} else if c.Request.URL.Query().Has("quotes") {
+		vm.Quotes.Error = "Enter at least one quote id, or pick a recent quote."
+		vm.Errors = components.SummaryFrom(vm.Quotes)
+		h.renderPage(c, http.StatusBadRequest, "Audit worklist", layout.SectionAudits, backoffice.WorklistPage(vm))
+		return
+	}
+	h.renderPage(c, http.StatusOK, "Audit worklist", layout.SectionAudits, backoffice.WorklistPage(vm))
+}
+
+// worklistPicks are the user's recent quotes and contracts, one checkbox per quote.
+func worklistPicks(items []recent.Item, picked map[string]bool) []backoffice.WorklistPick {
+	var out []backoffice.WorklistPick
+	seen := map[int64]bool{}
+	for _, it := range items {
+		if it.QuoteID == 0 || seen[it.QuoteID] {
+			continue
+		}
+		seen[it.QuoteID] = true
+		id := strconv.FormatInt(it.QuoteID, 10)
+		label := "Quote " + id
+		if it.Kind == recent.KindContract {
+			label += " (contract " + it.Number + ")"
+		}
+		if it.Customer != "" {
+			label += " · " + it.Customer
+		}
+		out = append(out, backoffice.WorklistPick{QuoteID: id, Label: label, Checked: picked[id]})
+	}
+	return out
+}
+
+func worklistRowVM(r worklist.Row) backoffice.WorklistRow {
+	row := backoffice.WorklistRow{QuoteID: strconv.FormatInt(r.QuoteID, 10), AuditURL: auditURL(r.QuoteID), Customer: worklistCustomer(r),
+		When: timeText(r.At), WhenISO: timeISO(r.At), Who: r.Actor, Action: r.Action, Summary: r.Summary}
+	for _, ch := range r.Changes {
+		row.Changes = append(row.Changes, backoffice.WorklistChange{Field: ch.Field, Before: ch.Before, After: ch.After})
+	}
+	return row
+}
+
+func worklistCustomer(r worklist.Row) string {
+	if r.Customer != "" {
+		return fmt.Sprintf("%s (%d)", r.Customer, r.CustomerID)
+	}
+	return fmt.Sprintf("Customer %d", r.CustomerID)
+}
+
+// worklistExportURL is the export of the current query in format.
+func worklistExportURL(c *gin.Context, format string) string {
+	q := url.Values{}
+	for _, k := range []string{"quotes", "from", "to", "user", "action", "customer"} {
+		for _, v := range c.QueryArray(k) {
+			q.Add(k, v)
+		}
+	}
+	q.Set("format", format)
+	return "/audits/worklist/export?" + q.Encode()
+}

@@ -1,0 +1,143 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/web/templates/backoffice"
+	"github.com/cpqportal/portal/web/templates/components"
+	"github.com/cpqportal/portal/web/templates/layout"
+)
+
+// maxBatchRowsShown bounds the lines a batch page lists (the CSV has them all).
+const maxBatchRowsShown = 500
+
+// loadBatch reads the :jobId of the signed-in user (404 for a malformed id or another user's).
+func (h *Handler) loadBatch(c *gin.Context) (*jobs.Job, error) {
+	if h.jobs == nil {
+		return nil, errJobsOff
+	}
+	id := c.Param("jobId")
+	if !jobs.ValidID(id) {
+		return nil, fmt.Errorf("batch %q: %w", id, jobs.ErrNotFound)
+	}
+	return h.jobs.Get(c.Request.Context(), id, auth.CurrentUser(c).Subject)
+}
+
+// handOverToken gives the user's current access token to their running batch, so it keeps
+// working (and resumes when it waited for a sign-in). RequireLogin has just refreshed it.
+func (h *Handler) handOverToken(c *gin.Context, job *jobs.Job) {
+	if !job.Active() {
+		return
+	}
+	s := auth.CurrentSession(c)
+	if s == nil {
+		return
+	}
+	if err := h.jobs.HandOverToken(c.Request.Context(), job.ID, s.Subject, s.AccessToken, s.TokenExpiry); err != nil {
+		h.log(c).Warn("batch archive: handing the token over failed", "err", err)
+	}
+}
+
+// showBatch answers GET /contracts/batch-archive/:jobId: the preview of a draft, or the progress.
+func (h *Handler) showBatch(c *gin.Context) {
+	job, err := h.loadBatch(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.handOverToken(c, job)
+	h.renderPage(c, http.StatusOK, "Batch archive", layout.SectionContracts, backoffice.BatchPage(h.batchVM(job)))
+}
+
+// showBatchProgress answers GET /contracts/batch-archive/:jobId/progress: the progress region
+// (htmx polls it every second while the batch runs).
+func (h *Handler) showBatchProgress(c *gin.Context) {
+	job, err := h.loadBatch(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.handOverToken(c, job)
+	c.Header("Cache-Control", "no-store")
+	h.render(c, http.StatusOK, backoffice.BatchProgress(h.batchVM(job)))
+}
+
+// batchStatusText says where a batch stands, in words.
+func batchStatusText(j *jobs.Job) string {
+	switch {
+	case j.Status == jobs.StatusDraft:
+		return "Not started"
+	case j.Active() && j.CancelRequested:
+		return "Cancelling: waiting for the contracts in flight"
+	case j.Active() && j.WaitingForSignIn:
+		return "Paused: waiting for a valid sign-in"
+	case j.Status == jobs.StatusQueued:
+		return "Waiting to start"
+	case j.Status == jobs.StatusRunning:
+		return "Archiving"
+	case j.Status == jobs.StatusCancelled:
+		return "Cancelled"
+	}
+	if c := j.Counts(); c.Failed > 0 {
+		return fmt.Sprintf("Finished with %d failed", c.Failed)
+	}
+	return "Finished"
+}
+
+func (h *Handler) batchVM(j *jobs.Job) backoffice.BatchVM {
+	c := j.Counts()
+	vm := backoffice.BatchVM{
+		ID: j.ID, URL: batchPath(j.ID), Draft: j.Status == jobs.StatusDraft,
+		Total: c.Total, Done: c.Done, Failed: c.Failed, Rejected: c.Rejected, Left: c.Left, Pending: c.Left,
+		Current: j.Current(), Status: batchStatusText(j), Active: j.Active(), Cancelling: j.Active() && j.CancelRequested,
+		WaitingForSignIn: j.Active() && j.WaitingForSignIn, Resumed: j.Resumes, Concurrency: max(h.cfg.BatchConcurrency, 1),
+	}
+	vm.CanRetry = !vm.Active && !vm.Draft && c.Failed > 0
+	if c.Total > 0 {
+		vm.Percent = (c.Done + c.Failed + c.Rejected) * 100 / c.Total
+	}
+	for _, it := range j.Items {
+		if len(vm.Rows) >= maxBatchRowsShown {
+			break
+		}
+		if !vm.Draft && it.Status != jobs.ItemFailed && it.Status != jobs.ItemRejected {
+			continue
+		}
+		row := backoffice.BatchItemRow{Line: it.Line, Number: it.Number, Customer: it.Customer, ArchiveID: it.ArchiveID, Message: it.Error}
+		row.Status, row.Level = itemStatusText(it, vm.Draft, j.Status == jobs.StatusCancelled)
+		if it.Note != "" && row.Message == "" {
+			row.Message = it.Note
+		}
+		vm.Rows = append(vm.Rows, row)
+	}
+	return vm
+}
+
+// itemStatusText is an item's status in words (also the CSV's status column).
+func itemStatusText(it jobs.Item, draft, cancelled bool) (string, components.BadgeLevel) {
+	switch it.Status {
+	case jobs.ItemDone:
+		if it.Note == "already archived" {
+			return "already archived", components.BadgeSuccess
+		}
+		return "archived", components.BadgeSuccess
+	case jobs.ItemFailed:
+		return "failed", components.BadgeDanger
+	case jobs.ItemRejected:
+		return "left out", components.BadgeWarning
+	case jobs.ItemRunning:
+		return "in flight", components.BadgeInfo
+	}
+	switch {
+	case draft:
+		return "will be archived", components.BadgeInfo
+	case cancelled:
+		return "not archived (cancelled)", components.BadgeNeutral
+	}
+	return "waiting", components.BadgeNeutral
+}

@@ -1,0 +1,118 @@
+package handlers
+
+import (
+	"encoding/csv"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+func postForm(t *testing.T, p *testPortal, client *http.Client, path string, form url.Values) response {
+	t.Helper()
+	return p.do(t, client, http.MethodPost, path, strings.NewReader(form.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+}
+
+// TestBatchArchiveJourneyAndOwnership: a checked list becomes a draft batch of its owner only;
+// confirmed, it archives the contracts on the v2 API; the result CSV names every line with the
+// formula-like one neutralised.
+func TestBatchArchiveJourneyAndOwnership(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	_, first := e.newContract(t)
+	_, second := e.newContract(t)
+
+	empty := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {"  \n "}})
+	if empty.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(empty.body, "Enter at least one contract number") {
+		t.Fatalf("empty list: %d", empty.StatusCode)
+	}
+
+	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {first.ContractNumber + "\n" + second.ContractNumber + ", =cmd|x"}})
+	batchPath := posted.Header.Get("Location")
+	if posted.StatusCode != http.StatusSeeOther || !strings.HasPrefix(batchPath, "/contracts/batch-archive/") {
+		t.Fatalf("check: %d to %q", posted.StatusCode, batchPath)
+	}
+	checked := e.p.get(t, e.user, batchPath, nil)
+	doc := parseHTML(t, checked.body)
+	if got := strings.Join(strings.Fields(doc.Find(`[data-testid="batch-preview-summary"]`).Text()), " "); !strings.HasPrefix(got, "2 contracts will be archived; 0 are already archived") {
+		t.Fatalf("preview: %q", got)
+	}
+	if len(e.requestsTo("contracts.archive")) != 0 {
+		t.Fatal("the check archived something")
+	}
+
+	other := e.p.login(t, "backoffice", "backoffice-demo")
+	for _, r := range []response{
+		e.p.get(t, other, batchPath, nil),
+		e.p.get(t, other, batchPath+"/result.csv", nil),
+		postForm(t, e.p, other, batchPath+"/start", url.Values{}),
+		e.p.get(t, e.user, "/contracts/batch-archive/not-a-batch", nil),
+	} {
+		if r.StatusCode != http.StatusNotFound {
+			t.Errorf("%s %s by someone else / malformed: %d, want 404", r.Request.Method, r.Request.URL.Path, r.StatusCode)
+		}
+	}
+
+	started := postForm(t, e.p, e.user, batchPath+"/start", url.Values{})
+	if started.StatusCode != http.StatusSeeOther || started.Header.Get("Location") != batchPath {
+		t.Fatalf("start: %d", started.StatusCode)
+	}
+	if again := postForm(t, e.p, e.user, batchPath+"/start", url.Values{}); again.StatusCode != http.StatusConflict {
+		t.Errorf("starting twice: %d, want 409", again.StatusCode)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		progress := e.p.get(t, e.user, batchPath+"/progress", map[string]string{"HX-Request": "true"})
+		status := parseHTML(t, progress.body).Find(`[data-testid="batch-progress"]`).AttrOr("data-status", "")
+		if status == "Finished" {
+			if strings.Contains(progress.body, "hx-trigger") {
+				t.Error("a finished batch still polls")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the batch did not finish: %q", status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := len(e.requestsTo("contracts.archive")); n != 2 {
+		t.Fatalf("%d archive calls, want 2", n)
+	}
+	result := e.p.get(t, e.user, batchPath+"/result.csv", nil)
+	if !strings.HasPrefix(result.Header.Get("Content-Disposition"), "attachment") {
+		t.Errorf("Content-Disposition %q", result.Header.Get("Content-Disposition"))
+	}
+	rows, err := csv.NewReader(strings.NewReader(result.body)).ReadAll()
+	if err != nil || len(rows) != 4 {
+		t.Fatalf("CSV %q %v", rows, err)
+	}
+	if rows[1][0] != first.ContractNumber || rows[1][1] != "archived" || rows[1][2] == "" || rows[2][1] != "archived" {
+		t.Errorf("archived lines: %q", rows[1:3])
+	}
+	if rows[3][0] != "'=cmd|x" || rows[3][1] != "left out" || rows[3][4] != "2" {
+		t.Errorf("the formula-like line: %q (want it neutralised and left out)", rows[3])
+	}
+}
+
+// TestWorklistAndExportsRefuseBadInput: malformed input is a 400 with a message, never a v2 call.
+func TestWorklistAndExportsRefuseBadInput(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	for path, want := range map[string]string{
+		"/audits/worklist?quotes=12a":                             "is not a quote id",
+		"/audits/worklist?quotes=1&from=yesterday":                "From must be a day",
+		"/audits/worklist?quotes=1&action=DROP":                   "Choose an action",
+		"/audits/worklist?quotes=1&from=2026-11-02&to=2026-11-01": "before the",
+		"/audits/worklist/export?format=pdf&quotes=1":             "csv or xlsx",
+		"/customers/export?format=doc":                            "csv or xlsx",
+	} {
+		r := e.p.get(t, e.user, path, nil)
+		if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.body, want) {
+			t.Errorf("%s: %d, want 400 with %q", path, r.StatusCode, want)
+		}
+	}
+	if n := len(e.requestsTo("contracts.audit")); n != 0 {
+		t.Errorf("%d audit calls for refused requests", n)
+	}
+}

@@ -1,0 +1,85 @@
+package handlers
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/recent"
+	"github.com/cpqportal/portal/web/templates/components"
+	"github.com/cpqportal/portal/web/templates/quotes"
+)
+
+// Recent items (internal/recent): the quote and contract pages record what the user opened or
+// changed; the Quotes and Contracts pages, the command palette and the audit worklist list them.
+// Recording never fails a page: a store problem is logged and the page is shown.
+
+// touchRecent records item for the signed-in user.
+func (h *Handler) touchRecent(c *gin.Context, item recent.Item) {
+	if h.recent == nil {
+		return
+	}
+	subject := auth.CurrentUser(c).Subject
+	if subject == "" {
+		return
+	}
+	if err := h.recent.Touch(c.Request.Context(), subject, item); err != nil {
+		h.log(c).Warn("recent items: not recorded", slog.Any("err", err))
+	}
+}
+
+// recentItems lists the signed-in user's recent items of kind ("" for all).
+func (h *Handler) recentItems(c *gin.Context, kind recent.Kind) []recent.Item {
+	if h.recent == nil {
+		return nil
+	}
+	items, err := h.recent.List(c.Request.Context(), auth.CurrentUser(c).Subject, kind)
+	if err != nil {
+		h.log(c).Warn("recent items: not listed", slog.Any("err", err))
+	}
+	return items
+}
+
+// recentTotalText is a quote's or contract's total as the recent lists show it.
+func recentTotalText(t apiclient.Totals) string {
+	return fmt.Sprintf("%s one-off, %s monthly", quotes.FormatEUR(cents(t.NetActivation)), quotes.FormatEUR(cents(t.NetRecurring)))
+}
+
+// recentQuoteItem is a quote as recorded when its page is shown.
+func recentQuoteItem(ref quotes.Ref, q *apiclient.Quote, customerName string) recent.Item {
+	return recent.Item{Kind: recent.KindQuote, ID: ref.QuoteID, QuoteID: ref.QuoteID, CPQID: ref.CPQID, CustomerID: ref.CustomerID,
+		Customer: customerName, Total: recentTotalText(q.Totals), Status: q.Status}
+}
+
+// recentContractItem is a contract as recorded when its page is shown.
+func recentContractItem(contract *apiclient.Contract) recent.Item {
+	return recent.Item{Kind: recent.KindContract, ID: int64(contract.ContractID), Number: contract.ContractNumber,
+		QuoteID: contract.QuoteID, CPQID: contract.CPQID, CustomerID: contract.CustomerID,
+		Customer: contract.Customer.Name, Total: recentTotalText(contract.Totals), Status: contract.Status}
+}
+
+// recentRows are recent items as the shared table shows them.
+func recentRows(items []recent.Item) []components.RecentRow {
+	rows := make([]components.RecentRow, 0, len(items))
+	for _, it := range items {
+		row := components.RecentRow{Customer: it.Customer, Total: it.Total, Status: it.Status, When: it.At.Format("2 Jan 2006 15:04 UTC"),
+			QuoteID: it.QuoteID}
+		if row.Customer == "" {
+			row.Customer = "Customer " + strconv.FormatInt(int64(it.CustomerID), 10)
+		}
+		switch it.Kind {
+		case recent.KindQuote:
+			row.Label = "Quote " + strconv.FormatInt(it.ID, 10)
+			row.Href = quotes.Ref{CPQID: it.CPQID, CustomerID: it.CustomerID, QuoteID: it.ID}.URL()
+		case recent.KindContract:
+			row.Label = "Contract " + it.Number
+			row.Href = contractPath(int32(it.ID))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}

@@ -1,0 +1,200 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// MaxItems bounds one batch (a month-end run is a few hundred).
+const MaxItems = 5000
+
+// maxNumberRunes is the longest contract number accepted (as the contract search does).
+const maxNumberRunes = 200
+
+// Entry is one contract number of the user's input and where it came from.
+type Entry struct {
+	Line   int
+	Number string
+}
+
+// ParseText reads contract numbers pasted by the user: one a line, or separated by commas,
+// semicolons, spaces or tabs. Line is the line of the text.
+func ParseText(text string) []Entry {
+	var out []Entry
+	for i, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		for _, field := range strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) }) {
+			out = append(out, Entry{Line: i + 1, Number: field})
+		}
+	}
+	return out
+}
+
+// ParseFile reads the contract-number column of an uploaded CSV or XLSX file (the first sheet).
+// The column is the one whose header contains "contract" (e.g. "Contract number"); without such
+// a header, the first column of every row. Line is the row of the file.
+func ParseFile(name string, data []byte) ([]Entry, error) {
+	var rows [][]string
+	lower := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(lower, ".xlsx"):
+		f, err := excelize.OpenReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("the file is not a readable XLSX workbook")
+		}
+		defer f.Close()
+		sheets := f.GetSheetList()
+		if len(sheets) == 0 {
+			return nil, errors.New("the workbook has no sheet")
+		}
+		if rows, err = f.GetRows(sheets[0]); err != nil {
+			return nil, errors.New("the first sheet of the workbook cannot be read")
+		}
+	case strings.HasSuffix(lower, ".csv") || strings.HasSuffix(lower, ".txt"):
+		if !utf8.Valid(data) {
+			return nil, errors.New("the CSV file is not UTF-8 text")
+		}
+		data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+		r := csv.NewReader(bytes.NewReader(data))
+		r.FieldsPerRecord = -1
+		if bytes.Count(data[:min(len(data), 4096)], []byte(";")) > bytes.Count(data[:min(len(data), 4096)], []byte(",")) {
+			r.Comma = ';'
+		}
+		for {
+			rec, err := r.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				var pe *csv.ParseError
+				if errors.As(err, &pe) {
+					return nil, fmt.Errorf("the CSV file cannot be read at line %d", pe.Line)
+				}
+				return nil, errors.New("the CSV file cannot be read")
+			}
+			rows = append(rows, rec)
+		}
+	default:
+		return nil, errors.New("upload a .csv or .xlsx file")
+	}
+	column, first := 0, 0
+	if len(rows) > 0 {
+		for i, cell := range rows[0] {
+			if strings.Contains(strings.ToLower(cell), "contract") {
+				column, first = i, 1
+				break
+			}
+		}
+	}
+	var out []Entry
+	for i := first; i < len(rows); i++ {
+		if column < len(rows[i]) {
+			if v := strings.TrimSpace(rows[i][column]); v != "" {
+				out = append(out, Entry{Line: i + 1, Number: v})
+			}
+		}
+	}
+	return out, nil
+}
+
+// numberProblem checks a contract number's form before any v2 call ("" when acceptable): the
+// spec only says it is a string, so the portal refuses what cannot be one (docs/backoffice.md).
+func numberProblem(n string) string {
+	switch {
+	case !utf8.ValidString(n):
+		return "not a contract number: invalid characters"
+	case utf8.RuneCountInString(n) > maxNumberRunes:
+		return fmt.Sprintf("not a contract number: longer than %d characters", maxNumberRunes)
+	case n == "." || n == "..":
+		return "not a contract number"
+	}
+	for _, r := range n {
+		if unicode.IsControl(r) || r == '/' || r == '\\' || r == '"' || r == '\'' || r == '<' || r == '>' || r == '=' {
+			return fmt.Sprintf("not a contract number: %q is not allowed", r)
+		}
+	}
+	return ""
+}
+
+// Found is what the validation learnt of one contract.
+type Found struct {
+	Customer  string
+	Archived  bool
+	ArchiveID string
+}
+
+// ErrUnknown is what a Lookup returns for a contract number the v2 API does not know.
+var ErrUnknown = errors.New("jobs: unknown contract")
+
+// Validate turns the entries into a job's items: duplicates, malformed and unknown numbers are
+// rejected (each with its line), contracts already archived are done from the start, the rest are
+// pending. lookup runs for each well-formed number, concurrency at a time. An error of lookup
+// other than ErrUnknown ends the validation (the v2 API is down: nothing can be said).
+func Validate(ctx context.Context, entries []Entry, concurrency int, lookup func(ctx context.Context, number string) (Found, error)) ([]Item, error) {
+	if len(entries) > MaxItems {
+		return nil, fmt.Errorf("%w: at most %d contract numbers at a time (%d given)", ErrTooMany, MaxItems, len(entries))
+	}
+	items := make([]Item, len(entries))
+	firstLine := map[string]int{}
+	var todo []int
+	for i, e := range entries {
+		items[i] = Item{Line: e.Line, Number: e.Number, Status: ItemPending}
+		if p := numberProblem(e.Number); p != "" {
+			items[i].Status, items[i].Error = ItemRejected, p
+			continue
+		}
+		if line, dup := firstLine[e.Number]; dup {
+			items[i].Status, items[i].Error = ItemRejected, fmt.Sprintf("duplicate of line %d", line)
+			continue
+		}
+		firstLine[e.Number] = e.Line
+		todo = append(todo, i)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range max(concurrency, 1) {
+		wg.Go(func() {
+			for i := range work {
+				found, err := lookup(ctx, items[i].Number)
+				switch {
+				case errors.Is(err, ErrUnknown):
+					items[i].Status, items[i].Error = ItemRejected, "unknown contract: the v2 API has no contract with this number"
+				case err != nil:
+					cancel(err)
+				case found.Archived:
+					items[i].Status, items[i].ArchiveID, items[i].Note, items[i].Customer = ItemDone, found.ArchiveID, "already archived", found.Customer
+				default:
+					items[i].Customer = found.Customer
+				}
+			}
+		})
+	}
+send:
+	for _, i := range todo {
+		select {
+		case work <- i:
+		case <-ctx.Done():
+			break send
+		}
+	}
+	close(work)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+// ErrTooMany: the input has more than MaxItems numbers.
+var ErrTooMany = errors.New("jobs: too many contract numbers")

@@ -1,0 +1,230 @@
+// Package worklist gathers the validation audits of many quotes into one table (the audit
+// worklist of the back office): one row per audit entry, with the quote's customer, and filters
+// by date range, user, action and customer. The rows come from the v2 API per request (the
+// portal keeps no audit data); Gather fetches the audits with bounded concurrency.
+package worklist
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+)
+
+// MaxQuotes bounds one worklist (each quote is one v2 call).
+const MaxQuotes = 200
+
+// Change is one field's value before and after.
+type Change struct {
+	Field, Before, After string
+}
+
+// Row is one audit entry of one quote.
+type Row struct {
+	QuoteID    int64
+	CustomerID int32
+	Customer   string // the customer's name, when it could be read
+	At         time.Time
+	Actor      string
+	Action     string
+	Summary    string
+	Changes    []Change
+}
+
+// ChangesText is the changes on one line each: "field: before -> after".
+func (r Row) ChangesText() string {
+	var b strings.Builder
+	for i, c := range r.Changes {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%s: %s -> %s", c.Field, c.Before, c.After)
+	}
+	return b.String()
+}
+
+// Audit is what Gather needs of one quote's audit.
+type Audit struct {
+	CustomerID int32
+	Entries    []Row // QuoteID, CustomerID and Customer are filled in by Gather
+}
+
+// Source reads audits and customer names (the v2 API with the user's token).
+type Source interface {
+	Audit(ctx context.Context, quoteID int64) (Audit, error)
+	CustomerName(ctx context.Context, customerID int32) (string, error)
+}
+
+// ErrNotFound is what Source.Audit returns for a quote the v2 API does not know.
+var ErrNotFound = errors.New("worklist: no such quote")
+
+// Problem is a quote whose audit could not be read.
+type Problem struct {
+	QuoteID int64
+	Message string
+}
+
+// ParseQuoteIDs reads quote ids separated by commas, semicolons or white space; duplicates are
+// dropped. It returns the first malformed id as an error naming it.
+func ParseQuoteIDs(texts ...string) ([]int64, error) {
+	var ids []int64
+	seen := map[int64]bool{}
+	for _, text := range texts {
+		for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) }) {
+			id, err := strconv.ParseInt(f, 10, 64)
+			if err != nil || id < 1 || f[0] == '0' || f[0] == '+' {
+				if len(f) > 30 {
+					f = f[:30] + "…"
+				}
+				return nil, fmt.Errorf("%q is not a quote id: a quote id is a whole number such as 900001", f)
+			}
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) > MaxQuotes {
+		return nil, fmt.Errorf("at most %d quotes at a time (%d given)", MaxQuotes, len(ids))
+	}
+	return ids, nil
+}
+
+// Gather reads the audits of quoteIDs, concurrency at a time, and returns their entries as rows
+// (newest first) and the quotes that could not be read. An error other than ErrNotFound for a
+// quote is a problem of that quote too, unless ctx ended (then it is returned).
+func Gather(ctx context.Context, src Source, quoteIDs []int64, concurrency int) ([]Row, []Problem, error) {
+	var (
+		mu       sync.Mutex
+		rows     []Row
+		problems []Problem
+		names    = map[int32]string{}
+		wg       sync.WaitGroup
+		work     = make(chan int64)
+		fatal    error
+	)
+	nameOf := func(id int32) string {
+		mu.Lock()
+		name, ok := names[id]
+		mu.Unlock()
+		if ok {
+			return name
+		}
+		name, err := src.CustomerName(ctx, id)
+		if err != nil {
+			name = ""
+		}
+		mu.Lock()
+		names[id] = name
+		mu.Unlock()
+		return name
+	}
+	for range max(concurrency, 1) {
+		wg.Go(func() {
+			for id := range work {
+				audit, err := src.Audit(ctx, id)
+				if err != nil {
+					mu.Lock()
+					switch {
+					case ctx.Err() != nil:
+						fatal = ctx.Err()
+					case errors.Is(err, ErrNotFound):
+						problems = append(problems, Problem{id, "no such quote"})
+					default:
+						problems = append(problems, Problem{id, "the audit could not be read: " + err.Error()})
+					}
+					mu.Unlock()
+					continue
+				}
+				name := nameOf(audit.CustomerID)
+				mu.Lock()
+				for _, e := range audit.Entries {
+					e.QuoteID, e.CustomerID, e.Customer = id, audit.CustomerID, name
+					rows = append(rows, e)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for _, id := range quoteIDs {
+		work <- id
+	}
+	close(work)
+	wg.Wait()
+	if fatal != nil {
+		return nil, nil, fatal
+	}
+	sort.SliceStable(rows, func(a, b int) bool {
+		if !rows[a].At.Equal(rows[b].At) {
+			return rows[a].At.After(rows[b].At)
+		}
+		return rows[a].QuoteID < rows[b].QuoteID
+	})
+	sort.Slice(problems, func(a, b int) bool { return problems[a].QuoteID < problems[b].QuoteID })
+	return rows, problems, nil
+}
+
+// Filter keeps the rows the user asked for. Empty fields do not filter.
+type Filter struct {
+	// From and To are days (UTC), both included; zero: open.
+	From, To time.Time
+	// User matches the actor (case-insensitive, part of it).
+	User string
+	// Action is one action (exact).
+	Action string
+	// Customer matches the customer's name (case-insensitive, part of it) or id (whole).
+	Customer string
+}
+
+// Apply returns the rows that pass f.
+func (f Filter) Apply(rows []Row) []Row {
+	user, customer := strings.ToLower(strings.TrimSpace(f.User)), strings.ToLower(strings.TrimSpace(f.Customer))
+	var out []Row
+	for _, r := range rows {
+		day := r.At.UTC().Truncate(24 * time.Hour)
+		switch {
+		case !f.From.IsZero() && day.Before(f.From):
+		case !f.To.IsZero() && day.After(f.To):
+		case user != "" && !strings.Contains(strings.ToLower(r.Actor), user):
+		case f.Action != "" && r.Action != f.Action:
+		case customer != "" && !strings.Contains(strings.ToLower(r.Customer), customer) && strconv.Itoa(int(r.CustomerID)) != customer:
+		default:
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Actions lists the audit actions (docs/v2-assumptions.md A7), for the action filter.
+func Actions() []string {
+	return []string{"QUOTE_CREATED", "CART_ADDED", "CART_REMOVED", "ITEM_ADDED", "ITEM_REMOVED", "QUANTITY_CHANGED", "DISCOUNTS_APPLIED",
+		"REPRICED", "PACKAGE_ADDED", "PRICELIST_CHANGED", "ATTACHMENT_ADDED", "ATTACHMENT_DELETED", "CONTRACT_GENERATED",
+		"SIGNATURE_REQUESTED", "SIGNATURE_REMOVED", "CONTRACT_ARCHIVED", "CUSTOMER_UPDATED"}
+}
+
+// Value shows an audit value: strings as their text, anything else as compact JSON, null or
+// absent as "" (A7: before/after are strings).
+func Value(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return ""
+	case raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil {
+			return s
+		}
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return string(raw)
+	}
+	return buf.String()
+}

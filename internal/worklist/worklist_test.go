@@ -1,0 +1,77 @@
+package worklist
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+type fakeSource map[int64]Audit
+
+func (f fakeSource) Audit(_ context.Context, id int64) (Audit, error) {
+	a, ok := f[id]
+	if !ok {
+		return Audit{}, ErrNotFound
+	}
+	return a, nil
+}
+
+func (f fakeSource) CustomerName(_ context.Context, id int32) (string, error) {
+	if id == 9 {
+		return "", errors.New("down")
+	}
+	return map[int32]string{1: "Acme", 2: "Globex"}[id], nil
+}
+
+func day(d int) time.Time { return time.Date(2026, 11, d, 10, 0, 0, 0, time.UTC) }
+
+func TestGatherAndFilter(t *testing.T) {
+	src := fakeSource{
+		1: {CustomerID: 1, Entries: []Row{{At: day(1), Actor: "sam", Action: "QUOTE_CREATED"}, {At: day(3), Actor: "bea", Action: "CUSTOMER_UPDATED",
+			Changes: []Change{{"name", "Old", "New"}}}}},
+		2: {CustomerID: 2, Entries: []Row{{At: day(2), Actor: "sam", Action: "CART_ADDED"}}},
+	}
+	rows, problems, err := Gather(context.Background(), src, []int64{1, 2, 3}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0].At != day(3) || rows[0].Customer != "Acme" || rows[1].Customer != "Globex" {
+		t.Fatalf("rows %+v", rows)
+	}
+	if len(problems) != 1 || problems[0].QuoteID != 3 {
+		t.Fatalf("problems %+v", problems)
+	}
+	if got := rows[0].ChangesText(); got != "name: Old -> New" {
+		t.Fatalf("changes %q", got)
+	}
+	for name, tc := range map[string]struct {
+		f    Filter
+		want int
+	}{
+		"none":     {Filter{}, 3},
+		"from":     {Filter{From: day(2).Truncate(24 * time.Hour)}, 2},
+		"to":       {Filter{To: day(2).Truncate(24 * time.Hour)}, 2},
+		"range":    {Filter{From: day(2).Truncate(24 * time.Hour), To: day(2).Truncate(24 * time.Hour)}, 1},
+		"user":     {Filter{User: "SAM"}, 2},
+		"action":   {Filter{Action: "CUSTOMER_UPDATED"}, 1},
+		"customer": {Filter{Customer: "glob"}, 1},
+		"id":       {Filter{Customer: "2"}, 1},
+	} {
+		if got := len(tc.f.Apply(rows)); got != tc.want {
+			t.Errorf("%s: %d rows, want %d", name, got, tc.want)
+		}
+	}
+}
+
+func TestParseQuoteIDs(t *testing.T) {
+	ids, err := ParseQuoteIDs("900001, 900002\n900001", "900003")
+	if err != nil || len(ids) != 3 || ids[2] != 900003 {
+		t.Fatalf("%v %v", ids, err)
+	}
+	for _, bad := range []string{"12a", "-1", "0", "007", "99999999999999999999"} {
+		if _, err := ParseQuoteIDs(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+// Package backoffice holds the back-office pages: the batch archive (a list of contract numbers
+// archived with live progress) and the audit worklist (the validation audits of many quotes in
+// one table). Handlers: internal/handlers/batch_archive_*.go and audit_worklist.go.
+package backoffice
+
+import (
+	"strconv"
+
+	"github.com/cpqportal/portal/web/templates/components"
+)
+
+// BatchNewVM is the batch archive form and the user's batches.
+type BatchNewVM struct {
+	Numbers components.Field // the pasted list (a textarea)
+	// FileError is the problem with the uploaded file.
+	FileError string
+	Errors    []components.FieldError
+	Batches   []BatchSummary
+	MaxItems  int
+}
+
+// BatchSummary is one of the user's batches in the list.
+type BatchSummary struct {
+	URL     string
+	Created string
+	Status  string
+	Counts  string
+}
+
+// BatchItemRow is one line of a batch.
+type BatchItemRow struct {
+	Line      int
+	Number    string
+	Customer  string
+	Status    string // as shown: "will be archived", "already archived", "archived", "failed", ...
+	Level     components.BadgeLevel
+	ArchiveID string
+	Message   string // the error or note
+}
+
+// BatchVM is a batch's page: the preview of a draft, or the progress and result of a started one.
+type BatchVM struct {
+	ID  string
+	URL string
+	// Draft is true before the user confirmed: the page shows what will happen.
+	Draft bool
+	// The counts.
+	Total, Done, Failed, Rejected, Left, Pending int
+	// Percent is the share of items decided (done, failed or rejected), 0 to 100.
+	Percent int
+	// Current are the contract numbers in flight.
+	Current []string
+	// Status is the batch's state in words; Active while it runs (the region polls).
+	Status     string
+	Active     bool
+	Cancelling bool
+	// WaitingForSignIn: the v2 API refused the token; the batch resumes when the user is back.
+	WaitingForSignIn bool
+	CanRetry         bool
+	Resumed          int
+	// Rows are the lines shown: every line of a draft; failed and rejected lines afterwards.
+	Rows []BatchItemRow
+	// Concurrency is the setting, told to the user.
+	Concurrency int
+}
+
+// Itoa is strconv.Itoa for templates.
+func Itoa(n int) string { return strconv.Itoa(n) }
+
+// WorklistVM is the audit worklist: the quotes asked for, the filters and the rows.
+type WorklistVM struct {
+	Quotes components.Field // ids typed or pasted (a textarea)
+	// Recent are the user's recent quotes and contracts' quotes to pick from.
+	Recent                           []WorklistPick
+	From, To, User, Customer, Action string
+	Actions                          []string
+	Errors                           []components.FieldError
+	// Searched is true once quotes were asked for.
+	Searched bool
+	Rows     []WorklistRow
+	// Total is the number of entries before the filters.
+	Total    int
+	Problems []string
+	// ExportCSV and ExportXLSX download the filtered rows.
+	ExportCSV, ExportXLSX string
+}
+
+// WorklistPick is a recent quote offered as a checkbox.
+type WorklistPick struct {
+	QuoteID string
+	Label   string
+	Checked bool
+}
+
+// WorklistRow is one audit entry.
+type WorklistRow struct {
+	QuoteID  string
+	AuditURL string
+	Customer string
+	When     string
+	WhenISO  string
+	Who      string
+	Action   string
+	Summary  string
+	Changes  []WorklistChange
+}
+
+// WorklistChange is one field's change.
+type WorklistChange struct {
+	Field, Before, After string
+}
