@@ -51,7 +51,7 @@ type harness struct {
 	portalBin string // the built portal, for tests that start one of their own (startExtraPortal)
 	// simURL is the embedded simulator's URL with its /_sim/ control API; empty when the tests
 	// run against an external v2 API (E2E_V2_API_URL), where faults cannot be injected.
-	simURL string
+	simURL    string
 	browser   playwright.Browser
 	expect    playwright.PlaywrightAssertions
 	artifacts string // absolute path of e2e/artifacts
