@@ -70,7 +70,6 @@ func startPortal(t *testing.T, args []string, getenv func(string) string) *runni
 	stdout, stdoutW := io.Pipe()
 	logs := &syncBuffer{}
 	done := make(chan error, 1)
-	args = append(args, "-data-dir", t.TempDir())
 	go func() {
 		done <- run(ctx, args, getenv, stdoutW, logs)
 		_ = stdoutW.Close()
