@@ -99,6 +99,9 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.POST("/quotes/:cpqId/:customerId/:quoteId/discounts", h.applyDiscounts)
 	pages.GET("/quotes/:cpqId/:customerId/:quoteId/packages", h.showPackages)
 	pages.POST("/quotes/:cpqId/:customerId/:quoteId/packages", h.addPackage)
+	// Live notice (polled, ETag/304) and "Show changes" (issue 18).
+	pages.GET("/quotes/:cpqId/:customerId/:quoteId/changes", h.pollQuoteChanges)
+	pages.GET("/quotes/:cpqId/:customerId/:quoteId/current", h.showCurrentQuote)
 
 	// --- Contracts & documents ---
 	// Documents of a quote (a region of the quote page, or a page of its own).
