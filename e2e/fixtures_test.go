@@ -41,13 +41,18 @@ func createTestCustomer(t *testing.T, page playwright.Page, namePrefix string) t
 	created, err := req.Post(portalURL("/customers"), playwright.APIRequestContextPostOptions{
 		Form: map[string]any{
 			"name": name, "taxId": custTaxID(), "email": "office@example.com",
-			"city": "Milano", "country": "IT", "cpqIds": strconv.Itoa(cpqID),
+			"city": "Milano", "country": "IT", "cpqIds": strconv.Itoa(cpqID), "segment": "BUSINESS",
 		},
 	})
 	check(t, err, "create the customer")
 	m := custCustomerURL.FindStringSubmatch(created.URL())
 	if created.Status() != 200 || m == nil {
 		text, _ := created.Text()
+		if d, err := goquery.NewDocumentFromReader(strings.NewReader(text)); err == nil {
+			if msg := strings.Join(strings.Fields(d.Find(".error-summary, main").First().Text()), " "); msg != "" {
+				text = msg
+			}
+		}
 		t.Fatalf("creating customer %q ended at %s with %d: %.500s", name, created.URL(), created.Status(), text)
 	}
 	id, _ := strconv.Atoi(m[1])

@@ -241,17 +241,17 @@ func (h *Handler) changeNotice(ctx context.Context, c *gin.Context, quoteID int6
 		h.log(c).Warn("validation audit unavailable for the change notice", slog.Any("err", err))
 		return n
 	}
+	// Audit times may be whole seconds (the simulator's are): entries after since are the changes;
+	// when there are none, those of since's own second may be (docs/v2-assumptions.md, A10).
+	entries := auditSince(audit.Entries, since, false)
+	if len(entries) == 0 {
+		entries = auditSince(audit.Entries, since, true)
+	}
 	var actors []string
 	var last time.Time
-	for _, e := range audit.Entries {
-		// Not "after": audit times may be whole seconds (the simulator's are), so an entry of the
-		// same second as the page's state counts (docs/v2-assumptions.md A10).
-		if e.At.Before(since) {
-			continue
-		}
-		actor := e.Actor
-		if actor != "" && !slices.Contains(actors, actor) {
-			actors = append(actors, actor)
+	for _, e := range entries {
+		if e.Actor != "" && !slices.Contains(actors, e.Actor) {
+			actors = append(actors, e.Actor)
 		}
 		if words, ok := auditActions[e.Action]; ok && !slices.Contains(n.Actions, words) {
 			n.Actions = append(n.Actions, words)
@@ -265,6 +265,17 @@ func (h *Handler) changeNotice(ctx context.Context, c *gin.Context, quoteID int6
 		n.Ago = agoText(h.now().Sub(last))
 	}
 	return n
+}
+
+// auditSince keeps the entries after since (or at it too, when atToo).
+func auditSince(entries []apiclient.AuditEntry, since time.Time, atToo bool) []apiclient.AuditEntry {
+	var out []apiclient.AuditEntry
+	for _, e := range entries {
+		if e.At.After(since) || (atToo && e.At.Equal(since)) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // agoText is "10 s ago", "3 min ago", "2 h ago".
