@@ -163,3 +163,45 @@ func TestConcurrentLiveNoticeKeepsFocusAndTyping(t *testing.T) {
 		t.Errorf("the notice slot is not empty: %q", text)
 	}
 }
+
+// A contract archived by one user while another has it open: the other's page says so within 5 s,
+// and its own actions after a reload reflect it; the archiving user's page shows no notice of their
+// own change.
+func TestConcurrentContractArchivedWhileOpen(t *testing.T) {
+	rep := newPage(t)
+	login(t, rep, salesUser, salesPassword)
+	docsAcceptDialogs(rep)
+	_, quotePath := docsCreateQuote(t, rep, "Archived")
+	region := docsOpenDocuments(t, rep, quotePath)
+	check(t, region.Locator(`[data-testid="generate-contract"]`).Click(), "generate the contract")
+	check(t, suite.expect.Locator(rep.Locator(`[data-testid="generate-result"]`)).ToContainText("was generated"), "the contract is generated")
+	check(t, rep.Locator(`[data-testid="contract-link"]`).Click(), "open the contract")
+	check(t, suite.expect.Locator(rep.Locator(`[data-testid="archive-button"]`)).ToBeVisible(), "the contract page")
+	contractPath := strings.TrimPrefix(rep.URL(), suite.portalURL)
+
+	other := newPage(t)
+	login(t, other, backofficeUser, backofficePass)
+	_, err := other.Goto(contractPath)
+	check(t, err, "the colleague opens the contract")
+	check(t, suite.expect.Locator(other.Locator(`[data-testid="archive-button"]`)).ToBeVisible(), "not archived yet for the colleague")
+	search := other.Locator(`[data-testid="signature-email"]`)
+	check(t, search.Fill("sig"), "the colleague starts typing a signer's e-mail")
+
+	check(t, rep.BringToFront(), "back to the rep")
+	check(t, rep.Locator(`[data-testid="archive-button"]`).Click(), "archive (and confirm)")
+	check(t, suite.expect.Locator(rep.Locator(`[data-testid="archive-result"]`)).ToBeVisible(), "archived")
+
+	banner := other.GetByTestId("live-notice")
+	check(t, suite.expect.Locator(banner).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(5000)}),
+		"the colleague's page shows the notice within 5 s")
+	check(t, suite.expect.Locator(banner).ToContainText("contract archived"), "what")
+	check(t, suite.expect.Locator(banner).ToContainText("changed by "+salesUser), "who")
+	check(t, suite.expect.Locator(search).ToBeFocused(), "the focus stays in the field")
+	check(t, suite.expect.Locator(search).ToHaveValue("sig"), "the typed text is kept")
+	check(t, other.GetByTestId("live-notice-show").Click(), "Show changes (reload)")
+	check(t, suite.expect.Locator(other.Locator(`[data-testid="archive-details"]`)).ToBeVisible(), "the colleague sees the archive")
+	check(t, suite.expect.Locator(other.Locator(`[data-testid="signature-archived"]`)).ToBeVisible(), "no more signature requests offered")
+
+	// The rep's own page tells them nothing about their own change.
+	check(t, suite.expect.Locator(rep.GetByTestId("live-notice")).ToHaveCount(0), "no notice of one's own change")
+}

@@ -118,6 +118,7 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.POST("/contracts/:contractId/signature", h.sendSignatureRequest)
 	pages.DELETE("/contracts/:contractId/signature", h.removeSignatureRequest)
 	pages.POST("/contracts/:contractId/archive", h.archiveContract)
+	pages.GET("/contracts/:contractId/changes", h.pollContractChanges) // live notice (issue 18)
 	pages.GET("/contracts/:contractId/archive-payload", h.showArchivePayload)
 	pages.GET("/contracts/:contractId/archive-payload/download", h.downloadArchivePayload)
 	// Evidence (back office): one page, each artifact, and all of them as one ZIP.

@@ -1016,6 +1016,7 @@
     }
     function since() {
       var el = tagElement();
+      if (el && el.hasAttribute("data-since")) return el.getAttribute("data-since");
       var m = el && /(?:^|;)u=(\d+)/.exec(el.value || "");
       return m ? m[1] : "";
     }
@@ -1087,6 +1088,17 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () { startAll(document); });
+
+  // An action's answer may carry X-Live-Tag: the state the page now shows (the user's own change),
+  // for regions whose tag is their own data-tag (the contract page).
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var xhr = event.detail && event.detail.xhr;
+    var tag = xhr && xhr.getResponseHeader("X-Live-Tag");
+    if (!tag) return;
+    document.querySelectorAll("[data-live-poll]:not([data-live-tag])").forEach(function (region) {
+      region.setAttribute("data-tag", tag);
+    });
+  });
 
   document.addEventListener("click", function (event) {
     var dismiss = event.target.closest && event.target.closest("[data-dismiss-conflict]");
