@@ -1055,8 +1055,8 @@
         return resp.text().then(function (html) {
           if (etag) known = etag;
           if (etag && etag === currentTag()) return; // the page already shows it
-          slot.innerHTML = html; // server-rendered, escaped by templ; never focused
-          if (window.htmx) window.htmx.process(slot);
+          // Server-rendered and escaped by templ; swapped by htmx (which wires its buttons), never focused.
+          if (window.htmx) window.htmx.swap(slot, html, { swapStyle: "innerHTML" });
         });
       }).catch(function () {
         failures++;
