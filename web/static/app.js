@@ -1056,7 +1056,9 @@
           if (etag) known = etag;
           if (etag && etag === currentTag()) return; // the page already shows it
           // Server-rendered and escaped by templ; swapped by htmx (which wires its buttons), never focused.
-          if (window.htmx) window.htmx.swap(slot, html, { swapStyle: "innerHTML" });
+          // The live region itself stays (a new region would not be announced): emptied, then filled.
+          slot.textContent = "";
+          if (window.htmx) window.htmx.swap(slot, html, { swapStyle: "beforeend" });
         });
       }).catch(function () {
         failures++;
