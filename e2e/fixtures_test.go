@@ -55,6 +55,9 @@ func createTestCustomer(t *testing.T, page playwright.Page, namePrefix string) t
 		fields.Set(k, v)
 	}
 	fields["cpqIds"] = cpqIDs
+	if fields.Get("segment") == "" { // a required choice without a default: the first offered
+		fields.Set("segment", customerForm.Find(`select[name="segment"] option[value!=""]`).First().AttrOr("value", ""))
+	}
 	created, err := req.Post(portalURL("/customers"), playwright.APIRequestContextPostOptions{
 		Data:    fields.Encode(),
 		Headers: map[string]string{"Content-Type": "application/x-www-form-urlencoded"},
@@ -63,6 +66,11 @@ func createTestCustomer(t *testing.T, page playwright.Page, namePrefix string) t
 	m := custCustomerURL.FindStringSubmatch(created.URL())
 	if created.Status() != 200 || m == nil {
 		text, _ := created.Text()
+		if d, err := goquery.NewDocumentFromReader(strings.NewReader(text)); err == nil {
+			if msg := strings.Join(strings.Fields(d.Find(".error-summary, main").First().Text()), " "); msg != "" {
+				text = msg
+			}
+		}
 		t.Fatalf("creating customer %q ended at %s with %d: %.500s", name, created.URL(), created.Status(), text)
 	}
 	id, _ := strconv.Atoi(m[1])

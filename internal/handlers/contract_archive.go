@@ -61,6 +61,7 @@ func (h *Handler) archiveContract(c *gin.Context) {
 	status := contracts.StatusOf(contract.Status)
 	status.OOB = true
 	message := fmt.Sprintf("Contract %s archived as %s.", contractNumberOf(contract), archive.ArchiveID)
+	h.markContractSeen(c, contract)
 	h.toast(c, components.ToastSuccess, message)
 	announce(c, message)
 	h.render(c, http.StatusOK, templ.Join(contracts.ArchivePartial(archive), contracts.SignaturePartial(signature), contracts.StatusBadge(status)))

@@ -120,5 +120,9 @@ func (h *Handler) showContract(c *gin.Context) {
 	}
 	vm := contractVM(contract)
 	h.touchRecent(c, recentContractItem(contract))
+	vm.LiveURL = contractPath(contract.ContractID) + "/changes"
+	vm.LiveTag = contractChangeTag(contract)
+	vm.LiveSince = strconv.FormatInt(h.now().UnixMilli(), 10)
+	h.changes.Observe(contractWatchKey(contract.ContractID), vm.LiveTag)
 	h.renderPage(c, http.StatusOK, "Contract "+vm.Number, layout.SectionContracts, contracts.ContractPage(vm))
 }

@@ -211,6 +211,7 @@ func (h *Handler) answerSignature(c *gin.Context, contractID int32, message stri
 	}
 	status := contracts.StatusOf(contract.Status)
 	status.OOB = true
+	h.markContractSeen(c, contract)
 	h.toast(c, components.ToastSuccess, message)
 	announce(c, message)
 	h.render(c, http.StatusOK, templ.Join(contracts.SignaturePartial(signatureVM(contract)), contracts.StatusBadge(status)))

@@ -50,8 +50,15 @@ func classify(err error) failure {
 		bad      *badRequestError
 		tooLarge *http.MaxBytesError
 		apiErr   *apiclient.APIError
+		stale    *staleCheckError
 	)
 	switch {
+	case errors.As(err, &stale):
+		// The status of the failed read (502, 504...), with a message saying nothing was applied.
+		f := classify(stale.err)
+		f.title = "Your change was not applied"
+		f.message = "The portal could not check whether someone else changed this quote, so your change was not applied. Try again in a moment."
+		return f
 	case errors.As(err, &bad):
 		return failure{http.StatusBadRequest, "The request is not valid", bad.msg, slog.LevelInfo}
 	case errors.Is(err, auth.ErrSessionStoreUnavailable): // before isConnectionFailure: redis is not the CPQ service

@@ -32,6 +32,7 @@ import (
 	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/recent"
+	"github.com/cpqportal/portal/internal/watch"
 	"github.com/cpqportal/portal/web"
 )
 
@@ -126,7 +127,15 @@ type Handler struct {
 	recent *recent.Recent
 	// jobs runs batch archive jobs (nil: off).
 	jobs *jobs.Manager
+	// changes shares "has it changed" reads of open quotes and contracts between their viewers
+	// (one upstream read per interval per quote on this replica: quote_changes.go).
+	changes *watch.Watcher
 }
+
+// liveNoticeInterval is the shortest time between two upstream reads of one open quote or
+// contract for the live notice; the pages poll a little faster (app.js), so a change made
+// elsewhere shows within about two intervals.
+const liveNoticeInterval = 2 * time.Second
 
 // New checks the dependencies and builds the Handler.
 func New(deps Deps) (*Handler, error) {
@@ -165,6 +174,7 @@ func New(deps Deps) (*Handler, error) {
 	}
 	h.customers = newCustomerCache(deps.API, deps.Config, h.now)
 	h.configurators = newConfiguratorCache(deps.Config.CustomerCacheTTL, h.now)
+	h.changes = watch.New(liveNoticeInterval, h.now)
 	if h.version == "" {
 		h.version = "dev"
 	}

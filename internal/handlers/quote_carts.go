@@ -52,6 +52,7 @@ func (h *Handler) actionSession(c *gin.Context, a *quoteAction) (string, bool) {
 // respondUpdate answers a successful change: a toast saying what happened, the new total for
 // screen readers, and the changed regions.
 func (h *Handler) respondUpdate(c *gin.Context, q *apiclient.Quote, vm quotes.UpdateVM, message string) {
+	h.changes.Observe(quoteWatchKey(vm.Ref), vm.DigestTag) // other viewers learn of it at their next poll
 	h.toast(c, components.ToastSuccess, message)
 	announce(c, message+" "+totalText(q))
 	h.render(c, http.StatusOK, quotes.UpdatePartial(vm))
@@ -62,7 +63,7 @@ func (h *Handler) cartUpdate(c *gin.Context, a *quoteAction, q *apiclient.Quote,
 	v := newQuoteView(a.ref, q, a.prev)
 	vm := v.update()
 	cart, ok := q.Cart(basketID)
-	if !ok {
+	if !ok || isReplay(c) {
 		// The cart is gone (removed meanwhile, e.g. from another tab): show every cart instead.
 		c.Header("HX-Retarget", "#quote-carts")
 		c.Header("HX-Reswap", "outerHTML")
@@ -88,6 +89,10 @@ func (h *Handler) cartsUpdate(c *gin.Context, a *quoteAction, q *apiclient.Quote
 	}
 	vm.Carts = &carts
 	vm.ClearPanel = clearPanel
+	if isReplay(c) {
+		c.Header("HX-Retarget", "#quote-carts")
+		c.Header("HX-Reswap", "outerHTML")
+	}
 	h.respondUpdate(c, q, vm, message)
 }
 
@@ -167,6 +172,9 @@ func (h *Handler) removeCart(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	if !h.ensureCurrent(c, a, staleCheck{pending: fmt.Sprintf("remove cart no. %d", basketID), exists: hasCart(basketID)}) {
+		return
+	}
 	sessionID, ok := h.actionSession(c, a)
 	if !ok {
 		return
@@ -201,6 +209,9 @@ func (h *Handler) setCartQuantity(c *gin.Context) {
 		h.badForm(c, form, formErrors{{FieldID: form + "-input", Message: msg}})
 		return
 	}
+	if !h.ensureCurrent(c, a, staleCheck{pending: fmt.Sprintf("set the quantity of cart no. %d to %d", basketID, quantity), exists: hasCart(basketID)}) {
+		return
+	}
 	sessionID, ok := h.actionSession(c, a)
 	if !ok {
 		return
@@ -231,6 +242,9 @@ func (h *Handler) changeCartPricelist(c *gin.Context) {
 		h.badForm(c, form, formErrors{{FieldID: form + "-input", Message: "Choose a price list."}})
 		return
 	}
+	if !h.ensureCurrent(c, a, staleCheck{pending: fmt.Sprintf("change the price list of cart no. %d", basketID), exists: hasCart(basketID)}) {
+		return
+	}
 	sessionID, ok := h.actionSession(c, a)
 	if !ok {
 		return
@@ -249,4 +263,12 @@ func (h *Handler) changeCartPricelist(c *gin.Context) {
 		}
 	}
 	h.cartUpdate(c, a, q, basketID, false, "Price list changed to "+name+".")
+}
+
+// hasCart reports whether the quote still has the cart (for the stale check).
+func hasCart(basketID int64) func(q *apiclient.Quote) bool {
+	return func(q *apiclient.Quote) bool {
+		_, ok := q.Cart(basketID)
+		return ok
+	}
 }

@@ -1,9 +1,12 @@
 package handlers
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/web/templates/quotes"
@@ -23,6 +26,9 @@ import (
 //	d<id>      quote:  what discount <id> took, A and R (summed over every line)
 //	c<basket>  cart:   quantity, price list, list A, list R, extra A, extra R, net A, net R
 //	n<node>    line:   unit A, unit R, list A, list R, extra A, extra R, net A, net R
+//	p<package> quote:  the package's monthly price
+//	u          when the quote was last changed (updatedAt, Unix milliseconds), last; not part of
+//	           the state compared (quote_stale.go): it only says since when to read the audit
 //
 // A = activation (one-off), R = recurring (monthly). The fingerprint only decides highlighting:
 // a missing or malformed one means "nothing to compare with", never an error.
@@ -71,7 +77,60 @@ func digestOf(q *apiclient.Quote) string {
 				cents(bd.Net.Activation), cents(bd.Net.Recurring))
 		})
 	}
+	for _, p := range q.Packages {
+		entry("p"+strconv.FormatInt(int64(p.PackageID), 10), cents(p.RecurringPrice))
+	}
+	if !q.UpdatedAt.IsZero() {
+		entry("u", q.UpdatedAt.UnixMilli())
+	}
 	return b.String()
+}
+
+// changeTag is a short hash of what a fingerprint says about the quote (without "u"): the ETag of
+// the quote's live notice (quote_changes.go) and the tag the shared watcher keeps. A hash carries no
+// data: equal tags mean "the same quote on screen".
+func changeTag(digest string) string {
+	if i := strings.LastIndex(digest, ";u="); i >= 0 {
+		digest = digest[:i]
+	}
+	sum := sha256.Sum256([]byte(digest))
+	return hex.EncodeToString(sum[:12])
+}
+
+// sameState reports whether two fingerprints show the same quote (every entry but "u" equal).
+func (d quoteDigest) sameState(o quoteDigest) bool {
+	if d == nil || o == nil {
+		return false
+	}
+	n := 0
+	for key, values := range d {
+		if key == "u" {
+			continue
+		}
+		n++
+		other, ok := o[key]
+		if !ok || len(other) != len(values) {
+			return false
+		}
+		for i := range values {
+			if values[i] != other[i] {
+				return false
+			}
+		}
+	}
+	m := len(o)
+	if _, ok := o["u"]; ok {
+		m--
+	}
+	return n == m
+}
+
+// seenAt is when the quote the page showed was last changed; zero when unknown.
+func (d quoteDigest) seenAt() time.Time {
+	if v, ok := d.previous("u", 1); ok && v[0] > 0 {
+		return time.UnixMilli(v[0])
+	}
+	return time.Time{}
 }
 
 // parseDigest reads a fingerprint sent back by the page; nil when absent or malformed.

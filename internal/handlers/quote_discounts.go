@@ -87,6 +87,9 @@ func (h *Handler) applyDiscounts(c *gin.Context) {
 		h.badForm(c, discountsForm, errs)
 		return
 	}
+	if !h.ensureCurrent(c, a, staleCheck{pending: discountPending(req)}) {
+		return
+	}
 	sessionID, ok := h.actionSession(c, a)
 	if !ok {
 		return
@@ -167,4 +170,13 @@ func discountSelection(c *gin.Context) (apiclient.ApplyDiscountsRequest, formErr
 		req.ExtraDiscountList = append(req.ExtraDiscountList, apiclient.ExtraDiscountInput{DiscountID: id, DiscountValue: value})
 	}
 	return req, errs
+}
+
+// discountPending says what the discount form asked for, for the conflict notice.
+func discountPending(req apiclient.ApplyDiscountsRequest) string {
+	n := len(req.AppliedDiscounts) + len(req.ExtraDiscountList)
+	if n == 0 {
+		return "remove every discount of the quote"
+	}
+	return fmt.Sprintf("set the quote's discounts to the %d you chose (this replaces the quote's discounts)", n)
 }

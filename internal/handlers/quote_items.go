@@ -106,6 +106,9 @@ func (h *Handler) addItem(c *gin.Context) {
 		h.badForm(c, form, formErrors{{FieldID: form + "-choices", Message: "Choose an add-on."}})
 		return
 	}
+	if !h.ensureCurrent(c, a, staleCheck{pending: fmt.Sprintf("add product no. %d under item no. %d", productID, parentID), exists: hasItem(basketID, parentID)}) {
+		return
+	}
 	sessionID, ok := h.actionSession(c, a)
 	if !ok {
 		return
@@ -152,6 +155,9 @@ func (h *Handler) removeItem(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	if !h.ensureCurrent(c, a, staleCheck{pending: fmt.Sprintf("remove item no. %d", itemID), exists: hasItem(basketID, itemID)}) {
+		return
+	}
 	sessionID, ok := h.actionSession(c, a)
 	if !ok {
 		return
@@ -196,6 +202,10 @@ func (h *Handler) repriceItem(c *gin.Context) {
 		h.badForm(c, form, errs)
 		return
 	}
+	if !h.ensureCurrent(c, a, staleCheck{pending: fmt.Sprintf("reprice item no. %d to %s one-off and %s monthly", itemID,
+		quotes.FormatEUR(cents(activation)), quotes.FormatEUR(cents(recurring))), exists: hasItem(basketID, itemID)}) {
+		return
+	}
 	sessionID, ok := h.actionSession(c, a)
 	if !ok {
 		return
@@ -216,4 +226,16 @@ func (h *Handler) repriceItem(c *gin.Context) {
 		}
 	}
 	h.cartUpdate(c, a, q, basketID, true, name+" repriced.")
+}
+
+// hasItem reports whether the quote still has the item in the cart (for the stale check).
+func hasItem(basketID, itemID int64) func(q *apiclient.Quote) bool {
+	return func(q *apiclient.Quote) bool {
+		cart, ok := q.Cart(basketID)
+		if !ok {
+			return false
+		}
+		_, ok = findItem(cart, itemID)
+		return ok
+	}
 }

@@ -56,6 +56,7 @@ func (h *Handler) showQuote(c *gin.Context) {
 		return
 	}
 	h.touchRecent(c, recentQuoteItem(ref, q, customerName))
+	h.changes.Observe(quoteWatchKey(ref), changeTag(digestOf(q)))
 	h.renderPage(c, http.StatusOK, fmt.Sprintf("Quote %d", ref.QuoteID), layout.SectionQuotes,
 		quotes.QuotePage(quotePageVM(ref, q, customerName, cpqName, hasCPQSession(c, cpqKeyOf(ref)))))
 }
@@ -68,6 +69,7 @@ func quotePageVM(ref quotes.Ref, q *apiclient.Quote, customerName, cpqName strin
 		CustomerQuoteID: q.CustomerQuoteID, Carts: v.carts(false), Summary: v.summary(), TOFs: v.tofs(),
 		Digest: digestOf(q), HasSession: hasSession,
 	}
+	vm.DigestTag = changeTag(vm.Digest)
 	if !q.UpdatedAt.IsZero() {
 		vm.UpdatedAt = q.UpdatedAt.UTC().Format("2 Jan 2006 15:04 UTC")
 	}

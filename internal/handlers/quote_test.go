@@ -330,8 +330,9 @@ func TestQuoteRefusedValueShowsTheAPIsMessageInTheForm(t *testing.T) {
 	p, sim := newQuotePortal(t, nil)
 	u := newQuoteUser(t, p, sim)
 	quoteURL := u.createQuote(1, 1, 11, 102, "")
+	_, digest := u.page(quoteURL)
 	// A tampered form says the limit is 50; the simulator's limit for discount 9 is 20.
-	resp := u.post(quoteURL+"/discounts", url.Values{"extra-9": {"30"}, "extraMax-9": {"50"}})
+	resp := u.post(quoteURL+"/discounts", url.Values{"extra-9": {"30"}, "extraMax-9": {"50"}, "prev": {digest}})
 	doc := quoteMust(t, "refused extra value", resp, http.StatusUnprocessableEntity)
 	if resp.Header.Get("HX-Retarget") != "#quote-discounts-form-errors" {
 		t.Errorf("answered into %q", resp.Header.Get("HX-Retarget"))
@@ -367,8 +368,8 @@ func TestQuoteExpiredSessionOffersRestart(t *testing.T) {
 	if restart != quoteURL+"/session" {
 		t.Errorf("Restart session posts to %q, want %s/session", restart, quoteURL)
 	}
-	if got := quoteEndpoints(u.requests(mark)); !slices.Equal(got, []string{"cpq.quantity"}) {
-		t.Errorf("calls: %v, want the one refused quantity change", got)
+	if got := quoteEndpoints(u.requests(mark)); !slices.Equal(got, []string{"cpq.toflist", "cpq.quantity"}) {
+		t.Errorf("calls: %v, want the stale check then the one refused quantity change", got)
 	}
 
 	mark = u.mark()
@@ -385,7 +386,7 @@ func TestQuoteExpiredSessionOffersRestart(t *testing.T) {
 	upd := quoteMust(t, "the action again", u.post(quoteURL+"/carts/"+cart+"/quantity", url.Values{"quantity": {"2"}, "prev": {digest}}), http.StatusOK)
 	quoteWantText(t, "quantity applied", upd.Find(`[data-testid="line-list-recurring"]`), quoteEUR(2990*2))
 	reqs := u.requests(mark)
-	if got := quoteEndpoints(reqs); !slices.Equal(got, []string{"cpq.quantity"}) || reqs[0].Status != http.StatusOK {
+	if got := quoteEndpoints(reqs); !slices.Equal(got, []string{"cpq.toflist", "cpq.quantity"}) || reqs[1].Status != http.StatusOK {
 		t.Errorf("calls after the restart: %v", got)
 	}
 }
@@ -415,17 +416,18 @@ func TestQuoteResumedFromItsAddressStartsASessionAtTheFirstAction(t *testing.T) 
 		url.Values{"quantity": {"4"}, "prev": {digest}}), http.StatusOK)
 	quoteWantText(t, "quantity applied", upd.Find(`[data-testid="line-list-activation"]`), quoteEUR(4900*4))
 	reqs := colleague.requests(mark)
-	if got := quoteEndpoints(reqs); !slices.Equal(got, []string{"cpq.init", "cpq.quantity"}) {
-		t.Fatalf("calls of the first action: %v, want init then quantity", got)
+	if got := quoteEndpoints(reqs); !slices.Equal(got, []string{"cpq.toflist", "cpq.init", "cpq.quantity"}) {
+		t.Fatalf("calls of the first action: %v, want the stale check, init then quantity", got)
 	}
-	if reqs[1].Header.Get("X-SessionId") == "" || reqs[1].Status != http.StatusOK {
+	if reqs[2].Header.Get("X-SessionId") == "" || reqs[2].Status != http.StatusOK {
 		t.Errorf("the quantity change went without the new session (%d)", reqs[1].Status)
 	}
 
 	// The second action reuses the session.
 	mark = colleague.mark()
-	quoteMust(t, "second action", colleague.post(quoteURL+"/carts/"+cart+"/quantity", url.Values{"quantity": {"5"}}), http.StatusOK)
-	if got := quoteEndpoints(colleague.requests(mark)); !slices.Equal(got, []string{"cpq.quantity"}) {
+	quoteMust(t, "second action", colleague.post(quoteURL+"/carts/"+cart+"/quantity",
+		url.Values{"quantity": {"5"}, "prev": {upd.Find("#quote-digest").AttrOr("value", "")}}), http.StatusOK)
+	if got := quoteEndpoints(colleague.requests(mark)); !slices.Equal(got, []string{"cpq.toflist", "cpq.quantity"}) {
 		t.Errorf("calls of the second action: %v", got)
 	}
 }
@@ -447,10 +449,10 @@ func TestQuoteTwoQuotesKeepTheirOwnSessions(t *testing.T) {
 		mark := u.mark()
 		quoteMust(t, "quantity of "+quoteURL, u.post(quoteURL+"/carts/"+cart+"/quantity", url.Values{"quantity": {quantity}, "prev": {digest}}), http.StatusOK)
 		reqs := u.requests(mark)
-		if len(reqs) != 1 || reqs[0].Endpoint != "cpq.quantity" {
-			t.Fatalf("calls: %v, want only the quantity change (the quote's session is kept)", quoteEndpoints(reqs))
+		if len(reqs) != 2 || reqs[1].Endpoint != "cpq.quantity" {
+			t.Fatalf("calls: %v, want the stale check and the quantity change (the quote's session is kept)", quoteEndpoints(reqs))
 		}
-		return reqs[0].Header.Get("X-SessionId")
+		return reqs[1].Header.Get("X-SessionId")
 	}
 	a1, b1, a2 := sessionOf(first, "2"), sessionOf(second, "3"), sessionOf(first, "4")
 	if a1 == "" || a1 == b1 || a1 != a2 {
@@ -480,10 +482,10 @@ func TestQuoteUpstreamRefusalIsAToast(t *testing.T) {
 	p, sim := newQuotePortal(t, nil)
 	u := newQuoteUser(t, p, sim)
 	quoteURL := u.createQuote(1, 1, 11, 102, "")
-	page, _ := u.page(quoteURL)
+	page, digest := u.page(quoteURL)
 	cart := page.Find(`[data-testid="cart"]`).AttrOr("data-basket-id", "")
 	root := quoteLineOf(page.Selection, 102).AttrOr("data-node-id", "")
-	resp := u.del(quoteURL+"/carts/"+cart+"/items/"+root+"/parent/"+root, nil)
+	resp := u.del(quoteURL+"/carts/"+cart+"/items/"+root+"/parent/"+root, url.Values{"prev": {digest}})
 	doc := quoteMust(t, "remove the main product", resp, http.StatusConflict)
 	if resp.Header.Get("HX-Retarget") != "#toasts" || !strings.Contains(quoteText(doc.Find(`[data-testid="toast"]`)), "remove the cart instead") {
 		t.Errorf("no toast with the API's message: %q %s", resp.Header.Get("HX-Retarget"), resp.body)

@@ -176,7 +176,8 @@ func (v *quoteView) summary() quotes.SummaryVM {
 
 // update is the answer of an action that changed prices (see quotes.UpdatePartial).
 func (v *quoteView) update() quotes.UpdateVM {
-	return quotes.UpdateVM{Ref: v.ref, Summary: v.summary(), Digest: digestOf(v.q)}
+	digest := digestOf(v.q)
+	return quotes.UpdateVM{Ref: v.ref, Summary: v.summary(), Digest: digest, DigestTag: changeTag(digest)}
 }
 
 // totalText says the quote's new net total, for the screen-reader announcement.

@@ -100,6 +100,9 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.POST("/quotes/:cpqId/:customerId/:quoteId/discounts", h.applyDiscounts)
 	pages.GET("/quotes/:cpqId/:customerId/:quoteId/packages", h.showPackages)
 	pages.POST("/quotes/:cpqId/:customerId/:quoteId/packages", h.addPackage)
+	// Live notice (polled, ETag/304) and "Show changes" (issue 18).
+	pages.GET("/quotes/:cpqId/:customerId/:quoteId/changes", h.pollQuoteChanges)
+	pages.GET("/quotes/:cpqId/:customerId/:quoteId/current", h.showCurrentQuote)
 
 	// --- Contracts & documents ---
 	// Documents of a quote (a region of the quote page, or a page of its own).
@@ -116,6 +119,7 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.POST("/contracts/:contractId/signature", h.sendSignatureRequest)
 	pages.DELETE("/contracts/:contractId/signature", h.removeSignatureRequest)
 	pages.POST("/contracts/:contractId/archive", h.archiveContract)
+	pages.GET("/contracts/:contractId/changes", h.pollContractChanges) // live notice (issue 18)
 	pages.GET("/contracts/:contractId/archive-payload", h.showArchivePayload)
 	pages.GET("/contracts/:contractId/archive-payload/download", h.downloadArchivePayload)
 	// Batch archive (back office, docs/backoffice.md): check a list, confirm, live progress

@@ -198,6 +198,7 @@ func (sp *secPortal) formsOf(t *testing.T, doc *goquery.Document, pageURL string
 			target = s.AttrOr("action", "")
 		}
 		fields, files := secFormFields(s)
+		secIncluded(doc, s, fields)
 		multipart := s.AttrOr("enctype", "") == "multipart/form-data" || s.AttrOr("hx-encoding", "") == "multipart/form-data"
 		add(method, target, fields, files, multipart || len(files) > 0, htmxReq)
 	})
@@ -212,6 +213,7 @@ func (sp *secPortal) formsOf(t *testing.T, doc *goquery.Document, pageURL string
 		if name, ok := s.Attr("name"); ok && name != "" {
 			fields.Set(name, s.AttrOr("value", ""))
 		}
+		secIncluded(doc, s, fields)
 		if vals := s.AttrOr("hx-vals", ""); vals != "" && !strings.HasPrefix(vals, "js:") && !strings.HasPrefix(vals, "javascript:") {
 			var static map[string]any
 			if json.Unmarshal([]byte(vals), &static) == nil {
@@ -224,6 +226,21 @@ func (sp *secPortal) formsOf(t *testing.T, doc *goquery.Document, pageURL string
 		add(method, target, fields, files, len(files) > 0, true)
 	})
 	return out
+}
+
+// secIncluded adds what the element's hx-include names by id (e.g. "#quote-digest"), as htmx does.
+func secIncluded(doc *goquery.Document, s *goquery.Selection, fields url.Values) {
+	for sel := range strings.SplitSeq(s.AttrOr("hx-include", ""), ",") {
+		sel = strings.TrimSpace(sel)
+		if !strings.HasPrefix(sel, "#") {
+			continue
+		}
+		doc.Find(sel).Each(func(_ int, in *goquery.Selection) {
+			if name := in.AttrOr("name", ""); name != "" {
+				fields.Set(name, in.AttrOr("value", ""))
+			}
+		})
+	}
 }
 
 // secHxVerb returns the htmx verb and target of an element, or "" when it has none.

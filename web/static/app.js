@@ -962,3 +962,152 @@
     fitTables();
   });
 })();
+
+// ---------------------------------------------------------------------------------------------
+// Live notices (issue 18; internal/handlers/quote_changes.go, contract_changes.go).
+//   - [data-live-poll="url"]: polls url every 1.5 s while the tab is visible, every 30 s while it is
+//     hidden, with If-None-Match: the change tag of what the page shows (data-tag of the element
+//     named by data-live-tag; it changes when an action's answer replaces it). 304: nothing new.
+//     200: the answer is a polite banner put into the region's [role=status] slot (focus and what
+//     the user is typing are untouched); its ETag becomes the known tag. Errors back off (doubling,
+//     at most a minute); 401/403 or a redirect to sign in (the session ended) stop polling; after
+//     15 minutes without the user touching the page polling pauses until they do, so an unattended
+//     tab neither loads the service nor keeps its session alive.
+//   - [data-dismiss-conflict] closes the "quote changed" notice and gives focus to the carts.
+// ---------------------------------------------------------------------------------------------
+(function () {
+  "use strict";
+
+  var VISIBLE_MS = 1500;
+  var HIDDEN_MS = 30000;
+  var MAX_BACKOFF_MS = 60000;
+  var IDLE_PAUSE_MS = 15 * 60 * 1000;
+  var lastActivity = Date.now();
+  var pollers = [];
+
+  function touched() {
+    lastActivity = Date.now();
+    pollers.forEach(function (p) { p.resume(); });
+  }
+  ["keydown", "pointerdown", "wheel", "touchstart"].forEach(function (type) {
+    document.addEventListener(type, touched, { passive: true, capture: true });
+  });
+
+  function stripTag(value) {
+    return String(value || "").replace(/^W\//, "").replace(/"/g, "");
+  }
+
+  function startPoller(region) {
+    var url = region.getAttribute("data-live-poll");
+    var tagSelector = region.getAttribute("data-live-tag");
+    var slot = region.querySelector("[role=status]") || region;
+    var known = "";
+    var pageTag = "";
+    var failures = 0;
+    var timer = null;
+    var stopped = false;
+    var paused = false;
+    var inflight = false;
+
+    function tagElement() { return tagSelector ? document.querySelector(tagSelector) : region; }
+    function currentTag() {
+      var el = tagElement();
+      return el ? el.getAttribute("data-tag") || "" : "";
+    }
+    function since() {
+      var el = tagElement();
+      if (el && el.hasAttribute("data-since")) return el.getAttribute("data-since");
+      var m = el && /(?:^|;)u=(\d+)/.exec(el.value || "");
+      return m ? m[1] : "";
+    }
+    function schedule(delay) {
+      if (stopped) return;
+      window.clearTimeout(timer);
+      if (delay === undefined) {
+        delay = document.hidden ? HIDDEN_MS : VISIBLE_MS;
+        if (failures > 0) delay = Math.min(MAX_BACKOFF_MS, delay * Math.pow(2, failures));
+      }
+      timer = window.setTimeout(poll, delay);
+    }
+    function poll() {
+      if (stopped || inflight) return;
+      if (!document.body.contains(region)) { stopped = true; return; }
+      if (Date.now() - lastActivity > IDLE_PAUSE_MS) { paused = true; return; }
+      var tag = currentTag();
+      if (tag !== pageTag) { pageTag = tag; known = tag; } // the page itself moved on (an action)
+      var s = since();
+      inflight = true;
+      window.fetch(url + (s ? "?since=" + encodeURIComponent(s) : ""), {
+        method: "GET",
+        credentials: "same-origin",
+        cache: "no-store",
+        redirect: "manual",
+        headers: { "If-None-Match": "\"" + known + "\"", "HX-Request": "true", "Accept": "text/html" }
+      }).then(function (resp) {
+        if (resp.status === 304) { failures = 0; return null; }
+        if (resp.type === "opaqueredirect" || resp.status === 401 || resp.status === 403 || resp.headers.get("HX-Redirect")) {
+          stopped = true;
+          return null;
+        }
+        if (!resp.ok) { failures++; return null; }
+        failures = 0;
+        var etag = stripTag(resp.headers.get("ETag"));
+        return resp.text().then(function (html) {
+          if (etag) known = etag;
+          if (etag && etag === currentTag()) return; // the page already shows it
+          // Server-rendered and escaped by templ; swapped by htmx (which wires its buttons), never focused.
+          // The live region itself stays (a new region would not be announced): emptied, then filled.
+          slot.textContent = "";
+          if (window.htmx) window.htmx.swap(slot, html, { swapStyle: "beforeend" });
+        });
+      }).catch(function () {
+        failures++;
+      }).then(function () {
+        inflight = false;
+        schedule();
+      });
+    }
+    var poller = {
+      resume: function () {
+        if (paused && !stopped) { paused = false; schedule(0); }
+      }
+    };
+    document.addEventListener("visibilitychange", function () {
+      if (!document.hidden && !stopped && !inflight) schedule(0);
+    });
+    pollers.push(poller);
+    known = pageTag = currentTag();
+    schedule();
+  }
+
+  function startAll(root) {
+    if (!root || !root.querySelectorAll) return;
+    root.querySelectorAll("[data-live-poll]").forEach(function (region) {
+      if (region.dataset.livePolling) return;
+      region.dataset.livePolling = "1";
+      startPoller(region);
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () { startAll(document); });
+
+  // An action's answer may carry X-Live-Tag: the state the page now shows (the user's own change),
+  // for regions whose tag is their own data-tag (the contract page).
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var xhr = event.detail && event.detail.xhr;
+    var tag = xhr && xhr.getResponseHeader("X-Live-Tag");
+    if (!tag) return;
+    document.querySelectorAll("[data-live-poll]:not([data-live-tag])").forEach(function (region) {
+      region.setAttribute("data-tag", tag);
+    });
+  });
+
+  document.addEventListener("click", function (event) {
+    var dismiss = event.target.closest && event.target.closest("[data-dismiss-conflict]");
+    if (!dismiss) return;
+    var notice = dismiss.closest(".conflict-notice");
+    if (notice) notice.remove();
+    var carts = document.getElementById("quote-carts-title");
+    if (carts) carts.focus();
+  });
+})();

@@ -93,7 +93,7 @@ func newLab(ctx context.Context, opts options, stderr io.Writer) (*lab, error) {
 	}
 	var simAddr string
 	l.sim, simAddr, err = l.start(ctx, "v2sim", l.simBin, []string{
-		"-addr", "127.0.0.1:0", "-customers", strconv.Itoa(simCustomers), "-seed", "1",
+		"-addr", "127.0.0.1:0", "-customers", strconv.Itoa(simCustomers), "-seed", "1", "-admin", // request log for live_poll_*
 		"-memory-cap", strconv.Itoa(simMemoryCap), "-max-upload", strconv.Itoa(simMaxUpload),
 	}, []string{"TMPDIR=" + spill}, regexp.MustCompile(`serving the v2 API on (http://[^/\s]+)`))
 	if err != nil {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -87,13 +89,25 @@ func measureQuoteActions(ctx context.Context, l *lab, rep *report) error {
 		tof := base.quote.TOFList[len(base.quote.TOFList)-1]
 		// The first action of a quote starts the user's configuration session in the portal (call 2);
 		// the quote page's discount panel does that here, so the timed actions do not include it.
-		if _, err := portalAction(ctx, browser, http.MethodGet, page+"/discounts", nil, l.portal.url); err != nil {
+		if _, _, err := portalAction(ctx, browser, http.MethodGet, page+"/discounts", nil, l.portal.url); err != nil {
 			return fmt.Errorf("opening the discount panel: %w", err)
 		}
+		// Each action sends the fingerprint of what the page shows (issue 18's stale check compares
+		// it with the quote before a mutation), taken from the previous action's answer.
+		digest := ""
 		timed := func(name, method, target string, form url.Values) error {
-			took, err := portalAction(ctx, browser, method, target, form, l.portal.url)
+			if form == nil {
+				form = url.Values{}
+			}
+			if digest != "" {
+				form.Set("prev", digest)
+			}
+			took, body, err := portalAction(ctx, browser, method, target, form, l.portal.url)
 			if err != nil {
 				return fmt.Errorf("iteration %d, %s: %w", it, name, err)
+			}
+			if d, ok := digestIn(body); ok {
+				digest = d
 			}
 			times[name] = append(times[name], took)
 			return nil
@@ -188,15 +202,19 @@ func measureQuoteActions(ctx context.Context, l *lab, rep *report) error {
 }
 
 // portalAction sends one htmx request of the quote page (same origin, as a browser sends it) and
-// returns how long the answer took; any status but 200 fails.
-func portalAction(ctx context.Context, browser *http.Client, method, target string, form url.Values, origin string) (time.Duration, error) {
+// returns how long the answer took and the answer (decompressed); any status but 200 fails.
+// A DELETE carries its form in the query string, as htmx sends it.
+func portalAction(ctx context.Context, browser *http.Client, method, target string, form url.Values, origin string) (time.Duration, []byte, error) {
 	var body io.Reader
 	if form != nil && method == http.MethodPost {
 		body = strings.NewReader(form.Encode())
 	}
+	if len(form) > 0 && method == http.MethodDelete {
+		target += "?" + form.Encode()
+	}
 	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -210,21 +228,33 @@ func portalAction(ctx context.Context, browser *http.Client, method, target stri
 	start := time.Now()
 	resp, err := browser.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	data, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	took := time.Since(start)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
+	}
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		data, _ = gunzip(data)
 	}
 	if resp.StatusCode != http.StatusOK {
-		if resp.Header.Get("Content-Encoding") == "gzip" {
-			data, _ = gunzip(data)
-		}
-		return 0, fmt.Errorf("%s %s: %s: %.300s", method, req.URL.Path, resp.Status, data)
+		return 0, nil, fmt.Errorf("%s %s: %s: %.300s", method, req.URL.Path, resp.Status, data)
 	}
-	return took, nil
+	return took, data, nil
+}
+
+// digestPattern finds the quote page's fingerprint input (#quote-digest) in an answer.
+var digestPattern = regexp.MustCompile(`<input[^>]*id="quote-digest"[^>]*value="([^"]*)"[^>]*data-tag="([^"]*)"`)
+
+// digestIn returns the fingerprint an answer carries.
+func digestIn(body []byte) (string, bool) {
+	m := digestPattern.FindSubmatch(body)
+	if m == nil {
+		return "", false
+	}
+	return html.UnescapeString(string(m[1])), true
 }
 
 // browser returns a client with a cookie jar holding the user's session cookies (the portal updates

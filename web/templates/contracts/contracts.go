@@ -110,7 +110,12 @@ type ContractCandidate struct {
 
 // ContractVM is the contract page.
 type ContractVM struct {
-	ID          int32
+	ID int32
+	// LiveURL, LiveTag and LiveSince drive the live notice (issue 18): the poll address, the change
+	// tag of what the page shows, and when it was read (Unix milliseconds).
+	LiveURL     string
+	LiveTag     string
+	LiveSince   string
 	Number      string
 	Status      StatusVM
 	Details     []components.KV

@@ -222,6 +222,8 @@ type QuoteVM struct {
 	Summary          SummaryVM
 	TOFs             []TOF
 	Digest           string
+	// DigestTag is the change tag of what the page shows (the live notice's ETag).
+	DigestTag string
 	// HasSession tells whether the user holds a configuration session for this quote; without one
 	// the first action starts it.
 	HasSession bool
@@ -238,6 +240,10 @@ type UpdateVM struct {
 	Carts   *CartsVM // a quote-level action: every cart is the main region
 	Summary SummaryVM
 	Digest  string
+	// DigestTag is the change tag of Digest (the live notice's ETag).
+	DigestTag string
+	// Conflict, when set, says the action was not applied because the quote had changed (409).
+	Conflict *ConflictVM
 	// SummaryOnly makes the summary the main region (packages); ClearPanel empties that panel.
 	SummaryOnly bool
 	ClearPanel  string
