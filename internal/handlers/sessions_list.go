@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -86,7 +87,11 @@ func browserOf(ua string) string {
 		return browser
 	}
 	if len(ua) > 60 {
-		return ua[:60] + "…"
+		cut := 60
+		for cut > 0 && !utf8.RuneStart(ua[cut]) {
+			cut-- // never split a character: the page must stay valid UTF-8
+		}
+		return ua[:cut] + "…"
 	}
 	return ua
 }
