@@ -69,6 +69,22 @@ func (h *Handler) checkBatch(c *gin.Context) {
 		h.fail(c, errJobsOff)
 		return
 	}
+	// Read the form first, so a body over the limit answers 413 (not "no numbers").
+	var formErr error
+	if strings.HasPrefix(c.ContentType(), "multipart/") {
+		formErr = c.Request.ParseMultipartForm(maxBatchFileBytes)
+	} else {
+		formErr = c.Request.ParseForm()
+	}
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(formErr, &tooLarge):
+		h.fail(c, formErr)
+		return
+	case formErr != nil:
+		h.fail(c, badRequest("The form could not be read."))
+		return
+	}
 	text := c.PostForm("numbers")
 	vm := batchNewVM(text)
 	entries := jobs.ParseText(text)
