@@ -963,18 +963,9 @@
   });
 })();
 
-// ---------------------------------------------------------------------------------------------
-// Live notices (issue 18; internal/handlers/quote_changes.go, contract_changes.go).
-//   - [data-live-poll="url"]: polls url every 1.5 s while the tab is visible, every 30 s while it is
-//     hidden, with If-None-Match: the change tag of what the page shows (data-tag of the element
-//     named by data-live-tag; it changes when an action's answer replaces it). 304: nothing new.
-//     200: the answer is a polite banner put into the region's [role=status] slot (focus and what
-//     the user is typing are untouched); its ETag becomes the known tag. Errors back off (doubling,
-//     at most a minute); 401/403 or a redirect to sign in (the session ended) stop polling; after
-//     15 minutes without the user touching the page polling pauses until they do, so an unattended
-//     tab neither loads the service nor keeps its session alive.
-//   - [data-dismiss-conflict] closes the "quote changed" notice and gives focus to the carts.
-// ---------------------------------------------------------------------------------------------
+// Live notices (docs/quotes.md): [data-live-poll] polls with If-None-Match (304: nothing new; 200:
+// a polite banner, focus untouched), backs off on errors and while hidden or idle, stops when the
+// session ends. [data-dismiss-conflict] closes the "quote changed" notice.
 (function () {
   "use strict";
 
