@@ -198,7 +198,7 @@ func TestConcurrentContractArchivedWhileOpen(t *testing.T) {
 	check(t, suite.expect.Locator(banner).ToContainText("changed by "+salesUser), "who")
 	check(t, suite.expect.Locator(search).ToBeFocused(), "the focus stays in the field")
 	check(t, suite.expect.Locator(search).ToHaveValue("sig"), "the typed text is kept")
-	check(t, other.GetByTestId("live-notice-show").Click(), "Show changes (reload)")
+	clickSettled(t, other, other.GetByTestId("live-notice-show"), "Show changes (reload)")
 	check(t, suite.expect.Locator(other.Locator(`[data-testid="archive-details"]`)).ToBeVisible(), "the colleague sees the archive")
 	check(t, suite.expect.Locator(other.Locator(`[data-testid="signature-archived"]`)).ToBeVisible(), "no more signature requests offered")
 

@@ -496,3 +496,16 @@ func check(t *testing.T, err error, what string) {
 		t.Fatalf("%s: %v", what, err)
 	}
 }
+
+// clickSettled clicks l after scrolling it into view and letting the browser draw two frames.
+// Chromium routes a click that comes right after a scroll by where frames were drawn before it, so
+// on a page with a PDF viewer (an out-of-process frame) Playwright's scroll-then-click can land in
+// the viewer; a person's click never comes that fast. Use it for a click that needs a scroll on a
+// page that previews a PDF.
+func clickSettled(t *testing.T, page playwright.Page, l playwright.Locator, what string) {
+	t.Helper()
+	check(t, l.ScrollIntoViewIfNeeded(), what+": scroll into view")
+	_, err := page.Evaluate(`() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))`)
+	check(t, err, what+": wait for two drawn frames")
+	check(t, l.Click(), what)
+}
