@@ -446,7 +446,8 @@ func (h *Handler) findQuoteConfigurator(ctx context.Context, user string, custom
 }
 
 // configuratorsOfCustomer lists the configurators a customer belongs to: from the user's cached
-// list when it is in memory, else from the customer (A8 cpqIds), else every configurator.
+// list when it is in memory, else from the customer (A8 cpqIds); none when the customer names none
+// (findQuoteConfigurator then tries every configurator, listed once).
 func (h *Handler) configuratorsOfCustomer(ctx context.Context, user string, customerID int32) ([]int32, error) {
 	if snap, ok := h.customers.Peek(user); ok {
 		if row, ok := snap.Lookup(customerID); ok && len(row.CPQIDs) > 0 {
@@ -460,7 +461,7 @@ func (h *Handler) configuratorsOfCustomer(ctx context.Context, user string, cust
 	case err != nil && !errors.Is(err, apiclient.ErrNotFound):
 		return nil, err
 	}
-	return h.allConfigurators(ctx)
+	return nil, nil
 }
 
 // allConfigurators lists the ids of every configurator (call 1).
