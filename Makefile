@@ -27,7 +27,7 @@ V2_API_TOKEN ?=
 SIM_ADDR ?= 127.0.0.1:8081
 SIM_FLAGS ?=
 
-.PHONY: help run sim test deps generate generate-check lint unit e2e conformance bench soak fuzz screenshots build docker-check clean
+.PHONY: help run sim test deps generate generate-check i18n lint unit e2e conformance bench soak fuzz screenshots build docker-check clean
 
 help: ## Show this list of targets
 	@echo "CPQ Portal. Usage: make <target>"
@@ -45,6 +45,7 @@ sim: ## Run the v2 API simulator standalone on SIM_ADDR (default 127.0.0.1:8081)
 test: ## Everything CI runs: deps, generate-check, lint, docker-check, unit tests, brief fuzzing (10,000 inputs a target), browser tests
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory generate-check
+	@$(MAKE) --no-print-directory i18n
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory docker-check
 	@$(MAKE) --no-print-directory unit DEPS_DONE=1
@@ -56,6 +57,9 @@ deps: ## Install what is missing: chromium, redis-server (apt), Playwright drive
 
 generate: ## Generate Go code from templ templates
 	go tool templ generate
+
+i18n: ## Check the message catalogues: every key used in code is in all five languages, none unused, same placeholders
+	go run ./cmd/i18ncheck
 
 generate-check: ## Fail when generated code is stale or not committed
 	@scripts/generate-check.sh

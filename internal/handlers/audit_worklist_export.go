@@ -15,7 +15,7 @@ import (
 func (h *Handler) exportWorklist(c *gin.Context) {
 	format, ok := export.ParseFormat(c.Query("format"))
 	if !ok {
-		h.fail(c, badRequest("The export format must be csv or xlsx."))
+		h.fail(c, badRequest("error.export_format"))
 		return
 	}
 	req := parseWorklistRequest(c)

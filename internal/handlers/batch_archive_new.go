@@ -82,7 +82,7 @@ func (h *Handler) checkBatch(c *gin.Context) {
 		h.fail(c, formErr)
 		return
 	case formErr != nil:
-		h.fail(c, badRequest("The form could not be read."))
+		h.fail(c, badRequest("error.form_unreadable"))
 		return
 	}
 	text := c.PostForm("numbers")

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
@@ -41,7 +42,7 @@ func (h *Handler) showContractSearch(c *gin.Context) {
 func (h *Handler) lookupContract(c *gin.Context) {
 	query := strings.TrimSpace(c.Query("q"))
 	vm := contractSearchVM(query)
-	if problem := contractQueryProblem(query); problem != "" {
+	if problem := contractQueryProblem(tr(c), query); problem != "" {
 		vm.Query.Error = problem
 		vm.Errors = components.SummaryFrom(vm.Query)
 		h.renderPage(c, http.StatusBadRequest, "Contracts", layout.SectionContracts, contracts.ContractSearchPage(vm))
@@ -88,7 +89,7 @@ func (h *Handler) lookupContract(c *gin.Context) {
 // contractQueryProblem checks the search text before any v2 call: present, a plausible length, no
 // control characters, and not "." or ".." (which no path segment can carry). It returns the
 // message for the user, or "" when the text may be looked up.
-func contractQueryProblem(query string) string {
+func contractQueryProblem(tr *i18n.Translator, query string) string {
 	if query == "" {
 		return "Enter a contract id or a contract number."
 	}
@@ -97,7 +98,7 @@ func contractQueryProblem(query string) string {
 	}
 	var bad *badRequestError
 	if err := validateContractNumber(query); errors.As(err, &bad) {
-		return bad.msg
+		return bad.msg.In(tr)
 	}
 	return ""
 }

@@ -140,7 +140,7 @@ func (h *Handler) sendSignatureRequest(c *gin.Context) {
 	if err := c.Request.ParseForm(); err != nil {
 		var tooLarge *http.MaxBytesError
 		if !errors.As(err, &tooLarge) {
-			err = badRequest("The form could not be read. Reload the page and try again.")
+			err = badRequest("error.form_unreadable_reload")
 		}
 		h.fail(c, err)
 		return

@@ -621,7 +621,7 @@ func (h *Handler) updateCustomer(c *gin.Context) {
 	}
 	version, err := strconv.ParseInt(strings.TrimSpace(c.Request.PostForm.Get("version")), 10, 64)
 	if err != nil || version < 0 {
-		h.fail(c, badRequest("The form is not valid (its version is missing). Open the customer again and edit it."))
+		h.fail(c, badRequest("customer.error.version_missing"))
 		return
 	}
 	f.Version = version

@@ -80,7 +80,7 @@ func (h *Handler) changeCustomerOwner(c *gin.Context) {
 	// The current owner comes from a hidden input: a malformed one is not the user's typing.
 	currentOwnerID, err := parseID(strings.TrimSpace(c.Request.PostForm.Get("currentOwnerId")), "currentOwnerId", math.MaxInt64)
 	if err != nil {
-		h.fail(c, badRequest("The form is not valid: the owner to replace is missing. Open the customer again."))
+		h.fail(c, badRequest("customer.error.owner_missing"))
 		return
 	}
 	raw := strings.TrimSpace(c.Request.PostForm.Get("newOwnerId"))

@@ -43,7 +43,7 @@ func customerExportRow(r customercache.Row) []string {
 func (h *Handler) exportCustomers(c *gin.Context) {
 	format, ok := export.ParseFormat(c.Query("format"))
 	if !ok {
-		h.fail(c, badRequest("The export format must be csv or xlsx."))
+		h.fail(c, badRequest("error.export_format"))
 		return
 	}
 	p, err := parseCustomerListParams(c)

@@ -81,19 +81,19 @@ type customerListParams struct {
 func parseCustomerListParams(c *gin.Context) (customerListParams, error) {
 	p := customerListParams{Query: c.Query("q"), Sort: customercache.SortByName, Page: 1}
 	if !utf8.ValidString(p.Query) || utf8.RuneCountInString(p.Query) > maxCustomerQueryRunes {
-		return p, badRequest("The search text is too long (at most %d characters).", maxCustomerQueryRunes)
+		return p, badRequest("customers.error.query_too_long", maxCustomerQueryRunes)
 	}
 	if raw := c.Query("cpqId"); raw != "" {
 		id, err := parseID(raw, "cpqId", math.MaxInt32)
 		if err != nil {
-			return p, badRequest("The configurator is not valid: cpqId must be a whole number from 1 to %d.", math.MaxInt32)
+			return p, badRequest("customers.error.cpq_id", math.MaxInt32)
 		}
 		p.CPQID = int32(id)
 	}
 	if raw := c.Query("sort"); raw != "" {
 		key, ok := customercache.ParseSortKey(raw)
 		if !ok {
-			return p, badRequest("The list cannot be sorted that way: sort must be one of name, id, taxId, city, segment, updated.")
+			return p, badRequest("customers.error.sort")
 		}
 		p.Sort = key
 	}
@@ -102,12 +102,12 @@ func parseCustomerListParams(c *gin.Context) (customerListParams, error) {
 	case "desc":
 		p.Desc = true
 	default:
-		return p, badRequest("The sort direction must be asc or desc.")
+		return p, badRequest("customers.error.sort_direction")
 	}
 	if raw := c.Query("page"); raw != "" {
 		n, err := parseID(raw, "page", maxCustomerPage)
 		if err != nil {
-			return p, badRequest("The page must be a whole number from 1 to %d.", maxCustomerPage)
+			return p, badRequest("customers.error.page", maxCustomerPage)
 		}
 		p.Page = int(n)
 	}
@@ -292,9 +292,9 @@ func (h *Handler) customerRegionError(c *gin.Context, vm customers.ResultsVM, er
 	f := classify(err)
 	h.log(c).Log(c.Request.Context(), f.level, "customer list region failed",
 		"status", f.status, "path", c.Request.URL.Path, "err", err)
-	vm.Error = f.message
+	vm.Error = f.message.In(tr(c))
 	if f.status == http.StatusNotFound && vm.CPQID != 0 {
-		vm.Error = fmt.Sprintf("Configurator %d does not exist (the CPQ service says: %s). Choose another source.", vm.CPQID, f.message)
+		vm.Error = fmt.Sprintf("Configurator %d does not exist (the CPQ service says: %s). Choose another source.", vm.CPQID, f.message.In(tr(c)))
 	}
 	return vm, f.status, false
 }

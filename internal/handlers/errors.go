@@ -15,28 +15,33 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/layout"
 )
 
 // badRequestError is a request the portal itself refuses (a malformed path parameter, a form value
-// that does not parse): 400, with a message meant for the user.
-type badRequestError struct{ msg string }
+// that does not parse): 400, with a message meant for the user, translated at the error edge.
+type badRequestError struct{ msg i18n.Message }
 
-func (e *badRequestError) Error() string { return e.msg }
-
-// badRequest returns a badRequestError; the message is shown to the user.
-func badRequest(format string, args ...any) error {
-	return &badRequestError{msg: fmt.Sprintf(format, args...)}
+func (e *badRequestError) Error() string {
+	return fmt.Sprintf("bad request: %s %v", e.msg.Key, e.msg.Args)
 }
 
-// failure is how the error edge answers an error.
+// badRequest returns a badRequestError with the catalogue's key and its arguments; the message is
+// shown to the user in their language.
+func badRequest(key string, args ...any) error { return badRequestMessage(i18n.M(key, args...)) }
+
+// badRequestMessage is badRequest of a Message built elsewhere (a form's first problem).
+func badRequestMessage(msg i18n.Message) error { return &badRequestError{msg: msg} }
+
+// failure is how the error edge answers an error. Title and message are translated when rendered.
 type failure struct {
 	status  int
-	title   string
-	message string     // shown to the user, escaped
-	level   slog.Level // how loudly to log
+	title   i18n.Message
+	message i18n.Message // shown to the user, escaped
+	level   slog.Level   // how loudly to log
 }
 
 // statusClientClosedRequest is logged when the user left before the answer (nginx's 499);
@@ -52,84 +57,79 @@ func classify(err error) failure {
 		apiErr   *apiclient.APIError
 		stale    *staleCheckError
 	)
+	m := i18n.M
 	switch {
 	case errors.As(err, &stale):
 		// The status of the failed read (502, 504...), with a message saying nothing was applied.
 		f := classify(stale.err)
-		f.title = "Your change was not applied"
-		f.message = "The portal could not check whether someone else changed this quote, so your change was not applied. Try again in a moment."
+		f.title = m("error.stale_check.title")
+		f.message = m("error.stale_check.message")
 		return f
 	case errors.As(err, &bad):
-		return failure{http.StatusBadRequest, "The request is not valid", bad.msg, slog.LevelInfo}
+		return failure{http.StatusBadRequest, m("error.bad_request.title"), bad.msg, slog.LevelInfo}
 	case errors.Is(err, auth.ErrSessionStoreUnavailable): // before isConnectionFailure: redis is not the CPQ service
-		return failure{http.StatusServiceUnavailable, "Service unavailable",
-			"Your sessions cannot be read or changed right now. Please try again in a moment.", slog.LevelError}
+		return failure{http.StatusServiceUnavailable, m("error.unavailable.title"), m("error.session_store.message"), slog.LevelError}
 	case errors.As(err, &tooLarge):
-		return failure{http.StatusRequestEntityTooLarge, "Too large",
-			fmt.Sprintf("The request is larger than the portal accepts (%s).", formatBytes(tooLarge.Limit)), slog.LevelInfo}
+		return failure{http.StatusRequestEntityTooLarge, m("error.too_large.title"),
+			m("error.too_large.message", formatBytes(tooLarge.Limit)), slog.LevelInfo}
 	case errors.As(err, &apiErr):
 		return classifyAPIError(apiErr)
 	case errors.Is(err, jobs.ErrNotFound):
-		return failure{http.StatusNotFound, "Batch not found", "There is no such batch among yours.", slog.LevelInfo}
+		return failure{http.StatusNotFound, m("batch.error.not_found.title"), m("batch.error.not_found.message"), slog.LevelInfo}
 	case errors.Is(err, jobs.ErrState):
-		return failure{http.StatusConflict, "Not possible now", "The batch is not in a state that allows this (it may have just finished or been cancelled). Reload the page.", slog.LevelInfo}
+		return failure{http.StatusConflict, m("batch.error.state.title"), m("batch.error.state.message"), slog.LevelInfo}
 	case errors.Is(err, errJobsOff):
-		return failure{http.StatusServiceUnavailable, "Batches are not available", "This portal runs without its state store, so batches cannot run.", slog.LevelError}
+		return failure{http.StatusServiceUnavailable, m("batch.error.off.title"), m("batch.error.off.message"), slog.LevelError}
 	case errors.Is(err, apiclient.ErrInvalidParameter):
-		return failure{http.StatusBadRequest, "The request is not valid", "A value in the request is not valid.", slog.LevelInfo}
+		return failure{http.StatusBadRequest, m("error.bad_request.title"), m("error.invalid_value.message"), slog.LevelInfo}
 	case errors.Is(err, apiclient.ErrMalformedResponse), errors.Is(err, apiclient.ErrResponseTooLarge),
 		errors.Is(err, io.ErrUnexpectedEOF): // a v2 answer cut short (its body ended before Content-Length)
-		return failure{http.StatusBadGateway, "The CPQ service answered with an error",
-			"The CPQ service sent an answer the portal cannot read. Try again later.", slog.LevelError}
+		return failure{http.StatusBadGateway, m("error.upstream.title"), m("error.upstream_unreadable.message"), slog.LevelError}
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
-		return failure{http.StatusGatewayTimeout, "The CPQ service is not answering",
-			"The CPQ service did not answer in time. Try again in a moment.", slog.LevelError}
+		return failure{http.StatusGatewayTimeout, m("error.upstream_silent.title"), m("error.upstream_timeout.message"), slog.LevelError}
 	case isConnectionFailure(err):
-		return failure{http.StatusBadGateway, "The CPQ service is not answering",
-			"The portal cannot reach the CPQ service. Try again in a moment.", slog.LevelError}
+		return failure{http.StatusBadGateway, m("error.upstream_silent.title"), m("error.upstream_unreachable.message"), slog.LevelError}
 	}
-	return failure{http.StatusInternalServerError, "Something went wrong",
-		"The portal hit an unexpected problem. If it happens again, quote the request id to support.", slog.LevelError}
+	return failure{http.StatusInternalServerError, m("error.internal.title"), m("error.internal.message"), slog.LevelError}
 }
 
 // classifyAPIError maps a v2 error answer (docs/v2-assumptions.md A2). The service's own message
-// is shown (escaped) where it helps the user; 5xx and unexpected statuses become 502.
+// is shown (escaped, as it comes) where it helps the user; 5xx and unexpected statuses become 502.
 func classifyAPIError(e *apiclient.APIError) failure {
-	msg := func(fallback string) string {
+	m := i18n.M
+	msg := func(fallback string) i18n.Message {
 		if e.Message != "" {
-			return e.Message
+			return i18n.Verbatim(e.Message)
 		}
-		return fallback
+		return m(fallback)
 	}
 	switch {
 	case e.Status == http.StatusBadRequest && e.Code == apiclient.CodeSessionInvalid:
-		return failure{http.StatusBadRequest, "The configuration session has expired",
-			"The configuration session expired. Open the quote again to continue.", slog.LevelInfo}
+		return failure{http.StatusBadRequest, m("error.session_expired.title"), m("error.session_expired.message"), slog.LevelInfo}
 	case e.Status == http.StatusBadRequest:
-		return failure{http.StatusBadRequest, "The CPQ service refused the request", msg("The request is not valid."), slog.LevelWarn}
+		return failure{http.StatusBadRequest, m("error.upstream_refused.title"), msg("error.upstream_refused.message"), slog.LevelWarn}
 	case e.Status == http.StatusUnauthorized:
-		return failure{http.StatusUnauthorized, "Sign-in not accepted", "The CPQ service did not accept your sign-in.", slog.LevelWarn}
+		return failure{http.StatusUnauthorized, m("error.signin_refused.title"), m("error.signin_refused.message"), slog.LevelWarn}
 	case e.Status == http.StatusForbidden:
-		return failure{http.StatusForbidden, "Not allowed", msg("You are not allowed to do this."), slog.LevelInfo}
+		return failure{http.StatusForbidden, m("error.forbidden.title"), msg("error.forbidden.message"), slog.LevelInfo}
 	case e.Status == http.StatusNotFound:
-		return failure{http.StatusNotFound, "Not found", msg("The CPQ service does not know this item."), slog.LevelInfo}
+		return failure{http.StatusNotFound, m("error.not_found.title"), msg("error.not_found.message"), slog.LevelInfo}
 	case e.Status == http.StatusConflict:
-		return failure{http.StatusConflict, "Conflict", msg("The change conflicts with the current state. Reload and try again."), slog.LevelInfo}
+		return failure{http.StatusConflict, m("error.conflict.title"), msg("error.conflict.message"), slog.LevelInfo}
 	case e.Status == http.StatusRequestEntityTooLarge:
-		return failure{http.StatusRequestEntityTooLarge, "Too large", msg("The CPQ service refused the upload as too large."), slog.LevelInfo}
+		return failure{http.StatusRequestEntityTooLarge, m("error.too_large.title"), msg("error.upload_too_large.message"), slog.LevelInfo}
 	case e.Status == http.StatusUnprocessableEntity:
-		return failure{http.StatusUnprocessableEntity, "The CPQ service did not accept the data", validationMessage(e), slog.LevelInfo}
+		return failure{http.StatusUnprocessableEntity, m("error.unprocessable.title"), validationMessage(e), slog.LevelInfo}
 	case e.Status == http.StatusGatewayTimeout:
-		return failure{http.StatusGatewayTimeout, "The CPQ service is not answering",
-			"The CPQ service did not answer in time. Try again in a moment.", slog.LevelError}
+		return failure{http.StatusGatewayTimeout, m("error.upstream_silent.title"), m("error.upstream_timeout.message"), slog.LevelError}
 	}
-	return failure{http.StatusBadGateway, "The CPQ service answered with an error",
-		fmt.Sprintf("The CPQ service answered with an error (%d). Try again later.", e.Status), slog.LevelError}
+	return failure{http.StatusBadGateway, m("error.upstream.title"), m("error.upstream_status.message", e.Status), slog.LevelError}
 }
 
 // validationMessage joins the service's message and its field errors into one sentence list, for
-// places that are not forms (forms show fieldErrorsFrom next to each field instead).
-func validationMessage(e *apiclient.APIError) string {
+// places that are not forms (forms show fieldErrorsFrom next to each field instead). The words are
+// the v2 API's, shown as they come.
+func validationMessage(e *apiclient.APIError) i18n.Message {
 	parts := []string{}
 	if e.Message != "" {
 		parts = append(parts, e.Message)
@@ -138,9 +138,9 @@ func validationMessage(e *apiclient.APIError) string {
 		parts = append(parts, fe.Field+": "+fe.Message)
 	}
 	if len(parts) == 0 {
-		return "The values were not accepted."
+		return i18n.M("error.unprocessable.message")
 	}
-	return strings.Join(parts, "; ")
+	return i18n.Verbatim(strings.Join(parts, "; "))
 }
 
 // fieldErrorsFrom returns the v2 API's field errors of a 409/422 answer keyed by field name (the
@@ -193,7 +193,7 @@ func (h *Handler) fail(c *gin.Context, err error) {
 	f := classify(err)
 	h.log(c).Log(c.Request.Context(), f.level, "request failed",
 		slog.Int("status", f.status), slog.String("method", c.Request.Method), slog.String("path", c.Request.URL.Path), slog.Any("err", err))
-	h.renderError(c, f.status, f.title, f.message)
+	h.renderError(c, f.status, f.title.In(tr(c)), f.message.In(tr(c)))
 }
 
 // renewedParam marks the one automatic retry of a GET page after the sign-in was renewed,
@@ -214,8 +214,7 @@ func (h *Handler) failUnauthorized(c *gin.Context, apiErr error) {
 			return
 		}
 		log.Error("v2 API refused the token and renewing it failed", slog.Any("err", apiErr), slog.Any("refresh_err", err))
-		h.renderError(c, http.StatusServiceUnavailable, "Sign-in service unavailable",
-			"Your sign-in could not be renewed because the sign-in service cannot be reached. Please try again in a moment.")
+		h.renderError(c, http.StatusServiceUnavailable, t(c, "error.idp_unavailable.title"), t(c, "error.idp_unavailable.message"))
 		return
 	}
 	page := c.Request.Method == http.MethodGet && !isHTMX(c)
@@ -229,12 +228,10 @@ func (h *Handler) failUnauthorized(c *gin.Context, apiErr error) {
 		c.Redirect(http.StatusSeeOther, u.RequestURI())
 	case page:
 		log.Error("v2 API refused a freshly renewed token", slog.Any("err", apiErr))
-		h.renderError(c, http.StatusUnauthorized, "Sign-in not accepted",
-			"The CPQ service did not accept your sign-in, even after renewing it. Sign out and sign in again; if it persists, contact support.")
+		h.renderError(c, http.StatusUnauthorized, t(c, "error.signin_refused.title"), t(c, "error.signin_refused_again.message"))
 	default:
 		log.Info("v2 API refused the token; renewed it, asking the user to repeat", slog.Any("err", apiErr))
-		h.renderError(c, http.StatusUnauthorized, "Sign-in renewed",
-			"Your sign-in had to be renewed. Please repeat your last action.")
+		h.renderError(c, http.StatusUnauthorized, t(c, "error.signin_renewed.title"), t(c, "error.signin_renewed.message"))
 	}
 }
 
@@ -255,12 +252,12 @@ func (h *Handler) renderError(c *gin.Context, status int, title, message string)
 		return
 	}
 	h.renderPage(c, status, title, sectionOf(c.Request.URL.Path),
-		components.ErrorPage(status, title, message, id, backLink(c.Request.URL.Path)))
+		components.ErrorPage(status, title, message, id, backLink(tr(c), c.Request.URL.Path)))
 }
 
 // notFound answers routes that do not exist.
 func (h *Handler) notFound(c *gin.Context) {
-	h.renderError(c, http.StatusNotFound, "Page not found", "There is no page at this address. Check the address, or start again from the customer list.")
+	h.renderError(c, http.StatusNotFound, t(c, "error.page_not_found.title"), t(c, "error.page_not_found.message"))
 }
 
 // sectionOf is the navigation section of a path ("/customers/17" is in customers).
@@ -275,14 +272,14 @@ func sectionOf(path string) layout.Section {
 }
 
 // backLink is the way back offered by an error page: the list of the area the path belongs to.
-func backLink(path string) components.Link {
+func backLink(tr *i18n.Translator, path string) components.Link {
 	section := sectionOf(path)
 	for _, item := range layout.NavItems() {
 		if item.Section == section && path != item.Href {
-			return components.Link{Href: item.Href, Label: "Back to " + strings.ToLower(item.Label)}
+			return components.Link{Href: item.Href, Label: tr.T(item.BackKey)}
 		}
 	}
-	return components.Link{Href: "/", Label: "Go to the start page"}
+	return components.Link{Href: "/", Label: tr.T("error.back_to_start")}
 }
 
 // formatBytes writes a byte count for people: 1 MiB, 25 MB, 512 bytes.

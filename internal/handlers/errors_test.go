@@ -16,6 +16,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/v2sim"
 )
 
@@ -38,7 +39,7 @@ func TestClassify(t *testing.T) {
 		wantTitle   string
 		wantMessage string // substring
 	}{
-		{"our own validation", badRequest("customerId must be a whole number"), 400, "The request is not valid", "customerId must be a whole number"},
+		{"our own validation", badRequest("error.path_param", "customerId", 9), 400, "The request is not valid", "customerId must be a whole number from 1 to 9"},
 		{"body too large", fmt.Errorf("parse: %w", &http.MaxBytesError{Limit: 1 << 20}), 413, "Too large", "1 MiB"},
 		{"session store down (a refused connection is not the CPQ service)", fmt.Errorf("%w: list sessions: %w", auth.ErrSessionStoreUnavailable, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}), 503, "Service unavailable", "Your sessions cannot be read"},
 		{"v2 400", apiErr(400, "BAD_REQUEST", "quantity must be a number"), 400, "The CPQ service refused the request", "quantity must be a number"},
@@ -62,13 +63,19 @@ func TestClassify(t *testing.T) {
 		{"invalid parameter", fmt.Errorf("x: %w", apiclient.ErrInvalidParameter), 400, "The request is not valid", "not valid"},
 		{"anything else", errors.New("nil map write"), 500, "Something went wrong", "request id"},
 	}
+	bundle, err := i18n.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	en := bundle.Translator(i18n.Source)
 	for _, tt := range tests {
 		f := classify(tt.err)
-		if f.status != tt.wantStatus || f.title != tt.wantTitle || !strings.Contains(f.message, tt.wantMessage) {
-			t.Errorf("%s: got %d %q %q; want %d %q containing %q", tt.name, f.status, f.title, f.message, tt.wantStatus, tt.wantTitle, tt.wantMessage)
+		title, message := f.title.In(en), f.message.In(en)
+		if f.status != tt.wantStatus || title != tt.wantTitle || !strings.Contains(message, tt.wantMessage) {
+			t.Errorf("%s: got %d %q %q; want %d %q containing %q", tt.name, f.status, title, message, tt.wantStatus, tt.wantTitle, tt.wantMessage)
 		}
-		if strings.Contains(f.message, "nil map") || strings.Contains(f.message, "db down") {
-			t.Errorf("%s: internal detail in the user's message: %q", tt.name, f.message)
+		if strings.Contains(message, "nil map") || strings.Contains(message, "db down") {
+			t.Errorf("%s: internal detail in the user's message: %q", tt.name, message)
 		}
 	}
 }

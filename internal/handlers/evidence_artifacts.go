@@ -170,7 +170,7 @@ func (h *Handler) downloadEvidenceArtifact(c *gin.Context) {
 	switch key {
 	case artifactContractPDF, artifactContractJSON, artifactPayload, artifactAuditJSON, artifactAuditPDF:
 	default:
-		h.fail(c, badRequest("There is no evidence artifact %q.", key))
+		h.fail(c, badRequest("evidence.error.unknown_artifact", key))
 		return
 	}
 	ctx := h.apiContext(c)

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"math"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // Fuzz targets for every parser of user input in the handlers (docs/security.md, suite 2). The seed
@@ -28,7 +31,7 @@ func wantBadRequest(t *testing.T, what string, err error) {
 	if !errors.As(err, &bad) {
 		t.Fatalf("%s: error %v (%T) is not a badRequestError", what, err, err)
 	}
-	if f := classify(err); f.status != http.StatusBadRequest || f.message == "" {
+	if f := classify(err); f.status != http.StatusBadRequest || f.message.IsZero() {
 		t.Fatalf("%s: classified as %d %q, want 400 with a message", what, f.status, f.message)
 	}
 }
@@ -74,7 +77,7 @@ func FuzzContractNumber(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		err := validateContractNumber(s)
-		problem := contractQueryProblem(s)
+		problem := contractQueryProblem(i18n.From(context.Background()), s)
 		if err != nil {
 			wantBadRequest(t, s, err)
 			if problem == "" {

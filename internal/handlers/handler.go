@@ -30,6 +30,7 @@ import (
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/watch"
@@ -96,6 +97,8 @@ type Deps struct {
 	Recent *recent.Recent
 	// Jobs runs batch archive jobs; nil answers the batch pages with 503 (tests).
 	Jobs *jobs.Manager
+	// I18n is the message catalogues and the choice of language; the embedded catalogues when nil.
+	I18n *i18n.Bundle
 }
 
 // Handler holds the dependencies of every route. All handlers are its methods; it has no
@@ -130,6 +133,8 @@ type Handler struct {
 	// changes shares "has it changed" reads of open quotes and contracts between their viewers
 	// (one upstream read per interval per quote on this replica: quote_changes.go).
 	changes *watch.Watcher
+	// i18n picks each request's language and holds the catalogues (language.go).
+	i18n *i18n.Bundle
 }
 
 // liveNoticeInterval is the shortest time between two upstream reads of one open quote or
@@ -164,6 +169,7 @@ func New(deps Deps) (*Handler, error) {
 		version:     deps.Version,
 		recent:      deps.Recent,
 		jobs:        deps.Jobs,
+		i18n:        deps.I18n,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.buffers = newBufferPool()
@@ -171,6 +177,13 @@ func New(deps Deps) (*Handler, error) {
 	h.gzipWriters = newGzipPool(h.buffers)
 	if h.now == nil {
 		h.now = time.Now
+	}
+	if h.i18n == nil {
+		bundle, err := i18n.Load()
+		if err != nil {
+			return nil, err
+		}
+		h.i18n = bundle
 	}
 	h.customers = newCustomerCache(deps.API, deps.Config, h.now)
 	h.configurators = newConfiguratorCache(deps.Config.CustomerCacheTTL, h.now)

@@ -420,7 +420,7 @@ func (w *gzipResponseWriter) close() {
 // their handler, which streams the file and checks its small fields itself.
 func (h *Handler) requireValidUTF8(c *gin.Context) {
 	if !utf8.ValidString(c.Request.URL.Path) || !validUTF8Values(c.Request.URL.Query()) {
-		h.fail(c, badRequest("The address contains characters that are not valid text (UTF-8)."))
+		h.fail(c, badRequest("error.url_not_utf8"))
 		c.Abort()
 		return
 	}
@@ -432,7 +432,7 @@ func (h *Handler) requireValidUTF8(c *gin.Context) {
 				return
 			}
 			if !validUTF8Values(c.Request.PostForm) {
-				h.fail(c, badRequest("The form contains characters that are not valid text (UTF-8)."))
+				h.fail(c, badRequest("error.form_not_utf8"))
 				c.Abort()
 				return
 			}

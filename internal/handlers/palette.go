@@ -19,6 +19,7 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -174,7 +175,7 @@ func (h *Handler) paletteCustomers(ctx context.Context, user, query string) ([]p
 		}
 		if errors.Is(err, customercache.ErrFetchFailed) {
 			// The v2 API's own error is wrapped inside: a refused token must fail the whole answer.
-			return nil, "Customers could not be searched: " + classify(err).message, err
+			return nil, "Customers could not be searched: " + classify(err).message.In(i18n.From(ctx)), err
 		}
 		return nil, "", err
 	}
@@ -259,7 +260,7 @@ func (h *Handler) paletteContracts(ctx context.Context, query string) ([]palette
 	}
 	for _, err := range failures {
 		if !h.mustFailWhole(err) {
-			note = "Contracts could not be searched: " + classify(err).message
+			note = "Contracts could not be searched: " + classify(err).message.In(i18n.From(ctx))
 		}
 	}
 	return items, note, failures

@@ -35,16 +35,16 @@ func parseInt64ID(c *gin.Context, name string) (int64, error) {
 // parseID accepts only ASCII digits (no sign, no spaces, no hex) for a value from 1 to maxValue.
 func parseID(raw, name string, maxValue int64) (int64, error) {
 	if raw == "" || len(raw) > 19 {
-		return 0, badRequest("The address is not valid: %s must be a whole number from 1 to %d.", name, maxValue)
+		return 0, badRequest("error.path_param", name, maxValue)
 	}
 	for i := 0; i < len(raw); i++ {
 		if raw[i] < '0' || raw[i] > '9' {
-			return 0, badRequest("The address is not valid: %s must be a whole number from 1 to %d.", name, maxValue)
+			return 0, badRequest("error.path_param", name, maxValue)
 		}
 	}
 	n, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || n < 1 || n > maxValue {
-		return 0, badRequest("The address is not valid: %s must be a whole number from 1 to %d.", name, maxValue)
+		return 0, badRequest("error.path_param", name, maxValue)
 	}
 	return n, nil
 }
@@ -58,15 +58,15 @@ const maxContractNumberRunes = 200
 func validateContractNumber(s string) error {
 	switch {
 	case s == "":
-		return badRequest("Enter a contract number.")
+		return badRequest("contracts.error.number_empty")
 	case !utf8.ValidString(s):
-		return badRequest("The contract number contains invalid characters.")
+		return badRequest("contracts.error.number_chars")
 	case utf8.RuneCountInString(s) > maxContractNumberRunes:
-		return badRequest("The contract number is too long (at most %d characters).", maxContractNumberRunes)
+		return badRequest("contracts.error.number_too_long", maxContractNumberRunes)
 	}
 	for _, r := range s {
 		if unicode.IsControl(r) {
-			return badRequest("The contract number contains invalid characters.")
+			return badRequest("contracts.error.number_chars")
 		}
 	}
 	return nil

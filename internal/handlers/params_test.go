@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ func TestParseID(t *testing.T) {
 			t.Errorf("parseID(%q): err = %v, want a badRequestError", tt.raw, err)
 			continue
 		}
-		if !strings.Contains(br.msg, "customerId") {
+		if !strings.Contains(fmt.Sprint(br.msg.Args...), "customerId") {
 			t.Errorf("parseID(%q): message %q does not name the parameter", tt.raw, br.msg)
 		}
 	}

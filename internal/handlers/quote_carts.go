@@ -139,7 +139,7 @@ func (h *Handler) addCart(c *gin.Context) {
 	}
 	tofID, ok := formID32(formValue(c, "tofId"))
 	if !ok {
-		h.fail(c, badRequest("Choose an offer type."))
+		h.fail(c, badRequest("quote.error.offer_type"))
 		return
 	}
 	sessionID, ok := h.actionSession(c, a)

@@ -83,7 +83,7 @@ func formID32(raw string) (int32, bool) {
 func queryID32(c *gin.Context, name string) (int32, error) {
 	n, ok := formID32(strings.TrimSpace(c.Query(name)))
 	if !ok {
-		return 0, badRequest("The address is not valid: %s must be a whole number from 1 to %d.", name, math.MaxInt32)
+		return 0, badRequest("error.path_param", name, math.MaxInt32)
 	}
 	return n, nil
 }

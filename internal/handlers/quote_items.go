@@ -57,12 +57,12 @@ func (h *Handler) showAddons(c *gin.Context) {
 	}
 	cart, ok := q.Cart(basketID)
 	if !ok {
-		h.fail(c, badRequest("The quote has no cart %d any more: reload the page.", basketID))
+		h.fail(c, badRequest("quote.error.cart_gone", basketID))
 		return
 	}
 	parent, ok := findItem(cart, itemID)
 	if !ok {
-		h.fail(c, badRequest("The cart has no item %d any more: reload the page.", itemID))
+		h.fail(c, badRequest("quote.error.item_gone", itemID))
 		return
 	}
 	sessionID, ok := h.actionSession(c, a)
@@ -100,7 +100,7 @@ func (h *Handler) addItem(c *gin.Context) {
 	tofID, okTOF := formID32(formValue(c, "tofId"))
 	switch {
 	case !okTOF:
-		h.fail(c, badRequest("The form is incomplete (offer type missing): reload the page."))
+		h.fail(c, badRequest("quote.error.offer_type_missing"))
 		return
 	case !okProduct:
 		h.badForm(c, form, formErrors{{FieldID: form + "-choices", Message: "Choose an add-on."}})

@@ -54,7 +54,7 @@ func (h *Handler) showQuoteStart(c *gin.Context) {
 		vm.Configurators = append(vm.Configurators, components.Option{Value: strconv.FormatInt(int64(cfg.ID), 10), Label: cfg.Name})
 	}
 	if cpqID != 0 && !known[cpqID] {
-		h.fail(c, badRequest("There is no configurator %d.", cpqID))
+		h.fail(c, badRequest("quote.error.no_configurator", cpqID))
 		return
 	}
 
@@ -128,7 +128,7 @@ func (h *Handler) searchQuoteCustomers(c *gin.Context) {
 	}
 	query := strings.TrimSpace(c.Query("q"))
 	if !validText(query, maxSearchRunes) {
-		h.fail(c, badRequest("The search text must be at most %d characters, without control characters.", maxSearchRunes))
+		h.fail(c, badRequest("quote.error.search_text", maxSearchRunes))
 		return
 	}
 	vm, err := h.searchCustomers(c, cpqID, query)
@@ -373,12 +373,12 @@ func (h *Handler) openQuote(c *gin.Context) {
 	}
 	customerID, err := queryID32(c, "customerId")
 	if err != nil {
-		h.fail(c, badRequest("Enter the customer number (digits only)."))
+		h.fail(c, badRequest("quote.error.customer_number"))
 		return
 	}
 	quoteID, ok := formID(strings.TrimSpace(c.Query("quoteId")), 1<<63-1)
 	if !ok {
-		h.fail(c, badRequest("Enter the quote number (digits only)."))
+		h.fail(c, badRequest("quote.error.quote_number"))
 		return
 	}
 	c.Redirect(http.StatusSeeOther, quotes.Ref{CPQID: cpqID, CustomerID: customerID, QuoteID: quoteID}.URL())

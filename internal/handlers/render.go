@@ -64,11 +64,13 @@ func (h *Handler) renderPage(c *gin.Context, status int, title string, section l
 // layoutVM builds the frame's view model: title, current section, asset URLs, the signed-in user.
 func (h *Handler) layoutVM(c *gin.Context, title string, section layout.Section) layout.LayoutVM {
 	return layout.LayoutVM{
-		Title:     title,
-		Section:   section,
-		Static:    h.assets,
-		UserName:  displayName(c),
-		RequestID: requestIDOf(c),
+		Title:       title,
+		Section:     section,
+		Static:      h.assets,
+		UserName:    displayName(c),
+		RequestID:   requestIDOf(c),
+		Languages:   h.i18n.Choices(),
+		CurrentPath: c.Request.URL.RequestURI(),
 	}
 }
 

@@ -14,13 +14,14 @@ const formBodyLimit = 1 << 20
 // surface: add new routes under their area's section below.
 //
 // Middleware of every response, outermost first (why this order: see middleware.go):
-// request id, access log, (metrics), recovery, security headers, cross-origin protection, gzip.
+// request id, access log, (metrics), recovery, security headers, language (the request's
+// translator in its context), cross-origin protection, gzip.
 func (h *Handler) Routes(r *gin.Engine) {
 	r.Use(h.requestID, h.accessLog)
 	if h.metrics != nil {
 		r.Use(h.metrics.observe)
 	}
-	r.Use(h.recovery, h.securityHeaders, h.crossOrigin, h.compress)
+	r.Use(h.recovery, h.securityHeaders, h.language, h.crossOrigin, h.compress)
 	r.NoRoute(h.notFound)
 	r.NoMethod(h.notFound)
 
@@ -49,6 +50,9 @@ func (h *Handler) Routes(r *gin.Engine) {
 	if h.extraRoutes != nil {
 		h.extraRoutes(r)
 	}
+
+	// --- Language (the header's menu; signed in or not, so the sign-in pages follow it too) ---
+	r.POST("/language", limitBody(formBodyLimit), h.setLanguage)
 
 	// --- Start ---
 	r.GET("/", h.showHome)

@@ -16,7 +16,7 @@ func isPublicRoute(path string) bool {
 			return true
 		}
 	}
-	return path == "/"
+	return path == "/" || path == "/language" // the language menu works before sign-in too
 }
 
 func TestEveryPageRequiresSignIn(t *testing.T) {

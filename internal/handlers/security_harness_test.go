@@ -261,7 +261,7 @@ func (sp *secPortal) resetSim() {
 // ---- Routes ----
 
 // secPublicPrefixes need no session: health, static assets, sign-in, the embedded provider.
-var secPublicPrefixes = []string{"/healthz", "/readyz", "/static/", "/auth/", "/idp/"}
+var secPublicPrefixes = []string{"/healthz", "/readyz", "/static/", "/auth/", "/idp/", "/language"}
 
 // secIsPublicPath reports whether a route pattern is public. "/" is public too: it only redirects to
 // the customer list (checked by TestSecurityEveryRouteRequiresSignIn).

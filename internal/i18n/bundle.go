@@ -36,18 +36,33 @@ type Bundle struct {
 	matcher     language.Matcher
 	keys        []string // the source catalogue's keys, sorted
 	translators map[language.Tag]*Translator
+	pseudo      bool // serve Pseudo too
 }
 
 // verbPattern finds the printf verbs of a message (with explicit argument indexes, flags, width
 // and precision), so translations can be checked to take the same arguments.
 var verbPattern = regexp.MustCompile(`%(\[\d+\])?[-+# 0]*\d*(\.\d+)?[a-zA-Z%]`)
 
+// Pseudo is the pseudo-locale (English with every message wrapped in ⟦ ⟧), served only by a bundle
+// loaded WithPseudo: the pseudo-locale test renders every page in it, and any visible English
+// outside the brackets is text that did not go through the translator.
+var Pseudo = language.MustParse("en-XA")
+
+// Option changes how Load builds the bundle.
+type Option func(*Bundle)
+
+// WithPseudo adds the Pseudo language (tests only: it is never offered in the language menu).
+func WithPseudo() Option { return func(b *Bundle) { b.pseudo = true } }
+
 // Load reads and checks the embedded catalogues. An error names the language and the key.
-func Load() (*Bundle, error) {
+func Load(opts ...Option) (*Bundle, error) {
 	b := &Bundle{
 		catalog:     catalog.NewBuilder(catalog.Fallback(Source)),
 		matcher:     language.NewMatcher(Languages),
 		translators: map[language.Tag]*Translator{},
+	}
+	for _, opt := range opts {
+		opt(b)
 	}
 	messages := map[language.Tag]map[string]string{}
 	for _, tag := range Languages {
@@ -78,6 +93,14 @@ func Load() (*Bundle, error) {
 	}
 	for _, tag := range Languages {
 		b.translators[tag] = newTranslator(tag, message.NewPrinter(tag, message.Catalog(b.catalog)), currency.NewLocale(tag.String()))
+	}
+	if b.pseudo {
+		for key, msg := range messages[Source] {
+			if err := b.catalog.SetString(Pseudo, key, "⟦"+msg+"⟧"); err != nil {
+				return nil, fmt.Errorf("i18n: pseudo-locale, key %q: %w", key, err)
+			}
+		}
+		b.translators[Pseudo] = newTranslator(Pseudo, message.NewPrinter(Pseudo, message.Catalog(b.catalog)), currency.NewLocale(Source.String()))
 	}
 	return b, nil
 }
@@ -137,10 +160,28 @@ func (b *Bundle) Match(r *http.Request) language.Tag {
 
 // Supported reports whether code (e.g. "it") names a language the portal speaks, and which.
 func (b *Bundle) Supported(code string) (language.Tag, bool) {
+	if b.pseudo && code == Pseudo.String() {
+		return Pseudo, true
+	}
 	for _, tag := range Languages {
 		if tag.String() == code {
 			return tag, true
 		}
 	}
 	return language.Und, false
+}
+
+// Choice is one entry of the language menu: the code and the language's own name for itself.
+type Choice struct {
+	Code string // "it"
+	Name string // "Italiano"
+}
+
+// Choices are the languages of the menu, in Languages order, each named in its own language.
+func (b *Bundle) Choices() []Choice {
+	choices := make([]Choice, 0, len(Languages))
+	for _, tag := range Languages {
+		choices = append(choices, Choice{Code: tag.String(), Name: b.translators[tag].T("language.name")})
+	}
+	return choices
 }

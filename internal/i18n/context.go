@@ -1,6 +1,11 @@
 package i18n
 
-import "context"
+import (
+	"context"
+
+	"github.com/bojanz/currency"
+	"golang.org/x/text/message"
+)
 
 type contextKey struct{}
 
@@ -9,8 +14,11 @@ func WithTranslator(ctx context.Context, tr *Translator) context.Context {
 	return context.WithValue(ctx, contextKey{}, tr)
 }
 
-// From is the translator ctx carries, or nil.
+// From is the translator ctx carries. Without one (a component rendered on its own in a test) it
+// is a catalogue-less English translator: formats work, messages show their keys, never a blank.
 func From(ctx context.Context) *Translator {
-	tr, _ := ctx.Value(contextKey{}).(*Translator)
-	return tr
+	if tr, ok := ctx.Value(contextKey{}).(*Translator); ok && tr != nil {
+		return tr
+	}
+	return newTranslator(Source, message.NewPrinter(Source), currency.NewLocale(Source.String()))
 }

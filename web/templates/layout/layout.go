@@ -6,6 +6,8 @@
 // internal/handlers: h.renderPage), pages only provide their content component.
 package layout
 
+import "github.com/cpqportal/portal/internal/i18n"
+
 // Section names a navigation entry; the current one is marked aria-current="page".
 type Section string
 
@@ -18,20 +20,21 @@ const (
 	SectionAudits    Section = "audits"
 )
 
-// NavItem is one navigation entry.
+// NavItem is one navigation entry; its words are catalogue keys (internal/i18n).
 type NavItem struct {
-	Section Section
-	Label   string
-	Href    string
+	Section  Section
+	LabelKey string // the entry's name
+	BackKey  string // "Back to ..." on the area's error pages
+	Href     string
 }
 
 // NavItems lists the main navigation in display order.
 func NavItems() []NavItem {
 	return []NavItem{
-		{SectionCustomers, "Customers", "/customers"},
-		{SectionQuotes, "Quotes", "/quotes"},
-		{SectionContracts, "Contracts", "/contracts"},
-		{SectionAudits, "Audits", "/audits"},
+		{SectionCustomers, "nav.customers", "nav.back.customers", "/customers"},
+		{SectionQuotes, "nav.quotes", "nav.back.quotes", "/quotes"},
+		{SectionContracts, "nav.contracts", "nav.back.contracts", "/contracts"},
+		{SectionAudits, "nav.audits", "nav.back.audits", "/audits"},
 	}
 }
 
@@ -76,6 +79,10 @@ type LayoutVM struct {
 	UserName string
 	// RequestID is shown in the footer, so a user can quote it to support.
 	RequestID string
+	// Languages are the entries of the header's language menu; CurrentPath is this page's path
+	// and query, where the menu's form comes back to after the switch.
+	Languages   []i18n.Choice
+	CurrentPath string
 }
 
 // FullTitle is the document title: "Customers – CPQ Portal", or the product name alone.
