@@ -3,6 +3,7 @@ package layout
 import (
 	"context"
 	"encoding/json"
+	"github.com/cpqportal/portal/internal/i18n"
 	"io"
 	"strings"
 	"testing"
@@ -22,7 +23,12 @@ func renderPage(t *testing.T, vm LayoutVM) *goquery.Document {
 		_, err := io.WriteString(w, `<h1 data-testid="content">Hello</h1>`)
 		return err
 	})
-	if err := Page(vm, content).Render(context.Background(), &b); err != nil {
+	bundle, err := i18n.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := i18n.WithTranslator(context.Background(), bundle.Translator(i18n.Source))
+	if err := Page(vm, content).Render(ctx, &b); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(b.String(), "<!doctype html>") && !strings.HasPrefix(b.String(), "<!DOCTYPE html>") {
