@@ -3,13 +3,14 @@ package layout
 import (
 	"context"
 	"encoding/json"
-	"github.com/cpqportal/portal/internal/i18n"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/a-h/templ"
+
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 type fakeAssets struct{}
