@@ -27,6 +27,7 @@ import (
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/demoidp"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
@@ -53,6 +54,9 @@ type secOptions struct {
 	idleTimeout time.Duration // session idle timeout (default 30 min)
 	// wrapIdP, when set, wraps the embedded provider's handler (to tamper with the sign-in flow).
 	wrapIdP func(http.Handler) http.Handler
+	// pseudo serves the pseudo-locale (i18n.Pseudo) and records the words of every v2 answer in
+	// secPortal.upstream (the pseudo-locale test tells the v2 API's words from untranslated ones).
+	pseudo bool
 }
 
 // secPortal is a running portal plus what the security suites inspect.
@@ -64,6 +68,8 @@ type secPortal struct {
 	clock  *secMovableClock
 	// api talks to the same v2 API as the portal; calls carry a token given per call (seeding).
 	api *apiclient.Client
+	// upstream records the words of the v2 answers the portal received (secOptions.pseudo).
+	upstream *secUpstreamWords
 }
 
 // secMovableClock is the clock of the authenticator and the session store.
@@ -153,8 +159,17 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 	tb.Cleanup(authn.Close)
 
 	// The same transport and redirect policy as cmd/portal, so time-outs behave as in production.
+	var transport http.RoundTripper = apiclient.NewTransport()
+	var bundle *i18n.Bundle
+	if opts.pseudo {
+		sp.upstream = &secUpstreamWords{words: map[string]bool{}}
+		transport = sp.upstream.recording(transport)
+		if bundle, err = i18n.Load(i18n.WithPseudo()); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	api, err := apiclient.New(opts.v2URL, apiclient.WithTimeout(opts.v2Timeout), apiclient.WithHTTPClient(&http.Client{
-		Transport:     apiclient.NewTransport(),
+		Transport:     transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}))
 	if err != nil {
@@ -190,6 +205,7 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
 		Recent:      recent.New(state, nil),
 		Jobs:        jobManager,
+		I18n:        bundle,
 	})
 	if err != nil {
 		tb.Fatal(err)
