@@ -33,16 +33,21 @@ const axeDirSubdir = ".cache/axe"
 // pageOptions are the browser context settings of a test page.
 type pageOptions struct {
 	dark          bool
-	width, height int // viewport; Playwright's 1280x720 when 0
+	width, height int    // viewport; Playwright's 1280x720 when 0
+	locale        string // the browser's language (Accept-Language); en-GB when empty
 }
 
 // newPageWith opens a page like newPage (own context, artifacts on failure, browser complaints
 // logged) with a colour scheme and viewport.
 func newPageWith(t *testing.T, o pageOptions) playwright.Page {
 	t.Helper()
+	locale := o.locale
+	if locale == "" {
+		locale = "en-GB"
+	}
 	opts := playwright.BrowserNewContextOptions{
 		BaseURL: playwright.String(suite.portalURL),
-		Locale:  playwright.String("en-GB"),
+		Locale:  playwright.String(locale),
 	}
 	if o.dark {
 		opts.ColorScheme = playwright.ColorSchemeDark

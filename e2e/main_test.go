@@ -481,8 +481,8 @@ func signInAt(t *testing.T, page playwright.Page, base, user, password string) {
 	check(t, suite.expect.Locator(username).ToBeVisible(), "the sign-in form is shown")
 	check(t, username.Fill(user), "fill the user name")
 	check(t, page.Locator("input[name=password]").Fill(password), "fill the password")
-	check(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Sign in", Exact: playwright.Bool(true)}).Click(),
-		"click Sign in")
+	// The form's submit button, whatever language the provider's page speaks.
+	check(t, page.Locator(`form:has(input[name=password]) button[type=submit]`).Click(), "click Sign in")
 	if err := page.WaitForURL(onPortalPageOf(base), playwright.PageWaitForURLOptions{Timeout: playwright.Float(assertTimeoutMs)}); err != nil {
 		t.Fatalf("after signing in as %s the browser did not come back to a portal page (at %s): %v", user, page.URL(), err)
 	}
