@@ -18,10 +18,15 @@ import (
 // qtQuoteURL is the address of a quote page.
 var qtQuoteURL = regexp.MustCompile(`/quotes/(\d+)/(\d+)/(\d+)$`)
 
-// qtCents reads an amount as the page writes it (€1,234.56, −€5.98) in cents.
+// qtCents reads an amount as the page writes it in cents: €1,234.56 and −€5.98 in English,
+// 1.234,56 € in Italian, German and Spanish, 1 234,56 € in French (the decimal separator is the
+// last "." or "," followed by two digits).
 func qtCents(t *testing.T, s string) int64 {
 	t.Helper()
-	clean := strings.NewReplacer("€", "", ",", "", "−", "", " ", "").Replace(strings.TrimSpace(s))
+	clean := strings.NewReplacer("€", "", "−", "", "-", "", " ", "", "\u00a0", "", "\u202f", "").Replace(strings.TrimSpace(s))
+	if i := strings.LastIndexAny(clean, ".,"); i >= 0 && len(clean)-i == 3 {
+		clean = strings.NewReplacer(".", "", ",", "").Replace(clean[:i]) + "." + clean[i+1:]
+	}
 	whole, frac, ok := strings.Cut(clean, ".")
 	w, err1 := strconv.ParseInt(whole, 10, 64)
 	f, err2 := strconv.ParseInt(frac, 10, 64)
@@ -92,6 +97,16 @@ type qtModel struct {
 	discounts []qtDiscount // regular, in order
 	extras    []qtDiscount // extra discounts with their values
 	packagesR int64
+	// money writes an amount as the page does in the page's language; qtEUR (English) when nil.
+	money func(cents int64) string
+}
+
+// eur writes cents as the page does in the model's language.
+func (m *qtModel) eur(cents int64) string {
+	if m.money == nil {
+		return qtEUR(cents)
+	}
+	return m.money(cents)
 }
 
 // qtPercentOf takes bp hundredths of a percent of amount, rounded half-up to the cent (A4 step 5).
@@ -178,8 +193,8 @@ func qtCheckTotals(t *testing.T, page playwright.Page, m *qtModel, after string)
 		{"quote-list-activation", a.list}, {"quote-list-recurring", r.list},
 		{"quote-net-activation", a.net}, {"quote-net-recurring", r.net},
 	} {
-		check(t, suite.expect.Locator(summary.GetByTestId(c.testID)).ToHaveText(qtEUR(c.want)),
-			fmt.Sprintf("after %s the quote's %s is %s", after, c.testID, qtEUR(c.want)))
+		check(t, suite.expect.Locator(summary.GetByTestId(c.testID)).ToHaveText(m.eur(c.want)),
+			fmt.Sprintf("after %s the quote's %s is %s", after, c.testID, m.eur(c.want)))
 	}
 	check(t, suite.expect.Locator(page.Locator(`[data-testid="cart"]`)).ToHaveCount(len(m.carts)),
 		fmt.Sprintf("after %s the quote has %d carts", after, len(m.carts)))
@@ -190,12 +205,12 @@ func qtCheckTotals(t *testing.T, page playwright.Page, m *qtModel, after string)
 		for _, it := range c.items {
 			pa, pr := m.itemPrice(c, it)
 			line := qtLineLocator(cart, it.name)
-			check(t, suite.expect.Locator(line.GetByTestId("line-net-activation")).ToHaveText(qtEUR(pa.net)),
-				fmt.Sprintf("after %s the one-off net of %q is %s", after, it.name, qtEUR(pa.net)))
-			check(t, suite.expect.Locator(line.GetByTestId("line-net-recurring")).ToHaveText(qtEUR(pr.net)),
-				fmt.Sprintf("after %s the monthly net of %q is %s", after, it.name, qtEUR(pr.net)))
-			check(t, suite.expect.Locator(line.GetByTestId("line-list-recurring")).ToHaveText(qtEUR(pr.list)),
-				fmt.Sprintf("after %s the monthly list of %q is %s", after, it.name, qtEUR(pr.list)))
+			check(t, suite.expect.Locator(line.GetByTestId("line-net-activation")).ToHaveText(m.eur(pa.net)),
+				fmt.Sprintf("after %s the one-off net of %q is %s", after, it.name, m.eur(pa.net)))
+			check(t, suite.expect.Locator(line.GetByTestId("line-net-recurring")).ToHaveText(m.eur(pr.net)),
+				fmt.Sprintf("after %s the monthly net of %q is %s", after, it.name, m.eur(pr.net)))
+			check(t, suite.expect.Locator(line.GetByTestId("line-list-recurring")).ToHaveText(m.eur(pr.list)),
+				fmt.Sprintf("after %s the monthly list of %q is %s", after, it.name, m.eur(pr.list)))
 		}
 	}
 }
