@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
+
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // TestScreenshots takes a 1280x800 screenshot of each main page. With SCREENSHOTS=1 (make
@@ -73,5 +75,24 @@ func TestScreenshots(t *testing.T) {
 			t.Errorf("%s was not written to %s: %v", s.name, file, err)
 		}
 	}
-	t.Logf("%d screenshots in %s", len(shots), dir)
+	// The quote page in each language (docs/i18n.md): quote-it.png, quote-fr.png, ...
+	for _, lang := range i18n.Languages[1:] {
+		check(t, page.Context().AddCookies([]playwright.OptionalCookie{{
+			Name: i18n.CookieName, Value: lang.String(), URL: playwright.String(suite.portalURL),
+		}}), "choose "+lang.String())
+		visit(t, page, w.quotePath, `[data-testid="cart"]`)
+		check(t, suite.expect.Locator(page.Locator("html")).ToHaveAttribute("lang", lang.String()), "the quote in "+lang.String())
+		name := "quote-" + lang.String()
+		file := filepath.Join(dir, name+".png")
+		data, err := page.Screenshot(playwright.PageScreenshotOptions{
+			Path:       playwright.String(file),
+			Animations: playwright.ScreenshotAnimationsDisabled,
+			Caret:      playwright.ScreenshotCaretHide,
+		})
+		check(t, err, "screenshot of "+name)
+		if cfg, err := png.DecodeConfig(bytes.NewReader(data)); err != nil || cfg.Width != width || cfg.Height != height {
+			t.Errorf("%s: not a %dx%d PNG (%v)", name, width, height, err)
+		}
+	}
+	t.Logf("%d screenshots in %s", len(shots)+len(i18n.Languages)-1, dir)
 }
