@@ -144,4 +144,3 @@ func wantBody(t *testing.T, reqs []v2sim.RecordedRequest, endpoint string, want 
 		}
 	}
 }
-
