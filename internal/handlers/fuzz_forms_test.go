@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // Fuzz targets for the form and query parsers of the pages (docs/security.md, suite 2): whatever
@@ -28,7 +30,7 @@ func FuzzFormQuantity(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		n, msg := parseQuantity(raw)
-		if msg != "" {
+		if !msg.IsZero() {
 			if n != 0 {
 				t.Fatalf("%q: refused (%q) but returned %d", raw, msg, n)
 			}
@@ -44,48 +46,75 @@ func FuzzFormQuantity(f *testing.F) {
 }
 
 // FuzzFormPrice: a reprice is an amount in euros from 0 to 1,000,000 with at most two decimals
-// (A5 #13; money has at most two decimals).
+// (A5 #13; money has at most two decimals), whatever the reader's language.
 func FuzzFormPrice(f *testing.F) {
-	for _, s := range []string{"49.90", "49,90", "€ 12", "0", "1000000", "1000000.01", "-1", "1e3", "NaN", "Inf", "0x10", "1.005", "", " 7 ", "١٢"} {
+	for _, s := range []string{"49.90", "49,90", "€ 12", "12 €", "1.234,50", "1,234.50", "0", "1000000", "1000000.01", "-1", "1e3", "NaN", "Inf", "0x10", "1.005", "", " 7 ", "١٢"} {
 		f.Add(s)
 	}
+	translators := fuzzTranslators(f)
 	f.Fuzz(func(t *testing.T, raw string) {
-		v, msg := parsePrice(raw, "price")
-		if msg != "" {
-			if v != 0 {
-				t.Fatalf("%q: refused (%q) but returned %v", raw, msg, v)
+		for _, tr := range translators {
+			v, msg := parsePrice(tr, raw, false)
+			if !msg.IsZero() {
+				if v != 0 {
+					t.Fatalf("%s %q: refused (%q) but returned %v", tr.Lang(), raw, msg.Key, v)
+				}
+				continue
 			}
-			return
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1_000_000 {
-			t.Fatalf("%q accepted as %v, outside 0..1,000,000", raw, v)
-		}
-		if cents := v * 100; math.Abs(cents-math.Round(cents)) > 1e-6 {
-			t.Fatalf("%q accepted as %v: more than two decimals", raw, v)
-		}
-		if _, err := json.Marshal(v); err != nil {
-			t.Fatalf("%q accepted as %v, which is no JSON number: %v", raw, v, err)
+			checkPrice(t, raw, v)
 		}
 	})
 }
 
-// FuzzFormPercent: an extra discount value is more than 0 and at most the discount's maximum (A5 #12).
+// checkPrice fails unless v is an amount the v2 API accepts for a reprice.
+func checkPrice(t *testing.T, raw string, v float64) {
+	t.Helper()
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1_000_000 {
+		t.Fatalf("%q accepted as %v, outside 0..1,000,000", raw, v)
+	}
+	if cents := v * 100; math.Abs(cents-math.Round(cents)) > 1e-6 {
+		t.Fatalf("%q accepted as %v: more than two decimals", raw, v)
+	}
+	if _, err := json.Marshal(v); err != nil {
+		t.Fatalf("%q accepted as %v, which is no JSON number: %v", raw, v, err)
+	}
+}
+
+// FuzzFormPercent: an extra discount value is more than 0 and at most the discount's maximum (A5 #12),
+// whatever the reader's language.
 func FuzzFormPercent(f *testing.F) {
-	for _, s := range []string{"5", "7.5", "7,5", "20", "20.01", "0", "0.00", "-5", "NaN", "1e1", "", "100"} {
+	for _, s := range []string{"5", "7.5", "7,5", "20", "20.01", "0", "0.00", "-5", "NaN", "Inf", "1e1", "", "100"} {
 		f.Add(s, 20.0)
 	}
+	translators := fuzzTranslators(f)
 	f.Fuzz(func(t *testing.T, raw string, maxValue float64) {
 		if math.IsNaN(maxValue) || maxValue <= 0 || maxValue > 100 {
 			return // the maximum comes from the v2 API's discount list, not from the user
 		}
-		v, msg := parsePercent(raw, maxValue, "Discount")
-		if msg != "" {
-			return
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > maxValue {
-			t.Fatalf("%q accepted as %v, outside (0, %v]", raw, v, maxValue)
+		for _, tr := range translators {
+			v, msg := parsePercent(tr, raw, maxValue)
+			if !msg.IsZero() {
+				continue
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > maxValue {
+				t.Fatalf("%s %q accepted as %v, outside (0, %v]", tr.Lang(), raw, v, maxValue)
+			}
 		}
 	})
+}
+
+// fuzzTranslators are the translators of every language: numbers are read the reader's way
+// (decimal comma and dot grouping in Italian, a space grouping in French).
+func fuzzTranslators(f *testing.F) []*i18n.Translator {
+	bundle, err := i18n.Load()
+	if err != nil {
+		f.Fatal(err)
+	}
+	out := make([]*i18n.Translator, 0, len(i18n.Languages))
+	for _, tag := range i18n.Languages {
+		out = append(out, bundle.Translator(tag))
+	}
+	return out
 }
 
 // FuzzFormOwnerIDs: an owner list is 1 to 10 distinct ids >= 1 (A8).

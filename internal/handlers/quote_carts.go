@@ -54,13 +54,13 @@ func (h *Handler) actionSession(c *gin.Context, a *quoteAction) (string, bool) {
 func (h *Handler) respondUpdate(c *gin.Context, q *apiclient.Quote, vm quotes.UpdateVM, message string) {
 	h.changes.Observe(quoteWatchKey(vm.Ref), vm.DigestTag) // other viewers learn of it at their next poll
 	h.toast(c, components.ToastSuccess, message)
-	announce(c, message+" "+totalText(q))
+	announce(c, message+" "+totalText(tr(c), q))
 	h.render(c, http.StatusOK, quotes.UpdatePartial(vm))
 }
 
 // cartUpdate answers a change of one cart: that cart, the summary, the fingerprint.
 func (h *Handler) cartUpdate(c *gin.Context, a *quoteAction, q *apiclient.Quote, basketID int64, focus bool, message string) {
-	v := newQuoteView(a.ref, q, a.prev)
+	v := newQuoteView(tr(c), a.ref, q, a.prev)
 	vm := v.update()
 	cart, ok := q.Cart(basketID)
 	if !ok || isReplay(c) {
@@ -81,7 +81,7 @@ func (h *Handler) cartUpdate(c *gin.Context, a *quoteAction, q *apiclient.Quote,
 // summary, the fingerprint, and optionally an emptied panel. focus moves keyboard focus to the
 // carts heading (the focused control is gone), focusBasket to that cart's heading.
 func (h *Handler) cartsUpdate(c *gin.Context, a *quoteAction, q *apiclient.Quote, focus bool, focusBasket int64, clearPanel, message string) {
-	v := newQuoteView(a.ref, q, a.prev)
+	v := newQuoteView(tr(c), a.ref, q, a.prev)
 	vm := v.update()
 	carts := v.carts(focus)
 	for i := range carts.Carts {
@@ -117,7 +117,7 @@ func (h *Handler) showAddCart(c *gin.Context) {
 		h.failCPQ(c, a.key, quoteAlert(a.ref), "", nil, fmt.Errorf("valid products of TOF %d: %w", tofID, err))
 		return
 	}
-	vm := quotes.AddCartVM{Ref: a.ref, TOF: quotes.TOF{ID: tofID, Name: fmt.Sprintf("offer type %d", tofID)}}
+	vm := quotes.AddCartVM{Ref: a.ref, TOF: quotes.TOF{ID: tofID, Name: t(c, "quote.tof.numbered_lower", idText(tofID))}}
 	if name := tofNameOf(c); name != "" {
 		vm.TOF.Name = name
 	}
@@ -151,10 +151,10 @@ func (h *Handler) addCart(c *gin.Context) {
 		h.failCPQ(c, a.key, quoteAlert(a.ref), "", nil, fmt.Errorf("add cart of TOF %d to quote %d: %w", tofID, a.ref.QuoteID, err))
 		return
 	}
-	message := "Cart added."
+	message := t(c, "quote.toast.cart_added")
 	var added int64
 	if n := len(q.Carts); n > 0 && q.Carts[n-1].Root != nil {
-		message = "Cart added with " + q.Carts[n-1].Root.Name + "."
+		message = t(c, "quote.toast.cart_added_with", q.Carts[n-1].Root.Name)
 		added = q.Carts[n-1].BasketID
 	}
 	h.cartsUpdate(c, a, q, false, added, "quote-add-cart-panel", message)
@@ -172,7 +172,7 @@ func (h *Handler) removeCart(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	if !h.ensureCurrent(c, a, staleCheck{pending: fmt.Sprintf("remove cart no. %d", basketID), exists: hasCart(basketID)}) {
+	if !h.ensureCurrent(c, a, staleCheck{pending: t(c, "quote.pending.remove_cart", idText(basketID)), exists: hasCart(basketID)}) {
 		return
 	}
 	sessionID, ok := h.actionSession(c, a)
@@ -189,7 +189,7 @@ func (h *Handler) removeCart(c *gin.Context) {
 		h.fail(c, fmt.Errorf("cart %d removed; reading the quote again: %w", basketID, err))
 		return
 	}
-	h.cartsUpdate(c, a, q, true, 0, "", "Cart removed.")
+	h.cartsUpdate(c, a, q, true, 0, "", t(c, "quote.toast.cart_removed"))
 }
 
 // setCartQuantity is POST .../carts/:basketId/quantity (quantity): call 8.
@@ -205,11 +205,11 @@ func (h *Handler) setCartQuantity(c *gin.Context) {
 	}
 	form := "cart-" + strconv.FormatInt(basketID, 10) + "-quantity"
 	quantity, msg := parseQuantity(formValue(c, "quantity"))
-	if msg != "" {
-		h.badForm(c, form, formErrors{{FieldID: form + "-input", Message: msg}})
+	if !msg.IsZero() {
+		h.badForm(c, form, formErrors{{FieldID: form + "-input", Message: msg.In(tr(c))}})
 		return
 	}
-	if !h.ensureCurrent(c, a, staleCheck{pending: fmt.Sprintf("set the quantity of cart no. %d to %d", basketID, quantity), exists: hasCart(basketID)}) {
+	if !h.ensureCurrent(c, a, staleCheck{pending: t(c, "quote.pending.quantity", idText(basketID), tr(c).Integer(int64(quantity))), exists: hasCart(basketID)}) {
 		return
 	}
 	sessionID, ok := h.actionSession(c, a)
@@ -222,7 +222,7 @@ func (h *Handler) setCartQuantity(c *gin.Context) {
 			fmt.Errorf("set quantity of cart %d: %w", basketID, err))
 		return
 	}
-	h.cartUpdate(c, a, q, basketID, false, fmt.Sprintf("Quantity changed to %d.", quantity))
+	h.cartUpdate(c, a, q, basketID, false, t(c, "quote.toast.quantity", tr(c).Integer(int64(quantity))))
 }
 
 // changeCartPricelist is POST .../carts/:basketId/pricelist (pricelistId): call 16.
@@ -239,10 +239,10 @@ func (h *Handler) changeCartPricelist(c *gin.Context) {
 	form := "cart-" + strconv.FormatInt(basketID, 10) + "-pricelist"
 	pricelistID, ok := formID32(formValue(c, "pricelistId"))
 	if !ok {
-		h.badForm(c, form, formErrors{{FieldID: form + "-input", Message: "Choose a price list."}})
+		h.badForm(c, form, formErrors{{FieldID: form + "-input", Message: t(c, "quote.form.pricelist")}})
 		return
 	}
-	if !h.ensureCurrent(c, a, staleCheck{pending: fmt.Sprintf("change the price list of cart no. %d", basketID), exists: hasCart(basketID)}) {
+	if !h.ensureCurrent(c, a, staleCheck{pending: t(c, "quote.pending.pricelist", idText(basketID)), exists: hasCart(basketID)}) {
 		return
 	}
 	sessionID, ok := h.actionSession(c, a)
@@ -256,13 +256,13 @@ func (h *Handler) changeCartPricelist(c *gin.Context) {
 			fmt.Errorf("change price list of cart %d: %w", basketID, err))
 		return
 	}
-	name := fmt.Sprintf("price list %d", pricelistID)
+	name := t(c, "quote.pricelist.numbered_lower", idText(pricelistID))
 	for _, pl := range q.AvailablePricelists {
 		if pl.PricelistID == pricelistID && pl.Name != "" {
 			name = pl.Name
 		}
 	}
-	h.cartUpdate(c, a, q, basketID, false, "Price list changed to "+name+".")
+	h.cartUpdate(c, a, q, basketID, false, t(c, "quote.toast.pricelist", name))
 }
 
 // hasCart reports whether the quote still has the cart (for the stale check).

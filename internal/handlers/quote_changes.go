@@ -87,12 +87,12 @@ func (h *Handler) showCurrentQuote(c *gin.Context) {
 		h.fail(c, fmt.Errorf("get quote %d: %w", a.ref.QuoteID, err))
 		return
 	}
-	v := newQuoteView(a.ref, q, a.prev)
+	v := newQuoteView(tr(c), a.ref, q, a.prev)
 	vm := v.update()
 	carts := v.carts(false)
 	vm.Carts = &carts
 	h.changes.Observe(quoteWatchKey(a.ref), vm.DigestTag)
-	announce(c, "The quote now shows the latest changes. "+totalText(q))
+	announce(c, t(c, "quote.announce.current")+" "+totalText(tr(c), q))
 	h.render(c, http.StatusOK, quotes.UpdatePartial(vm))
 }
 

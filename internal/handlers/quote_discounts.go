@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/quotes"
 )
 
@@ -52,16 +53,13 @@ func (h *Handler) showDiscounts(c *gin.Context) {
 	vm := quotes.DiscountsVM{Ref: a.ref}
 	for _, d := range discounts {
 		if d.Extra {
-			choice := quotes.ExtraChoice{DiscountID: d.DiscountID, Name: d.Name, AppliesTo: d.AppliesTo,
-				Max: strconv.FormatFloat(extraMax(d.MaxValue), 'f', -1, 64)}
-			if v, ok := extraValues[d.DiscountID]; ok {
-				choice.Value = strconv.FormatFloat(v, 'f', -1, 64)
-			}
+			choice := quotes.ExtraChoice{DiscountID: d.DiscountID, Name: d.Name, AppliesTo: d.AppliesTo, Max: extraMax(d.MaxValue)}
+			choice.Value, choice.HasValue = extraValues[d.DiscountID]
 			vm.Extras = append(vm.Extras, choice)
 			continue
 		}
 		vm.Regular = append(vm.Regular, quotes.DiscountChoice{DiscountID: d.DiscountID, Name: d.Name, AppliesTo: d.AppliesTo,
-			Percent: strconv.FormatFloat(d.Percent, 'f', -1, 64), Checked: applied[d.DiscountID]})
+			Percent: d.Percent, Checked: applied[d.DiscountID]})
 	}
 	h.render(c, http.StatusOK, quotes.DiscountsPanel(vm))
 }
@@ -82,12 +80,12 @@ func (h *Handler) applyDiscounts(c *gin.Context) {
 	if !ok {
 		return
 	}
-	req, errs := discountSelection(c)
+	req, errs := discountSelection(c, tr(c))
 	if len(errs) > 0 {
 		h.badForm(c, discountsForm, errs)
 		return
 	}
-	if !h.ensureCurrent(c, a, staleCheck{pending: discountPending(req)}) {
+	if !h.ensureCurrent(c, a, staleCheck{pending: discountPending(tr(c), req)}) {
 		return
 	}
 	sessionID, ok := h.actionSession(c, a)
@@ -103,25 +101,26 @@ func (h *Handler) applyDiscounts(c *gin.Context) {
 		h.failCPQ(c, a.key, quoteAlert(a.ref), discountsForm, fields, fmt.Errorf("apply discounts to quote %d: %w", a.ref.QuoteID, err))
 		return
 	}
-	message := "Discounts removed."
-	if n := len(q.AppliedDiscounts) + len(q.ExtraDiscounts); n > 0 {
-		message = fmt.Sprintf("%d discounts applied.", n)
-		if n == 1 {
-			message = "1 discount applied."
-		}
+	message := t(c, "quote.toast.discounts_removed")
+	switch n := len(q.AppliedDiscounts) + len(q.ExtraDiscounts); {
+	case n == 1:
+		message = t(c, "quote.toast.discounts_applied.one")
+	case n > 1:
+		message = t(c, "quote.toast.discounts_applied.other", tr(c).Integer(int64(n)))
 	}
 	h.cartsUpdate(c, a, q, false, 0, "", message)
 }
 
-// discountSelection reads the discount form into the body of call 12.
-func discountSelection(c *gin.Context) (apiclient.ApplyDiscountsRequest, formErrors) {
+// discountSelection reads the discount form into the body of call 12. Extra values are typed the
+// reader's way ("12,5" in Italian) and go upstream as plain numbers.
+func discountSelection(c *gin.Context, tr *i18n.Translator) (apiclient.ApplyDiscountsRequest, formErrors) {
 	var req apiclient.ApplyDiscountsRequest
 	var errs formErrors
 	seen := map[int32]bool{}
 	for _, raw := range c.Request.Form["discountId"] {
 		id, ok := formID32(strings.TrimSpace(raw))
 		if !ok {
-			errs.add(discountsForm, "The discount choice is not valid: reload the page.")
+			errs.addMessage(tr, discountsForm, i18n.M("quote.form.discount_choice"))
 			return req, errs
 		}
 		if !seen[id] {
@@ -137,7 +136,7 @@ func discountSelection(c *gin.Context) (apiclient.ApplyDiscountsRequest, formErr
 		}
 		id, ok := formID32(rawID)
 		if !ok || len(extraIDs) >= maxExtraFields {
-			errs.add(discountsForm, "The extra discount fields are not valid: reload the page.")
+			errs.addMessage(tr, discountsForm, i18n.M("quote.form.extra_fields"))
 			return req, errs
 		}
 		extraIDs = append(extraIDs, id)
@@ -150,21 +149,22 @@ func discountSelection(c *gin.Context) (apiclient.ApplyDiscountsRequest, formErr
 			continue // not applied
 		}
 		if seen[id] {
-			errs.add(field, "A discount cannot be both a regular and an extra discount.")
+			errs.addMessage(tr, field, i18n.M("quote.form.discount_both"))
 			continue
 		}
 		limit := float64(maxPercent)
+		// The maximum is the portal's own hidden field: a plain number whatever the language.
 		if rawMax := formValue(c, fmt.Sprintf("extraMax-%d", id)); rawMax != "" {
 			m, err := strconv.ParseFloat(rawMax, 64)
 			if err != nil {
-				errs.add(discountsForm, "The extra discount fields are not valid: reload the page.")
+				errs.addMessage(tr, discountsForm, i18n.M("quote.form.extra_fields"))
 				return req, errs
 			}
 			limit = extraMax(m)
 		}
-		value, msg := parsePercent(raw, limit, "The extra discount")
-		if msg != "" {
-			errs.add(field, msg)
+		value, msg := parsePercent(tr, raw, limit)
+		if !msg.IsZero() {
+			errs.addMessage(tr, field, msg)
 			continue
 		}
 		req.ExtraDiscountList = append(req.ExtraDiscountList, apiclient.ExtraDiscountInput{DiscountID: id, DiscountValue: value})
@@ -173,10 +173,13 @@ func discountSelection(c *gin.Context) (apiclient.ApplyDiscountsRequest, formErr
 }
 
 // discountPending says what the discount form asked for, for the conflict notice.
-func discountPending(req apiclient.ApplyDiscountsRequest) string {
-	n := len(req.AppliedDiscounts) + len(req.ExtraDiscountList)
-	if n == 0 {
-		return "remove every discount of the quote"
+func discountPending(tr *i18n.Translator, req apiclient.ApplyDiscountsRequest) string {
+	switch n := len(req.AppliedDiscounts) + len(req.ExtraDiscountList); n {
+	case 0:
+		return tr.T("quote.pending.discounts_none")
+	case 1:
+		return tr.T("quote.pending.discounts.one")
+	default:
+		return tr.T("quote.pending.discounts.other", tr.Integer(int64(n)))
 	}
-	return fmt.Sprintf("set the quote's discounts to the %d you chose (this replaces the quote's discounts)", n)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/quotes"
 )
@@ -30,19 +31,18 @@ const (
 	maxExtraFields  = 50        // extra discount inputs accepted in one form
 )
 
-var (
-	digitsOnly = regexp.MustCompile(`^[0-9]+$`)
-	// moneyInput: digits with at most two decimals, "." or "," as the separator.
-	moneyInput = regexp.MustCompile(`^[0-9]{1,7}([.,][0-9]{1,2})?$`)
-	// percentInput: a percentage with at most two decimals.
-	percentInput = regexp.MustCompile(`^[0-9]{1,3}([.,][0-9]{1,2})?$`)
-)
+var digitsOnly = regexp.MustCompile(`^[0-9]+$`)
 
 // formErrors collects the messages of a form, in form order.
 type formErrors []components.FieldError
 
 func (e *formErrors) add(fieldID, message string) {
 	*e = append(*e, components.FieldError{FieldID: fieldID, Message: message})
+}
+
+// addMessage adds a catalogue message in the reader's language.
+func (e *formErrors) addMessage(tr *i18n.Translator, fieldID string, m i18n.Message) {
+	e.add(fieldID, m.In(tr))
 }
 
 // parseForm reads the request's form (the query for DELETE, the body too for POST): ids, values
@@ -88,56 +88,80 @@ func queryID32(c *gin.Context, name string) (int32, error) {
 	return n, nil
 }
 
-// parseQuantity reads a cart quantity: a whole number from 1 to 9999 (A5 #8).
-func parseQuantity(raw string) (int32, string) {
+// parseQuantity reads a cart quantity: a whole number from 1 to 9999 (A5 #8), typed as plain
+// digits, which every language reads the same way. A decimal ("2,5" in Italian) is a number but
+// not a quantity: the message says so in the reader's language. The message is zero when the
+// value is good.
+func parseQuantity(raw string) (int32, i18n.Message) {
 	switch {
 	case raw == "":
-		return 0, "Enter a quantity."
+		return 0, i18n.M("quote.form.quantity_empty")
 	case !digitsOnly.MatchString(raw):
 		if strings.HasPrefix(raw, "-") {
-			return 0, "The quantity must be at least 1."
+			return 0, i18n.M("quote.form.quantity_min")
 		}
-		return 0, "The quantity must be a whole number, like 3."
+		return 0, i18n.M("quote.form.quantity_whole")
 	}
 	n, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || n < 1 || n > maxQuantity {
-		return 0, "The quantity must be between 1 and 9999."
+		return 0, i18n.M("quote.form.quantity_range")
 	}
-	return int32(n), ""
+	return int32(n), i18n.Message{}
 }
 
-// parsePrice reads a unit price in euros: 0 to 1,000,000 with at most two decimals (A5 #13).
-func parsePrice(raw, what string) (float64, string) {
-	raw = strings.TrimPrefix(strings.TrimSpace(raw), "€")
-	raw = strings.TrimSpace(raw)
-	switch {
-	case raw == "":
-		return 0, "Enter the " + what + "."
-	case strings.HasPrefix(raw, "-"):
-		return 0, "The " + what + " cannot be negative."
-	case !moneyInput.MatchString(raw):
-		return 0, "The " + what + " must be an amount in euros with at most two decimals, like 49.90."
+// readNumber reads a number typed the reader's way ("12,5" in Italian, "12.5" in English; the
+// other separator is refused) with at most maxDecimals decimals. It is the only place where the
+// reader's separators are undone: what goes upstream is a plain float64, as the spec wants.
+func readNumber(tr *i18n.Translator, raw string, maxDecimals int) (float64, bool) {
+	v, err := tr.ParseDecimal(raw)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) { // ParseFloat would read "NaN" and "Inf"
+		return 0, false
 	}
-	v, err := strconv.ParseFloat(strings.Replace(raw, ",", ".", 1), 64)
-	if err != nil || v < 0 || v > maxRepricePrice {
-		return 0, "The " + what + " must be between 0 and 1,000,000."
-	}
-	return v, ""
+	scaled := v * math.Pow10(maxDecimals)
+	return v, math.Abs(scaled-math.Round(scaled)) < 1e-6
 }
 
-// parsePercent reads an extra discount value: more than 0 and at most maxValue (A5 #12).
-func parsePercent(raw string, maxValue float64, name string) (float64, string) {
-	switch {
-	case strings.HasPrefix(raw, "-"):
-		return 0, name + " must be more than 0."
-	case !percentInput.MatchString(raw):
-		return 0, name + " must be a percentage with at most two decimals, like 5 or 7.5."
+// parsePrice reads a unit price in euros: 0 to 1,000,000 with at most two decimals (A5 #13),
+// written the reader's way ("49,90" in Italian); a euro sign before or after is ignored.
+// recurring picks the words of the monthly price, else the one-off's.
+func parsePrice(tr *i18n.Translator, raw string, recurring bool) (float64, i18n.Message) {
+	raw = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(raw), "€"), "€"))
+	pick := func(activationKey, recurringKey string, args ...any) i18n.Message {
+		if recurring {
+			return i18n.M(recurringKey, args...)
+		}
+		return i18n.M(activationKey, args...)
 	}
-	v, err := strconv.ParseFloat(strings.Replace(raw, ",", ".", 1), 64)
-	if err != nil || v <= 0 || v > maxValue {
-		return 0, name + " must be more than 0 and at most " + strconv.FormatFloat(maxValue, 'f', -1, 64) + "."
+	if raw == "" {
+		return 0, pick("quote.form.activation_empty", "quote.form.recurring_empty")
 	}
-	return v, ""
+	if strings.HasPrefix(raw, "-") {
+		return 0, pick("quote.form.activation_negative", "quote.form.recurring_negative")
+	}
+	v, ok := readNumber(tr, raw, 2)
+	if !ok {
+		return 0, pick("quote.form.activation_format", "quote.form.recurring_format", tr.Decimal(49.90, 2))
+	}
+	if v < 0 || v > maxRepricePrice {
+		return 0, pick("quote.form.activation_range", "quote.form.recurring_range", tr.Integer(maxRepricePrice))
+	}
+	return v, i18n.Message{}
+}
+
+// parsePercent reads an extra discount value, written the reader's way ("12,5" in Italian): more
+// than 0 and at most maxValue, with at most two decimals (A5 #12).
+func parsePercent(tr *i18n.Translator, raw string, maxValue float64) (float64, i18n.Message) {
+	if strings.HasPrefix(raw, "-") {
+		return 0, i18n.M("quote.form.extra_positive")
+	}
+	v, ok := readNumber(tr, raw, 2)
+	if !ok {
+		return 0, i18n.M("quote.form.extra_format", tr.Decimal(7.5, 1))
+	}
+	if v <= 0 || v > maxValue {
+		return 0, i18n.M("quote.form.extra_range", quotes.InputNumber(tr, maxValue))
+	}
+	return v, i18n.Message{}
 }
 
 // validText checks free text for a v2 body: valid UTF-8, no control characters, at most maxRunes.
@@ -162,10 +186,10 @@ func (h *Handler) renderFormErrors(c *gin.Context, formID string, status int, er
 		for _, e := range errs {
 			msgs = append(msgs, e.Message)
 		}
-		h.renderError(c, status, "The request is not valid", strings.Join(msgs, " "))
+		h.renderError(c, status, t(c, "error.bad_request.title"), strings.Join(msgs, " "))
 		return
 	}
-	announce(c, "There is a problem: "+errs[0].Message)
+	announce(c, t(c, "quote.form.problem_announce", errs[0].Message))
 	c.Header("HX-Retarget", "#"+formID+"-errors")
 	c.Header("HX-Reswap", "innerHTML")
 	h.render(c, status, quotes.FormErrors(errs))

@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/text/language"
+
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/quotes"
 )
 
@@ -22,45 +25,69 @@ func TestQuoteParseQuantity(t *testing.T) {
 		{"three", 0, false}, {"+3", 0, false}, {"1e3", 0, false}, {"99999999999999999999", 0, false}, {"٣", 0, false},
 	} {
 		got, msg := parseQuantity(tc.in)
-		if (msg == "") != tc.ok || got != tc.want {
-			t.Errorf("parseQuantity(%q) = %d, %q; want %d, ok=%v", tc.in, got, msg, tc.want, tc.ok)
+		if msg.IsZero() != tc.ok || got != tc.want {
+			t.Errorf("parseQuantity(%q) = %d, %q; want %d, ok=%v", tc.in, got, msg.Key, tc.want, tc.ok)
 		}
 	}
 }
 
+// quoteTranslators are the English and Italian translators.
+func quoteTranslators(t *testing.T) (en, it *i18n.Translator) {
+	t.Helper()
+	bundle, err := i18n.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bundle.Translator(i18n.Source), bundle.Translator(language.Italian)
+}
+
+// Prices are read the reader's way: the decimal separator of their language, its grouping, and
+// never the other separator (in Italian "1.234" is a thousand and more, in English it has three
+// decimals, too many for money).
 func TestQuoteParsePrice(t *testing.T) {
 	t.Parallel()
+	en, it := quoteTranslators(t)
 	for _, tc := range []struct {
+		tr   *i18n.Translator
 		in   string
 		want float64
 		ok   bool
 	}{
-		{"0", 0, true}, {"49.90", 49.9, true}, {"49,9", 49.9, true}, {"€ 12.5", 12.5, true}, {"1000000", 1000000, true},
-		{"", 0, false}, {"-1", 0, false}, {"1.234", 0, false}, {"abc", 0, false}, {"1000000.01", 0, false},
-		{"NaN", 0, false}, {"Inf", 0, false}, {"1e3", 0, false}, {"12 000", 0, false},
+		{en, "0", 0, true}, {en, "49.90", 49.9, true}, {en, "€ 12.5", 12.5, true}, {en, "1000000", 1000000, true}, {en, "1,234.50", 1234.5, true},
+		{en, "", 0, false}, {en, "-1", 0, false}, {en, "1.234", 0, false}, {en, "abc", 0, false}, {en, "1000000.01", 0, false},
+		{en, "NaN", 0, false}, {en, "Inf", 0, false}, {en, "1e3", 0, false}, {en, "12 000", 0, false}, {en, "49,9", 0, false},
+		{it, "49,9", 49.9, true}, {it, "12,5 €", 12.5, true}, {it, "1.234,50", 1234.5, true}, {it, "1.234", 1234, true},
+		{it, "49.90", 0, false}, {it, "1.5", 0, false}, {it, "1,234", 0, false}, {it, "NaN", 0, false},
 	} {
-		got, msg := parsePrice(tc.in, "price")
-		if (msg == "") != tc.ok || got != tc.want {
-			t.Errorf("parsePrice(%q) = %v, %q; want %v, ok=%v", tc.in, got, msg, tc.want, tc.ok)
+		got, msg := parsePrice(tc.tr, tc.in, false)
+		if msg.IsZero() != tc.ok || got != tc.want {
+			t.Errorf("parsePrice(%s, %q) = %v, %q; want %v, ok=%v", tc.tr.Lang(), tc.in, got, msg.Key, tc.want, tc.ok)
 		}
 	}
 }
 
 func TestQuoteParsePercent(t *testing.T) {
 	t.Parallel()
+	en, it := quoteTranslators(t)
 	for _, tc := range []struct {
+		tr   *i18n.Translator
 		in   string
 		max  float64
 		want float64
 		ok   bool
 	}{
-		{"5", 20, 5, true}, {"7.5", 20, 7.5, true}, {"20", 20, 20, true}, {"0.01", 10, 0.01, true},
-		{"0", 20, 0, false}, {"20.01", 20, 0, false}, {"-3", 20, 0, false}, {"abc", 20, 0, false}, {"5%", 20, 0, false},
+		{en, "5", 20, 5, true}, {en, "7.5", 20, 7.5, true}, {en, "20", 20, 20, true}, {en, "0.01", 10, 0.01, true},
+		{en, "0", 20, 0, false}, {en, "20.01", 20, 0, false}, {en, "-3", 20, 0, false}, {en, "abc", 20, 0, false}, {en, "5%", 20, 0, false},
+		{en, "7,5", 20, 0, false}, {en, "5.125", 20, 0, false},
+		{it, "12,5", 20, 12.5, true}, {it, "5", 20, 5, true}, {it, "1.5", 20, 0, false}, {it, "20,01", 20, 0, false},
 	} {
-		got, msg := parsePercent(tc.in, tc.max, "Value")
-		if (msg == "") != tc.ok || got != tc.want {
-			t.Errorf("parsePercent(%q, %v) = %v, %q; want %v, ok=%v", tc.in, tc.max, got, msg, tc.want, tc.ok)
+		got, msg := parsePercent(tc.tr, tc.in, tc.max)
+		if msg.IsZero() != tc.ok || got != tc.want {
+			t.Errorf("parsePercent(%s, %q, %v) = %v, %q; want %v, ok=%v", tc.tr.Lang(), tc.in, tc.max, got, msg.Key, tc.want, tc.ok)
 		}
+	}
+	if _, msg := parsePercent(it, "25", 12.5); msg.In(it) != "Lo sconto extra deve essere maggiore di 0 e al massimo 12,5." {
+		t.Errorf("Italian range message %q", msg.In(it))
 	}
 }
 
@@ -104,7 +131,8 @@ func TestQuoteDigestRoundTripAndChanges(t *testing.T) {
 	after.Carts[0].Quantity = 3
 	after.Carts[0].Root.Breakdown.Net.Recurring = 80.73
 	after.Carts[0].Root.Children = append(after.Carts[0].Root.Children, apiclient.Item{NodeID: 800003, ParentID: 800001, Name: "New"})
-	v := newQuoteView(sampleQuoteRef(), after, d)
+	en, _ := quoteTranslators(t)
+	v := newQuoteView(en, sampleQuoteRef(), after, d)
 	cart := v.cart(&after.Carts[0])
 	if !cart.QuantityChanged || cart.QuantityWas != 2 {
 		t.Errorf("quantity change not seen: %+v", cart.QuantityChanged)
@@ -123,7 +151,7 @@ func TestQuoteDigestRoundTripAndChanges(t *testing.T) {
 	}
 
 	// Without a previous state nothing is marked.
-	plain := newQuoteView(sampleQuoteRef(), after, nil).cart(&after.Carts[0])
+	plain := newQuoteView(en, sampleQuoteRef(), after, nil).cart(&after.Carts[0])
 	if plain.QuantityChanged || plain.Lines[2].New || plain.Lines[0].Price.Net.Recurring.Changed {
 		t.Error("changes marked without a previous state")
 	}

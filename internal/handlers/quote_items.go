@@ -103,10 +103,10 @@ func (h *Handler) addItem(c *gin.Context) {
 		h.fail(c, badRequest("quote.error.offer_type_missing"))
 		return
 	case !okProduct:
-		h.badForm(c, form, formErrors{{FieldID: form + "-choices", Message: "Choose an add-on."}})
+		h.badForm(c, form, formErrors{{FieldID: form + "-choices", Message: t(c, "quote.form.addon")}})
 		return
 	}
-	if !h.ensureCurrent(c, a, staleCheck{pending: fmt.Sprintf("add product no. %d under item no. %d", productID, parentID), exists: hasItem(basketID, parentID)}) {
+	if !h.ensureCurrent(c, a, staleCheck{pending: t(c, "quote.pending.add_item", idText(productID), idText(parentID)), exists: hasItem(basketID, parentID)}) {
 		return
 	}
 	sessionID, ok := h.actionSession(c, a)
@@ -121,7 +121,7 @@ func (h *Handler) addItem(c *gin.Context) {
 	}
 	product, ok := findProduct(products, productID, "ADDON")
 	if !ok {
-		h.badForm(c, form, formErrors{{FieldID: form + "-choices", Message: "Choose one of the add-ons listed."}})
+		h.badForm(c, form, formErrors{{FieldID: form + "-choices", Message: t(c, "quote.form.addon_listed")}})
 		return
 	}
 	q, err := h.api.CPQ.AddItem(ctx, sessionID, a.ref.CPQID, a.ref.QuoteID, basketID, parentID, apiclient.AddItemRequest{
@@ -135,7 +135,7 @@ func (h *Handler) addItem(c *gin.Context) {
 		return
 	}
 	// The add-on form is gone: keyboard focus goes to the cart's heading.
-	h.cartUpdate(c, a, q, basketID, true, product.Name+" added.")
+	h.cartUpdate(c, a, q, basketID, true, t(c, "quote.toast.added", product.Name))
 }
 
 // removeItem is DELETE .../carts/:basketId/items/:itemId/parent/:parentId: call 6 (the item and
@@ -155,7 +155,7 @@ func (h *Handler) removeItem(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	if !h.ensureCurrent(c, a, staleCheck{pending: fmt.Sprintf("remove item no. %d", itemID), exists: hasItem(basketID, itemID)}) {
+	if !h.ensureCurrent(c, a, staleCheck{pending: t(c, "quote.pending.remove_item", idText(itemID)), exists: hasItem(basketID, itemID)}) {
 		return
 	}
 	sessionID, ok := h.actionSession(c, a)
@@ -172,7 +172,7 @@ func (h *Handler) removeItem(c *gin.Context) {
 		h.fail(c, fmt.Errorf("item %d removed; reading the quote again: %w", itemID, err))
 		return
 	}
-	h.cartUpdate(c, a, q, basketID, true, "Item removed.")
+	h.cartUpdate(c, a, q, basketID, true, t(c, "quote.toast.item_removed"))
 }
 
 // repriceItem is POST .../carts/:basketId/items/:itemId/reprice (activationPrice,
@@ -190,20 +190,20 @@ func (h *Handler) repriceItem(c *gin.Context) {
 	line := "line-" + strconv.FormatInt(itemID, 10)
 	form := line + "-reprice"
 	var errs formErrors
-	activation, msg := parsePrice(formValue(c, "activationPrice"), "one-off unit price")
-	if msg != "" {
-		errs.add(line+"-activation", msg)
+	activation, msg := parsePrice(tr(c), formValue(c, "activationPrice"), false)
+	if !msg.IsZero() {
+		errs.addMessage(tr(c), line+"-activation", msg)
 	}
-	recurring, msg := parsePrice(formValue(c, "recurringPrice"), "monthly unit price")
-	if msg != "" {
-		errs.add(line+"-recurring", msg)
+	recurring, msg := parsePrice(tr(c), formValue(c, "recurringPrice"), true)
+	if !msg.IsZero() {
+		errs.addMessage(tr(c), line+"-recurring", msg)
 	}
 	if len(errs) > 0 {
 		h.badForm(c, form, errs)
 		return
 	}
-	if !h.ensureCurrent(c, a, staleCheck{pending: fmt.Sprintf("reprice item no. %d to %s one-off and %s monthly", itemID,
-		quotes.FormatEUR(cents(activation)), quotes.FormatEUR(cents(recurring))), exists: hasItem(basketID, itemID)}) {
+	if !h.ensureCurrent(c, a, staleCheck{pending: t(c, "quote.pending.reprice", idText(itemID),
+		quotes.Money(tr(c), cents(activation)), quotes.Money(tr(c), cents(recurring))), exists: hasItem(basketID, itemID)}) {
 		return
 	}
 	sessionID, ok := h.actionSession(c, a)
@@ -219,13 +219,13 @@ func (h *Handler) repriceItem(c *gin.Context) {
 			fmt.Errorf("reprice item %d of cart %d: %w", itemID, basketID, err))
 		return
 	}
-	name := "Item"
+	name := t(c, "quote.item")
 	if cart, ok := q.Cart(basketID); ok {
 		if it, ok := findItem(cart, itemID); ok {
 			name = it.Name
 		}
 	}
-	h.cartUpdate(c, a, q, basketID, true, name+" repriced.")
+	h.cartUpdate(c, a, q, basketID, true, t(c, "quote.toast.repriced", name))
 }
 
 // hasItem reports whether the quote still has the item in the cart (for the stale check).

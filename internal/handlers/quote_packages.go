@@ -61,7 +61,7 @@ func (h *Handler) showPackages(c *gin.Context) {
 		h.fail(c, fmt.Errorf("get customer %d (owners): %w", a.ref.CustomerID, customerErr))
 		return
 	}
-	vm := quotes.PackagesVM{Ref: a.ref, TOF: quotes.TOF{ID: tofID, Name: fmt.Sprintf("offer type %d", tofID)},
+	vm := quotes.PackagesVM{Ref: a.ref, TOF: quotes.TOF{ID: tofID, Name: t(c, "quote.tof.numbered_lower", idText(tofID))},
 		CustomerQuoteID: q.CustomerQuoteID}
 	if name := tofNameOf(c); name != "" {
 		vm.TOF.Name = name
@@ -74,7 +74,7 @@ func (h *Handler) showPackages(c *gin.Context) {
 		value := strconv.FormatInt(o.OwnerID, 10)
 		label := o.Name
 		if label == "" {
-			label = "User " + value
+			label = t(c, "quote.user.numbered", value)
 		}
 		vm.Owners = append(vm.Owners, components.Option{Value: value, Label: label + " (" + value + ")"})
 		if i == 0 {
@@ -93,11 +93,11 @@ func (h *Handler) addPackage(c *gin.Context) {
 	var errs formErrors
 	packageID, okPackage := formID32(formValue(c, "packageId"))
 	if !okPackage {
-		errs.add(packageForm, "Choose a package.")
+		errs.add(packageForm, t(c, "quote.form.package"))
 	}
 	assignee, okAssignee := formID(formValue(c, "assigneeUserId"), math.MaxInt64)
 	if !okAssignee {
-		errs.add("quote-package-assignee", "Choose who the package is assigned to.")
+		errs.add("quote-package-assignee", t(c, "quote.form.assignee"))
 	}
 	tofID, okTOF := formID32(formValue(c, "tofId"))
 	var reference int64
@@ -109,7 +109,7 @@ func (h *Handler) addPackage(c *gin.Context) {
 		okReference = err == nil
 	}
 	if !okTOF || !okReference {
-		errs.add(packageForm, "The form is incomplete: reload the page.")
+		errs.add(packageForm, t(c, "quote.form.incomplete"))
 	}
 	if len(errs) > 0 {
 		h.badForm(c, packageForm, errs)
@@ -128,16 +128,16 @@ func (h *Handler) addPackage(c *gin.Context) {
 			fmt.Errorf("add package %d to quote %d: %w", packageID, a.ref.QuoteID, err))
 		return
 	}
-	name := fmt.Sprintf("Package %d", packageID)
+	name := t(c, "quote.package.numbered", idText(packageID))
 	for _, p := range q.Packages {
 		if p.PackageID == packageID && p.Name != "" {
 			name = p.Name
 		}
 	}
 	h.log(c).Info("package added", slog.Int("package_id", int(packageID)), slog.Int64("assignee", assignee))
-	vm := newQuoteView(a.ref, q, a.prev).update()
+	vm := newQuoteView(tr(c), a.ref, q, a.prev).update()
 	vm.SummaryOnly = true
 	vm.Summary.Focus = true // the package form is gone
 	vm.ClearPanel = "quote-packages-panel"
-	h.respondUpdate(c, q, vm, name+" added.")
+	h.respondUpdate(c, q, vm, t(c, "quote.toast.added", name))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/quotes"
@@ -118,7 +119,7 @@ func quoteAlert(ref quotes.Ref) quotes.SessionAlertVM {
 	return quotes.SessionAlertVM{
 		RestartURL: ref.Sub("/session"),
 		Target:     "#quote-session-alert",
-		Message:    "Your quote is safe. Restart the session, then repeat your last action.",
+		Message:    i18n.M("quote.session.quote_safe"),
 	}
 }
 
@@ -132,7 +133,7 @@ func startAlert(cpqID, customerID int32) quotes.SessionAlertVM {
 			{Key: "cpqId", Value: strconv.FormatInt(int64(cpqID), 10)},
 			{Key: "customerId", Value: strconv.FormatInt(int64(customerID), 10)},
 		},
-		Message: "Restart it to continue with this customer.",
+		Message: i18n.M("start.session_restart"),
 	}
 }
 
@@ -144,10 +145,10 @@ func (h *Handler) failCPQ(c *gin.Context, key session.CPQKey, alert quotes.Sessi
 		h.forgetCPQSession(c, key)
 		h.log(c).Info("configuration session expired upstream", slog.Any("err", err))
 		if !isHTMX(c) {
-			h.renderError(c, http.StatusConflict, "The configuration session has expired", alert.Message)
+			h.renderError(c, http.StatusConflict, t(c, "error.session_expired.title"), alert.Message.In(tr(c)))
 			return
 		}
-		announce(c, "The configuration session has expired. Use Restart session to continue.")
+		announce(c, t(c, "quote.session.expired_announce"))
 		c.Header("HX-Retarget", alert.Target)
 		c.Header("HX-Reswap", "innerHTML")
 		h.render(c, http.StatusConflict, quotes.SessionAlert(alert))
@@ -188,7 +189,7 @@ func (h *Handler) restartQuoteSession(c *gin.Context) {
 		c.Redirect(http.StatusSeeOther, ref.URL())
 		return
 	}
-	announce(c, "A new configuration session has started.")
+	announce(c, t(c, "quote.session.restarted_announce"))
 	h.render(c, http.StatusOK, quotes.SessionRestarted()) // replaces the prompt
 }
 

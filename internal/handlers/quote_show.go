@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/layout"
 	"github.com/cpqportal/portal/web/templates/quotes"
 )
@@ -27,8 +28,8 @@ func (h *Handler) showQuote(c *gin.Context) {
 
 	// The customer's and configurator's names only label the page: fetched alongside the quote,
 	// and the page is shown without them if they fail.
-	customerName := fmt.Sprintf("Customer %d", ref.CustomerID)
-	cpqName := fmt.Sprintf("Configurator %d", ref.CPQID)
+	customerName := t(c, "quote.customer.numbered", idText(ref.CustomerID))
+	cpqName := t(c, "quote.configurator.numbered", idText(ref.CPQID))
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if cu, err := h.api.Customers.Get(ctx, ref.CustomerID); err == nil {
@@ -57,21 +58,18 @@ func (h *Handler) showQuote(c *gin.Context) {
 	}
 	h.touchRecent(c, recentQuoteItem(ref, q, customerName))
 	h.changes.Observe(quoteWatchKey(ref), changeTag(digestOf(q)))
-	h.renderPage(c, http.StatusOK, fmt.Sprintf("Quote %d", ref.QuoteID), layout.SectionQuotes,
-		quotes.QuotePage(quotePageVM(ref, q, customerName, cpqName, hasCPQSession(c, cpqKeyOf(ref)))))
+	h.renderPage(c, http.StatusOK, t(c, "quote.title", idText(ref.QuoteID)), layout.SectionQuotes,
+		quotes.QuotePage(quotePageVM(tr(c), ref, q, customerName, cpqName, hasCPQSession(c, cpqKeyOf(ref)))))
 }
 
 // quotePageVM builds the whole page.
-func quotePageVM(ref quotes.Ref, q *apiclient.Quote, customerName, cpqName string, hasSession bool) quotes.QuoteVM {
-	v := newQuoteView(ref, q, nil)
+func quotePageVM(tr *i18n.Translator, ref quotes.Ref, q *apiclient.Quote, customerName, cpqName string, hasSession bool) quotes.QuoteVM {
+	v := newQuoteView(tr, ref, q, nil)
 	vm := quotes.QuoteVM{
 		Ref: ref, CustomerName: customerName, ConfiguratorName: cpqName, Status: q.Status,
 		CustomerQuoteID: q.CustomerQuoteID, Carts: v.carts(false), Summary: v.summary(), TOFs: v.tofs(),
-		Digest: digestOf(q), HasSession: hasSession,
+		Digest: digestOf(q), HasSession: hasSession, UpdatedAt: q.UpdatedAt,
 	}
 	vm.DigestTag = changeTag(vm.Digest)
-	if !q.UpdatedAt.IsZero() {
-		vm.UpdatedAt = q.UpdatedAt.UTC().Format("2 Jan 2006 15:04 UTC")
-	}
 	return vm
 }

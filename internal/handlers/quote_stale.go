@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/quotes"
 )
 
@@ -73,7 +74,7 @@ func (h *Handler) ensureCurrent(c *gin.Context, a *quoteAction, check staleCheck
 // respondConflict answers 409 with the current quote (every cart and the summary, highlighted
 // against what the page showed), the new fingerprint and the conflict notice.
 func (h *Handler) respondConflict(c *gin.Context, a *quoteAction, q *apiclient.Quote, digest string, check staleCheck) {
-	v := newQuoteView(a.ref, q, a.prev)
+	v := newQuoteView(tr(c), a.ref, q, a.prev)
 	vm := v.update()
 	carts := v.carts(false)
 	vm.Carts = &carts
@@ -93,7 +94,7 @@ func (h *Handler) respondConflict(c *gin.Context, a *quoteAction, q *apiclient.Q
 	vm.Conflict = &conflict
 	c.Header("HX-Retarget", "#quote-carts")
 	c.Header("HX-Reswap", "outerHTML")
-	announce(c, "Your change was not applied: the quote changed meanwhile. Check the changes, then confirm or drop your change.")
+	announce(c, t(c, "quote.conflict.announce"))
 	h.render(c, http.StatusConflict, quotes.UpdatePartial(vm))
 }
 
@@ -122,40 +123,43 @@ func isReplay(c *gin.Context) bool { return formValue(c, "replay") != "" }
 // quoteWatchKey is the shared watcher's key of a quote.
 func quoteWatchKey(ref quotes.Ref) string { return "quote:" + strconv.FormatInt(ref.QuoteID, 10) }
 
-// describeChanges lists what differs between the fingerprint the page sent and the quote now.
+// describeChanges lists what differs between the fingerprint the page sent and the quote now, in
+// the reader's language (v.tr); names from the v2 API are quoted as they come.
 func describeChanges(prev quoteDigest, q *apiclient.Quote, v *quoteView) []quotes.Change {
+	tr := v.tr
+	money := func(cents int64) string { return quotes.Money(tr, cents) }
 	var out []quotes.Change
 	seen := map[string]bool{}
 	for i := range q.Carts {
 		cart := &q.Carts[i]
 		key := "c" + strconv.FormatInt(cart.BasketID, 10)
 		seen[key] = true
-		title := cartTitle(cart)
+		title := cartTitle(tr, cart)
 		p, ok := prev.previous(key, 8)
 		if !ok {
-			out = append(out, quotes.Change{What: "Cart “" + title + "” added"})
+			out = append(out, quotes.Change{What: tr.T("quote.change.cart_added", title)})
 			walkItems(cart.Root, 0, "", func(it *apiclient.Item, _ int, _ string) { seen["n"+strconv.FormatInt(it.NodeID, 10)] = true })
 			continue
 		}
 		if p[0] != int64(cart.Quantity) {
-			out = append(out, quotes.Change{What: "Quantity of “" + title + "”", Before: strconv.FormatInt(p[0], 10), After: strconv.Itoa(int(cart.Quantity))})
+			out = append(out, quotes.Change{What: tr.T("quote.change.quantity", title), Before: tr.Integer(p[0]), After: tr.Integer(int64(cart.Quantity))})
 		}
 		if p[1] != int64(cart.PricelistID) {
-			out = append(out, quotes.Change{What: "Price list of “" + title + "”", Before: v.pricelistName(int32(p[1])), After: v.pricelistName(cart.PricelistID)})
+			out = append(out, quotes.Change{What: tr.T("quote.change.pricelist", title), Before: v.pricelistName(int32(p[1])), After: v.pricelistName(cart.PricelistID)})
 		}
 		walkItems(cart.Root, 0, "", func(it *apiclient.Item, _ int, _ string) {
 			nk := "n" + strconv.FormatInt(it.NodeID, 10)
 			seen[nk] = true
 			np, ok := prev.previous(nk, 8)
 			if !ok {
-				out = append(out, quotes.Change{What: "“" + it.Name + "” added to “" + title + "”"})
+				out = append(out, quotes.Change{What: tr.T("quote.change.item_added", it.Name, title)})
 				return
 			}
 			if np[0] != cents(it.ActivationPrice) {
-				out = append(out, quotes.Change{What: "One-off unit price of “" + it.Name + "”", Before: quotes.FormatEUR(np[0]), After: quotes.FormatEUR(cents(it.ActivationPrice))})
+				out = append(out, quotes.Change{What: tr.T("quote.change.unit_activation", it.Name), Before: money(np[0]), After: money(cents(it.ActivationPrice))})
 			}
 			if np[1] != cents(it.RecurringPrice) {
-				out = append(out, quotes.Change{What: "Monthly unit price of “" + it.Name + "”", Before: quotes.FormatEUR(np[1]), After: quotes.FormatEUR(cents(it.RecurringPrice))})
+				out = append(out, quotes.Change{What: tr.T("quote.change.unit_recurring", it.Name), Before: money(np[1]), After: money(cents(it.RecurringPrice))})
 			}
 		})
 	}
@@ -164,7 +168,7 @@ func describeChanges(prev quoteDigest, q *apiclient.Quote, v *quoteView) []quote
 		key := "d" + strconv.FormatInt(int64(d.id), 10)
 		discounts[key] = d.name
 		if _, ok := prev[key]; !ok {
-			out = append(out, quotes.Change{What: "Discount “" + d.name + "” applied"})
+			out = append(out, quotes.Change{What: tr.T("quote.change.discount_applied", d.name)})
 		}
 	}
 	packages := map[string]bool{}
@@ -172,7 +176,7 @@ func describeChanges(prev quoteDigest, q *apiclient.Quote, v *quoteView) []quote
 		key := "p" + strconv.FormatInt(int64(p.PackageID), 10)
 		packages[key] = true
 		if _, ok := prev[key]; !ok {
-			out = append(out, quotes.Change{What: "Package “" + p.Name + "” added"})
+			out = append(out, quotes.Change{What: tr.T("quote.change.package_added", p.Name)})
 		}
 	}
 	var removedItems int
@@ -184,49 +188,55 @@ func describeChanges(prev quoteDigest, q *apiclient.Quote, v *quoteView) []quote
 	for _, key := range keys {
 		switch {
 		case strings.HasPrefix(key, "c") && !seen[key]:
-			out = append(out, quotes.Change{What: "Cart no. " + key[1:] + " removed"})
+			out = append(out, quotes.Change{What: tr.T("quote.change.cart_removed", key[1:])})
 		case strings.HasPrefix(key, "n") && !seen[key]:
 			removedItems++
 		case strings.HasPrefix(key, "d") && discounts[key] == "":
-			out = append(out, quotes.Change{What: "Discount no. " + key[1:] + " removed"})
+			out = append(out, quotes.Change{What: tr.T("quote.change.discount_removed", key[1:])})
 		case strings.HasPrefix(key, "p") && !packages[key]:
-			out = append(out, quotes.Change{What: "Package no. " + key[1:] + " removed"})
+			out = append(out, quotes.Change{What: tr.T("quote.change.package_removed", key[1:])})
 		}
 	}
-	if removedItems > 0 {
-		out = append(out, quotes.Change{What: fmt.Sprintf("%d item(s) removed", removedItems)})
+	switch {
+	case removedItems == 1:
+		out = append(out, quotes.Change{What: tr.T("quote.change.items_removed.one")})
+	case removedItems > 1:
+		out = append(out, quotes.Change{What: tr.T("quote.change.items_removed.other", tr.Integer(int64(removedItems)))})
 	}
 	if p, ok := prev.previous("q", 6); ok {
 		t := q.Totals
 		if p[4] != cents(t.NetActivation) {
-			out = append(out, quotes.Change{What: "Quote total one-off", Before: quotes.FormatEUR(p[4]), After: quotes.FormatEUR(cents(t.NetActivation))})
+			out = append(out, quotes.Change{What: tr.T("quote.change.total_activation"), Before: money(p[4]), After: money(cents(t.NetActivation))})
 		}
 		if p[5] != cents(t.NetRecurring) {
-			out = append(out, quotes.Change{What: "Quote total monthly", Before: quotes.FormatEUR(p[5]), After: quotes.FormatEUR(cents(t.NetRecurring))})
+			out = append(out, quotes.Change{What: tr.T("quote.change.total_recurring"), Before: money(p[5]), After: money(cents(t.NetRecurring))})
 		}
 	}
 	return out
 }
 
 // cartTitle names a cart as its heading does.
-func cartTitle(cart *apiclient.Cart) string {
+func cartTitle(tr *i18n.Translator, cart *apiclient.Cart) string {
 	if cart.Label != "" {
 		return cart.Label
 	}
 	if cart.Root != nil && cart.Root.Name != "" {
 		return cart.Root.Name
 	}
-	return "Cart " + strconv.FormatInt(cart.BasketID, 10)
+	return tr.T("quote.cart.numbered", idText(cart.BasketID))
 }
 
-// auditActions words the validation audit's actions (docs/v2-assumptions.md A7) for notices.
+// auditActions are the catalogue keys of the validation audit's actions (docs/v2-assumptions.md
+// A7), worded for notices.
 var auditActions = map[string]string{
-	"CART_ADDED": "cart added", "CART_REMOVED": "cart removed", "ITEM_ADDED": "item added", "ITEM_REMOVED": "item removed",
-	"QUANTITY_CHANGED": "quantity changed", "DISCOUNTS_APPLIED": "discounts applied", "REPRICED": "item repriced",
-	"PACKAGE_ADDED": "package added", "PRICELIST_CHANGED": "price list changed", "ATTACHMENT_ADDED": "attachment added",
-	"ATTACHMENT_DELETED": "attachment deleted", "CONTRACT_GENERATED": "contract generated",
-	"SIGNATURE_REQUESTED": "signature requested", "SIGNATURE_REMOVED": "signature request removed",
-	"CONTRACT_ARCHIVED": "contract archived", "CUSTOMER_UPDATED": "customer details changed",
+	"CART_ADDED": "quote.audit.cart_added", "CART_REMOVED": "quote.audit.cart_removed", "ITEM_ADDED": "quote.audit.item_added",
+	"ITEM_REMOVED": "quote.audit.item_removed", "QUANTITY_CHANGED": "quote.audit.quantity_changed",
+	"DISCOUNTS_APPLIED": "quote.audit.discounts_applied", "REPRICED": "quote.audit.repriced",
+	"PACKAGE_ADDED": "quote.audit.package_added", "PRICELIST_CHANGED": "quote.audit.pricelist_changed",
+	"ATTACHMENT_ADDED": "quote.audit.attachment_added", "ATTACHMENT_DELETED": "quote.audit.attachment_deleted",
+	"CONTRACT_GENERATED": "quote.audit.contract_generated", "SIGNATURE_REQUESTED": "quote.audit.signature_requested",
+	"SIGNATURE_REMOVED": "quote.audit.signature_removed", "CONTRACT_ARCHIVED": "quote.audit.contract_archived",
+	"CUSTOMER_UPDATED": "quote.audit.customer_updated",
 }
 
 // changeNotice says who changed the quote after since and what, from the validation audit read
@@ -253,8 +263,8 @@ func (h *Handler) changeNotice(ctx context.Context, c *gin.Context, quoteID int6
 		if e.Actor != "" && !slices.Contains(actors, e.Actor) {
 			actors = append(actors, e.Actor)
 		}
-		if words, ok := auditActions[e.Action]; ok && !slices.Contains(n.Actions, words) {
-			n.Actions = append(n.Actions, words)
+		if key, ok := auditActions[e.Action]; ok && !slices.Contains(n.Actions, t(c, key)) {
+			n.Actions = append(n.Actions, t(c, key))
 		}
 		if e.At.After(last) {
 			last = e.At
@@ -262,7 +272,7 @@ func (h *Handler) changeNotice(ctx context.Context, c *gin.Context, quoteID int6
 	}
 	n.Who = strings.Join(actors, ", ")
 	if !last.IsZero() {
-		n.Ago = agoText(h.now().Sub(last))
+		n.Ago = agoText(tr(c), h.now().Sub(last))
 	}
 	return n
 }
@@ -278,16 +288,16 @@ func auditSince(entries []apiclient.AuditEntry, since time.Time, atToo bool) []a
 	return out
 }
 
-// agoText is "10 s ago", "3 min ago", "2 h ago".
-func agoText(d time.Duration) string {
+// agoText is "10 s ago", "3 min ago", "2 h ago" in the reader's language.
+func agoText(tr *i18n.Translator, d time.Duration) string {
 	switch {
 	case d < 0:
-		return "just now"
+		return tr.T("quote.ago.now")
 	case d < time.Minute:
-		return strconv.Itoa(int(d/time.Second)) + " s ago"
+		return tr.T("quote.ago.seconds", tr.Integer(int64(d/time.Second)))
 	case d < time.Hour:
-		return strconv.Itoa(int(d/time.Minute)) + " min ago"
+		return tr.T("quote.ago.minutes", tr.Integer(int64(d/time.Minute)))
 	default:
-		return strconv.Itoa(int(d/time.Hour)) + " h ago"
+		return tr.T("quote.ago.hours", tr.Integer(int64(d/time.Hour)))
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/web/templates/components"
@@ -72,7 +73,7 @@ func (h *Handler) showQuoteStart(c *gin.Context) {
 			}
 		}
 		vm.Customers = quotes.CustomerResultsVM{Customers: []quotes.CustomerChoice{customerChoice(customer)}, Selected: customer.ID,
-			Message: "Search to choose another customer."}
+			Message: i18n.M("start.search_other")}
 	}
 	if cpqID == 0 && len(configurators) > 0 {
 		cpqID = configurators[0].ID
@@ -86,7 +87,7 @@ func (h *Handler) showQuoteStart(c *gin.Context) {
 			return
 		}
 	}
-	h.renderPage(c, http.StatusOK, "Quotes", layout.SectionQuotes, quotes.StartPage(vm))
+	h.renderPage(c, http.StatusOK, t(c, "quotes.title"), layout.SectionQuotes, quotes.StartPage(vm))
 }
 
 // customerChoice is a customer as the start form offers it.
@@ -106,16 +107,24 @@ func (h *Handler) searchCustomers(c *gin.Context, cpqID int32, query string) (qu
 	}
 	switch {
 	case len(found) == 0 && query != "":
-		vm.Message = "No customer of this configurator matches “" + query + "”."
+		vm.Message = i18n.M("start.search_none", query)
 	case len(found) == 0:
-		vm.Message = "This configurator has no customers."
+		vm.Message = i18n.M("start.search_no_customers")
 	case len(found) >= 50:
-		vm.Message = "The first 50 customers are shown: type to narrow the list."
+		vm.Message = i18n.M("start.search_first", 50)
 	}
 	if len(found) == 1 {
 		vm.Selected = found[0].ID
 	}
 	return vm, nil
+}
+
+// customersFound announces how many customers a search found, in the right grammatical number.
+func customersFound(tr *i18n.Translator, n int) string {
+	if n == 1 {
+		return tr.T("start.customers_found.one")
+	}
+	return tr.T("start.customers_found.other", tr.Integer(int64(n)))
 }
 
 // searchQuoteCustomers is GET /quotes/new/customers?cpqId=&q=[&customerId=]: the customer
@@ -145,7 +154,7 @@ func (h *Handler) searchQuoteCustomers(c *gin.Context) {
 		}
 	}
 	if query != "" {
-		announce(c, fmt.Sprintf("%d customers found.", len(vm.Customers)))
+		announce(c, customersFound(tr(c), len(vm.Customers)))
 	}
 	h.render(c, http.StatusOK, quotes.CustomerResults(vm))
 }
@@ -160,11 +169,11 @@ func (h *Handler) startQuoteSession(c *gin.Context) {
 	var errs formErrors
 	cpqID, ok := formID32(formValue(c, "cpqId"))
 	if !ok {
-		errs.add("quote-cpq", "Choose a configurator.")
+		errs.add("quote-cpq", t(c, "start.form.configurator"))
 	}
 	customerID, okCustomer := formID32(formValue(c, "customerId"))
 	if !okCustomer {
-		errs.add("quote-customer-search", "Choose a customer: search for one, then select it.")
+		errs.add("quote-customer-search", t(c, "start.form.customer"))
 	}
 	if len(errs) > 0 {
 		h.badForm(c, "quote-start-form", errs)
@@ -175,14 +184,14 @@ func (h *Handler) startQuoteSession(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	vm := quotes.StartTOFsVM{CPQID: cpqID, CustomerID: customerID, CustomerName: fmt.Sprintf("customer %d", customerID),
-		ConfiguratorName: fmt.Sprintf("configurator %d", cpqID)}
-	for _, t := range res.TOFList {
-		name := t.Name
+	vm := quotes.StartTOFsVM{CPQID: cpqID, CustomerID: customerID, CustomerName: t(c, "start.customer_numbered", idText(customerID)),
+		ConfiguratorName: t(c, "start.configurator_numbered", idText(cpqID))}
+	for _, tof := range res.TOFList {
+		name := tof.Name
 		if name == "" {
-			name = fmt.Sprintf("Offer type %d", t.ID)
+			name = t(c, "quote.tof.numbered", idText(tof.ID))
 		}
-		vm.TOFs = append(vm.TOFs, quotes.TOF{ID: t.ID, Name: name, Description: t.Description})
+		vm.TOFs = append(vm.TOFs, quotes.TOF{ID: tof.ID, Name: name, Description: tof.Description})
 	}
 	// The names only label the step: the session is started whatever they say.
 	ctx := h.apiContext(c)
@@ -198,9 +207,9 @@ func (h *Handler) startQuoteSession(c *gin.Context) {
 			}
 		}
 	}
-	announce(c, "Configuration session started. Choose an offer type.")
+	announce(c, t(c, "start.session_started"))
 	if !isHTMX(c) {
-		h.renderPage(c, http.StatusOK, "Quotes", layout.SectionQuotes, quotes.StartTOFsPartial(vm))
+		h.renderPage(c, http.StatusOK, t(c, "quotes.title"), layout.SectionQuotes, quotes.StartTOFsPartial(vm))
 		return
 	}
 	h.render(c, http.StatusOK, quotes.StartTOFsPartial(vm))
@@ -237,7 +246,7 @@ func (h *Handler) showStartProducts(c *gin.Context) {
 		h.failCPQ(c, key, startAlert(cpqID, customerID), "", nil, fmt.Errorf("valid products of TOF %d: %w", tofID, err))
 		return
 	}
-	vm := quotes.StartProductsVM{CPQID: cpqID, CustomerID: customerID, TOF: quotes.TOF{ID: tofID, Name: fmt.Sprintf("Offer type %d", tofID)}}
+	vm := quotes.StartProductsVM{CPQID: cpqID, CustomerID: customerID, TOF: quotes.TOF{ID: tofID, Name: t(c, "quote.tof.numbered", idText(tofID))}}
 	for _, p := range products {
 		switch p.Kind {
 		case "MAIN":
@@ -297,18 +306,18 @@ func (h *Handler) createQuote(c *gin.Context) {
 	var errs formErrors
 	productID, ok := formID32(formValue(c, "productId"))
 	if !ok {
-		errs.add("quote-products", "Choose a main product.")
+		errs.add("quote-products", t(c, "start.form.product"))
 	}
 	label := formValue(c, "label")
 	if !validText(label, maxLabelRunes) {
-		errs.add("quote-label", fmt.Sprintf("The cart label must be at most %d characters, without control characters.", maxLabelRunes))
+		errs.add("quote-label", t(c, "start.form.label", maxLabelRunes))
 	}
 	var reference int64
 	if raw := formValue(c, "customerQuoteId"); raw != "" {
 		if !digitsOnly.MatchString(raw) {
-			errs.add("quote-reference", "The customer's reference must be a number (digits only).")
+			errs.add("quote-reference", t(c, "start.form.reference"))
 		} else if reference, err = strconv.ParseInt(raw, 10, 64); err != nil {
-			errs.add("quote-reference", "The customer's reference is too large.")
+			errs.add("quote-reference", t(c, "start.form.reference_large"))
 		}
 	}
 	if len(errs) > 0 {
@@ -331,7 +340,7 @@ func (h *Handler) createQuote(c *gin.Context) {
 	}
 	product, ok := findProduct(products, productID, "MAIN")
 	if !ok {
-		h.badForm(c, form, formErrors{{FieldID: "quote-products", Message: "Choose one of the main products listed."}})
+		h.badForm(c, form, formErrors{{FieldID: "quote-products", Message: t(c, "start.form.product_listed")}})
 		return
 	}
 	q, err := h.api.CPQ.AddCart(ctx, sessionID, cpqID, tofID, apiclient.AddCartRequest{

@@ -1,10 +1,10 @@
 package handlers
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/quotes"
 )
@@ -13,6 +13,7 @@ import (
 // comparing it with what the page showed before the last action (prev, see quote_digest.go).
 // The portal computes no price: it only sums what each discount took, for the breakdowns.
 type quoteView struct {
+	tr             *i18n.Translator // the reader's: names the portal makes up are in their language
 	ref            quotes.Ref
 	q              *apiclient.Quote
 	prev           quoteDigest
@@ -21,8 +22,8 @@ type quoteView struct {
 	pricelists     []components.Option
 }
 
-func newQuoteView(ref quotes.Ref, q *apiclient.Quote, prev quoteDigest) *quoteView {
-	v := &quoteView{ref: ref, q: q, prev: prev, tofNames: map[int32]string{}, pricelistNames: map[int32]string{}}
+func newQuoteView(tr *i18n.Translator, ref quotes.Ref, q *apiclient.Quote, prev quoteDigest) *quoteView {
+	v := &quoteView{tr: tr, ref: ref, q: q, prev: prev, tofNames: map[int32]string{}, pricelistNames: map[int32]string{}}
 	for _, t := range q.TOFList {
 		v.tofNames[t.ID] = t.Name
 	}
@@ -37,14 +38,14 @@ func (v *quoteView) tofName(id int32) string {
 	if name, ok := v.tofNames[id]; ok && name != "" {
 		return name
 	}
-	return fmt.Sprintf("Offer type %d", id)
+	return v.tr.T("quote.tof.numbered", idText(id))
 }
 
 func (v *quoteView) pricelistName(id int32) string {
 	if name, ok := v.pricelistNames[id]; ok && name != "" {
 		return name
 	}
-	return fmt.Sprintf("Price list %d", id)
+	return v.tr.T("quote.pricelist.numbered", idText(id))
 }
 
 // tofs lists the quote's TOFs (call 10's tofList: every TOF of the configurator, A4).
@@ -160,15 +161,14 @@ func (v *quoteView) summary() quotes.SummaryVM {
 	}
 	for _, d := range v.q.AppliedDiscounts {
 		vm.Applied = append(vm.Applied, quotes.AppliedDiscount{DiscountID: d.DiscountID, Name: d.Name,
-			Percent: strconv.FormatFloat(d.Percent, 'f', -1, 64), AppliesTo: d.AppliesTo})
+			Percent: d.Percent, AppliesTo: d.AppliesTo})
 	}
 	for _, d := range v.q.ExtraDiscounts {
-		vm.Extras = append(vm.Extras, quotes.ExtraDiscount{DiscountID: d.DiscountID, Name: d.Name,
-			Value: strconv.FormatFloat(d.DiscountValue, 'f', -1, 64)})
+		vm.Extras = append(vm.Extras, quotes.ExtraDiscount{DiscountID: d.DiscountID, Name: d.Name, Value: d.DiscountValue})
 	}
 	for _, p := range v.q.Packages {
 		vm.Packages = append(vm.Packages, quotes.Package{PackageID: p.PackageID, TOFName: v.tofName(p.TOFID), Name: p.Name,
-			Recurring: cents(p.RecurringPrice), Assignee: "user " + strconv.FormatInt(p.AssigneeUserID, 10)})
+			Recurring: cents(p.RecurringPrice), AssigneeUserID: p.AssigneeUserID})
 		vm.PackagesRecurring += cents(p.RecurringPrice)
 	}
 	return vm
@@ -181,7 +181,10 @@ func (v *quoteView) update() quotes.UpdateVM {
 }
 
 // totalText says the quote's new net total, for the screen-reader announcement.
-func totalText(q *apiclient.Quote) string {
-	return "Quote total: " + quotes.FormatEUR(cents(q.Totals.NetActivation)) + " one-off, " +
-		quotes.FormatEUR(cents(q.Totals.NetRecurring)) + " monthly."
+func totalText(tr *i18n.Translator, q *apiclient.Quote) string {
+	return tr.T("quote.announce.total", quotes.Money(tr, cents(q.Totals.NetActivation)), quotes.Money(tr, cents(q.Totals.NetRecurring)))
 }
+
+// idText writes an id as plain digits for a message: ids are never grouped ("900001", not
+// "900,001", which a %d in a catalogue message would print).
+func idText[T ~int32 | ~int64](id T) string { return strconv.FormatInt(int64(id), 10) }

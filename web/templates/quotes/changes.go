@@ -26,7 +26,7 @@ type ConflictVM struct {
 	Unknown bool
 	Notice  ChangeNotice
 	Changes []Change
-	// Pending describes the user's change ("Set the quantity of “Head office” to 5").
+	// Pending describes the user's change, in their language ("set the quantity of cart no. 700001 to 5").
 	Pending string
 	// Gone: what the user acted on no longer exists (removed meanwhile): nothing to confirm.
 	Gone bool

@@ -8,12 +8,26 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/a-h/templ"
+	"golang.org/x/text/language"
+
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
+// render renders c in English, the catalogue's source language.
 func render(t *testing.T, c templ.Component) *goquery.Document {
 	t.Helper()
+	return renderIn(t, i18n.Source, c)
+}
+
+// renderIn renders c in the language.
+func renderIn(t *testing.T, lang language.Tag, c templ.Component) *goquery.Document {
+	t.Helper()
+	bundle, err := i18n.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var buf bytes.Buffer
-	if err := c.Render(context.Background(), &buf); err != nil {
+	if err := c.Render(i18n.WithTranslator(context.Background(), bundle.Translator(lang)), &buf); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := goquery.NewDocumentFromReader(&buf)
@@ -32,8 +46,62 @@ func TestFormatEUR(t *testing.T) {
 			t.Errorf("FormatEUR(%d) = %q, want %q", cents, got, want)
 		}
 	}
-	if got := Decimal(4990); got != "49.90" {
-		t.Errorf("Decimal(4990) = %q", got)
+}
+
+// Amounts, numbers typed back into inputs and notices follow the reader's language.
+func TestMoneyAndInputsInTheReadersLanguage(t *testing.T) {
+	t.Parallel()
+	bundle, err := i18n.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	en, it := bundle.Translator(i18n.Source), bundle.Translator(language.Italian)
+	for _, tc := range []struct {
+		tr    *i18n.Translator
+		cents int64
+		want  string
+	}{
+		{en, 123450, "€1,234.50"}, {en, -598, "−€5.98"}, {it, 1234550, "12.345,50 €"}, {it, -598, "−5,98 €"},
+	} {
+		if got := Money(tc.tr, tc.cents); got != tc.want {
+			t.Errorf("Money(%s, %d) = %q, want %q", tc.tr.Lang(), tc.cents, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		tr   *i18n.Translator
+		v    float64
+		want string
+	}{
+		{en, 7.5, "7.5"}, {it, 7.5, "7,5"}, {it, 20, "20"}, {it, 12.25, "12,25"},
+	} {
+		if got := InputNumber(tc.tr, tc.v); got != tc.want {
+			t.Errorf("InputNumber(%s, %v) = %q, want %q", tc.tr.Lang(), tc.v, got, tc.want)
+		}
+		if back, err := tc.tr.ParseDecimal(InputNumber(tc.tr, tc.v)); err != nil || back != tc.v {
+			t.Errorf("%s: %q does not read back as %v: %v, %v", tc.tr.Lang(), InputNumber(tc.tr, tc.v), tc.v, back, err)
+		}
+	}
+
+	doc := renderIn(t, language.Italian, CartPartial(testCart()))
+	if got := doc.Find(`#line-800001 [data-testid="line-list-recurring"]`).Text(); got != "89,70 €" {
+		t.Errorf("Italian amount %q", got)
+	}
+	if got := strings.Join(strings.Fields(doc.Find(`[data-testid="cart-quantity-was"]`).Text()), " "); got != "prima 1" {
+		t.Errorf("Italian quantity note %q", got)
+	}
+	if got := doc.Find(`[data-testid="cart-remove"]`).AttrOr("hx-confirm", ""); !strings.Contains(got, "Rimuovere il carrello") {
+		t.Errorf("Italian confirmation %q", got)
+	}
+	extras := renderIn(t, language.Italian, DiscountsPanel(DiscountsVM{Extras: []ExtraChoice{{DiscountID: 9, Name: "Negotiated", Max: 12.5, Value: 7.5, HasValue: true}}}))
+	if got := extras.Find(`[data-testid="extra-value"]`).AttrOr("value", ""); got != "7,5" {
+		t.Errorf("the extra discount's input holds %q, want 7,5", got)
+	}
+	if got := extras.Find(`input[name="extraMax-9"]`).AttrOr("value", ""); got != "12.5" {
+		t.Errorf("the hidden maximum is %q, want the plain 12.5 the portal reads back", got)
+	}
+	notice := renderIn(t, language.German, LiveNotice(LiveNoticeVM{Subject: "contract", Notice: ChangeNotice{Who: "backoffice"}}))
+	if got := notice.Find(`[data-testid="live-notice-text"]`).Text(); got != "Dieser Vertrag wurde von backoffice geändert." {
+		t.Errorf("German contract notice %q", got)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 )
 
@@ -25,7 +26,7 @@ type CustomerResultsVM struct {
 	Customers []CustomerChoice
 	Selected  int32
 	// Message explains an empty or failed search.
-	Message string
+	Message i18n.Message
 }
 
 // CustomerChoice is a customer offered in the start form.

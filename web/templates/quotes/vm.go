@@ -11,14 +11,17 @@
 //   - panels (#quote-add-cart-panel, #quote-discounts-panel, #quote-packages-panel,
 //     #line-<nodeId>-addons) loaded on demand.
 //
-// Templates only display view models; money is in euro cents (int64) and formatted here.
+// Templates only display view models; money is in euro cents (int64), numbers are numbers, and
+// both are written in the reader's language here (text.go).
 package quotes
 
 import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"time"
 
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 )
 
@@ -47,21 +50,12 @@ func (r Ref) TOFURL(path string, t TOF) string {
 }
 
 // Amount is a sum of money in euro cents, with what it was before the last action when that
-// differs (Changed).
+// differs (Changed). Templates write it in the reader's language (text.go).
 type Amount struct {
 	Cents   int64
 	Was     int64
 	Changed bool
 }
-
-// Text formats the amount, e.g. €1,234.50.
-func (a Amount) Text() string { return FormatEUR(a.Cents) }
-
-// Minus formats the amount as a deduction, e.g. −€5.98.
-func (a Amount) Minus() string { return "−" + FormatEUR(a.Cents) }
-
-// WasText formats the previous amount.
-func (a Amount) WasText() string { return FormatEUR(a.Was) }
 
 // IsZero reports whether the amount is nothing (and was nothing).
 func (a Amount) IsZero() bool { return a.Cents == 0 && (!a.Changed || a.Was == 0) }
@@ -144,7 +138,8 @@ type CartVM struct {
 	Focus bool
 }
 
-// Title is the cart's heading: its label, else its main product.
+// Title is the cart's heading: its label, else its main product; empty when it has neither (the
+// page then names it by its number, in the reader's language).
 func (c CartVM) Title() string {
 	if c.Label != "" {
 		return c.Label
@@ -152,7 +147,7 @@ func (c CartVM) Title() string {
 	if len(c.Lines) > 0 {
 		return c.Lines[0].Name
 	}
-	return "Cart " + strconv.FormatInt(c.BasketID, 10)
+	return ""
 }
 
 // Carts is the #quote-carts region.
@@ -167,7 +162,7 @@ type CartsVM struct {
 type AppliedDiscount struct {
 	DiscountID int32
 	Name       string
-	Percent    string
+	Percent    float64 // 10 for 10 %
 	AppliesTo  string
 }
 
@@ -175,7 +170,7 @@ type AppliedDiscount struct {
 type ExtraDiscount struct {
 	DiscountID int32
 	Name       string
-	Value      string
+	Value      float64 // a percentage: 7.5 for 7.5 %
 }
 
 // Package is a package assigned to the quote.
@@ -184,7 +179,8 @@ type Package struct {
 	TOFName   string
 	Name      string
 	Recurring int64
-	Assignee  string
+	// AssigneeUserID is the v2 user the package is assigned to (the page says "user <id>").
+	AssigneeUserID int64
 }
 
 // SummaryVM is the #quote-summary region: the quote's totals explained.
@@ -217,7 +213,7 @@ type QuoteVM struct {
 	ConfiguratorName string
 	Status           string
 	CustomerQuoteID  int64
-	UpdatedAt        string
+	UpdatedAt        time.Time // zero when unknown
 	Carts            CartsVM
 	Summary          SummaryVM
 	TOFs             []TOF
@@ -228,9 +224,6 @@ type QuoteVM struct {
 	// the first action starts it.
 	HasSession bool
 }
-
-// Title is the page's heading.
-func (p QuoteVM) Title() string { return "Quote " + strconv.FormatInt(p.Ref.QuoteID, 10) }
 
 // UpdateVM is the answer of an action that changed prices: the region it targets plus the
 // summary and the digest out of band.
@@ -287,7 +280,7 @@ func (p AddonsVM) FormID() string { return fmt.Sprintf("line-%d-addon-form", p.P
 type DiscountChoice struct {
 	DiscountID int32
 	Name       string
-	Percent    string
+	Percent    float64 // 10 for 10 %
 	AppliesTo  string
 	Checked    bool
 }
@@ -297,8 +290,12 @@ type ExtraChoice struct {
 	DiscountID int32
 	Name       string
 	AppliesTo  string
-	Max        string
-	Value      string
+	// Max is the largest value; it rides along in a hidden field as a plain number ("20.5"), for
+	// the portal, not for people.
+	Max float64
+	// Value is the value in the input: the one applied (HasValue), written in the reader's language.
+	Value    float64
+	HasValue bool
 }
 
 // DiscountsVM is the discount form of a quote (calls 11 and 12).
@@ -343,5 +340,5 @@ type SessionAlertVM struct {
 	RestartURL string
 	Fields     []components.KV
 	Target     string
-	Message    string
+	Message    i18n.Message
 }
