@@ -41,7 +41,8 @@ func (t *Translator) T(key string, args ...any) string {
 }
 
 // Money formats an amount of cents in the currency (an ISO 4217 code such as "EUR") the way the
-// locale writes it: "€1,234.50" in English, "1.234,50 €" in Italian. An unknown currency is
+// locale writes it: "€1,234.50" in English, "1.234,50 €" in German, "12.345,50 €" in Italian (CLDR groups
+// Italian and Spanish amounts only from five digits: "1234,50 €"). An unknown currency is
 // written with its code after a localised number.
 func (t *Translator) Money(cents int64, currencyCode string) string {
 	amount, err := currency.NewAmountFromInt64(cents, currencyCode)
