@@ -24,6 +24,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/demoidp"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/session/redistest"
 )
@@ -192,8 +193,23 @@ func newEnv(t *testing.T, opts envOptions) *env {
 	return e
 }
 
+// english puts the catalogues' English translator in every request's context, as the portal's
+// language middleware does: auth translates its pages with it.
+func english() gin.HandlerFunc {
+	bundle, err := i18n.Load()
+	if err != nil {
+		panic(err) // the catalogues are checked by internal/i18n's own tests
+	}
+	en := bundle.Translator(i18n.Source)
+	return func(c *gin.Context) {
+		c.Request = c.Request.WithContext(i18n.WithTranslator(c.Request.Context(), en))
+		c.Next()
+	}
+}
+
 func (e *env) routes(idp *demoidp.Provider) http.Handler {
 	r := gin.New()
+	r.Use(english())
 	if idp != nil {
 		r.Any("/idp/*path", gin.WrapH(http.StripPrefix("/idp", e.countTokenCalls(idp.Handler()))))
 	}
