@@ -16,13 +16,20 @@ import (
 const xss = `<script>alert(1)</script>`
 
 // english is the catalogues' English translator.
-func english(t *testing.T) *i18n.Translator {
+func english(t *testing.T) *i18n.Translator { return translator(t, "en") }
+
+// translator is the catalogues' translator of lang.
+func translator(t *testing.T, lang string) *i18n.Translator {
 	t.Helper()
 	bundle, err := i18n.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bundle.Translator(i18n.Source)
+	tag, ok := bundle.Supported(lang)
+	if !ok {
+		t.Fatalf("no language %q", lang)
+	}
+	return bundle.Translator(tag)
 }
 
 func render(t *testing.T, c templ.Component) (*goquery.Document, string) {
@@ -94,13 +101,7 @@ func TestCountText(t *testing.T) {
 			t.Errorf("CountText(%+v) = %q, want %q", tc.vm, got, tc.want)
 		}
 	}
-	it := ResultsVM{Total: 100000, From: 26, To: 50}.CountText(english(t))
-	if bundle, _ := i18n.Load(); bundle != nil {
-		if tag, ok := bundle.Supported("it"); ok {
-			it = ResultsVM{Total: 100000, From: 26, To: 50}.CountText(bundle.Translator(tag))
-		}
-	}
-	if it != "100.000 clienti in tutto, visualizzati 26–50." {
+	if it := (ResultsVM{Total: 100000, From: 26, To: 50}).CountText(translator(t, "it")); it != "100.000 clienti in tutto, visualizzati 26–50." {
 		t.Errorf("Italian count %q", it)
 	}
 }
