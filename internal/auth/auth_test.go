@@ -50,7 +50,7 @@ func TestMisconfiguredAuthenticator(t *testing.T) {
 		}
 		rec := httptest.NewRecorder()
 		c, _ := gin.CreateTestContext(rec)
-		c.Request = httptest.NewRequest(http.MethodGet, LoginPath, nil)
+		c.Request = inEnglish(httptest.NewRequest(http.MethodGet, LoginPath, nil))
 		a.Login(c)
 		if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "not configured correctly") {
 			t.Errorf("%s: Login answered %d %s", name, rec.Code, rec.Body.String())

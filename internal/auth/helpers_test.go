@@ -24,6 +24,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/demoidp"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/session/redistest"
 )
@@ -192,8 +193,31 @@ func newEnv(t *testing.T, opts envOptions) *env {
 	return e
 }
 
+// english puts the catalogues' English translator in every request's context, as the portal's
+// language middleware does: auth translates its pages with it.
+func english() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Request = inEnglish(c.Request)
+		c.Next()
+	}
+}
+
+// inEnglish is r with the catalogues' English translator in its context.
+func inEnglish(r *http.Request) *http.Request {
+	return r.WithContext(i18n.WithTranslator(r.Context(), englishTranslator()))
+}
+
+var englishTranslator = sync.OnceValue(func() *i18n.Translator {
+	bundle, err := i18n.Load()
+	if err != nil {
+		panic(err) // the catalogues are checked by internal/i18n's own tests
+	}
+	return bundle.Translator(i18n.Source)
+})
+
 func (e *env) routes(idp *demoidp.Provider) http.Handler {
 	r := gin.New()
+	r.Use(english())
 	if idp != nil {
 		r.Any("/idp/*path", gin.WrapH(http.StripPrefix("/idp", e.countTokenCalls(idp.Handler()))))
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/gorilla/securecookie"
 	"golang.org/x/oauth2"
 
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/session"
 )
 
@@ -76,15 +77,14 @@ func (a *Authenticator) loginCookie(name, value string, maxAge int) *http.Cookie
 func (a *Authenticator) Login(c *gin.Context) {
 	noStore(c)
 	if a.configErr != nil {
-		a.renderPage(c, http.StatusInternalServerError, "Sign-in unavailable", "Sign-in is not configured correctly. Please contact the administrator.", "", "")
+		a.renderPage(c, http.StatusInternalServerError, "auth.unavailable.title", i18n.M("auth.misconfigured.message"), "", "")
 		return
 	}
 	d, err := a.providerNow(c.Request.Context())
 	if err != nil {
 		a.logger.WarnContext(c.Request.Context(), "sign-in: provider unavailable", "err", err)
-		a.renderPage(c, http.StatusServiceUnavailable, "Sign-in unavailable",
-			"The sign-in service cannot be reached right now. Please try again in a moment.",
-			LoginPath+"?"+url.Values{"return_to": {safeReturnTo(c.Query("return_to"))}}.Encode(), "Try again")
+		a.renderPage(c, http.StatusServiceUnavailable, "auth.unavailable.title", i18n.M("auth.unavailable.message"),
+			LoginPath+"?"+url.Values{"return_to": {safeReturnTo(c.Query("return_to"))}}.Encode(), "auth.link.try_again")
 		return
 	}
 	attempt := loginAttempt{
@@ -161,18 +161,17 @@ func (a *Authenticator) Callback(c *gin.Context) {
 			description = providerErr
 		}
 		a.logger.InfoContext(ctx, "sign-in: provider returned an error", "error", providerErr, "description", description)
-		a.renderPage(c, http.StatusBadRequest, "Sign-in failed", "The identity provider did not sign you in: "+description, retry, "Try again")
+		a.renderPage(c, http.StatusBadRequest, "auth.failed.title", i18n.M("auth.failed.idp_refused", description), retry, "auth.link.try_again")
 		return
 	}
 	if !found {
 		a.logger.InfoContext(ctx, "sign-in: callback with unknown, expired or reused state")
-		a.renderPage(c, http.StatusBadRequest, "Sign-in failed",
-			"This sign-in link is unknown, expired or was already used. Please sign in again.", retry, "Try again")
+		a.renderPage(c, http.StatusBadRequest, "auth.failed.title", i18n.M("auth.failed.unknown_attempt"), retry, "auth.link.try_again")
 		return
 	}
 	code := query.Get("code")
 	if code == "" {
-		a.renderPage(c, http.StatusBadRequest, "Sign-in failed", "The identity provider's answer carried no code.", retry, "Try again")
+		a.renderPage(c, http.StatusBadRequest, "auth.failed.title", i18n.M("auth.failed.no_code"), retry, "auth.link.try_again")
 		return
 	}
 	d, err := a.providerNow(ctx)
@@ -186,8 +185,7 @@ func (a *Authenticator) Callback(c *gin.Context) {
 		var retrieveErr *oauth2.RetrieveError
 		if errors.As(err, &retrieveErr) && retrieveErr.Response != nil && retrieveErr.Response.StatusCode < 500 {
 			a.logger.InfoContext(ctx, "sign-in: code rejected", "err", err)
-			a.renderPage(c, http.StatusBadRequest, "Sign-in failed",
-				"The identity provider rejected this sign-in (the code was invalid or already used). Please sign in again.", retry, "Try again")
+			a.renderPage(c, http.StatusBadRequest, "auth.failed.title", i18n.M("auth.failed.code_rejected"), retry, "auth.link.try_again")
 			return
 		}
 		a.fail(c, http.StatusBadGateway, "sign-in: code exchange", err, retry)
@@ -201,18 +199,18 @@ func (a *Authenticator) Callback(c *gin.Context) {
 	idToken, err := d.verifier.Verify(a.idpContext(ctx), rawIDToken)
 	if err != nil {
 		a.logger.WarnContext(ctx, "sign-in: ID token rejected", "err", err)
-		a.renderPage(c, http.StatusBadRequest, "Sign-in failed", "The identity provider's answer could not be verified. Please sign in again.", retry, "Try again")
+		a.renderPage(c, http.StatusBadRequest, "auth.failed.title", i18n.M("auth.failed.unverified"), retry, "auth.link.try_again")
 		return
 	}
 	if subtle.ConstantTimeCompare([]byte(idToken.Nonce), []byte(attempt.Nonce)) != 1 {
 		a.logger.WarnContext(ctx, "sign-in: nonce mismatch")
-		a.renderPage(c, http.StatusBadRequest, "Sign-in failed", "The sign-in answer does not belong to this sign-in attempt. Please sign in again.", retry, "Try again")
+		a.renderPage(c, http.StatusBadRequest, "auth.failed.title", i18n.M("auth.failed.wrong_attempt"), retry, "auth.link.try_again")
 		return
 	}
 	if idToken.AccessTokenHash != "" {
 		if err := idToken.VerifyAccessToken(token.AccessToken); err != nil {
 			a.logger.WarnContext(ctx, "sign-in: at_hash mismatch", "err", err)
-			a.renderPage(c, http.StatusBadRequest, "Sign-in failed", "The identity provider's answer could not be verified. Please sign in again.", retry, "Try again")
+			a.renderPage(c, http.StatusBadRequest, "auth.failed.title", i18n.M("auth.failed.unverified"), retry, "auth.link.try_again")
 			return
 		}
 	}
@@ -247,8 +245,7 @@ func (a *Authenticator) Callback(c *gin.Context) {
 	} else if err != nil {
 		// The store is unreachable (redis down, data directory gone): a moment later it may work.
 		a.logger.ErrorContext(ctx, "sign-in: saving the session failed", "err", err)
-		a.renderPage(c, http.StatusServiceUnavailable, "Service unavailable",
-			"Your sign-in could not be stored right now. Please try again in a moment.", retry, "Try again")
+		a.renderPage(c, http.StatusServiceUnavailable, "auth.store_unavailable.title", i18n.M("auth.store_unavailable.sign_in"), retry, "auth.link.try_again")
 		return
 	}
 	a.logger.InfoContext(ctx, "signed in", "subject", s.Subject)

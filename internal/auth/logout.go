@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/session"
 )
 
@@ -26,8 +27,7 @@ func (a *Authenticator) Logout(c *gin.Context) {
 		// Saying "signed out" while the session lives on (and its cookie copies work) would be worse
 		// than an error: the browser keeps its cookie and the user tries again.
 		a.logger.ErrorContext(ctx, "logout: deleting the session failed", "err", err)
-		a.renderPage(c, http.StatusServiceUnavailable, "Sign-out failed",
-			"The portal could not reach its session store, so you are still signed in. Please try again in a moment.", "/", "Back to the portal")
+		a.renderPage(c, http.StatusServiceUnavailable, "auth.sign_out_failed.title", i18n.M("auth.sign_out_failed.message"), "/", "auth.link.back")
 		return
 	}
 	if s != nil {
@@ -74,5 +74,5 @@ func (a *Authenticator) redirectAfterLogout(c *gin.Context, target string) {
 // LoggedOut shows "You are signed out" with a link to sign in again: GET /auth/logged-out.
 func (a *Authenticator) LoggedOut(c *gin.Context) {
 	noStore(c)
-	a.renderPage(c, http.StatusOK, "Signed out", "You are signed out.", LoginPath, "Sign in")
+	a.renderPage(c, http.StatusOK, "auth.signed_out.title", i18n.M("auth.signed_out.message"), LoginPath, "auth.link.sign_in")
 }

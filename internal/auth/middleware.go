@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/session"
 )
 
@@ -30,8 +31,7 @@ func (a *Authenticator) RequireLogin() gin.HandlerFunc {
 		if err != nil {
 			a.logger.ErrorContext(ctx, "session store failed", "err", err)
 			noStore(c)
-			a.renderPage(c, http.StatusServiceUnavailable, "Service unavailable",
-				"Your session cannot be read right now. Please try again in a moment.", c.Request.URL.RequestURI(), "Try again")
+			a.renderPage(c, http.StatusServiceUnavailable, "auth.store_unavailable.title", i18n.M("auth.store_unavailable.session"), c.Request.URL.RequestURI(), "auth.link.try_again")
 			c.Abort()
 			return
 		}
@@ -105,9 +105,8 @@ func (a *Authenticator) renewIfDue(c *gin.Context, s *session.Session, now time.
 	default:
 		a.logger.ErrorContext(ctx, "token refresh failed and the token has expired", "subject", s.Subject, "err", err)
 		noStore(c)
-		a.renderPage(c, http.StatusServiceUnavailable, "Sign-in service unavailable",
-			"Your sign-in could not be renewed because the sign-in service cannot be reached. Please try again in a moment.",
-			c.Request.URL.RequestURI(), "Try again")
+		a.renderPage(c, http.StatusServiceUnavailable, "auth.renew_unavailable.title", i18n.M("auth.renew_unavailable.message"),
+			c.Request.URL.RequestURI(), "auth.link.try_again")
 		return false, false
 	}
 }
@@ -141,7 +140,7 @@ func (a *Authenticator) Unauthenticated(c *gin.Context) {
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		c.Header("Content-Type", "text/plain; charset=utf-8")
-		c.String(http.StatusUnauthorized, "Sign-in required.")
+		c.String(http.StatusUnauthorized, i18n.T(c.Request.Context(), "auth.sign_in_required"))
 		c.Abort()
 		return
 	}

@@ -5,12 +5,14 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // defaultPageHTML is the page written when the handlers package has not set a renderer. html/template
 // escapes every value; there is no inline script or style (the portal's CSP forbids both).
 const defaultPageHTML = `<!doctype html>
-<html lang="en">
+<html lang="{{.Lang}}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>{{.Title}}</title></head>
 <body>
 <main>
@@ -22,15 +24,23 @@ const defaultPageHTML = `<!doctype html>
 </html>
 `
 
-// renderPage shows an auth page through the configured renderer and stops the chain.
-func (a *Authenticator) renderPage(c *gin.Context, status int, title, message, linkURL, linkText string) {
+// renderPage shows an auth page through the configured renderer and stops the chain. The title
+// and link text are catalogue keys ("" for no link), translated here in the request's language
+// (the portal's language middleware put the translator in the context), so the renderer gets
+// the words a person reads and auth stays free of templates.
+func (a *Authenticator) renderPage(c *gin.Context, status int, titleKey string, message i18n.Message, linkURL, linkTextKey string) {
 	defer c.Abort()
+	tr := i18n.From(c.Request.Context())
+	title, text, linkText := tr.T(titleKey), message.In(tr), ""
+	if linkTextKey != "" {
+		linkText = tr.T(linkTextKey)
+	}
 	if render := a.renderer.Load(); render != nil {
-		(*render)(c, status, title, message, linkURL, linkText)
+		(*render)(c, status, title, text, linkURL, linkText)
 		return
 	}
 	var buf bytes.Buffer
-	err := a.defaultPage.Execute(&buf, struct{ Title, Message, LinkURL, LinkText string }{title, message, linkURL, linkText})
+	err := a.defaultPage.Execute(&buf, struct{ Lang, Title, Message, LinkURL, LinkText string }{tr.Lang(), title, text, linkURL, linkText})
 	if err != nil {
 		c.String(http.StatusInternalServerError, "page rendering failed")
 		return
@@ -41,10 +51,10 @@ func (a *Authenticator) renderPage(c *gin.Context, status int, title, message, l
 // fail logs an unexpected error once and shows a page without its details.
 func (a *Authenticator) fail(c *gin.Context, status int, what string, err error, retryURL string) {
 	a.logger.ErrorContext(c.Request.Context(), what, "err", err)
-	message := "Signing in failed because of a problem on our side. Please try again."
+	message := i18n.M("auth.failed.internal")
 	switch status {
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		message = "The sign-in service could not be reached or answered unexpectedly. Please try again in a moment."
+		message = i18n.M("auth.failed.upstream")
 	}
-	a.renderPage(c, status, "Sign-in failed", message, retryURL, "Try again")
+	a.renderPage(c, status, "auth.failed.title", message, retryURL, "auth.link.try_again")
 }

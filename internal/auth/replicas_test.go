@@ -64,6 +64,7 @@ func (e *env) newReplica(t *testing.T) *replica {
 	}, store, testLogger(t))
 	t.Cleanup(a.Close)
 	r := gin.New()
+	r.Use(english())
 	r.POST(BackChannelLogoutPath, a.BackChannelLogout)
 	r.GET("/whoami", a.RequireLogin(), func(c *gin.Context) {
 		c.JSON(http.StatusOK, whoami{User: CurrentUser(c), AccessToken: AccessToken(c)})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/session"
 )
 
@@ -113,8 +114,7 @@ func (a *Authenticator) LogoutEverywhere(c *gin.Context) {
 	if err != nil && !errors.Is(err, session.ErrNoSession) {
 		a.logger.ErrorContext(ctx, "sign out everywhere failed", "err", err)
 		noStore(c)
-		a.renderPage(c, http.StatusServiceUnavailable, "Sign-out failed",
-			"The portal could not reach its session store, so your other sessions are still signed in. Please try again in a moment.", "/", "Back to the portal")
+		a.renderPage(c, http.StatusServiceUnavailable, "auth.sign_out_failed.title", i18n.M("auth.sign_out_failed.others"), "/", "auth.link.back")
 		return
 	}
 	if s != nil {

@@ -7,6 +7,8 @@ import (
 	"net/http"
 
 	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 const (
@@ -19,30 +21,43 @@ var assets embed.FS
 
 var errBadCredentials = errors.New("demoidp: invalid username or password")
 
-// loginView is the login page's view model.
+// loginView is the login page's view model, its words in the person's language.
 type loginView struct {
+	Lang          string
 	Action        string // form action: absolute path including the issuer prefix
 	Stylesheet    string
 	AuthRequestID string
 	Username      string
 	Error         string
+	Text          loginText
 }
 
-func (p *Provider) view(authRequestID string) loginView {
+// loginText are the login page's words.
+type loginText struct {
+	Title, Heading, Users, Username, Password, Submit string
+}
+
+func (p *Provider) view(r *http.Request, authRequestID string) (loginView, *i18n.Translator) {
+	tr := p.languages.Translator(p.languages.Match(r))
 	return loginView{
+		Lang:          tr.Lang(),
 		Action:        p.issuer.Path + loginPath,
 		Stylesheet:    p.issuer.Path + stylesheetPath,
 		AuthRequestID: authRequestID,
-	}
+		Text: loginText{
+			Title: tr.T("idp.title"), Heading: tr.T("idp.heading"), Users: tr.T("idp.users"),
+			Username: tr.T("idp.username"), Password: tr.T("idp.password"), Submit: tr.T("idp.submit"),
+		},
+	}, tr
 }
 
 // showLogin renders the form for a pending authorization request.
 func (p *Provider) showLogin(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("authRequestID")
-	v := p.view(id)
+	v, tr := p.view(r, id)
 	status := http.StatusOK
 	if !p.storage.authRequestExists(id) {
-		v.Error = "This sign-in request has expired. Go back to the application and sign in again."
+		v.Error = tr.T("idp.error.expired")
 		status = http.StatusBadRequest
 	}
 	p.render(w, status, v)
@@ -61,13 +76,13 @@ func (p *Provider) checkLogin(w http.ResponseWriter, r *http.Request) {
 	err := p.storage.checkLogin(id, username, r.PostForm.Get("password"))
 	switch {
 	case errors.Is(err, errBadCredentials):
-		v := p.view(id)
+		v, tr := p.view(r, id)
 		v.Username = username
-		v.Error = "Invalid username or password"
+		v.Error = tr.T("idp.error.credentials")
 		p.render(w, http.StatusOK, v)
 	case err != nil:
-		v := p.view(id)
-		v.Error = "This sign-in request has expired. Go back to the application and sign in again."
+		v, tr := p.view(r, id)
+		v.Error = tr.T("idp.error.expired")
 		p.render(w, http.StatusBadRequest, v)
 	default:
 		http.Redirect(w, r, op.AuthCallbackURL(p.op)(r.Context(), id), http.StatusSeeOther)

@@ -23,6 +23,8 @@ import (
 
 	"github.com/zitadel/oidc/v3/pkg/op"
 	"golang.org/x/text/language"
+
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // Defaults for Options.
@@ -64,6 +66,9 @@ type Provider struct {
 	storage   *storage
 	op        *op.Provider
 	loginPage *template.Template
+	// languages speaks the login page in the person's language (the portal's preference cookie,
+	// else Accept-Language): in demo mode the provider is served by the portal itself.
+	languages *i18n.Bundle
 	handler   http.Handler
 }
 
@@ -132,7 +137,11 @@ func New(opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demoidp: login page: %w", err)
 	}
-	p := &Provider{issuer: issuer, storage: st, op: provider, loginPage: page}
+	languages, err := i18n.Load()
+	if err != nil {
+		return nil, fmt.Errorf("demoidp: login page: %w", err)
+	}
+	p := &Provider{issuer: issuer, storage: st, op: provider, loginPage: page, languages: languages}
 
 	mux := http.NewServeMux()
 	issuerCtx := op.NewIssuerInterceptor(provider.IssuerFromRequest)

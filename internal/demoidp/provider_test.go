@@ -193,6 +193,26 @@ func TestLoginPage(t *testing.T) {
 	if action := doc.Find("form").AttrOr("action", ""); action != "/idp/login" {
 		t.Errorf("form action %q, want /idp/login", action)
 	}
+
+	// The same page for a German browser (the portal's language cookie works the same way).
+	req, err := http.NewRequest(http.MethodGet, resp.Request.URL.String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept-Language", "de-DE,de;q=0.9")
+	de, err := browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deBody, _ := io.ReadAll(de.Body)
+	de.Body.Close()
+	deDoc, err := goquery.NewDocumentFromReader(strings.NewReader(string(deBody)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lang, submit := deDoc.Find("html").AttrOr("lang", ""), strings.TrimSpace(deDoc.Find(`button[type="submit"]`).Text()); lang != "de" || submit != "Anmelden" {
+		t.Errorf("German login page: lang %q, submit %q", lang, submit)
+	}
 	// The portal's CSP forbids inline script and style.
 	if doc.Find("script, style, [style]").Length() != 0 {
 		t.Error("the login page must have no script or inline style")

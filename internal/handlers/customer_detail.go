@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/customers"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -68,10 +69,11 @@ func (h *Handler) failCustomer(c *gin.Context, customerID int32, err error) {
 	var apiErr *apiclient.APIError
 	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
 		h.log(c).Info("customer not found", "customer_id", customerID, "err", err)
-		title := fmt.Sprintf("Customer %d not found", customerID)
-		message := fmt.Sprintf("There is no customer %d, or it is not visible to you. Search for it in the customer list.", customerID)
+		id := strconv.FormatInt(int64(customerID), 10)
+		title := t(c, "customer.error.not_found.title", id)
+		message := t(c, "customer.error.not_found.message", id)
 		if isHTMX(c) {
-			message = title + ". It may have been removed, or it is not visible to you."
+			message = t(c, "customer.error.not_found.toast", id)
 		}
 		h.renderError(c, http.StatusNotFound, title, message)
 		return
@@ -90,29 +92,30 @@ var knownAddressFields = []string{"street", "city", "postalCode", "country"}
 
 // customerDetailVM builds the detail page's view model from the customer document.
 func (h *Handler) customerDetailVM(c *gin.Context, cust *apiclient.Customer, cpqNames map[int32]string) customers.DetailVM {
+	tr := tr(c)
 	vm := customers.DetailVM{
 		ID: cust.ID, Name: cust.Name, Status: cust.Status, Segment: cust.Segment,
 		StartQuoteHref: startQuoteHref(cust),
 		EditHref:       customerHref(cust.ID) + "/edit",
 		Owners:         h.ownersVM(c, cust),
-		Profiles:       profilesVM(cust, customers.NewProfileForm(cust.ID, customers.ProfileInput{}, nil)),
+		Profiles:       profilesVM(tr, cust, customers.NewProfileForm(tr, cust.ID, customers.ProfileInput{}, nil)),
 	}
 	for _, id := range cust.CPQIDs {
-		vm.Configurators = append(vm.Configurators, configuratorName(id, cpqNames))
+		vm.Configurators = append(vm.Configurators, configuratorName(tr, id, cpqNames))
 	}
 	vm.Summary = []components.KV{
-		{Key: "Customer number", Value: strconv.FormatInt(int64(cust.ID), 10)},
-		{Key: "Name", Value: cust.Name},
-		{Key: "Tax id", Value: cust.TaxID},
-		{Key: "Segment", Value: cust.Segment},
-		{Key: "Status", Value: cust.Status},
-		{Key: "E-mail", Value: orDash(cust.Email)},
-		{Key: "Phone", Value: orDash(cust.Phone)},
-		{Key: "Address", Value: orDash(formatAddress(cust.Address))},
-		{Key: "Configurators", Value: orDash(strings.Join(vm.Configurators, ", "))},
-		{Key: "Version", Value: strconv.FormatInt(cust.Version, 10)},
-		{Key: "Created", Value: orDash(formatCustomerTime(cust.CreatedAt))},
-		{Key: "Updated", Value: orDash(formatCustomerTime(cust.UpdatedAt))},
+		{Key: tr.T("customer.field.number"), Value: strconv.FormatInt(int64(cust.ID), 10)},
+		{Key: tr.T("customer.field.name"), Value: cust.Name},
+		{Key: tr.T("customer.field.tax_id"), Value: cust.TaxID},
+		{Key: tr.T("customer.field.segment"), Value: cust.Segment},
+		{Key: tr.T("customer.field.status"), Value: cust.Status},
+		{Key: tr.T("customer.field.email"), Value: orDash(cust.Email)},
+		{Key: tr.T("customer.field.phone"), Value: orDash(cust.Phone)},
+		{Key: tr.T("customer.form.address"), Value: orDash(formatAddress(cust.Address))},
+		{Key: tr.T("customer.form.configurators"), Value: orDash(strings.Join(vm.Configurators, ", "))},
+		{Key: tr.T("customer.field.version"), Value: strconv.FormatInt(cust.Version, 10)},
+		{Key: tr.T("customer.profiles.col.created"), Value: orDash(formatCustomerTime(tr, cust.CreatedAt))},
+		{Key: tr.T("customers.col.updated"), Value: orDash(formatCustomerTime(tr, cust.UpdatedAt))},
 	}
 	if attrs := bytes.TrimSpace(cust.Attributes); len(attrs) > 0 && !bytes.Equal(attrs, []byte("null")) && !bytes.Equal(attrs, []byte("{}")) {
 		vm.Attributes = cust.Attributes
@@ -140,8 +143,8 @@ func startQuoteHref(cust *apiclient.Customer) string {
 func (h *Handler) ownersVM(c *gin.Context, cust *apiclient.Customer) customers.OwnersVM {
 	vm := customers.OwnersVM{
 		CustomerID: cust.ID,
-		Add:        customers.NewOwnerAddForm(cust.ID, "", ""),
-		Replace:    customers.NewOwnersReplaceForm(cust.ID, "", ""),
+		Add:        customers.NewOwnerAddForm(tr(c), cust.ID, "", ""),
+		Replace:    customers.NewOwnersReplaceForm(tr(c), cust.ID, "", ""),
 	}
 	known := map[int64]customers.OwnerVM{}
 	if snap, ok := h.customers.Peek(customerCacheKey(c)); ok {
@@ -162,30 +165,28 @@ func (h *Handler) ownersVM(c *gin.Context, cust *apiclient.Customer) customers.O
 }
 
 // profilesVM builds the profiles region with the given create form.
-func profilesVM(cust *apiclient.Customer, form customers.ProfileFormVM) customers.ProfilesVM {
+func profilesVM(tr *i18n.Translator, cust *apiclient.Customer, form customers.ProfileFormVM) customers.ProfilesVM {
 	vm := customers.ProfilesVM{CustomerID: cust.ID, Form: form}
 	for _, p := range cust.Profiles {
-		label := p.ProfileType
+		confirm := tr.T("customer.profiles.delete_confirm_id", p.ProfileType, strconv.FormatInt(int64(p.ProfileID), 10))
 		if p.ContactName != "" {
-			label += " profile of " + p.ContactName
-		} else {
-			label += " profile " + strconv.FormatInt(int64(p.ProfileID), 10)
+			confirm = tr.T("customer.profiles.delete_confirm_contact", p.ProfileType, p.ContactName)
 		}
 		vm.Profiles = append(vm.Profiles, customers.ProfileVM{
 			ID: p.ProfileID, Type: p.ProfileType, ContactName: p.ContactName, Email: p.Email, Phone: p.Phone,
-			Created:    formatCustomerTime(p.CreatedAt),
+			Created:    formatCustomerTime(tr, p.CreatedAt),
 			DeleteHref: fmt.Sprintf("/customers/%d/profiles/%d/delete", cust.ID, p.ProfileID),
-			Confirm:    "Delete the " + label + "? This cannot be undone.",
+			Confirm:    confirm,
 		})
 	}
 	return vm
 }
 
-func configuratorName(id int32, names map[int32]string) string {
+func configuratorName(tr *i18n.Translator, id int32, names map[int32]string) string {
 	if name := names[id]; name != "" {
 		return fmt.Sprintf("%s (%d)", name, id)
 	}
-	return fmt.Sprintf("Configurator %d", id)
+	return tr.T("customer.configurator_id", strconv.FormatInt(int64(id), 10))
 }
 
 func orDash(s string) string {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/customers"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -77,49 +78,50 @@ func readCustomerForm(c *gin.Context) (customerForm, error) {
 	return f, nil
 }
 
-// validate checks the form against A8; errors are keyed by input name ("" for the form).
-// Optional fields may be empty, also on an edit, where that clears them (A8).
-func (f *customerForm) validate() map[string]string {
+// validate checks the form against A8; errors are keyed by input name ("" for the form), in
+// tr's language. Optional fields may be empty, also on an edit, where that clears them (A8).
+func (f *customerForm) validate(tr *i18n.Translator) map[string]string {
 	errs := map[string]string{}
-	checkText := func(name, label, value string, required bool) {
+	checkText := func(name, value string, required bool) {
+		label := customerFieldLabel(tr, name)
 		switch n := utf8.RuneCountInString(value); {
 		case n == 0 && required:
-			errs[name] = "Enter the " + strings.ToLower(label)
+			errs[name] = tr.T("customer.error.name_required")
 		case n > maxCustomerTextRunes:
-			errs[name] = fmt.Sprintf("%s must be %d characters or fewer", label, maxCustomerTextRunes)
+			errs[name] = tr.T("customer.error.too_long", label, maxCustomerTextRunes)
 		case !utf8.ValidString(value) || strings.ContainsFunc(value, unicode.IsControl):
-			errs[name] = label + " contains characters that are not allowed"
+			errs[name] = tr.T("customer.error.bad_characters", label)
 		}
 	}
-	checkText("name", "Name", f.Name, true)
+	checkText("name", f.Name, true)
 	switch {
 	case f.TaxID == "":
-		errs["taxId"] = "Enter the tax id"
+		errs["taxId"] = tr.T("customer.error.tax_id_required")
 	case !customerTaxIDPattern.MatchString(f.TaxID):
-		errs["taxId"] = "Enter the tax id as two letters followed by 8 to 14 letters or digits, like IT01234567890"
+		errs["taxId"] = tr.T("customer.error.tax_id_format")
 	}
 	if !slices.Contains(customerSegments, f.Segment) {
-		errs["segment"] = "Choose a segment"
+		errs["segment"] = tr.T("customer.error.segment")
 	}
 	if f.Email != "" && !validCustomerEmail(f.Email) {
-		errs["email"] = "Enter an e-mail address like name@example.com"
+		errs["email"] = tr.T("customer.error.email")
 	}
 	if f.Phone != "" && !customerPhonePattern.MatchString(f.Phone) {
-		errs["phone"] = "Enter a phone number of 6 to 20 digits or spaces, optionally starting with +"
+		errs["phone"] = tr.T("customer.error.phone")
 	}
-	checkText("street", "Street", f.Street, false)
-	checkText("city", "City", f.City, false)
-	checkText("postalCode", "Postal code", f.PostalCode, false)
+	checkText("street", f.Street, false)
+	checkText("city", f.City, false)
+	checkText("postalCode", f.PostalCode, false)
 	if f.Country != "" && !customerCountryPattern.MatchString(f.Country) {
-		errs["country"] = "Enter the country as its two-letter code, like IT"
+		errs["country"] = tr.T("customer.error.country")
 	}
 	if f.Attributes != "" {
 		var obj map[string]json.RawMessage
 		switch {
 		case len(f.Attributes) > maxAttributesBytes:
-			errs["attributes"] = fmt.Sprintf("Attributes must be %d KiB or less", maxAttributesBytes>>10)
+			errs["attributes"] = tr.T("customer.error.attributes_size", maxAttributesBytes>>10)
 		case json.Unmarshal([]byte(f.Attributes), &obj) != nil || obj == nil:
-			errs["attributes"] = `Enter the attributes as a JSON object, like {"tier": "gold"}, or leave them empty`
+			errs["attributes"] = tr.T("customer.error.attributes_json")
 		}
 	}
 	if f.CPQShown {
@@ -127,7 +129,7 @@ func (f *customerForm) validate() map[string]string {
 		for _, raw := range f.CPQRaw {
 			id, err := parseID(raw, "cpqId", math.MaxInt32)
 			if err != nil {
-				errs["cpqIds"] = "Choose configurators from the list"
+				errs["cpqIds"] = tr.T("customer.error.cpq_choice")
 				break
 			}
 			if !slices.Contains(f.CPQIDs, int32(id)) {
@@ -135,7 +137,7 @@ func (f *customerForm) validate() map[string]string {
 			}
 		}
 		if len(f.CPQRaw) == 0 {
-			errs["cpqIds"] = "Choose at least one configurator"
+			errs["cpqIds"] = tr.T("customer.error.cpq_none")
 		}
 	}
 	return errs
@@ -210,31 +212,31 @@ func (f customerForm) duplicateKey() string {
 	return customercache.NormalizeName(f.Name) + "|" + f.TaxID
 }
 
-// customerFieldLabel is the label of a form input, for messages.
-func customerFieldLabel(name string) string {
+// customerFieldLabel is the label of a form input in tr's language, for the form and messages.
+func customerFieldLabel(tr *i18n.Translator, name string) string {
 	switch name {
 	case "name":
-		return "Name"
+		return tr.T("customer.field.name")
 	case "taxId":
-		return "Tax id"
+		return tr.T("customer.field.tax_id")
 	case "segment":
-		return "Segment"
+		return tr.T("customer.field.segment")
 	case "email":
-		return "E-mail"
+		return tr.T("customer.field.email")
 	case "phone":
-		return "Phone"
+		return tr.T("customer.field.phone")
 	case "street":
-		return "Street"
+		return tr.T("customer.field.street")
 	case "city":
-		return "City"
+		return tr.T("customer.field.city")
 	case "postalCode":
-		return "Postal code"
+		return tr.T("customer.field.postal_code")
 	case "country":
-		return "Country"
+		return tr.T("customer.field.country")
 	case "cpqIds":
-		return "Configurators"
+		return tr.T("customer.form.configurators")
 	case "attributes":
-		return "Attributes"
+		return tr.T("customer.detail.attributes")
 	}
 	return name
 }
@@ -262,7 +264,7 @@ func customerFormField(apiField string) string {
 // inputs mapField names (labelled), the others and the service's message (when no field error
 // explains it) to "" (the summary, shown whole). status is the v2 status; ok is false for any
 // other error, which belongs to the error edge.
-func apiFormErrors(err error, mapField func(string) string, label func(string) string) (errs map[string]string, status int, ok bool) {
+func apiFormErrors(tr *i18n.Translator, err error, mapField func(string) string, label func(*i18n.Translator, string) string) (errs map[string]string, status int, ok bool) {
 	var apiErr *apiclient.APIError
 	if !errors.As(err, &apiErr) || (apiErr.Status != http.StatusConflict && apiErr.Status != http.StatusUnprocessableEntity) {
 		return nil, 0, false
@@ -276,15 +278,15 @@ func apiFormErrors(err error, mapField func(string) string, label func(string) s
 			continue
 		}
 		if _, seen := errs[name]; !seen {
-			errs[name] = labelled(label(name), fe.Message)
+			errs[name] = labelled(tr, label(tr, name), fe.Message)
 		}
 	}
 	if len(apiErr.FieldErrors) == 0 {
 		msg := apiErr.Message
 		if msg == "" {
-			msg = "The CPQ service did not accept the data."
+			msg = tr.T("customer.error.api_no_message")
 		}
-		general = append(general, "The CPQ service refused the change: "+msg)
+		general = append(general, tr.T("customer.error.api_refused", msg))
 	}
 	if len(general) > 0 {
 		errs[""] = strings.Join(general, "; ")
@@ -292,68 +294,70 @@ func apiFormErrors(err error, mapField func(string) string, label func(string) s
 	return errs, apiErr.Status, true
 }
 
-// labelled joins a field label and a v2 message fragment: "Tax id is already used by another
-// customer"; a message that is a sentence of its own gets a colon.
-func labelled(label, msg string) string {
+// labelled joins a field label and a v2 message fragment (the v2 API speaks English): "Tax id is
+// already used by another customer"; a message that is a sentence of its own gets a colon. Other
+// languages always use the colon form (their label cannot start an English sentence).
+func labelled(tr *i18n.Translator, label, msg string) string {
 	for _, start := range []string{"must ", "is ", "are ", "should ", "cannot ", "may "} {
 		if strings.HasPrefix(msg, start) {
-			return label + " " + msg
+			return tr.T("customer.error.api_field_fragment", label, msg)
 		}
 	}
-	return label + ": " + msg
+	return tr.T("customer.error.api_field", label, msg)
 }
 
 // customerFormVM builds the form view model from the user's input, errors and the
 // configurators (nil when the list is unavailable).
-func customerFormVM(f customerForm, errs map[string]string, edit bool, customerID int32, cfgs []apiclient.Configurator, cfgErr bool) customers.FormVM {
+func customerFormVM(tr *i18n.Translator, f customerForm, errs map[string]string, edit bool, customerID int32, cfgs []apiclient.Configurator, cfgErr bool) customers.FormVM {
 	vm := customers.FormVM{
 		Edit: edit, CustomerID: customerID, Version: f.Version,
-		Title: "New customer", Action: "/customers", CancelHref: "/customers",
+		Title: tr.T("customers.list.new"), Action: "/customers", CancelHref: "/customers",
 	}
 	if edit {
-		vm.Title = "Edit " + f.Name
+		vm.Title = tr.T("customer.form.edit_title", f.Name)
 		vm.Action = customerHref(customerID)
 		vm.CancelHref = customerHref(customerID)
 	}
-	field := func(name, label string, mod func(*components.Field)) components.Field {
-		fd := components.Field{Name: name, Label: label, Value: f.formValue(name), Error: errs[name],
+	field := func(name string, mod func(*components.Field)) components.Field {
+		fd := components.Field{Name: name, Label: customerFieldLabel(tr, name), Value: f.formValue(name), Error: errs[name],
 			Attrs: templ.Attributes{"data-testid": "customer-" + name}}
 		if mod != nil {
 			mod(&fd)
 		}
 		return fd
 	}
-	vm.Name = field("name", "Name", func(fd *components.Field) {
+	vm.Name = field("name", func(fd *components.Field) {
 		fd.Required, fd.Autocomplete = true, "organization"
 		fd.Attrs["maxlength"] = "200"
 	})
-	vm.TaxID = field("taxId", "Tax id", func(fd *components.Field) {
-		fd.Required, fd.Hint, fd.Autocomplete = true, "Two letters, then 8 to 14 letters or digits, e.g. IT01234567890.", "off"
+	vm.TaxID = field("taxId", func(fd *components.Field) {
+		fd.Required, fd.Hint, fd.Autocomplete = true, tr.T("customer.form.tax_id_hint"), "off"
 		fd.Attrs["spellcheck"] = "false"
 	})
-	vm.Segment = field("segment", "Segment", func(fd *components.Field) { fd.Required = true })
-	vm.Email = field("email", "E-mail", func(fd *components.Field) { fd.Type, fd.Autocomplete = "email", "email" })
-	vm.Phone = field("phone", "Phone", func(fd *components.Field) {
-		fd.Type, fd.Autocomplete, fd.Hint = "tel", "tel", "Digits and spaces, optionally starting with +."
+	vm.Segment = field("segment", func(fd *components.Field) { fd.Required = true })
+	vm.Email = field("email", func(fd *components.Field) { fd.Type, fd.Autocomplete = "email", "email" })
+	vm.Phone = field("phone", func(fd *components.Field) {
+		fd.Type, fd.Autocomplete, fd.Hint = "tel", "tel", tr.T("customer.form.phone_hint")
 	})
-	vm.Street = field("street", "Street", func(fd *components.Field) { fd.Autocomplete = "street-address" })
-	vm.PostalCode = field("postalCode", "Postal code", func(fd *components.Field) { fd.Autocomplete = "postal-code" })
-	vm.City = field("city", "City", func(fd *components.Field) { fd.Autocomplete = "address-level2" })
-	vm.Country = field("country", "Country", func(fd *components.Field) {
-		fd.Hint, fd.Autocomplete = "Two-letter code, e.g. IT.", "country"
+	vm.Street = field("street", func(fd *components.Field) { fd.Autocomplete = "street-address" })
+	vm.PostalCode = field("postalCode", func(fd *components.Field) { fd.Autocomplete = "postal-code" })
+	vm.City = field("city", func(fd *components.Field) { fd.Autocomplete = "address-level2" })
+	vm.Country = field("country", func(fd *components.Field) {
+		fd.Hint, fd.Autocomplete = tr.T("customer.form.country_hint"), "country"
 		fd.Attrs["maxlength"] = "2"
 	})
-	vm.Attributes = field("attributes", "Attributes (JSON)", func(fd *components.Field) {
-		fd.Hint = `Optional free data as a JSON object, e.g. {"tier": "gold"}.`
+	vm.Attributes = field("attributes", func(fd *components.Field) {
+		fd.Label = tr.T("customer.form.attributes_label")
+		fd.Hint = tr.T("customer.form.attributes_hint")
 		if edit {
-			fd.Hint += " Leave empty to keep them as they are."
+			fd.Hint = tr.T("customer.form.attributes_hint_edit")
 		}
 		fd.Attrs["spellcheck"] = "false"
 		fd.Attrs["class"] = "mono"
 	})
-	vm.Segments = []components.Option{{Value: "", Label: "Choose a segment"}}
+	vm.Segments = []components.Option{{Value: "", Label: tr.T("customer.form.choose_segment")}}
 	for _, s := range customerSegments {
-		vm.Segments = append(vm.Segments, components.Option{Value: s, Label: s[:1] + strings.ToLower(s[1:])})
+		vm.Segments = append(vm.Segments, components.Option{Value: s, Label: segmentLabel(tr, s)})
 	}
 
 	switch {
@@ -364,18 +368,18 @@ func customerFormVM(f customerForm, errs map[string]string, edit bool, customerI
 		}
 		for _, id := range f.CPQIDs { // configurators the list does not name (any more)
 			if !slices.ContainsFunc(cfgs, func(cfg apiclient.Configurator) bool { return cfg.ID == id }) {
-				vm.CPQ = append(vm.CPQ, customers.CPQChoice{ID: id, Name: fmt.Sprintf("Configurator %d", id), Checked: true})
+				vm.CPQ = append(vm.CPQ, customers.CPQChoice{ID: id, Name: configuratorName(tr, id, nil), Checked: true})
 			}
 		}
 	case f.CPQShown:
 		vm.CPQShown = true
 		for _, id := range f.CPQIDs {
-			vm.CPQ = append(vm.CPQ, customers.CPQChoice{ID: id, Name: fmt.Sprintf("Configurator %d", id), Checked: true})
+			vm.CPQ = append(vm.CPQ, customers.CPQChoice{ID: id, Name: configuratorName(tr, id, nil), Checked: true})
 		}
 	case cfgErr && edit:
-		vm.CPQNote = "The configurators cannot be listed right now; they stay as they are."
+		vm.CPQNote = tr.T("customer.form.cpq_unavailable_edit")
 	case cfgErr:
-		vm.CPQNote = "The configurators cannot be listed right now; the customer will be offered by every configurator."
+		vm.CPQNote = tr.T("customer.form.cpq_unavailable_new")
 	}
 	vm.CPQError = errs["cpqIds"]
 
@@ -390,6 +394,19 @@ func customerFormVM(f customerForm, errs map[string]string, edit bool, customerI
 		vm.Errors = append(vm.Errors, components.FieldError{Message: msg})
 	}
 	return vm
+}
+
+// segmentLabel is a segment code of A8 in tr's language.
+func segmentLabel(tr *i18n.Translator, segment string) string {
+	switch segment {
+	case "BUSINESS":
+		return tr.T("customer.segment.business")
+	case "CONSUMER":
+		return tr.T("customer.segment.consumer")
+	case "PUBLIC":
+		return tr.T("customer.segment.public")
+	}
+	return segment
 }
 
 // formValue is the value an input shows.
@@ -456,7 +473,7 @@ func (h *Handler) showCustomerNew(c *gin.Context) {
 	for _, cfg := range cfgs { // A8: a new customer is offered by every configurator unless told otherwise
 		f.CPQIDs = append(f.CPQIDs, cfg.ID)
 	}
-	h.renderCustomerForm(c, http.StatusOK, customerFormVM(f, nil, false, 0, cfgs, unavailable))
+	h.renderCustomerForm(c, http.StatusOK, customerFormVM(tr(c), f, nil, false, 0, cfgs, unavailable))
 }
 
 // createCustomer is POST /customers: validate, warn about look-alikes, create, show the customer.
@@ -466,13 +483,13 @@ func (h *Handler) createCustomer(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	errs := f.validate()
+	errs := f.validate(tr(c))
 	if len(errs) > 0 {
 		cfgs, unavailable, ok := h.configuratorsForForm(c)
 		if !ok {
 			return
 		}
-		h.renderCustomerForm(c, http.StatusUnprocessableEntity, customerFormVM(f, errs, false, 0, cfgs, unavailable))
+		h.renderCustomerForm(c, http.StatusUnprocessableEntity, customerFormVM(tr(c), f, errs, false, 0, cfgs, unavailable))
 		return
 	}
 	ctx := h.apiContext(c)
@@ -487,7 +504,7 @@ func (h *Handler) createCustomer(c *gin.Context) {
 			if !ok {
 				return
 			}
-			vm := customerFormVM(f, nil, false, 0, cfgs, unavailable)
+			vm := customerFormVM(tr(c), f, nil, false, 0, cfgs, unavailable)
 			vm.Duplicates, vm.DuplicateKey = dups, f.duplicateKey()
 			h.renderCustomerForm(c, http.StatusOK, vm)
 			return
@@ -500,7 +517,7 @@ func (h *Handler) createCustomer(c *gin.Context) {
 	}
 	h.customers.Upsert(userKey, created)
 	h.log(c).Info("customer created", "customer_id", created.ID)
-	h.showSavedCustomer(c, created, fmt.Sprintf("Customer %s created.", created.Name))
+	h.showSavedCustomer(c, created, t(c, "customer.toast.created", created.Name))
 }
 
 // customerDuplicates lists customers of the user's list with the same name or tax id. When the
@@ -520,14 +537,14 @@ func (h *Handler) customerDuplicates(c *gin.Context, userKey string, f customerF
 	for _, r := range snap.Duplicates(f.Name, f.TaxID, 0, maxDuplicatesShown) {
 		sameName := customercache.NormalizeName(r.Name) == wantName
 		sameTax := r.TaxID == f.TaxID
-		reason := "same name"
+		reason := "customer.form.same_name"
 		switch {
 		case sameName && sameTax:
-			reason = "same name and tax id"
+			reason = "customer.form.same_both"
 		case sameTax:
-			reason = "same tax id"
+			reason = "customer.form.same_tax_id"
 		}
-		out = append(out, customers.DuplicateVM{ID: r.ID, Name: r.Name, TaxID: r.TaxID, Href: customerHref(r.ID), Reason: reason})
+		out = append(out, customers.DuplicateVM{ID: r.ID, Name: r.Name, TaxID: r.TaxID, Href: customerHref(r.ID), ReasonKey: reason})
 	}
 	return out, true
 }
@@ -535,7 +552,7 @@ func (h *Handler) customerDuplicates(c *gin.Context, userKey string, f customerF
 // customerFormAPIError answers a failed create/update: refusals with field errors re-render the
 // form, a missing customer is a 404 page or toast, the rest goes to the error edge.
 func (h *Handler) customerFormAPIError(c *gin.Context, err error, f customerForm, edit bool, customerID int32) {
-	errs, status, ok := apiFormErrors(err, customerFormField, customerFieldLabel)
+	errs, status, ok := apiFormErrors(tr(c), err, customerFormField, customerFieldLabel)
 	if !ok {
 		if edit {
 			h.failCustomer(c, customerID, err)
@@ -546,15 +563,14 @@ func (h *Handler) customerFormAPIError(c *gin.Context, err error, f customerForm
 	}
 	if edit && status == http.StatusConflict && errs["taxId"] == "" {
 		// A stale version (A8): someone saved in between.
-		errs[""] = "Someone changed this customer after you opened the form, so your changes were not saved. " +
-			"Open the customer again to see the latest version, then edit it. (" + errs[""] + ")"
+		errs[""] = t(c, "customer.error.stale", errs[""])
 	}
 	h.log(c).Info("customer form refused by the v2 API", "status", status, "err", err)
 	cfgs, unavailable, ok := h.configuratorsForForm(c)
 	if !ok {
 		return
 	}
-	h.renderCustomerForm(c, status, customerFormVM(f, errs, edit, customerID, cfgs, unavailable))
+	h.renderCustomerForm(c, status, customerFormVM(tr(c), f, errs, edit, customerID, cfgs, unavailable))
 }
 
 // showSavedCustomer answers a successful create or update: htmx swaps the customer's page into
@@ -603,7 +619,7 @@ func (h *Handler) showCustomerEdit(c *gin.Context) {
 			f.Attributes = pretty.String()
 		}
 	}
-	h.renderCustomerForm(c, http.StatusOK, customerFormVM(f, nil, true, customerID, cfgs, unavailable))
+	h.renderCustomerForm(c, http.StatusOK, customerFormVM(tr(c), f, nil, true, customerID, cfgs, unavailable))
 }
 
 // updateCustomer is POST /customers/{customerId} (the edit form): PUT /v2/customer with the
@@ -625,13 +641,13 @@ func (h *Handler) updateCustomer(c *gin.Context) {
 		return
 	}
 	f.Version = version
-	errs := f.validate()
+	errs := f.validate(tr(c))
 	if len(errs) > 0 {
 		cfgs, unavailable, ok := h.configuratorsForForm(c)
 		if !ok {
 			return
 		}
-		h.renderCustomerForm(c, http.StatusUnprocessableEntity, customerFormVM(f, errs, true, customerID, cfgs, unavailable))
+		h.renderCustomerForm(c, http.StatusUnprocessableEntity, customerFormVM(tr(c), f, errs, true, customerID, cfgs, unavailable))
 		return
 	}
 	updated, err := h.api.Customers.Update(h.apiContext(c), f.update(customerID, c.Request.PostForm))
@@ -641,5 +657,5 @@ func (h *Handler) updateCustomer(c *gin.Context) {
 	}
 	h.customers.Upsert(customerCacheKey(c), updated)
 	h.log(c).Info("customer updated", "customer_id", updated.ID)
-	h.showSavedCustomer(c, updated, fmt.Sprintf("Customer %s saved.", updated.Name))
+	h.showSavedCustomer(c, updated, t(c, "customer.toast.saved", updated.Name))
 }

@@ -2,10 +2,10 @@ package handlers
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/customers"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -27,15 +28,15 @@ import (
 const maxOwners = 10
 
 // parseOwnerID reads an owner id typed into a form: "" and a message when it is not an id.
-func parseOwnerID(raw string) (int64, string) {
+func parseOwnerID(raw string) (int64, i18n.Message) {
 	if raw == "" {
-		return 0, "Enter an owner id"
+		return 0, i18n.M("customer.error.owner_required")
 	}
 	id, err := parseID(raw, "ownerId", math.MaxInt64)
 	if err != nil {
-		return 0, "Enter the owner id as a whole number, like 1003"
+		return 0, i18n.M("customer.error.owner_format")
 	}
-	return id, ""
+	return id, i18n.Message{}
 }
 
 // addCustomerOwner is POST /customers/{customerId}/owners/add.
@@ -50,20 +51,21 @@ func (h *Handler) addCustomerOwner(c *gin.Context) {
 		return
 	}
 	raw := strings.TrimSpace(c.Request.PostForm.Get("ownerId"))
-	ownerID, msg := parseOwnerID(raw)
-	if msg != "" {
-		h.renderSmallForm(c, http.StatusUnprocessableEntity, customerID, "Add an owner", "",
-			customers.OwnerAddForm(customers.NewOwnerAddForm(customerID, raw, msg)))
+	ownerID, problem := parseOwnerID(raw)
+	title := t(c, "customer.owners.add_label")
+	if !problem.IsZero() {
+		h.renderSmallForm(c, http.StatusUnprocessableEntity, customerID, title, "",
+			customers.OwnerAddForm(customers.NewOwnerAddForm(tr(c), customerID, raw, problem.In(tr(c)))))
 		return
 	}
 	cust, err := h.api.Customers.AddOwner(h.apiContext(c), customerID, ownerID)
 	if err != nil {
-		h.ownerFormAPIError(c, err, customerID, "Add an owner", func(msg string) templ.Component {
-			return customers.OwnerAddForm(customers.NewOwnerAddForm(customerID, raw, msg))
+		h.ownerFormAPIError(c, err, customerID, title, func(msg string) templ.Component {
+			return customers.OwnerAddForm(customers.NewOwnerAddForm(tr(c), customerID, raw, msg))
 		})
 		return
 	}
-	h.ownersSaved(c, cust, fmt.Sprintf("Owner %d added.", ownerID))
+	h.ownersSaved(c, cust, t(c, "customer.toast.owner_added", strconv.FormatInt(ownerID, 10)))
 }
 
 // changeCustomerOwner is POST /customers/{customerId}/owners/change (the form of one owner).
@@ -84,16 +86,16 @@ func (h *Handler) changeCustomerOwner(c *gin.Context) {
 		return
 	}
 	raw := strings.TrimSpace(c.Request.PostForm.Get("newOwnerId"))
-	newOwnerID, msg := parseOwnerID(raw)
-	if msg == "" && newOwnerID == currentOwnerID {
-		msg = "Enter the id of another owner"
+	newOwnerID, problem := parseOwnerID(raw)
+	if problem.IsZero() && newOwnerID == currentOwnerID {
+		problem = i18n.M("customer.error.owner_same")
 	}
 	form := func(msg string) templ.Component {
-		return customers.OwnerChangeForm(customers.NewOwnerChangeForm(customerID, currentOwnerID, raw, msg))
+		return customers.OwnerChangeForm(customers.NewOwnerChangeForm(tr(c), customerID, currentOwnerID, raw, msg))
 	}
-	title := fmt.Sprintf("Replace owner %d", currentOwnerID)
-	if msg != "" {
-		h.renderSmallForm(c, http.StatusUnprocessableEntity, customerID, title, "", form(msg))
+	title := t(c, "customer.owners.replace_title", strconv.FormatInt(currentOwnerID, 10))
+	if !problem.IsZero() {
+		h.renderSmallForm(c, http.StatusUnprocessableEntity, customerID, title, "", form(problem.In(tr(c))))
 		return
 	}
 	cust, err := h.api.Customers.ChangeOwner(h.apiContext(c), customerID, currentOwnerID, newOwnerID)
@@ -101,7 +103,7 @@ func (h *Handler) changeCustomerOwner(c *gin.Context) {
 		h.ownerFormAPIError(c, err, customerID, title, form)
 		return
 	}
-	h.ownersSaved(c, cust, fmt.Sprintf("Owner %d replaced by owner %d.", currentOwnerID, newOwnerID))
+	h.ownersSaved(c, cust, t(c, "customer.toast.owner_changed", strconv.FormatInt(currentOwnerID, 10), strconv.FormatInt(newOwnerID, 10)))
 }
 
 // replaceCustomerOwners is POST /customers/{customerId}/owners: all owners at once.
@@ -116,43 +118,48 @@ func (h *Handler) replaceCustomerOwners(c *gin.Context) {
 		return
 	}
 	raw := strings.TrimSpace(c.Request.PostForm.Get("ownerIds"))
-	ownerIDs, msg := parseOwnerIDList(raw)
+	ownerIDs, problem := parseOwnerIDList(raw)
 	form := func(msg string) templ.Component {
-		return customers.OwnersReplaceForm(customers.NewOwnersReplaceForm(customerID, raw, msg))
+		return customers.OwnersReplaceForm(customers.NewOwnersReplaceForm(tr(c), customerID, raw, msg))
 	}
-	if msg != "" {
-		h.renderSmallForm(c, http.StatusUnprocessableEntity, customerID, "Replace all owners", "", form(msg))
+	title := t(c, "customer.owners.replace_submit")
+	if !problem.IsZero() {
+		h.renderSmallForm(c, http.StatusUnprocessableEntity, customerID, title, "", form(problem.In(tr(c))))
 		return
 	}
 	cust, err := h.api.Customers.SetOwners(h.apiContext(c), customerID, ownerIDs)
 	if err != nil {
-		h.ownerFormAPIError(c, err, customerID, "Replace all owners", form)
+		h.ownerFormAPIError(c, err, customerID, title, form)
 		return
 	}
-	h.ownersSaved(c, cust, fmt.Sprintf("Owners replaced: %d owner(s).", len(cust.Owners)))
+	message := t(c, "customer.toast.owners_replaced", len(cust.Owners))
+	if len(cust.Owners) == 1 {
+		message = t(c, "customer.toast.owners_replaced_one")
+	}
+	h.ownersSaved(c, cust, message)
 }
 
 // parseOwnerIDList reads 1 to 10 distinct owner ids separated by commas or spaces.
-func parseOwnerIDList(raw string) ([]int64, string) {
+func parseOwnerIDList(raw string) ([]int64, i18n.Message) {
 	parts := strings.FieldsFunc(raw, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
 	if len(parts) == 0 {
-		return nil, "Enter at least one owner id"
+		return nil, i18n.M("customer.error.owners_required")
 	}
 	if len(parts) > maxOwners {
-		return nil, fmt.Sprintf("Enter at most %d owner ids", maxOwners)
+		return nil, i18n.M("customer.error.owners_too_many", maxOwners)
 	}
 	ids := make([]int64, 0, len(parts))
 	for _, p := range parts {
-		id, msg := parseOwnerID(p)
-		if msg != "" {
-			return nil, fmt.Sprintf("“%s” is not an owner id: enter whole numbers, like 1003, 1004", clipForMessage(p))
+		id, problem := parseOwnerID(p)
+		if !problem.IsZero() {
+			return nil, i18n.M("customer.error.owners_not_id", clipForMessage(p))
 		}
 		if slices.Contains(ids, id) {
-			return nil, fmt.Sprintf("Owner %d is listed twice", id)
+			return nil, i18n.M("customer.error.owners_twice", strconv.FormatInt(id, 10))
 		}
 		ids = append(ids, id)
 	}
-	return ids, ""
+	return ids, i18n.Message{}
 }
 
 // clipForMessage shortens user input quoted back in a message.
@@ -184,11 +191,11 @@ func (h *Handler) ownerFormAPIError(c *gin.Context, err error, customerID int32,
 		return
 	}
 	h.log(c).Info("owner change refused by the v2 API", "status", apiErr.Status, "err", err)
-	h.renderSmallForm(c, apiErr.Status, customerID, title, "", form(apiMessages(apiErr)))
+	h.renderSmallForm(c, apiErr.Status, customerID, title, "", form(apiMessages(tr(c), apiErr)))
 }
 
 // apiMessages is a v2 refusal as one sentence: its field messages, else its message.
-func apiMessages(e *apiclient.APIError) string {
+func apiMessages(tr *i18n.Translator, e *apiclient.APIError) string {
 	var parts []string
 	for _, fe := range e.FieldErrors {
 		parts = append(parts, fe.Message)
@@ -197,7 +204,7 @@ func apiMessages(e *apiclient.APIError) string {
 		parts = append(parts, e.Message)
 	}
 	if len(parts) == 0 {
-		return "The CPQ service refused the change."
+		return tr.T("customer.error.api_refused_plain")
 	}
 	msg := strings.Join(parts, "; ")
 	return strings.ToUpper(msg[:1]) + msg[1:]

@@ -1,9 +1,9 @@
 package handlers
 
 import (
-	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/customers"
 )
@@ -29,20 +30,21 @@ func readProfileForm(c *gin.Context) (customers.ProfileInput, map[string]string,
 	get := func(name string) string { return strings.TrimSpace(c.Request.PostForm.Get(name)) }
 	in := customers.ProfileInput{ProfileType: get("profileType"), ContactName: get("contactName"), Email: get("email"), Phone: get("phone")}
 	errs := map[string]string{}
+	tr := tr(c)
 	if !slices.Contains(customers.ProfileTypes(), in.ProfileType) {
-		errs["profileType"] = "Choose the profile type"
+		errs["profileType"] = tr.T("customer.error.profile_type")
 	}
 	switch {
 	case !utf8.ValidString(in.ContactName) || strings.ContainsFunc(in.ContactName, unicode.IsControl):
-		errs["contactName"] = "Contact name contains characters that are not allowed"
+		errs["contactName"] = tr.T("customer.error.bad_characters", profileFieldLabel(tr, "contactName"))
 	case utf8.RuneCountInString(in.ContactName) > maxContactNameRunes:
-		errs["contactName"] = fmt.Sprintf("Contact name must be %d characters or fewer", maxContactNameRunes)
+		errs["contactName"] = tr.T("customer.error.too_long", profileFieldLabel(tr, "contactName"), maxContactNameRunes)
 	}
 	if in.Email != "" && !validCustomerEmail(in.Email) {
-		errs["email"] = "Enter an e-mail address like name@example.com"
+		errs["email"] = tr.T("customer.error.email")
 	}
 	if in.Phone != "" && !customerPhonePattern.MatchString(in.Phone) {
-		errs["phone"] = "Enter a phone number of 6 to 20 digits or spaces, optionally starting with +"
+		errs["phone"] = tr.T("customer.error.phone")
 	}
 	return in, errs, nil
 }
@@ -55,16 +57,16 @@ func profileFormField(apiField string) string {
 	return ""
 }
 
-func profileFieldLabel(name string) string {
+func profileFieldLabel(tr *i18n.Translator, name string) string {
 	switch name {
 	case "profileType":
-		return "Type"
+		return tr.T("customer.profiles.col.type")
 	case "contactName":
-		return "Contact name"
+		return tr.T("customer.profiles.contact_name")
 	case "email":
-		return "E-mail"
+		return tr.T("customer.field.email")
 	case "phone":
-		return "Phone"
+		return tr.T("customer.field.phone")
 	}
 	return name
 }
@@ -72,7 +74,7 @@ func profileFieldLabel(name string) string {
 // renderProfileForm answers the profile form with errors: the form alone for htmx (it targets
 // itself), a small page around it otherwise.
 func (h *Handler) renderProfileForm(c *gin.Context, status int, customerID int32, form customers.ProfileFormVM) {
-	h.renderSmallForm(c, status, customerID, "Add a profile", customers.ProfileFormRegionID, customers.ProfileForm(form))
+	h.renderSmallForm(c, status, customerID, t(c, "customer.profiles.add_title"), customers.ProfileFormRegionID, customers.ProfileForm(form))
 }
 
 // createCustomerProfile is POST /customers/{customerId}/profiles.
@@ -88,7 +90,7 @@ func (h *Handler) createCustomerProfile(c *gin.Context) {
 		return
 	}
 	if len(errs) > 0 {
-		h.renderProfileForm(c, http.StatusUnprocessableEntity, customerID, customers.NewProfileForm(customerID, in, errs))
+		h.renderProfileForm(c, http.StatusUnprocessableEntity, customerID, customers.NewProfileForm(tr(c), customerID, in, errs))
 		return
 	}
 	ctx := h.apiContext(c)
@@ -96,17 +98,17 @@ func (h *Handler) createCustomerProfile(c *gin.Context) {
 		CustomerID: customerID, ProfileType: in.ProfileType, ContactName: in.ContactName, Email: in.Email, Phone: in.Phone,
 	})
 	if err != nil {
-		apiErrs, status, ok := apiFormErrors(err, profileFormField, profileFieldLabel)
+		apiErrs, status, ok := apiFormErrors(tr(c), err, profileFormField, profileFieldLabel)
 		if !ok {
 			h.failCustomer(c, customerID, err)
 			return
 		}
 		h.log(c).Info("profile refused by the v2 API", "status", status, "err", err)
-		h.renderProfileForm(c, status, customerID, customers.NewProfileForm(customerID, in, apiErrs))
+		h.renderProfileForm(c, status, customerID, customers.NewProfileForm(tr(c), customerID, in, apiErrs))
 		return
 	}
 	h.log(c).Info("customer profile created", "customer_id", customerID, "profile_id", profile.ProfileID)
-	h.profilesSaved(c, customerID, fmt.Sprintf("%s profile added.", profile.ProfileType))
+	h.profilesSaved(c, customerID, t(c, "customer.toast.profile_added", profile.ProfileType))
 }
 
 // deleteCustomerProfile is POST /customers/{customerId}/profiles/{profileId}/delete.
@@ -126,7 +128,7 @@ func (h *Handler) deleteCustomerProfile(c *gin.Context) {
 		return
 	}
 	h.log(c).Info("customer profile deleted", "customer_id", customerID, "profile_id", profileID)
-	h.profilesSaved(c, customerID, fmt.Sprintf("Profile %d deleted.", profileID))
+	h.profilesSaved(c, customerID, t(c, "customer.toast.profile_deleted", strconv.FormatInt(int64(profileID), 10)))
 }
 
 // profilesSaved answers a successful profile call: the profiles region, read again from the v2
@@ -140,7 +142,7 @@ func (h *Handler) profilesSaved(c *gin.Context, customerID int32, message string
 	if err != nil {
 		// The change is done; only the refreshed region is missing: say so, and reload the page.
 		h.log(c).Warn("profiles changed but the customer could not be read again", "customer_id", customerID, "err", err)
-		h.toast(c, components.ToastSuccess, message+" Reloading the page.")
+		h.toast(c, components.ToastSuccess, message+" "+t(c, "customer.toast.reloading"))
 		c.Header("HX-Refresh", "true")
 		c.Status(http.StatusOK)
 		return
@@ -149,5 +151,5 @@ func (h *Handler) profilesSaved(c *gin.Context, customerID int32, message string
 	h.toast(c, components.ToastSuccess, message)
 	c.Header("HX-Retarget", "#"+customers.ProfilesID)
 	c.Header("HX-Reswap", "outerHTML")
-	h.render(c, http.StatusOK, customers.ProfilesPartial(profilesVM(cust, customers.NewProfileForm(customerID, customers.ProfileInput{}, nil))))
+	h.render(c, http.StatusOK, customers.ProfilesPartial(profilesVM(tr(c), cust, customers.NewProfileForm(tr(c), customerID, customers.ProfileInput{}, nil))))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/export"
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // exportURL is the export of the list's current search and order (every page) in format.
@@ -23,7 +24,14 @@ func (p customerListParams) exportURL(format string) string {
 }
 
 // customerExportHeader are the columns of a customer export.
-var customerExportHeader = []string{"id", "name", "tax id", "e-mail", "segment", "city", "country", "owners", "configurators", "updated"}
+func customerExportHeader(tr *i18n.Translator) []string {
+	return []string{
+		tr.T("customers.export.col.id"), tr.T("customers.export.col.name"), tr.T("customers.export.col.tax_id"),
+		tr.T("customers.export.col.email"), tr.T("customers.export.col.segment"), tr.T("customers.export.col.city"),
+		tr.T("customers.export.col.country"), tr.T("customers.export.col.owners"), tr.T("customers.export.col.configurators"),
+		tr.T("customers.export.col.updated"),
+	}
+}
 
 func customerExportRow(r customercache.Row) []string {
 	cpqs := make([]string, len(r.CPQIDs))
@@ -82,11 +90,11 @@ func (h *Handler) exportCustomers(c *gin.Context) {
 			return snap.Walk(customercache.Query{Text: p.Query, Sort: p.Sort, Desc: p.Desc}, fn)
 		}
 	}
-	name := "customers-" + h.now().UTC().Format("20060102-150405") + "." + string(format)
+	name := t(c, "customers.export.file_name") + "-" + h.now().UTC().Format("20060102-150405") + "." + string(format)
 	c.Header("Content-Type", format.ContentType())
 	c.Header("Content-Disposition", contentDisposition("attachment", name))
 	c.Header("Cache-Control", "no-store")
-	w, err := export.New(format, c.Writer, "Customers", customerExportHeader)
+	w, err := export.New(format, c.Writer, t(c, "customers.list.title"), customerExportHeader(tr(c)))
 	if err != nil {
 		h.log(c).Error("customer export failed", "err", err)
 		return

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"math"
 	"net/http"
 	"net/url"
@@ -19,6 +18,7 @@ import (
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/customers"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -163,7 +163,7 @@ func (h *Handler) showCustomerList(c *gin.Context) {
 			return
 		}
 		if results.Error == "" {
-			announce(c, results.CountText())
+			announce(c, results.CountText(tr(c)))
 		}
 		h.render(c, status, customers.ResultsPartial(results))
 		return
@@ -183,7 +183,7 @@ func (h *Handler) showCustomerList(c *gin.Context) {
 		return
 	default:
 		h.log(c).Warn("configurator list unavailable on the customer list", "err", err)
-		vm.ConfiguratorsError = "The configurators cannot be listed right now, so only the customer list can be searched."
+		vm.ConfiguratorsError = t(c, "customers.search.configurators_unavailable")
 	}
 	results, _, handled := h.customerResults(c, params, names, customerListPageWait)
 	if handled {
@@ -192,7 +192,7 @@ func (h *Handler) showCustomerList(c *gin.Context) {
 	vm.Results = results
 	// 200 even when the results region shows an upstream failure: the page itself works (search,
 	// navigation), and the region says what failed (its own htmx requests carry the real status).
-	h.renderPage(c, http.StatusOK, "Customers", layout.SectionCustomers, customers.ListPage(vm))
+	h.renderPage(c, http.StatusOK, t(c, "customers.list.title"), layout.SectionCustomers, customers.ListPage(vm))
 }
 
 // mustFailWhole reports errors that the error edge must handle even where a region could show
@@ -214,7 +214,7 @@ func configuratorNames(list []apiclient.Configurator) map[int32]string {
 // the region with their status; handled is true when the error edge already answered.
 func (h *Handler) customerResults(c *gin.Context, p customerListParams, names map[int32]string, wait time.Duration) (vm customers.ResultsVM, status int, handled bool) {
 	self := p.url()
-	vm = customers.ResultsVM{Query: p.Query, CPQID: p.CPQID, Sort: p.Sort.String(), Desc: p.Desc, Columns: customerColumns(p), RetryURL: self.RequestURI()}
+	vm = customers.ResultsVM{Query: p.Query, CPQID: p.CPQID, Sort: p.Sort.String(), Desc: p.Desc, Columns: customerColumns(tr(c), p), RetryURL: self.RequestURI()}
 	vm.ExportCSV, vm.ExportXLSX = p.exportURL("csv"), p.exportURL("xlsx")
 
 	var rows []customercache.Row
@@ -224,7 +224,7 @@ func (h *Handler) customerResults(c *gin.Context, p customerListParams, names ma
 		if err != nil {
 			return h.customerRegionError(c, vm, err)
 		}
-		vm.SourceLabel = configuratorLabel(p.CPQID, names)
+		vm.SourceLabel = configuratorLabel(tr(c), p.CPQID, names)
 		for i := range found {
 			rows = append(rows, customercache.RowOf(&found[i]))
 		}
@@ -237,7 +237,7 @@ func (h *Handler) customerResults(c *gin.Context, p customerListParams, names ma
 		start := (p.Page - 1) * customerPageSize
 		rows = rows[min(start, total):min(start+customerPageSize, total)]
 	} else {
-		vm.SourceLabel = "Customer list"
+		vm.SourceLabel = t(c, "customers.source.list")
 		ctx := h.apiContext(c)
 		waitCtx, cancel := ctx, context.CancelFunc(func() {})
 		if wait > 0 {
@@ -274,7 +274,7 @@ func (h *Handler) customerResults(c *gin.Context, p customerListParams, names ma
 		vm.To = vm.From + len(rows) - 1
 	}
 	for _, r := range rows {
-		vm.Rows = append(vm.Rows, customerRowVM(r, vm.SourceLabel))
+		vm.Rows = append(vm.Rows, customerRowVM(tr(c), r, vm.SourceLabel))
 	}
 	base := p.url()
 	vm.Pager = components.NewPager(base, "page", p.Page, max(1, (total+customerPageSize-1)/customerPageSize), "#"+customers.ResultsID)
@@ -294,30 +294,30 @@ func (h *Handler) customerRegionError(c *gin.Context, vm customers.ResultsVM, er
 		"status", f.status, "path", c.Request.URL.Path, "err", err)
 	vm.Error = f.message.In(tr(c))
 	if f.status == http.StatusNotFound && vm.CPQID != 0 {
-		vm.Error = fmt.Sprintf("Configurator %d does not exist (the CPQ service says: %s). Choose another source.", vm.CPQID, f.message.In(tr(c)))
+		vm.Error = t(c, "customers.error.no_configurator", strconv.FormatInt(int64(vm.CPQID), 10), f.message.In(tr(c)))
 	}
 	return vm, f.status, false
 }
 
-func configuratorLabel(cpqID int32, names map[int32]string) string {
+func configuratorLabel(tr *i18n.Translator, cpqID int32, names map[int32]string) string {
 	if name := names[cpqID]; name != "" {
-		return "Online search: " + name
+		return tr.T("customers.source.online", name)
 	}
-	return fmt.Sprintf("Online search: configurator %d", cpqID)
+	return tr.T("customers.source.online_id", strconv.FormatInt(int64(cpqID), 10))
 }
 
 // customerColumns are the table's headers; sortable ones link to their order (the current one
 // toggles its direction) on page 1.
-func customerColumns(p customerListParams) []customers.ColumnVM {
+func customerColumns(tr *i18n.Translator, p customerListParams) []customers.ColumnVM {
 	cols := []customers.ColumnVM{
-		{Label: "Number", Key: customercache.SortByID.String(), Numeric: true},
-		{Label: "Name", Key: customercache.SortByName.String()},
-		{Label: "Tax id", Key: customercache.SortByTaxID.String()},
-		{Label: "Segment", Key: customercache.SortBySegment.String()},
-		{Label: "City", Key: customercache.SortByCity.String()},
-		{Label: "Owners"},
-		{Label: "Updated", Key: customercache.SortByUpdated.String()},
-		{Label: "Source"},
+		{Label: tr.T("customers.col.number"), Key: customercache.SortByID.String(), Numeric: true},
+		{Label: tr.T("customers.col.name"), Key: customercache.SortByName.String()},
+		{Label: tr.T("customers.col.tax_id"), Key: customercache.SortByTaxID.String()},
+		{Label: tr.T("customers.col.segment"), Key: customercache.SortBySegment.String()},
+		{Label: tr.T("customers.col.city"), Key: customercache.SortByCity.String()},
+		{Label: tr.T("customers.col.owners")},
+		{Label: tr.T("customers.col.updated"), Key: customercache.SortByUpdated.String()},
+		{Label: tr.T("customers.col.source")},
 	}
 	for i := range cols {
 		if cols[i].Key == "" {
@@ -340,7 +340,7 @@ func customerColumns(p customerListParams) []customers.ColumnVM {
 }
 
 // customerRowVM is one table row.
-func customerRowVM(r customercache.Row, source string) customers.RowVM {
+func customerRowVM(tr *i18n.Translator, r customercache.Row, source string) customers.RowVM {
 	city := r.City
 	if r.Country != "" {
 		if city != "" {
@@ -350,7 +350,7 @@ func customerRowVM(r customercache.Row, source string) customers.RowVM {
 	}
 	return customers.RowVM{
 		ID: r.ID, Name: r.Name, TaxID: r.TaxID, Email: r.Email, Segment: r.Segment, City: city,
-		Owners: r.Owners, Updated: formatCustomerTime(r.UpdatedAt), Source: source,
+		Owners: r.Owners, Updated: formatCustomerTime(tr, r.UpdatedAt), Source: source,
 		Href: customerHref(r.ID),
 	}
 }
@@ -360,10 +360,11 @@ func customerHref(id int32) string {
 	return "/customers/" + strconv.FormatInt(int64(id), 10)
 }
 
-// formatCustomerTime writes a time of the v2 API (UTC) for the pages.
-func formatCustomerTime(t time.Time) string {
+// formatCustomerTime writes a time of the v2 API in the person's language, in UTC with the zone
+// shown ("25 Nov 2026, 14:03 UTC").
+func formatCustomerTime(tr *i18n.Translator, t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format("2006-01-02 15:04") + " UTC"
+	return tr.DateTime(t)
 }

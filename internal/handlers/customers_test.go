@@ -937,7 +937,8 @@ func TestParseOwnerIDList(t *testing.T) {
 		{"1001 -5", nil, "not an owner id"},
 		{"1001 0", nil, "not an owner id"},
 	} {
-		got, msg := parseOwnerIDList(tc.in)
+		got, problem := parseOwnerIDList(tc.in)
+		msg := problem.In(testTranslator(t, "en"))
 		if (tc.msg == "") != (msg == "") || !strings.Contains(msg, tc.msg) || len(got) != len(tc.want) {
 			t.Errorf("parseOwnerIDList(%q) = %v, %q", tc.in, got, msg)
 		}

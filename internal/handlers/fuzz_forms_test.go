@@ -119,12 +119,13 @@ func fuzzTranslators(f *testing.F) []*i18n.Translator {
 
 // FuzzFormOwnerIDs: an owner list is 1 to 10 distinct ids >= 1 (A8).
 func FuzzFormOwnerIDs(f *testing.F) {
+	en := testTranslator(f, "en")
 	for _, s := range []string{"1001", "1001, 1002", "1001;1002 1003", "1001,1001", "", ",,,", "0", "-1", "1,2,3,4,5,6,7,8,9,10,11", "１００１", "1001\x00"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		ids, msg := parseOwnerIDList(raw)
-		if msg != "" {
+		ids, problem := parseOwnerIDList(raw)
+		if msg := problem.In(en); !problem.IsZero() {
 			if !utf8.ValidString(msg) {
 				t.Fatalf("%q: the message quoting the input is not valid UTF-8: %q", raw, msg)
 			}
@@ -179,6 +180,7 @@ func FuzzCustomerListQuery(f *testing.F) {
 // FuzzCustomerForm: a customer form the portal accepts satisfies every rule of A8 the v2 API
 // checks, so a valid-looking form never turns into a 422 round trip with data the user cannot see.
 func FuzzCustomerForm(f *testing.F) {
+	en := testTranslator(f, "en")
 	f.Add("Rossi S.p.A.", "it01234567890", "info@rossi.example", "+39 02 1234567", "BUSINESS", "it", `{"tier":"gold"}`)
 	f.Add("<script>alert(1)</script>", "IT0123", "not-an-email", "12", "ADMIN", "ITA", `[1,2]`)
 	f.Add("\x00", "IT01234567890\n", "a@b.c", "+390212345678901234567", "PUBLIC", "", `{"a":`)
@@ -197,7 +199,7 @@ func FuzzCustomerForm(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if errs := cf.validate(); len(errs) > 0 {
+		if errs := cf.validate(en); len(errs) > 0 {
 			return
 		}
 		for label, v := range map[string]string{"name": cf.Name, "street": cf.Street, "city": cf.City} {

@@ -131,8 +131,7 @@ func (h *Handler) recovery(c *gin.Context) {
 			panic(http.ErrAbortHandler)
 		}
 		c.Abort()
-		h.renderError(c, http.StatusInternalServerError, "Something went wrong",
-			"The portal hit an unexpected problem. If it happens again, quote the request id to support.")
+		h.renderError(c, http.StatusInternalServerError, t(c, "error.internal.title"), t(c, "error.internal.message"))
 	}()
 	c.Next()
 }
@@ -197,8 +196,7 @@ func (h *Handler) crossOrigin(c *gin.Context) {
 			slog.String("method", c.Request.Method), slog.String("path", c.Request.URL.Path),
 			slog.String("origin", c.GetHeader("Origin")), slog.String("sec_fetch_site", c.GetHeader("Sec-Fetch-Site")))
 		c.Abort()
-		h.renderError(c, http.StatusForbidden, "Request refused",
-			"This request came from another site, so the portal refused it. Open the portal and try again from there.")
+		h.renderError(c, http.StatusForbidden, t(c, "error.cross_origin.title"), t(c, "error.cross_origin.message"))
 		return
 	}
 	c.Next()

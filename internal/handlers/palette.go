@@ -47,32 +47,34 @@ const (
 	paletteMaxConfigurators = 20
 )
 
-// palettePage is a page the palette can jump to; keywords are matched too.
+// palettePage is a page the palette can jump to: its name (a catalogue key) and the keywords
+// matched too. The keywords are English and stay so in every language: the name is matched in the
+// person's language, the keywords as a fallback that works for everyone.
 type palettePage struct {
-	label, href, keywords string
+	labelKey, href, keywords string
 }
 
 // palettePages are the pages the palette offers, in the order shown.
 var palettePages = [...]palettePage{
-	{"Customers", "/customers", "customer list clients search find"},
-	{"New customer", "/customers/new", "create add customer client"},
-	{"New quote", "/quotes/new", "quotes start create configure configurator cpq offer"},
-	{"Contracts", "/contracts", "contract search number find"},
-	{"Audits", "/audits", "validation audit quote history"},
-	{"Audit worklist", "/audits/worklist", "validation audits many quotes worklist export review"},
-	{"Batch archive", "/contracts/batch-archive", "archive many contracts batch bulk month end"},
+	{"palette.page.customers", "/customers", "customers customer list clients search find"},
+	{"palette.page.new_customer", "/customers/new", "new customer create add client"},
+	{"palette.page.new_quote", "/quotes/new", "new quote quotes start create configure configurator cpq offer"},
+	{"palette.page.contracts", "/contracts", "contracts contract search number find"},
+	{"palette.page.audits", "/audits", "audits validation audit quote history"},
+	{"palette.page.worklist", "/audits/worklist", "audit worklist validation audits many quotes export review"},
+	{"palette.page.batch_archive", "/contracts/batch-archive", "batch archive many contracts bulk month end"},
 }
 
 // showPalette answers GET /palette?q=: the results partial for htmx, a page otherwise.
 func (h *Handler) showPalette(c *gin.Context) {
 	query := strings.TrimSpace(c.Query("q"))
-	if problem := paletteQueryProblem(query); problem != "" {
+	if problem := paletteQueryProblem(query); !problem.IsZero() {
 		if isHTMX(c) {
-			h.fail(c, badRequest("%s", problem))
+			h.fail(c, badRequestMessage(problem))
 			return
 		}
-		vm := palette.PageVM{Error: problem}
-		h.renderPage(c, http.StatusBadRequest, "Go to", layout.SectionNone, palette.Page(vm))
+		vm := palette.PageVM{Error: problem.In(tr(c))}
+		h.renderPage(c, http.StatusBadRequest, t(c, "palette.title"), layout.SectionNone, palette.Page(vm))
 		return
 	}
 	results, err := h.paletteResults(c, query)
@@ -84,24 +86,25 @@ func (h *Handler) showPalette(c *gin.Context) {
 		h.render(c, http.StatusOK, palette.Results(results))
 		return
 	}
-	h.renderPage(c, http.StatusOK, "Go to", layout.SectionNone, palette.Page(palette.PageVM{Results: results}))
+	h.renderPage(c, http.StatusOK, t(c, "palette.title"), layout.SectionNone, palette.Page(palette.PageVM{Results: results}))
 }
 
 // paletteQueryProblem checks the query before anything is searched: valid UTF-8, at most
-// palette.MaxQueryLen characters, no control characters. It returns the message for the user.
-func paletteQueryProblem(query string) string {
+// palette.MaxQueryLen characters, no control characters. It returns the message for the user
+// (the zero Message when the query is fine).
+func paletteQueryProblem(query string) i18n.Message {
 	if !utf8.ValidString(query) {
-		return "The search text contains invalid characters."
+		return i18n.M("palette.error.invalid_chars")
 	}
 	if utf8.RuneCountInString(query) > palette.MaxQueryLen {
-		return fmt.Sprintf("The search text is too long (at most %d characters).", palette.MaxQueryLen)
+		return i18n.M("palette.error.too_long", palette.MaxQueryLen)
 	}
 	for _, r := range query {
 		if unicode.IsControl(r) {
-			return "The search text contains invalid characters."
+			return i18n.M("palette.error.invalid_chars")
 		}
 	}
-	return ""
+	return i18n.Message{}
 }
 
 // paletteResults searches every source for query. The customer list and the contract calls run
@@ -109,15 +112,16 @@ func paletteQueryProblem(query string) string {
 // refused sign-in (or the user leaving) fails the whole answer, through the error edge.
 func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsVM, error) {
 	vm := palette.ResultsVM{Query: query}
+	tr := tr(c)
 	stored := h.recentItems(c, "")
 	recent := recentQuoteRefs(stored, auth.CurrentSession(c))
-	recentContracts := paletteRecentContracts(stored, query)
+	recentContracts := paletteRecentContracts(tr, stored, query)
 	if query == "" {
 		for _, ref := range recent[:min(len(recent), paletteRecentQuotes)] {
-			vm.Items = append(vm.Items, quoteItem(ref, "Recent quote"))
+			vm.Items = append(vm.Items, quoteItem(tr, ref))
 		}
 		vm.Items = append(vm.Items, recentContracts[:min(len(recentContracts), paletteRecentQuotes)]...)
-		vm.Items = append(vm.Items, matchingPages("")...)
+		vm.Items = append(vm.Items, matchingPages(tr, "")...)
 		return vm, nil
 	}
 
@@ -153,8 +157,8 @@ func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsV
 			vm.Items = append(vm.Items, it)
 		}
 	}
-	vm.Items = append(vm.Items, paletteQuotes(query, recent)...)
-	vm.Items = append(vm.Items, matchingPages(query)...)
+	vm.Items = append(vm.Items, paletteQuotes(tr, query, recent)...)
+	vm.Items = append(vm.Items, matchingPages(tr, query)...)
 	for _, note := range []string{customerNote, contNote} {
 		if note != "" {
 			vm.Notes = append(vm.Notes, note)
@@ -171,11 +175,11 @@ func (h *Handler) paletteCustomers(ctx context.Context, user, query string) ([]p
 	snap, err := h.customers.Get(waitCtx, user)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, customercache.ErrFetchFailed) && ctx.Err() == nil {
-			return nil, "The customer list is still loading: type on, or try again in a moment.", nil
+			return nil, i18n.T(ctx, "palette.note.customers_loading"), nil
 		}
 		if errors.Is(err, customercache.ErrFetchFailed) {
 			// The v2 API's own error is wrapped inside: a refused token must fail the whole answer.
-			return nil, "Customers could not be searched: " + classify(err).message.In(i18n.From(ctx)), err
+			return nil, i18n.T(ctx, "palette.note.customers_failed", classify(err).message.In(i18n.From(ctx))), err
 		}
 		return nil, "", err
 	}
@@ -199,8 +203,7 @@ func (h *Handler) paletteCustomers(ctx context.Context, user, query string) ([]p
 	}
 	note := ""
 	if res.Total > len(items) {
-		note = fmt.Sprintf("%d customers match; the first %d are shown. Type more to narrow them down, or search the customer list.",
-			res.Total, len(items))
+		note = i18n.T(ctx, "palette.note.customers_more", res.Total, len(items))
 	}
 	return items, note, nil
 }
@@ -244,10 +247,10 @@ func (h *Handler) paletteContracts(ctx context.Context, query string) ([]palette
 	}
 	wg.Wait()
 	if idErr == nil && idDoc != nil {
-		items = append(items, contractItem(idDoc))
+		items = append(items, contractItem(i18n.From(ctx), idDoc))
 	}
 	if numberErr == nil && numberDoc != nil && (idDoc == nil || idDoc.ContractID != numberDoc.ContractID) {
-		items = append(items, contractItem(numberDoc))
+		items = append(items, contractItem(i18n.From(ctx), numberDoc))
 	}
 	for _, err := range []error{idErr, numberErr} {
 		switch {
@@ -260,7 +263,7 @@ func (h *Handler) paletteContracts(ctx context.Context, query string) ([]palette
 	}
 	for _, err := range failures {
 		if !h.mustFailWhole(err) {
-			note = "Contracts could not be searched: " + classify(err).message.In(i18n.From(ctx))
+			note = i18n.T(ctx, "palette.note.contracts_failed", classify(err).message.In(i18n.From(ctx)))
 		}
 	}
 	return items, note, failures
@@ -275,7 +278,7 @@ func mayBeContractNumber(query string) bool {
 	return !strings.ContainsFunc(query, unicode.IsSpace) && strings.ContainsFunc(query, unicode.IsDigit)
 }
 
-func contractItem(doc *apiclient.Contract) palette.Item {
+func contractItem(tr *i18n.Translator, doc *apiclient.Contract) palette.Item {
 	detail := []string{"#" + strconv.FormatInt(int64(doc.ContractID), 10)}
 	if doc.Customer.Name != "" {
 		detail = append(detail, doc.Customer.Name)
@@ -283,16 +286,16 @@ func contractItem(doc *apiclient.Contract) palette.Item {
 	if doc.Status != "" {
 		detail = append(detail, strings.ToLower(strings.ReplaceAll(doc.Status, "_", " ")))
 	}
-	label := "Contract " + doc.ContractNumber
+	label := tr.T("palette.item.contract", doc.ContractNumber)
 	if doc.ContractNumber == "" {
-		label = "Contract " + strconv.FormatInt(int64(doc.ContractID), 10)
+		label = tr.T("palette.item.contract", strconv.FormatInt(int64(doc.ContractID), 10))
 	}
 	return palette.Item{Kind: palette.KindContract, Label: label, Detail: strings.Join(detail, " · "), Href: contractPath(doc.ContractID)}
 }
 
 // paletteQuotes offers the quotes of the user's session whose id contains the digits typed, and,
 // for a whole quote id the session does not know, "Quote N", resolved when opened.
-func paletteQuotes(query string, recent []quotes.Ref) []palette.Item {
+func paletteQuotes(tr *i18n.Translator, query string, recent []quotes.Ref) []palette.Item {
 	if query == "" || strings.ContainsFunc(query, func(r rune) bool { return r < '0' || r > '9' }) {
 		return nil
 	}
@@ -301,35 +304,35 @@ func paletteQuotes(query string, recent []quotes.Ref) []palette.Item {
 	for _, ref := range recent {
 		id := strconv.FormatInt(ref.QuoteID, 10)
 		if strings.Contains(id, query) {
-			items = append(items, quoteItem(ref, "Recent quote"))
+			items = append(items, quoteItem(tr, ref))
 			exact = exact || id == query
 		}
 	}
 	if id, err := parseID(query, "quoteId", math.MaxInt64); err == nil && !exact {
-		items = append(items, palette.Item{Kind: palette.KindQuote, Label: "Quote " + strconv.FormatInt(id, 10),
-			Detail: "open by its number", Href: "/palette/quotes/" + strconv.FormatInt(id, 10)})
+		items = append(items, palette.Item{Kind: palette.KindQuote, Label: tr.T("palette.item.quote", strconv.FormatInt(id, 10)),
+			Detail: tr.T("palette.item.quote_by_number"), Href: "/palette/quotes/" + strconv.FormatInt(id, 10)})
 	}
 	return items
 }
 
-func quoteItem(ref quotes.Ref, what string) palette.Item {
-	return palette.Item{Kind: palette.KindQuote, Label: "Quote " + strconv.FormatInt(ref.QuoteID, 10),
-		Detail: fmt.Sprintf("%s · customer #%d · configurator %d", what, ref.CustomerID, ref.CPQID), Href: ref.URL()}
+func quoteItem(tr *i18n.Translator, ref quotes.Ref) palette.Item {
+	return palette.Item{Kind: palette.KindQuote, Label: tr.T("palette.item.quote", strconv.FormatInt(ref.QuoteID, 10)),
+		Detail: tr.T("palette.item.recent_quote", strconv.FormatInt(int64(ref.CustomerID), 10), strconv.FormatInt(int64(ref.CPQID), 10)), Href: ref.URL()}
 }
 
 // paletteRecentContracts are the user's recent contracts whose number contains query (all of
 // them for an empty query), most recent first.
-func paletteRecentContracts(items []recent.Item, query string) []palette.Item {
+func paletteRecentContracts(tr *i18n.Translator, items []recent.Item, query string) []palette.Item {
 	var out []palette.Item
 	for _, it := range items {
 		if it.Kind != recent.KindContract || !strings.Contains(strings.ToLower(it.Number), strings.ToLower(query)) {
 			continue
 		}
-		detail := "Recent contract"
+		detail := tr.T("palette.item.recent_contract")
 		if it.Customer != "" {
 			detail += " · " + it.Customer
 		}
-		out = append(out, palette.Item{Kind: palette.KindContract, Label: "Contract " + it.Number, Detail: detail, Href: contractPath(int32(it.ID))})
+		out = append(out, palette.Item{Kind: palette.KindContract, Label: tr.T("palette.item.contract", it.Number), Detail: detail, Href: contractPath(int32(it.ID))})
 	}
 	return out
 }
@@ -356,13 +359,14 @@ func recentQuoteRefs(items []recent.Item, s *session.Session) []quotes.Ref {
 }
 
 // matchingPages are the pages whose name or keywords contain every word of query.
-func matchingPages(query string) []palette.Item {
+func matchingPages(tr *i18n.Translator, query string) []palette.Item {
 	terms := customercache.SearchTerms(query)
 	var items []palette.Item
 	for _, p := range palettePages {
-		text := strings.ToLower(p.label + " " + p.keywords)
+		label := tr.T(p.labelKey)
+		text := strings.ToLower(label + " " + p.keywords)
 		if !slices.ContainsFunc(terms, func(t string) bool { return !strings.Contains(text, t) }) {
-			items = append(items, palette.Item{Kind: palette.KindPage, Label: p.label, Detail: p.href, Href: p.href})
+			items = append(items, palette.Item{Kind: palette.KindPage, Label: label, Detail: p.href, Href: p.href})
 		}
 	}
 	return items
@@ -386,8 +390,8 @@ func (h *Handler) openPaletteQuote(c *gin.Context) {
 		}
 	}
 	notFound := func() {
-		h.renderError(c, http.StatusNotFound, "Quote not found",
-			fmt.Sprintf("There is no quote %d that you can open. Check the number, or find the quote from its customer.", quoteID))
+		h.renderError(c, http.StatusNotFound, t(c, "palette.error.quote_not_found.title"),
+			t(c, "palette.error.quote_not_found.message", strconv.FormatInt(quoteID, 10)))
 	}
 	ctx := h.apiContext(c)
 	audit, err := h.api.Contracts.ValidationAudit(ctx, quoteID)

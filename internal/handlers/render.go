@@ -52,7 +52,7 @@ func (h *Handler) writeFallbackError(c *gin.Context) {
 		return
 	}
 	c.Header("Content-Type", "text/plain; charset=utf-8")
-	c.String(http.StatusInternalServerError, "Something went wrong. Request id: %s\n", requestIDOf(c))
+	c.String(http.StatusInternalServerError, "%s\n", t(c, "error.fallback", requestIDOf(c)))
 }
 
 // renderPage renders content inside the page frame (layout.Page) with the given title and the

@@ -8,20 +8,21 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/layout"
 	"github.com/cpqportal/portal/web/templates/pages"
 )
 
 // sessionNotice is the confirmation of a sessions page action (?done=...): the actions redirect
 // back to the page, so a reload never repeats them.
-func sessionNotice(done string) string {
+func sessionNotice(tr *i18n.Translator, done string) string {
 	switch done {
 	case "revoked":
-		return "The session was signed out."
+		return tr.T("sessions.notice.revoked")
 	case "others":
-		return "All your other sessions were signed out."
+		return tr.T("sessions.notice.others")
 	case "gone":
-		return "That session had already ended."
+		return tr.T("sessions.notice.gone")
 	}
 	return ""
 }
@@ -33,32 +34,34 @@ func (h *Handler) showSessions(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	vm := pages.SessionsVM{Listed: listed, Notice: sessionNotice(c.Query("done"))}
+	tr := tr(c)
+	vm := pages.SessionsVM{Listed: listed, Notice: sessionNotice(tr, c.Query("done"))}
 	for _, s := range list {
 		vm.Sessions = append(vm.Sessions, pages.SessionRow{
 			Handle:   s.Handle,
-			Started:  formatSessionTime(s.CreatedAt),
-			LastSeen: formatSessionTime(s.LastSeen),
-			Browser:  browserOf(s.UserAgent),
+			Started:  formatSessionTime(tr, s.CreatedAt),
+			LastSeen: formatSessionTime(tr, s.LastSeen),
+			Browser:  browserOf(tr, s.UserAgent),
 			IP:       s.ClientIP,
 			Current:  s.Current,
 		})
 	}
-	h.renderPage(c, http.StatusOK, "Your sessions", layout.SectionNone, pages.SessionsPage(vm))
+	h.renderPage(c, http.StatusOK, tr.T("sessions.title"), layout.SectionNone, pages.SessionsPage(vm))
 }
 
-func formatSessionTime(t time.Time) string {
+// formatSessionTime writes a session's time in the person's language, in UTC with the zone shown.
+func formatSessionTime(tr *i18n.Translator, t time.Time) string {
 	if t.IsZero() {
-		return "unknown"
+		return tr.T("common.unknown")
 	}
-	return t.UTC().Format("2006-01-02 15:04 UTC")
+	return tr.DateTime(t)
 }
 
 // browserOf names the browser and system of a User-Agent in a few words ("Chrome on Linux"); an
 // unknown agent is shown as given, cut short.
-func browserOf(ua string) string {
+func browserOf(tr *i18n.Translator, ua string) string {
 	if ua == "" {
-		return "Unknown browser"
+		return tr.T("sessions.browser.unknown")
 	}
 	browser := ""
 	for _, b := range []struct{ token, name string }{
@@ -82,7 +85,7 @@ func browserOf(ua string) string {
 	}
 	switch {
 	case browser != "" && system != "":
-		return browser + " on " + system
+		return tr.T("sessions.browser.on", browser, system)
 	case browser != "":
 		return browser
 	}

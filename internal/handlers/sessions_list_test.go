@@ -8,6 +8,7 @@ import (
 
 func TestBrowserOf(t *testing.T) {
 	t.Parallel()
+	en := testTranslator(t, "en")
 	cases := []struct{ ua, want string }{
 		{"", "Unknown browser"},
 		{"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/139.0.0.0 Safari/537.36", "Chrome on Linux"},
@@ -18,12 +19,12 @@ func TestBrowserOf(t *testing.T) {
 		{"some-agent", "some-agent"},
 	}
 	for _, c := range cases {
-		if got := browserOf(c.ua); got != c.want {
+		if got := browserOf(en, c.ua); got != c.want {
 			t.Errorf("browserOf(%q) = %q, want %q", c.ua, got, c.want)
 		}
 	}
 	long := strings.Repeat("é", 100) // two bytes each: byte 60 starts a character, 59 does not
-	if got := browserOf("x" + long); !utf8.ValidString(got) || len(got) > 64 {
+	if got := browserOf(en, "x"+long); !utf8.ValidString(got) || len(got) > 64 {
 		t.Errorf("a long agent is cut to %q (valid UTF-8: %v)", got, utf8.ValidString(got))
 	}
 }

@@ -11,6 +11,17 @@
 //   - `[data-autofocus]` in swapped content gets focus; an error summary gets focus when it appears.
 //   - `/` focuses the page's search input (`[data-search]` or input[type=search]).
 //   - upload progress: `<progress data-upload-progress>` inside an htmx form follows htmx:xhr:progress.
+// portalText is a message in the page's language: <body data-i18n> holds the js.* messages the
+// server translated (keys without "js."), {1}, {2} standing for the arguments.
+var portalMessages;
+function portalText(key) {
+  if (!portalMessages) {
+    try { portalMessages = JSON.parse(document.body.getAttribute("data-i18n") || "{}"); } catch (e) { portalMessages = {}; }
+  }
+  var args = arguments;
+  return String(portalMessages[key] || key).replace(/\{(\d)\}/g, function (m, i) { return String(args[i]); });
+}
+
 (function () {
   "use strict";
 
@@ -45,14 +56,14 @@
     if (detail.requestId) {
       var meta = document.createElement("span");
       meta.className = "toast__meta";
-      meta.textContent = "Request id: " + String(detail.requestId);
+      meta.textContent = portalText("request_id", String(detail.requestId));
       body.appendChild(meta);
     }
     var close = document.createElement("button");
     close.type = "button";
     close.className = "toast__close";
     close.setAttribute("data-dismiss", "toast");
-    close.setAttribute("aria-label", "Dismiss");
+    close.setAttribute("aria-label", portalText("dismiss"));
     close.textContent = "\u00d7";
     toast.appendChild(body);
     toast.appendChild(close);
@@ -167,7 +178,7 @@
 
   // Network failure (no response at all): htmx swaps nothing, so say it.
   document.addEventListener("htmx:sendError", function () {
-    showToast({ level: "error", message: "The portal could not be reached. Check your connection and try again." });
+    showToast({ level: "error", message: portalText("unreachable") });
   });
 
   // Upload progress (htmx 2 uses XMLHttpRequest, which reports upload progress).
@@ -237,12 +248,11 @@
   // fileProblem says why the chosen file cannot be uploaded, or "" (requireFile: "none" is a problem).
   function fileProblem(form, requireFile) {
     var file = chosenFile(form);
-    if (!file) return requireFile ? "Choose a file to upload." : "";
-    if (file.size === 0) return "The file " + file.name + " is empty. Choose a file with content.";
+    if (!file) return requireFile ? portalText("file_missing") : "";
+    if (file.size === 0) return portalText("file_empty", file.name);
     var max = parseInt(form.getAttribute("data-max-bytes"), 10);
     if (max > 0 && file.size > max) {
-      return "The file " + file.name + " (" + formatBytes(file.size) + ") is larger than the upload limit of " +
-        (form.getAttribute("data-max-text") || formatBytes(max)) + ".";
+      return portalText("file_too_large", file.name, formatBytes(file.size), form.getAttribute("data-max-text") || formatBytes(max));
     }
     return "";
   }
@@ -287,7 +297,7 @@
     var files = event.dataTransfer && event.dataTransfer.files;
     if (!form || !input || !files || !files.length) return;
     if (files.length > 1) {
-      setUploadError(form, "Drop one file at a time.");
+      setUploadError(form, portalText("drop_one"));
       return;
     }
     var transfer = new DataTransfer();
@@ -316,7 +326,7 @@
       bar.textContent = "0%";
       bar.hidden = false;
     }
-    setUploadStatus(form, "Uploading…");
+    setUploadStatus(form, portalText("uploading"));
   });
 
   document.addEventListener("htmx:afterRequest", function (event) {
@@ -329,13 +339,13 @@
         bar.value = 100;
         bar.textContent = "100%";
       }
-      setUploadStatus(form, "Upload complete.");
+      setUploadStatus(form, portalText("uploaded"));
       var input = form.querySelector("input[type=file]");
       if (input) input.value = "";
       var label = form.querySelector("[data-upload-filename]");
       if (label) label.textContent = "";
     } else {
-      setUploadStatus(form, "The upload did not succeed.");
+      setUploadStatus(form, portalText("upload_failed"));
     }
   });
 
@@ -381,7 +391,7 @@
       });
     }
     var counter = input.parentElement && input.parentElement.querySelector("[data-json-filter-count]");
-    if (counter) counter.textContent = !query ? "" : count === 0 ? "No matches" : count === 1 ? "1 match" : count + " matches";
+    if (counter) counter.textContent = !query ? "" : count === 0 ? portalText("matches_none") : count === 1 ? portalText("matches_one") : portalText("matches", count);
   }
 
   var filterTimer = null;
@@ -779,15 +789,15 @@
     notice.setAttribute("role", "status");
     notice.setAttribute("data-testid", "draft-notice");
     var when = new Date(savedAt);
-    var time = isNaN(when.getTime()) ? "" : " from " + when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
     var text = document.createElement("span");
-    text.textContent = "Your unsaved changes" + time + " were restored. ";
+    text.textContent = (isNaN(when.getTime()) ? portalText("draft_restored")
+      : portalText("draft_restored_at", when.toLocaleTimeString(document.documentElement.lang || [], { hour: "2-digit", minute: "2-digit" }))) + " ";
     var discard = document.createElement("button");
     discard.type = "button";
     discard.className = "button--link";
     discard.setAttribute("data-draft-discard", "");
     discard.setAttribute("data-testid", "draft-discard");
-    discard.textContent = "Discard them";
+    discard.textContent = portalText("draft_discard");
     notice.appendChild(text);
     notice.appendChild(discard);
     form.insertBefore(notice, form.firstChild);
@@ -850,7 +860,7 @@
     if (notice) notice.remove();
     var first = draftFields(form)[0];
     if (first) first.focus();
-    document.dispatchEvent(new CustomEvent("announce", { detail: "Your restored changes were discarded." }));
+    document.dispatchEvent(new CustomEvent("announce", { detail: portalText("draft_discarded") }));
   });
 
   document.addEventListener("htmx:beforeRequest", function (event) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/a-h/templ"
+
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 const xss = `<script>alert(1)</script>`
@@ -17,7 +19,11 @@ const xss = `<script>alert(1)</script>`
 func render(t *testing.T, c templ.Component) (*goquery.Document, string) {
 	t.Helper()
 	var b strings.Builder
-	if err := c.Render(context.Background(), &b); err != nil {
+	bundle, err := i18n.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Render(i18n.WithTranslator(context.Background(), bundle.Translator(i18n.Source)), &b); err != nil {
 		t.Fatalf("render: %v", err)
 	}
 	doc, err := goquery.NewDocumentFromReader(strings.NewReader(b.String()))

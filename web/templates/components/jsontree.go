@@ -8,6 +8,8 @@ import (
 	"io"
 	"sort"
 	"strconv"
+
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // JSONKind is the JSON type of a JSONNode.
@@ -33,7 +35,7 @@ const maxJSONDepth = 64
 // (sorted for Go maps), scalars are text.
 type JSONNode struct {
 	Kind    JSONKind
-	Text    string      // scalars: the value as JSON spells it (strings unquoted)
+	Text    string      // scalars: the value as JSON spells it (strings unquoted); truncated: a catalogue key
 	Entries []JSONEntry // objects
 	Items   []JSONNode  // arrays
 }
@@ -62,10 +64,10 @@ func nodeFromRaw(raw []byte) JSONNode {
 	dec.UseNumber()
 	n, err := decodeNode(dec, 0)
 	if err != nil {
-		return JSONNode{Kind: JSONTruncated, Text: "not valid JSON"}
+		return JSONNode{Kind: JSONTruncated, Text: "components.json.invalid"}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return JSONNode{Kind: JSONTruncated, Text: "not valid JSON"} // trailing data
+		return JSONNode{Kind: JSONTruncated, Text: "components.json.invalid"} // trailing data
 	}
 	return n
 }
@@ -82,7 +84,7 @@ func decodeNode(dec *json.Decoder, depth int) (JSONNode, error) {
 			if err := skipRest(dec); err != nil {
 				return JSONNode{}, err
 			}
-			return JSONNode{Kind: JSONTruncated, Text: "nested too deeply"}, nil
+			return JSONNode{Kind: JSONTruncated, Text: "components.json.too_deep"}, nil
 		}
 		switch t {
 		case '{':
@@ -152,12 +154,12 @@ func scalarNode(v any) JSONNode {
 	case float64:
 		return JSONNode{Kind: JSONNumber, Text: strconv.FormatFloat(t, 'f', -1, 64)}
 	}
-	return JSONNode{Kind: JSONTruncated, Text: fmt.Sprintf("unsupported %T", v)}
+	return JSONNode{Kind: JSONTruncated, Text: "components.json.unsupported"}
 }
 
 func nodeFromValue(value any, depth int) JSONNode {
 	if depth >= maxJSONDepth {
-		return JSONNode{Kind: JSONTruncated, Text: "nested too deeply"}
+		return JSONNode{Kind: JSONTruncated, Text: "components.json.too_deep"}
 	}
 	switch v := value.(type) {
 	case nil, string, bool, json.Number, float64:
@@ -183,21 +185,22 @@ func nodeFromValue(value any, depth int) JSONNode {
 	// Any other Go value (structs, typed maps and slices, ints): through its JSON form.
 	raw, err := json.Marshal(value)
 	if err != nil {
-		return JSONNode{Kind: JSONTruncated, Text: "not representable as JSON"}
+		return JSONNode{Kind: JSONTruncated, Text: "components.json.unrepresentable"}
 	}
 	return nodeFromRaw(raw)
 }
 
-// summary describes a container for its <summary>: "3 keys", "1 item".
-func (n JSONNode) summary() string {
-	count, one, many := len(n.Entries), "key", "keys"
-	if n.Kind == JSONArray {
-		count, one, many = len(n.Items), "item", "items"
+// summary describes a container for its <summary> in tr's language: "3 keys", "1 item".
+func (n JSONNode) summary(tr *i18n.Translator) string {
+	switch {
+	case n.Kind == JSONArray && len(n.Items) == 1:
+		return tr.T("components.json.items_one")
+	case n.Kind == JSONArray:
+		return tr.T("components.json.items", len(n.Items))
+	case len(n.Entries) == 1:
+		return tr.T("components.json.keys_one")
 	}
-	if count == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(count) + " " + many
+	return tr.T("components.json.keys", len(n.Entries))
 }
 
 func (n JSONNode) empty() bool {

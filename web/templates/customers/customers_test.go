@@ -9,15 +9,33 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/a-h/templ"
 
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 )
 
 const xss = `<script>alert(1)</script>`
 
+// english is the catalogues' English translator.
+func english(t *testing.T) *i18n.Translator { return translator(t, "en") }
+
+// translator is the catalogues' translator of lang.
+func translator(t *testing.T, lang string) *i18n.Translator {
+	t.Helper()
+	bundle, err := i18n.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, ok := bundle.Supported(lang)
+	if !ok {
+		t.Fatalf("no language %q", lang)
+	}
+	return bundle.Translator(tag)
+}
+
 func render(t *testing.T, c templ.Component) (*goquery.Document, string) {
 	t.Helper()
 	var b strings.Builder
-	if err := c.Render(context.Background(), &b); err != nil {
+	if err := c.Render(i18n.WithTranslator(context.Background(), english(t)), &b); err != nil {
 		t.Fatalf("render: %v", err)
 	}
 	doc, err := goquery.NewDocumentFromReader(strings.NewReader(b.String()))
@@ -79,12 +97,12 @@ func TestCountText(t *testing.T) {
 		{ResultsVM{Total: 100000, From: 26, To: 50}, "100,000 customers in all, showing 26–50."},
 		{ResultsVM{Query: "x", Total: 12, From: 1, To: 12}, "12 customers found."},
 	} {
-		if got := tc.vm.CountText(); got != tc.want {
+		if got := tc.vm.CountText(english(t)); got != tc.want {
 			t.Errorf("CountText(%+v) = %q, want %q", tc.vm, got, tc.want)
 		}
 	}
-	if FormatCount(1234567) != "1,234,567" || FormatCount(999) != "999" {
-		t.Error("FormatCount")
+	if it := (ResultsVM{Total: 100000, From: 26, To: 50}).CountText(translator(t, "it")); it != "100.000 clienti in tutto, visualizzati 26–50." {
+		t.Errorf("Italian count %q", it)
 	}
 }
 
@@ -95,8 +113,8 @@ func TestDetailPageShowsOtherFieldsAsTree(t *testing.T) {
 		Summary:    []components.KV{{Key: "Tax id", Value: "IT01234567890"}},
 		Attributes: json.RawMessage(`{"tier":"gold"}`),
 		Other:      json.RawMessage(`{"loyalty":{"level":"gold"},"note":"` + strings.ReplaceAll(xss, `"`, `\"`) + `"}`),
-		Owners:     OwnersVM{CustomerID: 3, Add: NewOwnerAddForm(3, "", ""), Replace: NewOwnersReplaceForm(3, "", "")},
-		Profiles:   ProfilesVM{CustomerID: 3, Form: NewProfileForm(3, ProfileInput{}, nil)},
+		Owners:     OwnersVM{CustomerID: 3, Add: NewOwnerAddForm(english(t), 3, "", ""), Replace: NewOwnersReplaceForm(english(t), 3, "", "")},
+		Profiles:   ProfilesVM{CustomerID: 3, Form: NewProfileForm(english(t), 3, ProfileInput{}, nil)},
 	}
 	doc, html := render(t, DetailPage(vm))
 	if doc.Find("script").Length() != 0 {
@@ -117,7 +135,7 @@ func TestDetailPageShowsOtherFieldsAsTree(t *testing.T) {
 func TestFormPartialDuplicateWarning(t *testing.T) {
 	t.Parallel()
 	vm := FormVM{Action: "/customers", CancelHref: "/customers", DuplicateKey: "acme|IT01234567890",
-		Duplicates: []DuplicateVM{{ID: 4, Name: "ACME", TaxID: "IT01234567890", Href: "/customers/4", Reason: "same name"}},
+		Duplicates: []DuplicateVM{{ID: 4, Name: "ACME", TaxID: "IT01234567890", Href: "/customers/4", ReasonKey: "customer.form.same_name"}},
 		Errors:     []components.FieldError{{Message: "The CPQ service refused the change: " + xss}}}
 	doc, html := render(t, FormPartial(vm))
 	if doc.Find("script").Length() != 0 {

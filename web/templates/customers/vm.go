@@ -16,6 +16,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 )
 
@@ -115,41 +116,47 @@ type RowVM struct {
 // IDText is the id as text.
 func (r RowVM) IDText() string { return strconv.FormatInt(int64(r.ID), 10) }
 
-// CountText says how many customers match and which are shown.
-func (r ResultsVM) CountText() string {
-	noun := "customers"
-	if r.Total == 1 {
-		noun = "customer"
-	}
-	found := "found"
-	if strings.TrimSpace(r.Query) == "" {
-		found = "in all"
-	}
+// CountText says how many customers match and which are shown, with the counts grouped the
+// language's way ("100,000", "100.000"). A search and the whole list are worded apart, and one
+// customer apart from several, since languages inflect differently.
+func (r ResultsVM) CountText(tr *i18n.Translator) string {
+	searched := strings.TrimSpace(r.Query) != ""
 	switch {
 	case r.Total == 0:
-		return "No customers found."
+		return tr.T("customers.count.none")
+	case r.Total == 1 && searched:
+		return tr.T("customers.count.found_one")
+	case r.Total == 1:
+		return tr.T("customers.count.all_one")
+	case r.From == 1 && r.To == r.Total && searched:
+		return tr.T("customers.count.found", r.Total)
 	case r.From == 1 && r.To == r.Total:
-		return FormatCount(r.Total) + " " + noun + " " + found + "."
+		return tr.T("customers.count.all", r.Total)
+	case searched:
+		return tr.T("customers.count.found_range", r.Total, r.From, r.To)
 	}
-	return FormatCount(r.Total) + " " + noun + " " + found + ", showing " + FormatCount(r.From) + "–" + FormatCount(r.To) + "."
+	return tr.T("customers.count.all_range", r.Total, r.From, r.To)
 }
 
 // EmptyMessage explains an empty result.
-func (r ResultsVM) EmptyMessage() string {
+func (r ResultsVM) EmptyMessage(tr *i18n.Translator) string {
 	if strings.TrimSpace(r.Query) != "" {
-		return "No customer matches “" + r.Query + "”. Check the spelling, or search for part of the name, tax id or e-mail."
+		return tr.T("customers.empty.no_match", r.Query)
 	}
-	return "There are no customers here yet."
+	return tr.T("customers.empty.none")
 }
 
 // CaptionText describes the table for screen readers.
-func (r ResultsVM) CaptionText() string {
+func (r ResultsVM) CaptionText(tr *i18n.Translator) string {
 	for _, c := range r.Columns {
-		if c.AriaSort != "" {
-			return "Customers, sorted by " + strings.ToLower(c.Label) + ", " + c.AriaSort
+		switch c.AriaSort {
+		case "ascending":
+			return tr.T("customers.caption.ascending", c.Label)
+		case "descending":
+			return tr.T("customers.caption.descending", c.Label)
 		}
 	}
-	return "Customers"
+	return tr.T("customers.list.title")
 }
 
 // Arrow marks the current order in the header.
@@ -162,24 +169,6 @@ func (c ColumnVM) Arrow() string {
 	}
 	return ""
 }
-
-// FormatCount writes a count with thousands separators: 100,000.
-func FormatCount(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 {
-		return s
-	}
-	var b strings.Builder
-	for i, ch := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(ch)
-	}
-	return b.String()
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // statusBadge colours a customer status.
 func statusBadge(status string) components.BadgeLevel {
@@ -223,8 +212,8 @@ type OwnersVM struct {
 }
 
 // ChangeForm is the change form of one owner (empty, without error).
-func (vm OwnersVM) ChangeForm(o OwnerVM) OwnerFormVM {
-	return NewOwnerChangeForm(vm.CustomerID, o.ID, "", "")
+func (vm OwnersVM) ChangeForm(tr *i18n.Translator, o OwnerVM) OwnerFormVM {
+	return NewOwnerChangeForm(tr, vm.CustomerID, o.ID, "", "")
 }
 
 // OwnerVM is one owner.
@@ -262,42 +251,42 @@ func ownersBase(customerID int32) string {
 }
 
 // NewOwnerAddForm is the add-owner form with the user's value and error.
-func NewOwnerAddForm(customerID int32, value, errMsg string) OwnerFormVM {
+func NewOwnerAddForm(tr *i18n.Translator, customerID int32, value, errMsg string) OwnerFormVM {
 	return OwnerFormVM{
 		FormID: "owner-add-form",
 		Action: ownersBase(customerID) + "/add",
 		Field: components.Field{
-			ID: "owner-add-id", Name: "ownerId", Label: "Add an owner", Value: value, Error: errMsg,
-			Hint:  "The owner's user id (suggestions show owners known from the customer list).",
+			ID: "owner-add-id", Name: "ownerId", Label: tr.T("customer.owners.add_label"), Value: value, Error: errMsg,
+			Hint:  tr.T("customer.owners.add_hint"),
 			Attrs: templ.Attributes{"list": "known-owners", "inputmode": "numeric", "autocomplete": "off", "data-testid": "owner-add-id"},
 		},
 	}
 }
 
 // NewOwnerChangeForm is the change form of owner ownerID with the user's value and error.
-func NewOwnerChangeForm(customerID int32, ownerID int64, value, errMsg string) OwnerFormVM {
+func NewOwnerChangeForm(tr *i18n.Translator, customerID int32, ownerID int64, value, errMsg string) OwnerFormVM {
 	id := strconv.FormatInt(ownerID, 10)
 	return OwnerFormVM{
 		FormID:         "owner-change-form-" + id,
 		Action:         ownersBase(customerID) + "/change",
-		Confirm:        "Replace owner " + id + " by the owner you entered? Owner " + id + " will no longer own this customer.",
+		Confirm:        tr.T("customer.owners.change_confirm", id),
 		CurrentOwnerID: id,
 		Field: components.Field{
-			ID: "owner-change-new-" + id, Name: "newOwnerId", Label: "Replace owner " + id + " by", Value: value, Error: errMsg,
+			ID: "owner-change-new-" + id, Name: "newOwnerId", Label: tr.T("customer.owners.change_label", id), Value: value, Error: errMsg,
 			Attrs: templ.Attributes{"list": "known-owners", "inputmode": "numeric", "autocomplete": "off", "data-testid": "owner-change-new"},
 		},
 	}
 }
 
 // NewOwnersReplaceForm is the replace-all-owners form with the user's value and error.
-func NewOwnersReplaceForm(customerID int32, value, errMsg string) OwnerFormVM {
+func NewOwnersReplaceForm(tr *i18n.Translator, customerID int32, value, errMsg string) OwnerFormVM {
 	return OwnerFormVM{
 		FormID:  "owners-replace-form",
 		Action:  ownersBase(customerID),
-		Confirm: "Replace all owners of this customer by the owners you entered? Owners not in the list will no longer own it.",
+		Confirm: tr.T("customer.owners.replace_confirm"),
 		Field: components.Field{
-			ID: "owners-replace-ids", Name: "ownerIds", Label: "Replace all owners by", Value: value, Error: errMsg,
-			Hint:  "1 to 10 owner ids, separated by commas or spaces.",
+			ID: "owners-replace-ids", Name: "ownerIds", Label: tr.T("customer.owners.replace_label"), Value: value, Error: errMsg,
+			Hint:  tr.T("customer.owners.replace_hint"),
 			Attrs: templ.Attributes{"autocomplete": "off", "data-testid": "owners-replace-ids"},
 		},
 	}
@@ -343,6 +332,22 @@ var profileTypes = []string{"BILLING", "SHIPPING", "TECHNICAL", "LEGAL"}
 // ProfileTypes returns the profile types of docs/v2-assumptions.md A8.
 func ProfileTypes() []string { return slices.Clone(profileTypes) }
 
+// ProfileTypeLabel is a profile type (a v2 code such as "BILLING") in tr's language; an unknown
+// code is shown as it comes.
+func ProfileTypeLabel(tr *i18n.Translator, profileType string) string {
+	switch profileType {
+	case "BILLING":
+		return tr.T("customer.profile_type.billing")
+	case "SHIPPING":
+		return tr.T("customer.profile_type.shipping")
+	case "TECHNICAL":
+		return tr.T("customer.profile_type.technical")
+	case "LEGAL":
+		return tr.T("customer.profile_type.legal")
+	}
+	return profileType
+}
+
 // ProfileInput is what the user typed into the profile form.
 type ProfileInput struct {
 	ProfileType, ContactName, Email, Phone string
@@ -350,20 +355,20 @@ type ProfileInput struct {
 
 // NewProfileForm is the create-profile form with the user's input and errors (keyed by the
 // input's name: profileType, contactName, email, phone).
-func NewProfileForm(customerID int32, in ProfileInput, errs map[string]string) ProfileFormVM {
-	types := []components.Option{{Value: "", Label: "Choose a type"}}
+func NewProfileForm(tr *i18n.Translator, customerID int32, in ProfileInput, errs map[string]string) ProfileFormVM {
+	types := []components.Option{{Value: "", Label: tr.T("customer.profiles.choose_type")}}
 	for _, t := range profileTypes {
-		types = append(types, components.Option{Value: t, Label: t[:1] + strings.ToLower(t[1:])})
+		types = append(types, components.Option{Value: t, Label: ProfileTypeLabel(tr, t)})
 	}
 	vm := ProfileFormVM{
 		Action: "/customers/" + strconv.FormatInt(int64(customerID), 10) + "/profiles",
-		ProfileType: components.Field{ID: "profile-type", Name: "profileType", Label: "Type", Value: in.ProfileType,
+		ProfileType: components.Field{ID: "profile-type", Name: "profileType", Label: tr.T("customer.profiles.col.type"), Value: in.ProfileType,
 			Error: errs["profileType"], Required: true, Attrs: templ.Attributes{"data-testid": "profile-type"}},
-		ContactName: components.Field{ID: "profile-contact", Name: "contactName", Label: "Contact name", Value: in.ContactName,
+		ContactName: components.Field{ID: "profile-contact", Name: "contactName", Label: tr.T("customer.profiles.contact_name"), Value: in.ContactName,
 			Error: errs["contactName"], Autocomplete: "off", Attrs: templ.Attributes{"maxlength": "200", "data-testid": "profile-contact-name"}},
-		Email: components.Field{ID: "profile-email", Name: "email", Label: "E-mail", Type: "email", Value: in.Email,
+		Email: components.Field{ID: "profile-email", Name: "email", Label: tr.T("customer.profiles.col.email"), Type: "email", Value: in.Email,
 			Error: errs["email"], Autocomplete: "off", Attrs: templ.Attributes{"data-testid": "profile-email"}},
-		Phone: components.Field{ID: "profile-phone", Name: "phone", Label: "Phone", Type: "tel", Value: in.Phone,
+		Phone: components.Field{ID: "profile-phone", Name: "phone", Label: tr.T("customer.profiles.col.phone"), Type: "tel", Value: in.Phone,
 			Error: errs["phone"], Autocomplete: "off", Attrs: templ.Attributes{"data-testid": "profile-phone"}},
 		Types: types,
 	}
@@ -421,12 +426,12 @@ func (vm FormVM) DraftName() string {
 	return "customer-new"
 }
 
-// SubmitLabel is the submit button's text.
-func (vm FormVM) SubmitLabel() string {
+// SubmitLabelKey is the catalogue key of the submit button's text.
+func (vm FormVM) SubmitLabelKey() string {
 	if vm.Edit {
-		return "Save changes"
+		return "customer.form.save"
 	}
-	return "Create customer"
+	return "customer.form.create"
 }
 
 // CPQFieldID is the id of the first configurator checkbox (the error summary links to it).
@@ -444,9 +449,10 @@ func (c CPQChoice) Value() string { return strconv.FormatInt(int64(c.ID), 10) }
 
 // DuplicateVM is an existing customer that looks like the one being created.
 type DuplicateVM struct {
-	ID     int32
-	Name   string
-	TaxID  string
-	Href   string
-	Reason string
+	ID    int32
+	Name  string
+	TaxID string
+	Href  string
+	// ReasonKey is the catalogue key of why it looks the same (same name, same tax id, both).
+	ReasonKey string
 }

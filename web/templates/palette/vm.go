@@ -7,7 +7,11 @@
 // inline script. The results come from internal/handlers (palette.go), GET /palette?q=.
 package palette
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/cpqportal/portal/internal/i18n"
+)
 
 // Kind says what a result is; it is shown on each result and used as a data attribute.
 type Kind string
@@ -20,17 +24,17 @@ const (
 	KindPage     Kind = "page"
 )
 
-// Label is the kind as shown to people.
-func (k Kind) Label() string {
+// Label is the kind as shown to people, in tr's language.
+func (k Kind) Label(tr *i18n.Translator) string {
 	switch k {
 	case KindCustomer:
-		return "Customer"
+		return tr.T("palette.kind.customer")
 	case KindContract:
-		return "Contract"
+		return tr.T("palette.kind.contract")
 	case KindQuote:
-		return "Quote"
+		return tr.T("palette.kind.quote")
 	}
-	return "Page"
+	return tr.T("palette.kind.page")
 }
 
 // Item is one result: where it leads (a local path) and how it is shown.
@@ -58,16 +62,16 @@ type ResultsVM struct {
 func OptionID(i int) string { return "palette-option-" + strconv.Itoa(i) }
 
 // Summary is the sentence announced and shown for the results: "3 results", "No results for “x”".
-func (vm ResultsVM) Summary() string {
+func (vm ResultsVM) Summary(tr *i18n.Translator) string {
 	switch n := len(vm.Items); {
 	case n == 0 && vm.Query == "":
-		return "Type a customer name or id, a contract number or id, a quote id, or a page."
+		return tr.T("palette.summary.empty_query")
 	case n == 0:
-		return "No results for “" + vm.Query + "”."
+		return tr.T("palette.summary.none", vm.Query)
 	case n == 1:
-		return "1 result. Press Enter to open it."
+		return tr.T("palette.summary.one")
 	default:
-		return strconv.Itoa(n) + " results. Use the arrow keys to choose, Enter to open."
+		return tr.T("palette.summary.many", n)
 	}
 }
 
