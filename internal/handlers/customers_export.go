@@ -11,6 +11,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/export"
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // exportURL is the export of the list's current search and order (every page) in format.
@@ -22,8 +23,14 @@ func (p customerListParams) exportURL(format string) string {
 	return "/customers/export?" + q.Encode()
 }
 
-// customerExportHeader are the columns of a customer export.
-var customerExportHeader = []string{"id", "name", "tax id", "e-mail", "segment", "city", "country", "owners", "configurators", "updated"}
+// customerExportHeader are the columns of a customer export, headed in tr's language (the order
+// is the same in every language, so the file stays machine-readable).
+func customerExportHeader(tr *i18n.Translator) []string {
+	return []string{tr.T("export.customers.col.id"), tr.T("export.customers.col.name"), tr.T("export.customers.col.tax_id"),
+		tr.T("export.customers.col.email"), tr.T("export.customers.col.segment"), tr.T("export.customers.col.city"),
+		tr.T("export.customers.col.country"), tr.T("export.customers.col.owners"), tr.T("export.customers.col.configurators"),
+		tr.T("export.customers.col.updated")}
+}
 
 func customerExportRow(r customercache.Row) []string {
 	cpqs := make([]string, len(r.CPQIDs))
@@ -82,11 +89,11 @@ func (h *Handler) exportCustomers(c *gin.Context) {
 			return snap.Walk(customercache.Query{Text: p.Query, Sort: p.Sort, Desc: p.Desc}, fn)
 		}
 	}
-	name := "customers-" + h.now().UTC().Format("20060102-150405") + "." + string(format)
+	name := safeFileName(t(c, "export.customers.file", h.now().UTC().Format("20060102-150405"), string(format)), "customers."+string(format))
 	c.Header("Content-Type", format.ContentType())
 	c.Header("Content-Disposition", contentDisposition("attachment", name))
 	c.Header("Cache-Control", "no-store")
-	w, err := export.New(format, c.Writer, "Customers", customerExportHeader)
+	w, err := export.New(format, c.Writer, t(c, "export.customers.sheet"), customerExportHeader(tr(c)))
 	if err != nil {
 		h.log(c).Error("customer export failed", "err", err)
 		return
