@@ -33,7 +33,7 @@ type BatchItemRow struct {
 	Line      int
 	Number    string
 	Customer  string
-	Status    string // as shown: "will be archived", "already archived", "archived", "failed", ...
+	Status    string // in the reader's words: "will be archived", "already archived", "archived", "failed", ...
 	Level     components.BadgeLevel
 	ArchiveID string
 	Message   string // the error or note
