@@ -87,7 +87,8 @@ func TestAuditWorklistFiltersAndExports(t *testing.T) {
 	}
 	allCount, err := rows.Count()
 	check(t, err, "count the rows")
-	updated := rows.Filter(playwright.LocatorFilterOptions{HasText: "CUSTOMER_UPDATED"})
+	// The action cell is in words of the reader's language; the row keeps the v2 code in data-action.
+	updated := page.Locator(`[data-testid="worklist-row"][data-action="CUSTOMER_UPDATED"]`)
 	check(t, suite.expect.Locator(updated.First().GetByTestId("worklist-change").First()).ToContainText(hostile), "before -> after of the rename")
 	check(t, suite.expect.Locator(updated.First().GetByTestId("worklist-who")).ToHaveText(backofficeUser), "who changed it")
 

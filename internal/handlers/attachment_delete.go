@@ -3,6 +3,7 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -33,8 +34,8 @@ func (h *Handler) deleteAttachment(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	message := fmt.Sprintf("Attachment %d deleted.", attachmentID)
+	message := t(c, "attachments.deleted", strconv.Itoa(int(attachmentID)))
 	h.toast(c, components.ToastSuccess, message)
 	announce(c, message)
-	h.render(c, http.StatusOK, contracts.AttachmentList(h.documentsVM(ref, quote)))
+	h.render(c, http.StatusOK, contracts.AttachmentList(h.documentsVM(tr(c), ref, quote)))
 }

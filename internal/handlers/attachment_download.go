@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 )
@@ -39,7 +40,7 @@ func (h *Handler) downloadAttachment(c *gin.Context) {
 		contentType: downloadContentType(download.ContentType),
 		length:      download.ContentLength,
 		disposition: "attachment",
-		fileName:    safeFileName(download.FileName, fmt.Sprintf("attachment-%d", attachmentID)),
+		fileName:    safeFileName(download.FileName, t(c, "attachments.file_fallback", strconv.Itoa(int(attachmentID)))),
 	}, download.Body)
 	if err != nil {
 		h.failDocument(c, errBrokenFile(err))

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -60,7 +61,7 @@ func (h *Handler) loadQuote(ctx context.Context, ref quoteRef) (*apiclient.Quote
 }
 
 // documentsVM builds the documents region from the quote document.
-func (h *Handler) documentsVM(ref quoteRef, quote *apiclient.Quote) contracts.DocumentsVM {
+func (h *Handler) documentsVM(tr *i18n.Translator, ref quoteRef, quote *apiclient.Quote) contracts.DocumentsVM {
 	vm := contracts.DocumentsVM{
 		CPQID:           ref.cpqID,
 		CustomerID:      ref.customerID,
@@ -72,7 +73,7 @@ func (h *Handler) documentsVM(ref quoteRef, quote *apiclient.Quote) contracts.Do
 		AuditURL:        auditURL(ref.quoteID),
 	}
 	for _, t := range apiclient.AttachmentTypes() {
-		vm.Types = append(vm.Types, components.Option{Value: t, Label: contracts.TypeLabel(t)})
+		vm.Types = append(vm.Types, components.Option{Value: t, Label: contracts.AttachmentTypeLabel(tr, t)})
 	}
 	for _, a := range quote.Attachments {
 		if a.AttachmentID < 1 {
@@ -81,12 +82,12 @@ func (h *Handler) documentsVM(ref quoteRef, quote *apiclient.Quote) contracts.Do
 		vm.Attachments = append(vm.Attachments, contracts.AttachmentRow{
 			ID:          a.AttachmentID,
 			Type:        a.AttachmentType,
-			TypeLabel:   contracts.TypeLabel(a.AttachmentType),
-			FileName:    safeFileName(a.FileName, fmt.Sprintf("attachment-%d", a.AttachmentID)),
+			TypeLabel:   contracts.AttachmentTypeLabel(tr, a.AttachmentType),
+			FileName:    safeFileName(a.FileName, tr.T("attachments.file_fallback", strconv.Itoa(int(a.AttachmentID)))),
 			ContentType: a.ContentType,
 			Size:        a.Size,
 			SizeText:    formatBytes(a.Size),
-			CreatedAt:   timeText(a.CreatedAt),
+			CreatedAt:   timeText(tr, a.CreatedAt),
 			SHA256:      a.SHA256,
 			DownloadURL: ref.attachmentURL(a.AttachmentID),
 		})
@@ -130,10 +131,10 @@ func (h *Handler) showQuoteDocuments(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	vm := h.documentsVM(ref, quote)
+	vm := h.documentsVM(tr(c), ref, quote)
 	if isHTMX(c) {
 		h.render(c, http.StatusOK, contracts.DocumentsPartial(vm))
 		return
 	}
-	h.renderPage(c, http.StatusOK, fmt.Sprintf("Documents of quote %d", ref.quoteID), layout.SectionQuotes, contracts.DocumentsPage(vm))
+	h.renderPage(c, http.StatusOK, t(c, "documents.page_title", strconv.FormatInt(ref.quoteID, 10)), layout.SectionQuotes, contracts.DocumentsPage(vm))
 }

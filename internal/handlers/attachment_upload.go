@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 )
@@ -35,18 +36,20 @@ const (
 var errUploadOverLimit = errors.New("upload over the portal's limit")
 
 func errUploadTooLarge(limit int64) error {
-	return &documentError{status: http.StatusRequestEntityTooLarge, title: "File too large",
-		message: fmt.Sprintf("The file is larger than the upload limit of %s. Nothing was stored.", formatBytes(limit))}
+	return &documentError{status: http.StatusRequestEntityTooLarge, title: i18n.M("attachments.error.too_large.title"),
+		message: i18n.M("attachments.error.too_large.message", formatBytes(limit))}
 }
 
-func errUploadRefused(format string, args ...any) error {
-	return &documentError{status: http.StatusUnprocessableEntity, title: "The upload was not accepted",
-		message: fmt.Sprintf(format, args...)}
+// errUploadRefused is a 422 whose message is the catalogue's key with its arguments.
+func errUploadRefused(key string, args ...any) error {
+	return &documentError{status: http.StatusUnprocessableEntity, title: i18n.M("attachments.error.refused.title"),
+		message: i18n.M(key, args...)}
 }
 
-func errUploadMalformed(format string, args ...any) error {
-	return &documentError{status: http.StatusBadRequest, title: "The upload could not be read",
-		message: fmt.Sprintf(format, args...)}
+// errUploadMalformed is a 400 whose message is the catalogue's key with its arguments.
+func errUploadMalformed(key string, args ...any) error {
+	return &documentError{status: http.StatusBadRequest, title: i18n.M("attachments.error.unreadable.title"),
+		message: i18n.M(key, args...)}
 }
 
 // uploadReader counts the file's bytes on their way to the v2 API and fails the stream once it
@@ -103,7 +106,7 @@ func (h *Handler) uploadAttachment(c *gin.Context) {
 	}
 	mr, err := c.Request.MultipartReader()
 	if err != nil {
-		h.failDocument(c, errUploadMalformed("The upload must be sent as a multipart/form-data form with an attachment type and a file."))
+		h.failDocument(c, errUploadMalformed("attachments.error.not_multipart"))
 		return
 	}
 	attachmentType, part, err := readUploadFields(mr)
@@ -115,7 +118,7 @@ func (h *Handler) uploadAttachment(c *gin.Context) {
 
 	rawName := part.FileName()
 	if rawName == "" {
-		h.failUpload(c, errUploadRefused("The file has no name. Choose the file again and upload it."), limit)
+		h.failUpload(c, errUploadRefused("attachments.error.no_name"), limit)
 		return
 	}
 	fileName := safeFileName(rawName, "attachment")
@@ -139,7 +142,7 @@ func (h *Handler) uploadAttachment(c *gin.Context) {
 	}
 	switch {
 	case size == 0:
-		h.failUpload(c, errUploadRefused("The file %q is empty. Choose a file with content.", fileName), limit)
+		h.failUpload(c, errUploadRefused("attachments.error.empty", fileName), limit)
 		return
 	case size > limit:
 		h.failUpload(c, errUploadTooLarge(limit), limit)
@@ -176,10 +179,10 @@ func (h *Handler) uploadAttachment(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	message := fmt.Sprintf("Uploaded %s (%s).", fileName, formatBytes(body.n))
+	message := t(c, "attachments.uploaded", fileName, formatBytes(body.n))
 	h.toast(c, components.ToastSuccess, message)
 	announce(c, message)
-	h.render(c, http.StatusOK, contracts.AttachmentList(h.documentsVM(ref, quote)))
+	h.render(c, http.StatusOK, contracts.AttachmentList(h.documentsVM(tr(c), ref, quote)))
 }
 
 // readUploadFields reads the form up to the file part: the attachment type (checked against the
@@ -189,7 +192,7 @@ func readUploadFields(mr *multipart.Reader) (string, *multipart.Part, error) {
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
-			return "", nil, errUploadRefused("Choose a file to upload.")
+			return "", nil, errUploadRefused("attachments.error.no_file")
 		}
 		if err != nil {
 			return "", nil, err
@@ -203,13 +206,12 @@ func readUploadFields(mr *multipart.Reader) (string, *multipart.Part, error) {
 			}
 			attachmentType = strings.TrimSpace(string(value))
 			if !slices.Contains(apiclient.AttachmentTypes(), attachmentType) {
-				return "", nil, errUploadRefused("Choose the attachment type from the list.")
+				return "", nil, errUploadRefused("attachments.error.type")
 			}
 		case uploadFileField:
 			if attachmentType == "" {
 				_ = part.Close()
-				return "", nil, errUploadMalformed("The attachment type must come before the file in the upload form. " +
-					"Reload the page and upload again (the portal's own form sends them in that order).")
+				return "", nil, errUploadMalformed("attachments.error.type_after_file")
 			}
 			return attachmentType, part, nil
 		default:
@@ -219,7 +221,7 @@ func readUploadFields(mr *multipart.Reader) (string, *multipart.Part, error) {
 				return "", nil, err
 			}
 			if n > maxSmallFieldBytes {
-				return "", nil, errUploadMalformed("The upload form has an unexpected field %q.", part.FormName())
+				return "", nil, errUploadMalformed("attachments.error.unexpected_field", part.FormName())
 			}
 		}
 	}
@@ -239,10 +241,10 @@ func (h *Handler) failUpload(c *gin.Context, err error, limit int64) {
 			c.Header("Connection", "close")
 		}
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		err = errUploadMalformed("The upload was interrupted before the file was complete. Nothing was stored; upload it again.")
+		err = errUploadMalformed("attachments.error.interrupted")
 	default:
-		err = &documentError{status: http.StatusBadRequest, title: "The upload could not be read",
-			message: "The upload was interrupted or is not a valid form. Nothing was stored; upload the file again.", cause: err}
+		err = &documentError{status: http.StatusBadRequest, title: i18n.M("attachments.error.unreadable.title"),
+			message: i18n.M("attachments.error.broken"), cause: err}
 	}
 	h.failDocument(c, err)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -24,10 +25,10 @@ const auditActionCustomerUpdated = "CUSTOMER_UPDATED"
 // maxAuditValueRunes bounds a before/after value shown in the timeline (the raw JSON has it whole).
 const maxAuditValueRunes = 500
 
-func auditSearchVM(value, problem string) contracts.AuditSearchVM {
+func auditSearchVM(tr *i18n.Translator, value string, problem i18n.Message) contracts.AuditSearchVM {
 	vm := contracts.AuditSearchVM{QuoteID: components.Field{
-		ID: "audit-quote-id", Name: "quoteId", Label: "Quote id", Value: strings.ToValidUTF8(value, "\uFFFD"), Error: problem, Required: true,
-		Hint:  "The number of the quote whose validation audit you want to review, e.g. 900001.",
+		ID: "audit-quote-id", Name: "quoteId", Label: tr.T("audits.field.quote_id"), Value: strings.ToValidUTF8(value, "\uFFFD"), Error: problem.In(tr), Required: true,
+		Hint:  tr.T("audits.field.quote_id_hint"),
 		Attrs: map[string]any{"inputmode": "numeric", "maxlength": 19, "autocomplete": "off", "data-search": true, "data-testid": "audit-quote-input"},
 	}}
 	vm.Errors = components.SummaryFrom(vm.QuoteID)
@@ -38,18 +39,18 @@ func auditSearchVM(value, problem string) contracts.AuditSearchVM {
 // quote's audit (a malformed id answers 400 with the form and its message, nothing is sent).
 func (h *Handler) showAuditSearch(c *gin.Context) {
 	if !c.Request.URL.Query().Has("quoteId") {
-		h.renderPage(c, http.StatusOK, "Audits", layout.SectionAudits, contracts.AuditSearchPage(auditSearchVM("", "")))
+		h.renderPage(c, http.StatusOK, t(c, "audits.title"), layout.SectionAudits, contracts.AuditSearchPage(auditSearchVM(tr(c), "", i18n.Message{})))
 		return
 	}
 	raw := strings.TrimSpace(c.Query("quoteId"))
-	problem := ""
+	var problem i18n.Message
 	if raw == "" {
-		problem = "Enter a quote id."
+		problem = i18n.M("audits.error.quote_id_empty")
 	} else if _, err := parseID(raw, "quoteId", math.MaxInt64); err != nil {
-		problem = "A quote id is a whole number, such as 900001."
+		problem = i18n.M("audits.error.quote_id_invalid")
 	}
-	if problem != "" {
-		h.renderPage(c, http.StatusBadRequest, "Audits", layout.SectionAudits, contracts.AuditSearchPage(auditSearchVM(raw, problem)))
+	if !problem.IsZero() {
+		h.renderPage(c, http.StatusBadRequest, t(c, "audits.title"), layout.SectionAudits, contracts.AuditSearchPage(auditSearchVM(tr(c), raw, problem)))
 		return
 	}
 	c.Redirect(http.StatusSeeOther, auditURL(mustParseQuoteID(raw)))
@@ -73,13 +74,13 @@ func (h *Handler) showAudit(c *gin.Context) {
 		h.fail(c, fmt.Errorf("audits: validation audit of quote %d: %w", quoteID, err))
 		return
 	}
-	vm := auditVM(quoteID, audit)
+	vm := auditVM(tr(c), quoteID, audit)
 	vm.ShowPreview = true
-	h.renderPage(c, http.StatusOK, fmt.Sprintf("Validation audit of quote %d", quoteID), layout.SectionAudits, contracts.AuditPage(vm))
+	h.renderPage(c, http.StatusOK, t(c, "audit.title", strconv.FormatInt(quoteID, 10)), layout.SectionAudits, contracts.AuditPage(vm))
 }
 
 // auditVM builds the audit view of a quote.
-func auditVM(quoteID int64, audit *apiclient.ValidationAudit) contracts.AuditVM {
+func auditVM(tr *i18n.Translator, quoteID int64, audit *apiclient.ValidationAudit) contracts.AuditVM {
 	url := auditURL(quoteID)
 	customerID := audit.CustomerID
 	vm := contracts.AuditVM{
@@ -93,11 +94,11 @@ func auditVM(quoteID int64, audit *apiclient.ValidationAudit) contracts.AuditVM 
 	for _, e := range audit.Entries {
 		entry := contracts.AuditEntryVM{
 			ID:             string(e.EntryID),
-			At:             timeText(e.At),
+			At:             timeText(tr, e.At),
 			AtISO:          timeISO(e.At),
 			Actor:          e.Actor,
 			Action:         e.Action,
-			ActionLabel:    contracts.TypeLabel(e.Action),
+			ActionLabel:    contracts.ActionLabel(tr, e.Action),
 			Summary:        e.Summary,
 			CustomerChange: e.Action == auditActionCustomerUpdated,
 		}
@@ -139,9 +140,9 @@ func auditValue(raw json.RawMessage) string {
 	return text
 }
 
-// auditPDFName is the download name of a quote's PDF audit.
-func auditPDFName(quoteID int64) string {
-	return fmt.Sprintf("validation-audit-%d.pdf", quoteID)
+// auditPDFName is the download name of a quote's PDF audit, in tr's language.
+func auditPDFName(tr *i18n.Translator, quoteID int64) string {
+	return tr.T("audit.file.pdf", strconv.FormatInt(quoteID, 10))
 }
 
 // downloadAuditPDF answers GET /audits/:quoteId/pdf: the PDF validation audit streamed from the v2
@@ -164,5 +165,5 @@ func (h *Handler) downloadAuditPDF(c *gin.Context) {
 		return
 	}
 	defer download.Close()
-	h.streamPDF(c, download, auditPDFName(quoteID), inline, "the audit")
+	h.streamPDF(c, download, auditPDFName(tr(c), quoteID), inline, "the audit")
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,10 +13,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/worklist"
 	"github.com/cpqportal/portal/web/templates/backoffice"
 	"github.com/cpqportal/portal/web/templates/components"
+	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/layout"
 )
 
@@ -32,7 +35,7 @@ type worklistRequest struct {
 	quoteIDs   []int64
 	filter     worklist.Filter
 	from, to   string
-	problem    string // for the form; the request is a 400
+	problem    i18n.Message // for the form; the request is a 400
 }
 
 func parseWorklistRequest(c *gin.Context) worklistRequest {
@@ -43,44 +46,49 @@ func parseWorklistRequest(c *gin.Context) worklistRequest {
 	req.filter = worklist.Filter{User: q.Get("user"), Action: q.Get("action"), Customer: q.Get("customer")}
 	for _, s := range []string{req.quotesText, req.filter.User, req.filter.Customer} {
 		if !utf8.ValidString(s) {
-			req.problem = "The request contains invalid characters."
+			req.problem = i18n.M("worklist.error.invalid_chars")
 			return req
 		}
 	}
 	if utf8.RuneCountInString(req.filter.User) > maxFilterRunes || utf8.RuneCountInString(req.filter.Customer) > maxFilterRunes {
-		req.problem = fmt.Sprintf("A filter is too long (at most %d characters).", maxFilterRunes)
+		req.problem = i18n.M("worklist.error.filter_too_long", maxFilterRunes)
 		return req
 	}
 	if utf8.RuneCountInString(req.quotesText) > 20*worklist.MaxQuotes+1000 {
-		req.problem = fmt.Sprintf("At most %d quotes at a time.", worklist.MaxQuotes)
+		req.problem = i18n.M("worklist.error.too_many", worklist.MaxQuotes)
 		return req
 	}
 	if req.filter.Action != "" && !slices.Contains(worklist.Actions(), req.filter.Action) {
-		req.problem = "Choose an action from the list."
+		req.problem = i18n.M("worklist.error.action")
 		return req
 	}
 	for _, d := range []struct {
-		raw  string
-		into *time.Time
-		name string
-	}{{req.from, &req.filter.From, "From"}, {req.to, &req.filter.To, "To"}} {
+		raw     string
+		into    *time.Time
+		problem i18n.Message
+	}{{req.from, &req.filter.From, i18n.M("worklist.error.from_day")}, {req.to, &req.filter.To, i18n.M("worklist.error.to_day")}} {
 		if d.raw == "" {
 			continue
 		}
 		t, err := time.Parse("2006-01-02", d.raw)
 		if err != nil {
-			req.problem = fmt.Sprintf("%s must be a day such as 2026-11-24.", d.name)
+			req.problem = d.problem
 			return req
 		}
 		*d.into = t
 	}
 	if !req.filter.From.IsZero() && !req.filter.To.IsZero() && req.filter.To.Before(req.filter.From) {
-		req.problem = "The “To” day is before the “From” day."
+		req.problem = i18n.M("worklist.error.order")
 		return req
 	}
 	ids, err := worklist.ParseQuoteIDs(q["quotes"]...)
-	if err != nil {
-		req.problem = strings.ToUpper(err.Error()[:1]) + err.Error()[1:] + "."
+	var input *worklist.InputError
+	switch {
+	case errors.As(err, &input):
+		req.problem = input.Message
+		return req
+	case err != nil:
+		req.problem = i18n.M("worklist.error.invalid_chars")
 		return req
 	}
 	req.quoteIDs = ids
@@ -100,11 +108,11 @@ func (h *Handler) gatherWorklist(c *gin.Context, req worklistRequest) ([]worklis
 func (h *Handler) showWorklist(c *gin.Context) {
 	req := parseWorklistRequest(c)
 	vm := backoffice.WorklistVM{
-		Quotes: components.Field{ID: "worklist-quotes", Name: "quotes", Label: "Quote ids",
-			Hint:  fmt.Sprintf("One a line, or separated by commas or spaces; at most %d.", worklist.MaxQuotes),
+		Quotes: components.Field{ID: "worklist-quotes", Name: "quotes", Label: t(c, "worklist.field.quotes"),
+			Hint:  t(c, "worklist.field.quotes_hint", worklist.MaxQuotes),
 			Attrs: map[string]any{"rows": 4, "spellcheck": "false", "autocomplete": "off", "data-testid": "worklist-quotes"}},
 		From: req.from, To: req.to, User: req.filter.User, Customer: req.filter.Customer, Action: req.filter.Action,
-		Actions: worklist.Actions(),
+		Actions: worklistActions(tr(c)),
 	}
 	// The textarea keeps what was typed; ticked recent quotes stay ticked.
 	picked := map[string]bool{}
@@ -122,11 +130,11 @@ func (h *Handler) showWorklist(c *gin.Context) {
 		}
 	}
 	vm.Quotes.Value = strings.ToValidUTF8(strings.Join(typed, "\n"), "\uFFFD")
-	vm.Recent = worklistPicks(recentItems, picked)
-	if req.problem != "" {
-		vm.Quotes.Error = req.problem
+	vm.Recent = worklistPicks(tr(c), recentItems, picked)
+	if !req.problem.IsZero() {
+		vm.Quotes.Error = req.problem.In(tr(c))
 		vm.Errors = components.SummaryFrom(vm.Quotes)
-		h.renderPage(c, http.StatusBadRequest, "Audit worklist", layout.SectionAudits, backoffice.WorklistPage(vm))
+		h.renderPage(c, http.StatusBadRequest, t(c, "worklist.title"), layout.SectionAudits, backoffice.WorklistPage(vm))
 		return
 	}
 	if len(req.quoteIDs) > 0 {
@@ -137,23 +145,23 @@ func (h *Handler) showWorklist(c *gin.Context) {
 		}
 		vm.Searched, vm.Total = true, total
 		for _, p := range problems {
-			vm.Problems = append(vm.Problems, fmt.Sprintf("Quote %d: %s.", p.QuoteID, p.Message))
+			vm.Problems = append(vm.Problems, i18n.M("worklist.problem", strconv.FormatInt(p.QuoteID, 10), p.Message.In(tr(c))))
 		}
 		for _, r := range rows {
-			vm.Rows = append(vm.Rows, worklistRowVM(r))
+			vm.Rows = append(vm.Rows, worklistRowVM(tr(c), r))
 		}
 		vm.ExportCSV, vm.ExportXLSX = worklistExportURL(c, "csv"), worklistExportURL(c, "xlsx")
 	} else if c.Request.URL.Query().Has("quotes") {
-		vm.Quotes.Error = "Enter at least one quote id, or pick a recent quote."
+		vm.Quotes.Error = t(c, "worklist.error.no_quotes")
 		vm.Errors = components.SummaryFrom(vm.Quotes)
-		h.renderPage(c, http.StatusBadRequest, "Audit worklist", layout.SectionAudits, backoffice.WorklistPage(vm))
+		h.renderPage(c, http.StatusBadRequest, t(c, "worklist.title"), layout.SectionAudits, backoffice.WorklistPage(vm))
 		return
 	}
-	h.renderPage(c, http.StatusOK, "Audit worklist", layout.SectionAudits, backoffice.WorklistPage(vm))
+	h.renderPage(c, http.StatusOK, t(c, "worklist.title"), layout.SectionAudits, backoffice.WorklistPage(vm))
 }
 
 // worklistPicks are the user's recent quotes and contracts, one checkbox per quote.
-func worklistPicks(items []recent.Item, picked map[string]bool) []backoffice.WorklistPick {
+func worklistPicks(tr *i18n.Translator, items []recent.Item, picked map[string]bool) []backoffice.WorklistPick {
 	var out []backoffice.WorklistPick
 	seen := map[int64]bool{}
 	for _, it := range items {
@@ -162,9 +170,9 @@ func worklistPicks(items []recent.Item, picked map[string]bool) []backoffice.Wor
 		}
 		seen[it.QuoteID] = true
 		id := strconv.FormatInt(it.QuoteID, 10)
-		label := "Quote " + id
+		label := tr.T("worklist.pick.quote", id)
 		if it.Kind == recent.KindContract {
-			label += " (contract " + it.Number + ")"
+			label += " " + tr.T("worklist.pick.contract", it.Number)
 		}
 		if it.Customer != "" {
 			label += " · " + it.Customer
@@ -174,20 +182,30 @@ func worklistPicks(items []recent.Item, picked map[string]bool) []backoffice.Wor
 	return out
 }
 
-func worklistRowVM(r worklist.Row) backoffice.WorklistRow {
-	row := backoffice.WorklistRow{QuoteID: strconv.FormatInt(r.QuoteID, 10), AuditURL: auditURL(r.QuoteID), Customer: worklistCustomer(r),
-		When: timeText(r.At), WhenISO: timeISO(r.At), Who: r.Actor, Action: r.Action, Summary: r.Summary}
+func worklistRowVM(tr *i18n.Translator, r worklist.Row) backoffice.WorklistRow {
+	row := backoffice.WorklistRow{QuoteID: strconv.FormatInt(r.QuoteID, 10), AuditURL: auditURL(r.QuoteID), Customer: worklistCustomer(tr, r),
+		When: timeText(tr, r.At), WhenISO: timeISO(r.At), Who: r.Actor, Action: r.Action, ActionLabel: contracts.ActionLabel(tr, r.Action), Summary: r.Summary}
 	for _, ch := range r.Changes {
 		row.Changes = append(row.Changes, backoffice.WorklistChange{Field: ch.Field, Before: ch.Before, After: ch.After})
 	}
 	return row
 }
 
-func worklistCustomer(r worklist.Row) string {
+func worklistCustomer(tr *i18n.Translator, r worklist.Row) string {
 	if r.Customer != "" {
 		return fmt.Sprintf("%s (%d)", r.Customer, r.CustomerID)
 	}
-	return fmt.Sprintf("Customer %d", r.CustomerID)
+	return tr.T("worklist.customer_fallback", strconv.Itoa(int(r.CustomerID)))
+}
+
+// worklistActions are the audit actions of the filter, each with its label in tr's language.
+func worklistActions(tr *i18n.Translator) []backoffice.WorklistAction {
+	actions := worklist.Actions()
+	out := make([]backoffice.WorklistAction, 0, len(actions))
+	for _, a := range actions {
+		out = append(out, backoffice.WorklistAction{Value: a, Label: contracts.ActionLabel(tr, a)})
+	}
+	return out
 }
 
 // worklistExportURL is the export of the current query in format.

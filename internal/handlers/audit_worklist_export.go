@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/export"
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // exportWorklist answers GET /audits/worklist/export?format=csv|xlsx&...: the rows the worklist
@@ -19,11 +20,11 @@ func (h *Handler) exportWorklist(c *gin.Context) {
 		return
 	}
 	req := parseWorklistRequest(c)
-	if req.problem == "" && len(req.quoteIDs) == 0 {
-		req.problem = "Enter at least one quote id."
+	if req.problem.IsZero() && len(req.quoteIDs) == 0 {
+		req.problem = i18n.M("worklist.error.no_quotes_export")
 	}
-	if req.problem != "" {
-		h.fail(c, badRequest("%s", req.problem))
+	if !req.problem.IsZero() {
+		h.fail(c, badRequestMessage(req.problem))
 		return
 	}
 	rows, _, _, err := h.gatherWorklist(c, req)
@@ -31,11 +32,17 @@ func (h *Handler) exportWorklist(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	name := "audit-worklist-" + h.now().UTC().Format("20060102-150405") + "." + string(format)
+	tr := tr(c)
+	// The file's name and column headings are in the reader's language; the columns' order and
+	// the cells (RFC 3339 times, the v2 API's codes) stay the same in every language.
+	name := safeFileName(tr.T("export.worklist.file", h.now().UTC().Format("20060102-150405"), string(format)), "audit-worklist."+string(format))
 	c.Header("Content-Type", format.ContentType())
 	c.Header("Content-Disposition", contentDisposition("attachment", name))
 	c.Header("Cache-Control", "no-store")
-	w, err := export.New(format, c.Writer, "Audit worklist", []string{"quote", "customer id", "customer", "when", "who", "action", "summary", "changes"})
+	header := []string{tr.T("export.worklist.col.quote"), tr.T("export.worklist.col.customer_id"), tr.T("export.worklist.col.customer"),
+		tr.T("export.worklist.col.when"), tr.T("export.worklist.col.who"), tr.T("export.worklist.col.action"),
+		tr.T("export.worklist.col.summary"), tr.T("export.worklist.col.changes")}
+	w, err := export.New(format, c.Writer, tr.T("export.worklist.sheet"), header)
 	if err != nil {
 		h.log(c).Error("worklist export failed", "err", err)
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/web/templates/backoffice"
 	"github.com/cpqportal/portal/web/templates/components"
@@ -26,11 +27,11 @@ var errJobsOff = errors.New("batch jobs are off")
 // maxBatchFileBytes bounds an uploaded list (a few thousand contract numbers fit in far less).
 const maxBatchFileBytes = 512 << 10
 
-func batchNewVM(numbers string) backoffice.BatchNewVM {
+func batchNewVM(tr *i18n.Translator, numbers string) backoffice.BatchNewVM {
 	return backoffice.BatchNewVM{
 		MaxItems: jobs.MaxItems,
-		Numbers: components.Field{ID: "batch-numbers", Name: "numbers", Label: "Contract numbers", Value: strings.ToValidUTF8(numbers, "\uFFFD"),
-			Hint:  fmt.Sprintf("One a line, or separated by commas or spaces; at most %d.", jobs.MaxItems),
+		Numbers: components.Field{ID: "batch-numbers", Name: "numbers", Label: tr.T("batch.field.numbers"), Value: strings.ToValidUTF8(numbers, "\uFFFD"),
+			Hint:  tr.T("batch.field.numbers_hint", jobs.MaxItems),
 			Attrs: map[string]any{"rows": 10, "spellcheck": "false", "autocomplete": "off", "data-testid": "batch-numbers"}},
 	}
 }
@@ -41,7 +42,7 @@ func (h *Handler) showBatchNew(c *gin.Context) {
 		h.fail(c, errJobsOff)
 		return
 	}
-	h.renderBatchNew(c, http.StatusOK, batchNewVM(""))
+	h.renderBatchNew(c, http.StatusOK, batchNewVM(tr(c), ""))
 }
 
 func (h *Handler) renderBatchNew(c *gin.Context, status int, vm backoffice.BatchNewVM) {
@@ -54,10 +55,10 @@ func (h *Handler) renderBatchNew(c *gin.Context, status int, vm backoffice.Batch
 			continue
 		}
 		counts := j.Counts()
-		vm.Batches = append(vm.Batches, backoffice.BatchSummary{URL: batchPath(j.ID), Created: j.CreatedAt.Format("2 Jan 2006 15:04 UTC"),
-			Status: batchStatusText(j), Counts: fmt.Sprintf("%d done, %d failed, %d left of %d", counts.Done, counts.Failed, counts.Left, counts.Total)})
+		vm.Batches = append(vm.Batches, backoffice.BatchSummary{URL: batchPath(j.ID), Created: tr(c).DateTime(j.CreatedAt),
+			Status: batchStatusText(tr(c), j), Counts: t(c, "batch.list.counts", counts.Done, counts.Failed, counts.Left, counts.Total)})
 	}
-	h.renderPage(c, status, "Batch archive", layout.SectionContracts, backoffice.BatchNewPage(vm))
+	h.renderPage(c, status, t(c, "batch.title"), layout.SectionContracts, backoffice.BatchNewPage(vm))
 }
 
 func batchPath(id string) string { return "/contracts/batch-archive/" + id }
@@ -86,36 +87,39 @@ func (h *Handler) checkBatch(c *gin.Context) {
 		return
 	}
 	text := c.PostForm("numbers")
-	vm := batchNewVM(text)
+	vm := batchNewVM(tr(c), text)
 	entries := jobs.ParseText(text)
 	if header, err := c.FormFile("file"); err == nil && header.Size > 0 {
-		entries, vm.FileError = nil, ""
+		entries, vm.FileError = nil, i18n.Message{}
 		if header.Size > maxBatchFileBytes {
-			vm.FileError = fmt.Sprintf("The file is too large (at most %s).", formatBytes(maxBatchFileBytes))
+			vm.FileError = i18n.M("batch.file.too_large", formatBytes(maxBatchFileBytes))
 		} else if f, err := header.Open(); err != nil {
-			vm.FileError = "The file could not be read."
+			vm.FileError = i18n.M("batch.file.unreadable")
 		} else {
 			data, readErr := io.ReadAll(io.LimitReader(f, maxBatchFileBytes+1))
 			_ = f.Close()
+			var unusable *jobs.InputError
 			if readErr != nil {
-				vm.FileError = "The file could not be read."
-			} else if entries, err = jobs.ParseFile(header.Filename, data); err != nil {
-				vm.FileError = "The file cannot be used: " + err.Error() + "."
+				vm.FileError = i18n.M("batch.file.unreadable")
+			} else if entries, err = jobs.ParseFile(header.Filename, data); errors.As(err, &unusable) {
+				vm.FileError = i18n.M("batch.file.unusable", unusable.Message.In(tr(c)))
+			} else if err != nil {
+				vm.FileError = i18n.M("batch.file.unreadable")
 			}
 		}
-		if vm.FileError == "" && len(entries) == 0 {
-			vm.FileError = "The file has no contract numbers."
+		if vm.FileError.IsZero() && len(entries) == 0 {
+			vm.FileError = i18n.M("batch.file.empty")
 		}
 	} else if len(entries) == 0 {
-		vm.Numbers.Error = "Enter at least one contract number, or upload a file."
+		vm.Numbers.Error = t(c, "batch.error.no_numbers")
 	}
-	if vm.FileError == "" && vm.Numbers.Error == "" && len(entries) > jobs.MaxItems {
-		vm.Numbers.Error = fmt.Sprintf("At most %d contract numbers at a time (%d given): split the list.", jobs.MaxItems, len(entries))
+	if vm.FileError.IsZero() && vm.Numbers.Error == "" && len(entries) > jobs.MaxItems {
+		vm.Numbers.Error = t(c, "batch.error.too_many", jobs.MaxItems, len(entries))
 	}
-	if vm.FileError != "" || vm.Numbers.Error != "" {
+	if !vm.FileError.IsZero() || vm.Numbers.Error != "" {
 		vm.Errors = components.SummaryFrom(vm.Numbers)
-		if vm.FileError != "" {
-			vm.Errors = append(vm.Errors, components.FieldError{FieldID: "batch-file", Message: vm.FileError})
+		if !vm.FileError.IsZero() {
+			vm.Errors = append(vm.Errors, components.FieldError{FieldID: "batch-file", Message: vm.FileError.In(tr(c))})
 		}
 		h.renderBatchNew(c, http.StatusUnprocessableEntity, vm)
 		return

@@ -17,18 +17,25 @@ func (h *Handler) downloadBatchResult(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	tr := tr(c)
+	// Headings, status words and messages are in the reader's language; the columns keep their
+	// order in every language, so the file stays machine-readable.
+	name := safeFileName(tr.T("batch.result.file", job.CreatedAt.UTC().Format("20060102-150405")), "batch-archive.csv")
 	c.Header("Content-Type", export.CSV.ContentType())
-	c.Header("Content-Disposition", contentDisposition("attachment", "batch-archive-"+job.CreatedAt.Format("20060102-150405")+".csv"))
+	c.Header("Content-Disposition", contentDisposition("attachment", name))
 	c.Header("Cache-Control", "no-store")
-	w, err := export.New(export.CSV, c.Writer, "", []string{"contract number", "status", "archive id", "error", "line", "note"})
+	header := []string{tr.T("batch.result.col.number"), tr.T("batch.result.col.status"), tr.T("batch.result.col.archive_id"),
+		tr.T("batch.result.col.error"), tr.T("batch.result.col.line"), tr.T("batch.result.col.note")}
+	w, err := export.New(export.CSV, c.Writer, "", header)
 	if err != nil {
 		h.log(c).Error("batch result: export failed", "err", err)
 		return
 	}
 	cancelled := job.Status == jobs.StatusCancelled
 	for _, it := range job.Items {
-		status, _ := itemStatusText(it, job.Status == jobs.StatusDraft, cancelled)
-		if err := w.WriteRow([]string{it.Number, status, it.ArchiveID, it.Error, strconv.Itoa(it.Line), it.Note}); err != nil {
+		status, _ := itemStatusText(tr, it, job.Status == jobs.StatusDraft, cancelled)
+		row := []string{it.Number, status, it.ArchiveID, it.ProblemMessage().In(tr), strconv.Itoa(it.Line), it.NoteMessage().In(tr)}
+		if err := w.WriteRow(row); err != nil {
 			h.log(c).Warn("batch result: the download was cut", "err", err)
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/web/templates/backoffice"
 	"github.com/cpqportal/portal/web/templates/components"
@@ -51,7 +52,7 @@ func (h *Handler) showBatch(c *gin.Context) {
 		return
 	}
 	h.handOverToken(c, job)
-	h.renderPage(c, http.StatusOK, "Batch archive", layout.SectionContracts, backoffice.BatchPage(h.batchVM(job)))
+	h.renderPage(c, http.StatusOK, t(c, "batch.title"), layout.SectionContracts, backoffice.BatchPage(h.batchVM(tr(c), job)))
 }
 
 // showBatchProgress answers GET /contracts/batch-archive/:jobId/progress: the progress region
@@ -64,40 +65,45 @@ func (h *Handler) showBatchProgress(c *gin.Context) {
 	}
 	h.handOverToken(c, job)
 	c.Header("Cache-Control", "no-store")
-	h.render(c, http.StatusOK, backoffice.BatchProgress(h.batchVM(job)))
+	h.render(c, http.StatusOK, backoffice.BatchProgress(h.batchVM(tr(c), job)))
 }
 
-// batchStatusText says where a batch stands, in words.
-func batchStatusText(j *jobs.Job) string {
+// batchStatusText says where a batch stands, in words of tr's language.
+func batchStatusText(tr *i18n.Translator, j *jobs.Job) string {
 	switch {
 	case j.Status == jobs.StatusDraft:
-		return "Not started"
+		return tr.T("batch.status.not_started")
 	case j.Active() && j.CancelRequested:
-		return "Cancelling: waiting for the contracts in flight"
+		return tr.T("batch.status.cancelling")
 	case j.Active() && j.WaitingForSignIn:
-		return "Paused: waiting for a valid sign-in"
+		return tr.T("batch.status.paused")
 	case j.Status == jobs.StatusQueued:
-		return "Waiting to start"
+		return tr.T("batch.status.queued")
 	case j.Status == jobs.StatusRunning:
-		return "Archiving"
+		return tr.T("batch.status.running")
 	case j.Status == jobs.StatusCancelled:
-		return "Cancelled"
+		return tr.T("batch.status.cancelled")
 	}
 	if c := j.Counts(); c.Failed > 0 {
-		return fmt.Sprintf("Finished with %d failed", c.Failed)
+		return tr.T("batch.status.finished_failed", c.Failed)
 	}
-	return "Finished"
+	return tr.T("batch.status.finished")
 }
 
-func (h *Handler) batchVM(j *jobs.Job) backoffice.BatchVM {
+func (h *Handler) batchVM(tr *i18n.Translator, j *jobs.Job) backoffice.BatchVM {
 	c := j.Counts()
 	vm := backoffice.BatchVM{
 		ID: j.ID, URL: batchPath(j.ID), Draft: j.Status == jobs.StatusDraft,
 		Total: c.Total, Done: c.Done, Failed: c.Failed, Rejected: c.Rejected, Left: c.Left, Pending: c.Left,
-		Current: j.Current(), Status: batchStatusText(j), Active: j.Active(), Cancelling: j.Active() && j.CancelRequested,
+		Current: j.Current(), Status: batchStatusText(tr, j), Active: j.Active(), Cancelling: j.Active() && j.CancelRequested,
 		WaitingForSignIn: j.Active() && j.WaitingForSignIn, Resumed: j.Resumes, Concurrency: max(h.cfg.BatchConcurrency, 1),
 	}
 	vm.CanRetry = !vm.Active && !vm.Draft && c.Failed > 0
+	vm.Summary = tr.T("batch.preview.summary",
+		backoffice.Count(tr, c.Left, "batch.preview.pending.one", "batch.preview.pending.other"),
+		backoffice.Count(tr, c.Done, "batch.preview.done.one", "batch.preview.done.other"),
+		backoffice.Count(tr, c.Rejected, "batch.preview.rejected.one", "batch.preview.rejected.other"))
+	vm.StartLabel = backoffice.Count(tr, c.Left, "batch.start.one", "batch.start.other")
 	if c.Total > 0 {
 		vm.Percent = (c.Done + c.Failed + c.Rejected) * 100 / c.Total
 	}
@@ -108,36 +114,37 @@ func (h *Handler) batchVM(j *jobs.Job) backoffice.BatchVM {
 		if !vm.Draft && it.Status != jobs.ItemFailed && it.Status != jobs.ItemRejected {
 			continue
 		}
-		row := backoffice.BatchItemRow{Line: it.Line, Number: it.Number, Customer: it.Customer, ArchiveID: it.ArchiveID, Message: it.Error}
-		row.Status, row.Level = itemStatusText(it, vm.Draft, j.Status == jobs.StatusCancelled)
-		if it.Note != "" && row.Message == "" {
-			row.Message = it.Note
+		row := backoffice.BatchItemRow{Line: it.Line, Number: it.Number, Customer: it.Customer, ArchiveID: it.ArchiveID,
+			Message: it.ProblemMessage().In(tr)}
+		row.Status, row.Level = itemStatusText(tr, it, vm.Draft, j.Status == jobs.StatusCancelled)
+		if row.Message == "" {
+			row.Message = it.NoteMessage().In(tr)
 		}
 		vm.Rows = append(vm.Rows, row)
 	}
 	return vm
 }
 
-// itemStatusText is an item's status in words (also the CSV's status column).
-func itemStatusText(it jobs.Item, draft, cancelled bool) (string, components.BadgeLevel) {
+// itemStatusText is an item's status in words of tr's language (also the CSV's status column).
+func itemStatusText(tr *i18n.Translator, it jobs.Item, draft, cancelled bool) (string, components.BadgeLevel) {
 	switch it.Status {
 	case jobs.ItemDone:
-		if it.Note == "already archived" {
-			return "already archived", components.BadgeSuccess
+		if it.Note == jobs.NoteAlreadyArchived {
+			return tr.T("batch.item.already_archived"), components.BadgeSuccess
 		}
-		return "archived", components.BadgeSuccess
+		return tr.T("batch.item.archived"), components.BadgeSuccess
 	case jobs.ItemFailed:
-		return "failed", components.BadgeDanger
+		return tr.T("batch.item.failed"), components.BadgeDanger
 	case jobs.ItemRejected:
-		return "left out", components.BadgeWarning
+		return tr.T("batch.item.left_out"), components.BadgeWarning
 	case jobs.ItemRunning:
-		return "in flight", components.BadgeInfo
+		return tr.T("batch.item.in_flight"), components.BadgeInfo
 	}
 	switch {
 	case draft:
-		return "will be archived", components.BadgeInfo
+		return tr.T("batch.item.will_archive"), components.BadgeInfo
 	case cancelled:
-		return "not archived (cancelled)", components.BadgeNeutral
+		return tr.T("batch.item.not_archived_cancelled"), components.BadgeNeutral
 	}
-	return "waiting", components.BadgeNeutral
+	return tr.T("batch.item.waiting"), components.BadgeNeutral
 }

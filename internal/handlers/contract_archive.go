@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -48,19 +50,19 @@ func (h *Handler) archiveContract(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	archive := archiveVM(contract)
+	archive := archiveVM(tr(c), contract)
 	archive.Archived, archive.JustArchived = true, true
 	if archive.ArchiveID == "" {
 		archive.ArchiveID = string(result.ArchiveID)
 	}
 	if archive.ArchivedAt == "" {
-		archive.ArchivedAt = timeText(result.ArchivedAt)
+		archive.ArchivedAt = timeText(tr(c), result.ArchivedAt)
 	}
-	signature := signatureVM(contract)
+	signature := signatureVM(tr(c), contract)
 	signature.OOB = true
-	status := contracts.StatusOf(contract.Status)
+	status := contracts.StatusOf(tr(c), contract.Status)
 	status.OOB = true
-	message := fmt.Sprintf("Contract %s archived as %s.", contractNumberOf(contract), archive.ArchiveID)
+	message := t(c, "archive.toast", contractNumberOf(contract), archive.ArchiveID)
 	h.markContractSeen(c, contract)
 	h.toast(c, components.ToastSuccess, message)
 	announce(c, message)
@@ -113,7 +115,7 @@ func (h *Handler) showArchivePayload(c *gin.Context) {
 	case errors.Is(err, errNotArchived):
 		status = http.StatusConflict
 		vm = contracts.PayloadVM{ContractID: contractID, Number: contractNumberOf(contract), NotArchived: true,
-			Message: "The contract is not archived yet: the digital archive payload exists once it is archived."}
+			Message: i18n.M("archive.payload.not_archived")}
 	case err != nil:
 		h.fail(c, err)
 		return
@@ -124,12 +126,12 @@ func (h *Handler) showArchivePayload(c *gin.Context) {
 		h.render(c, status, contracts.PayloadPartial(vm))
 		return
 	}
-	h.renderPage(c, status, "Archive payload of contract "+vm.Number, layout.SectionContracts, contracts.PayloadPage(vm))
+	h.renderPage(c, status, t(c, "archive.payload.page_title", vm.Number), layout.SectionContracts, contracts.PayloadPage(vm))
 }
 
-// payloadFileName is the download name of a contract's archive payload.
-func payloadFileName(contract *apiclient.Contract) string {
-	return safeFileName("archive-payload-"+contractNumberOf(contract)+".json", fmt.Sprintf("archive-payload-%d.json", contract.ContractID))
+// payloadFileName is the download name of a contract's archive payload, in tr's language.
+func payloadFileName(tr *i18n.Translator, contract *apiclient.Contract) string {
+	return safeFileName(tr.T("archive.payload.file", contractNumberOf(contract)), tr.T("archive.payload.file", strconv.Itoa(int(contract.ContractID))))
 }
 
 // downloadArchivePayload answers GET /contracts/:contractId/archive-payload/download: the payload as
@@ -149,7 +151,7 @@ func (h *Handler) downloadArchivePayload(c *gin.Context) {
 		contentType: "application/json; charset=utf-8",
 		length:      int64(len(payload.Raw)),
 		disposition: "attachment",
-		fileName:    payloadFileName(contract),
+		fileName:    payloadFileName(tr(c), contract),
 	}, bytes.NewReader(payload.Raw))
 	if err != nil {
 		h.failDocument(c, errBrokenFile(err))

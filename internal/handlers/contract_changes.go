@@ -13,7 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
-	"github.com/cpqportal/portal/web/templates/quotes"
+	"github.com/cpqportal/portal/web/templates/contracts"
 )
 
 // Live notice of an open contract page (issue 18): the same scheme as quote_changes.go. The state
@@ -78,9 +78,9 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 	if ms, err := strconv.ParseInt(c.Query("since"), 10, 64); err == nil && ms > 0 {
 		since = time.UnixMilli(ms).Truncate(time.Second)
 	}
-	vm := quotes.LiveNoticeVM{Subject: "contract", ShowURL: contractPath(contractID), Reload: true,
-		Notice: h.changeNotice(ctx, c, own.QuoteID, since)}
-	h.render(c, http.StatusOK, quotes.LiveNotice(vm))
+	notice := h.changeNotice(ctx, c, own.QuoteID, since)
+	vm := contracts.LiveNoticeVM{Who: notice.Who, Ago: notice.Ago, Actions: notice.Actions, ReloadURL: contractPath(contractID)}
+	h.render(c, http.StatusOK, contracts.LiveNotice(vm))
 }
 
 // markContractSeen tells the page (header X-Live-Tag, read by app.js) and the watcher the contract's

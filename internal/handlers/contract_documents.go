@@ -21,6 +21,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // Shared pieces of the contracts & documents area (attachments, contracts, evidence, audits):
@@ -28,19 +29,21 @@ import (
 // v2 API to the browser (with the %PDF- check for PDFs).
 
 // documentError is a failure of this area with its own status and a message for the user (a file
-// over the limit, a "PDF" that is not one). failDocument answers it; anything else goes to h.fail.
+// over the limit, a "PDF" that is not one), translated when failDocument answers it; anything
+// else goes to h.fail.
 type documentError struct {
 	status  int
-	title   string
-	message string
+	title   i18n.Message
+	message i18n.Message
 	cause   error
 }
 
 func (e *documentError) Error() string {
+	text := fmt.Sprintf("%s %v", e.message.Key, e.message.Args)
 	if e.cause != nil {
-		return e.message + ": " + e.cause.Error()
+		return text + ": " + e.cause.Error()
 	}
-	return e.message
+	return text
 }
 
 func (e *documentError) Unwrap() error { return e.cause }
@@ -59,14 +62,13 @@ func (h *Handler) failDocument(c *gin.Context, err error) {
 	}
 	h.log(c).Log(c.Request.Context(), level, "request failed",
 		slog.Int("status", de.status), slog.String("method", c.Request.Method), slog.String("path", c.Request.URL.Path), slog.Any("err", err))
-	h.renderError(c, de.status, de.title, de.message)
+	h.renderError(c, de.status, de.title.In(tr(c)), de.message.In(tr(c)))
 }
 
 // errNotPDF: the v2 API said PDF (or was asked for one) but sent something else.
 func errNotPDF(what string, cause error) error {
-	return &documentError{status: http.StatusBadGateway, title: "The document is not a PDF",
-		message: "The CPQ service sent " + what + " that is not a PDF, so it cannot be shown or downloaded. Try again later; if it persists, contact support.",
-		cause:   cause}
+	return &documentError{status: http.StatusBadGateway, title: i18n.M("documents.error.not_pdf.title"),
+		message: i18n.M("documents.error.not_pdf.message"), cause: fmt.Errorf("%s: %w", what, cause)}
 }
 
 // pdfMagic starts every PDF file.
@@ -304,8 +306,8 @@ func copyFileBody(w io.Writer, br *bufio.Reader, body io.Reader, buf []byte) (in
 
 // errBrokenFile is the user's message for a file the v2 API did not send whole.
 func errBrokenFile(cause error) error {
-	return &documentError{status: http.StatusBadGateway, title: "The CPQ service answered with an error",
-		message: "The CPQ service did not send the whole file. Try again later.", cause: cause}
+	return &documentError{status: http.StatusBadGateway, title: i18n.M("error.upstream.title"),
+		message: i18n.M("documents.error.broken_file"), cause: cause}
 }
 
 // startLimit bounds how long a streamed v2 call (a download, an upload, the contract generation)
@@ -375,12 +377,13 @@ func (s *startLimit) release() {
 	s.cancel()
 }
 
-// timeText formats a time of the v2 API for people (UTC); "" for the zero time.
-func timeText(t time.Time) string {
+// timeText formats a time of the v2 API for people in tr's language (UTC, zone shown); "" for
+// the zero time.
+func timeText(tr *i18n.Translator, t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format("2 Jan 2006 15:04 UTC")
+	return tr.DateTime(t)
 }
 
 // timeISO is the machine-readable form for <time datetime>.

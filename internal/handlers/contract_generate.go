@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 )
@@ -36,7 +37,7 @@ func (h *Handler) generateContract(c *gin.Context) {
 		// broken answer is reported rather than linked.
 		if _, err := checkPDF(result.PDF.Body, "the contract"); err != nil {
 			h.log(c).Warn("contract generation answered a PDF that is not one", slog.Int64("quote_id", ref.quoteID), slog.Any("err", err))
-			generated.Warning = "The CPQ service answered with a contract file that is not a PDF. Open the contract to download its PDF again."
+			generated.Warning = i18n.M("documents.generated.not_pdf")
 		}
 	}
 	_ = result.Close()
@@ -46,7 +47,7 @@ func (h *Handler) generateContract(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	vm := h.documentsVM(ref, quote)
+	vm := h.documentsVM(tr(c), ref, quote)
 	vm.Generated = generated
 	if vm.Contract == nil && result.ContractID >= 1 {
 		vm.Contract = contractLink(result.ContractID, result.ContractNumber)
@@ -55,9 +56,9 @@ func (h *Handler) generateContract(c *gin.Context) {
 		h.fail(c, fmt.Errorf("documents: generate the contract of quote %d: %w: the answer names no contract", ref.quoteID, apiclient.ErrMalformedResponse))
 		return
 	}
-	message := fmt.Sprintf("Contract %s generated.", vm.Contract.Number)
+	message := t(c, "documents.generated.toast", vm.Contract.Number)
 	if !result.Created {
-		message = fmt.Sprintf("The quote already has contract %s.", vm.Contract.Number)
+		message = t(c, "documents.existing.toast", vm.Contract.Number)
 	}
 	if !isHTMX(c) {
 		c.Redirect(http.StatusSeeOther, vm.Contract.URL)

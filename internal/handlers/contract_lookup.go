@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -19,19 +20,19 @@ import (
 )
 
 // contractSearchVM is the search form with the user's query.
-func contractSearchVM(query string) contracts.ContractSearchVM {
+func contractSearchVM(tr *i18n.Translator, query string) contracts.ContractSearchVM {
 	return contracts.ContractSearchVM{Query: components.Field{
-		ID: "contract-query", Name: "q", Label: "Contract id or contract number", Type: "search", Value: strings.ToValidUTF8(query, "\uFFFD"),
-		Hint:  "A contract id (a whole number) or a contract number such as C-2026-000042.",
+		ID: "contract-query", Name: "q", Label: tr.T("contracts.field.query"), Type: "search", Value: strings.ToValidUTF8(query, "\uFFFD"),
+		Hint:  tr.T("contracts.field.query_hint"),
 		Attrs: map[string]any{"data-search": true, "maxlength": maxContractNumberRunes, "autocomplete": "off", "data-testid": "contract-query"},
 	}}
 }
 
 // showContractSearch answers GET /contracts: the search box.
 func (h *Handler) showContractSearch(c *gin.Context) {
-	vm := contractSearchVM("")
-	vm.Recent = recentRows(h.recentItems(c, recent.KindContract))
-	h.renderPage(c, http.StatusOK, "Contracts", layout.SectionContracts, contracts.ContractSearchPage(vm))
+	vm := contractSearchVM(tr(c), "")
+	vm.Recent = recentRows(tr(c), h.recentItems(c, recent.KindContract))
+	h.renderPage(c, http.StatusOK, t(c, "contracts.search.title"), layout.SectionContracts, contracts.ContractSearchPage(vm))
 }
 
 // lookupContract answers GET /contracts/lookup?q=: the query is an id, a contract number, or both.
@@ -41,11 +42,11 @@ func (h *Handler) showContractSearch(c *gin.Context) {
 // path, and the API client escapes it as exactly one path segment upstream.
 func (h *Handler) lookupContract(c *gin.Context) {
 	query := strings.TrimSpace(c.Query("q"))
-	vm := contractSearchVM(query)
-	if problem := contractQueryProblem(tr(c), query); problem != "" {
-		vm.Query.Error = problem
+	vm := contractSearchVM(tr(c), query)
+	if problem := contractQueryProblem(query); !problem.IsZero() {
+		vm.Query.Error = problem.In(tr(c))
 		vm.Errors = components.SummaryFrom(vm.Query)
-		h.renderPage(c, http.StatusBadRequest, "Contracts", layout.SectionContracts, contracts.ContractSearchPage(vm))
+		h.renderPage(c, http.StatusBadRequest, t(c, "contracts.search.title"), layout.SectionContracts, contracts.ContractSearchPage(vm))
 		return
 	}
 	ctx := h.apiContext(c)
@@ -54,7 +55,7 @@ func (h *Handler) lookupContract(c *gin.Context) {
 		contract, err := h.api.Contracts.Get(ctx, int32(id))
 		switch {
 		case err == nil:
-			found = append(found, candidateOf(contract, "id"))
+			found = append(found, candidateOf(tr(c), contract, "id"))
 		case !errors.Is(err, apiclient.ErrNotFound):
 			h.fail(c, fmt.Errorf("contracts: look up id %d: %w", id, err))
 			return
@@ -64,7 +65,7 @@ func (h *Handler) lookupContract(c *gin.Context) {
 	switch {
 	case err == nil:
 		if len(found) == 0 || found[0].ID != contract.ContractID {
-			found = append(found, candidateOf(contract, "contract number"))
+			found = append(found, candidateOf(tr(c), contract, "contract number"))
 		}
 	case errors.Is(err, apiclient.ErrBadRequest):
 		// The service refuses this text as a contract number (e.g. too long for it): no contract has it.
@@ -83,30 +84,30 @@ func (h *Handler) lookupContract(c *gin.Context) {
 	if len(found) == 0 {
 		status = http.StatusNotFound
 	}
-	h.renderPage(c, status, "Contracts", layout.SectionContracts, contracts.ContractSearchPage(vm))
+	h.renderPage(c, status, t(c, "contracts.search.title"), layout.SectionContracts, contracts.ContractSearchPage(vm))
 }
 
 // contractQueryProblem checks the search text before any v2 call: present, a plausible length, no
 // control characters, and not "." or ".." (which no path segment can carry). It returns the
-// message for the user, or "" when the text may be looked up.
-func contractQueryProblem(tr *i18n.Translator, query string) string {
+// message for the user (translated by the form), or the zero Message when the text may be looked up.
+func contractQueryProblem(query string) i18n.Message {
 	if query == "" {
-		return "Enter a contract id or a contract number."
+		return i18n.M("contracts.error.query_empty")
 	}
 	if query == "." || query == ".." {
-		return fmt.Sprintf("%q is not a contract number.", query)
+		return i18n.M("contracts.error.query_dots", query)
 	}
 	var bad *badRequestError
 	if err := validateContractNumber(query); errors.As(err, &bad) {
-		return bad.msg.In(tr)
+		return bad.msg
 	}
-	return ""
+	return i18n.Message{}
 }
 
-func candidateOf(contract *apiclient.Contract, matchedBy string) contracts.ContractCandidate {
+func candidateOf(tr *i18n.Translator, contract *apiclient.Contract, matchedBy string) contracts.ContractCandidate {
 	customer := contract.Customer.Name
 	if customer == "" {
-		customer = fmt.Sprintf("customer %d", contract.CustomerID)
+		customer = tr.T("contract.customer_fallback", strconv.Itoa(int(contract.CustomerID)))
 	}
 	return contracts.ContractCandidate{
 		MatchedBy: matchedBy,

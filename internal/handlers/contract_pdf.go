@@ -36,7 +36,7 @@ func (h *Handler) downloadContractPDF(c *gin.Context) {
 		return
 	}
 	defer download.Close()
-	h.streamPDF(c, download, contractPDFName(contract), inline, "the contract")
+	h.streamPDF(c, download, contractPDFName(tr(c), contract), inline, "the contract")
 }
 
 // streamPDF checks that a PDF download starts with %PDF- and streams it to the browser.

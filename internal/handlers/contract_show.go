@@ -3,12 +3,14 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -44,33 +46,34 @@ func quotePath(contract *apiclient.Contract) string {
 	return quoteRef{cpqID: contract.CPQID, customerID: contract.CustomerID, quoteID: contract.QuoteID}.baseURL()
 }
 
-func money(v float64) string {
-	return fmt.Sprintf("%.2f EUR", v)
+// money writes an amount of the v2 API (euros, a float) the way tr's language writes money.
+func money(tr *i18n.Translator, v float64) string {
+	return tr.Money(int64(math.Round(v*100)), "EUR")
 }
 
 // contractVM builds the contract page's view model.
-func contractVM(contract *apiclient.Contract) contracts.ContractVM {
+func contractVM(tr *i18n.Translator, contract *apiclient.Contract) contracts.ContractVM {
 	url := contractPath(contract.ContractID)
 	customer := contract.Customer.Name
 	if contract.Customer.TaxID != "" {
 		customer += " (" + contract.Customer.TaxID + ")"
 	}
 	if customer == "" {
-		customer = fmt.Sprintf("customer %d", contract.CustomerID)
+		customer = tr.T("contract.customer_fallback", strconv.Itoa(int(contract.CustomerID)))
 	}
 	vm := contracts.ContractVM{
 		ID:     contract.ContractID,
 		Number: contractNumberOf(contract),
-		Status: contracts.StatusOf(contract.Status),
+		Status: contracts.StatusOf(tr, contract.Status),
 		Details: []components.KV{
-			{Key: "Contract number", Value: contractNumberOf(contract)},
-			{Key: "Contract id", Value: strconv.Itoa(int(contract.ContractID))},
-			{Key: "Created", Value: timeText(contract.CreatedAt)},
-			{Key: "Customer", Value: customer},
-			{Key: "Quote", Value: strconv.FormatInt(contract.QuoteID, 10)},
-			{Key: "Configurator", Value: strconv.Itoa(int(contract.CPQID))},
-			{Key: "One-off total (net)", Value: money(contract.Totals.NetActivation)},
-			{Key: "Recurring total (net)", Value: money(contract.Totals.NetRecurring)},
+			{Key: tr.T("contract.field.number"), Value: contractNumberOf(contract)},
+			{Key: tr.T("contract.field.id"), Value: strconv.Itoa(int(contract.ContractID))},
+			{Key: tr.T("contract.field.created"), Value: timeText(tr, contract.CreatedAt)},
+			{Key: tr.T("contract.field.customer"), Value: customer},
+			{Key: tr.T("contract.field.quote"), Value: strconv.FormatInt(contract.QuoteID, 10)},
+			{Key: tr.T("contract.field.configurator"), Value: strconv.Itoa(int(contract.CPQID))},
+			{Key: tr.T("contract.field.one_off"), Value: money(tr, contract.Totals.NetActivation)},
+			{Key: tr.T("contract.field.recurring"), Value: money(tr, contract.Totals.NetRecurring)},
 		},
 		QuoteID:     contract.QuoteID,
 		QuoteURL:    quotePath(contract),
@@ -79,29 +82,29 @@ func contractVM(contract *apiclient.Contract) contracts.ContractVM {
 		PreviewURL:  url + "/pdf?inline=1",
 		EvidenceURL: url + "/evidence",
 		PDF: contracts.PDFInfo{
-			FileName: safeFileName(contract.PDF.FileName, contractPDFName(contract)),
+			FileName: safeFileName(contract.PDF.FileName, contractPDFName(tr, contract)),
 			SizeText: formatBytes(contract.PDF.Size),
 			SHA256:   contract.PDF.SHA256,
 		},
-		Signature: signatureVM(contract),
-		Archive:   archiveVM(contract),
+		Signature: signatureVM(tr, contract),
+		Archive:   archiveVM(tr, contract),
 	}
 	return vm
 }
 
-// contractPDFName is the download name of a contract's PDF.
-func contractPDFName(contract *apiclient.Contract) string {
-	return safeFileName("contract-"+contractNumberOf(contract)+".pdf", fmt.Sprintf("contract-%d.pdf", contract.ContractID))
+// contractPDFName is the download name of a contract's PDF, in tr's language (contratto-C-1.pdf).
+func contractPDFName(tr *i18n.Translator, contract *apiclient.Contract) string {
+	return safeFileName(tr.T("contract.file.pdf", contractNumberOf(contract)), tr.T("contract.file.pdf", strconv.Itoa(int(contract.ContractID))))
 }
 
 // archiveVM builds the archive region.
-func archiveVM(contract *apiclient.Contract) contracts.ArchiveVM {
+func archiveVM(tr *i18n.Translator, contract *apiclient.Contract) contracts.ArchiveVM {
 	return contracts.ArchiveVM{
 		ContractID: contract.ContractID,
 		Number:     contractNumberOf(contract),
 		Archived:   isArchived(contract),
 		ArchiveID:  string(contract.Archive.ArchiveID),
-		ArchivedAt: timeText(contract.Archive.ArchivedAt),
+		ArchivedAt: timeText(tr, contract.Archive.ArchivedAt),
 	}
 }
 
@@ -118,11 +121,11 @@ func (h *Handler) showContract(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	vm := contractVM(contract)
+	vm := contractVM(tr(c), contract)
 	h.touchRecent(c, recentContractItem(contract))
 	vm.LiveURL = contractPath(contract.ContractID) + "/changes"
 	vm.LiveTag = contractChangeTag(contract)
 	vm.LiveSince = strconv.FormatInt(h.now().UnixMilli(), 10)
 	h.changes.Observe(contractWatchKey(contract.ContractID), vm.LiveTag)
-	h.renderPage(c, http.StatusOK, "Contract "+vm.Number, layout.SectionContracts, contracts.ContractPage(vm))
+	h.renderPage(c, http.StatusOK, t(c, "contract.title", vm.Number), layout.SectionContracts, contracts.ContractPage(vm))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 )
@@ -30,13 +31,13 @@ type signatureForm struct {
 }
 
 // signatureVM builds the signature region of a contract with an empty form.
-func signatureVM(contract *apiclient.Contract) contracts.SignatureVM {
-	return signatureVMWith(contract, signatureForm{}, nil)
+func signatureVM(tr *i18n.Translator, contract *apiclient.Contract) contracts.SignatureVM {
+	return signatureVMWith(tr, contract, signatureForm{}, nil)
 }
 
 // signatureVMWith builds the signature region with the user's input and field errors (keyed by the
 // v2 body's field names: email, signerName, message).
-func signatureVMWith(contract *apiclient.Contract, form signatureForm, fieldErrs map[string]string) contracts.SignatureVM {
+func signatureVMWith(tr *i18n.Translator, contract *apiclient.Contract, form signatureForm, fieldErrs map[string]string) contracts.SignatureVM {
 	form.Email = strings.ToValidUTF8(form.Email, "\uFFFD")
 	form.SignerName = strings.ToValidUTF8(form.SignerName, "\uFFFD")
 	form.Message = strings.ToValidUTF8(form.Message, "\uFFFD")
@@ -44,49 +45,50 @@ func signatureVMWith(contract *apiclient.Contract, form signatureForm, fieldErrs
 		ContractID: contract.ContractID,
 		Number:     contractNumberOf(contract),
 		Archived:   isArchived(contract),
-		Email: components.Field{ID: "signature-email", Name: "email", Label: "Signer's e-mail address", Type: "email",
+		Email: components.Field{ID: "signature-email", Name: "email", Label: tr.T("signature.field.email"), Type: "email",
 			Value: form.Email, Error: fieldErrs["email"], Required: true, Autocomplete: "email",
 			Attrs: map[string]any{"maxlength": maxEmailBytes, "spellcheck": "false", "data-testid": "signature-email"}},
-		SignerName: components.Field{ID: "signature-signer", Name: "signerName", Label: "Signer's name",
+		SignerName: components.Field{ID: "signature-signer", Name: "signerName", Label: tr.T("signature.field.name"),
 			Value: form.SignerName, Error: fieldErrs["signerName"], Required: true, Autocomplete: "name",
 			Attrs: map[string]any{"maxlength": maxSignerNameRunes, "data-testid": "signature-signer"}},
-		Message: components.Field{ID: "signature-message", Name: "message", Label: "Message to the signer",
-			Hint: "Optional, up to 2000 characters.", Value: form.Message, Error: fieldErrs["message"],
+		Message: components.Field{ID: "signature-message", Name: "message", Label: tr.T("signature.field.message"),
+			Hint: tr.T("signature.field.message_hint", maxMessageRunes), Value: form.Message, Error: fieldErrs["message"],
 			Attrs: map[string]any{"maxlength": maxMessageRunes, "data-testid": "signature-message"}},
 	}
 	vm.Errors = components.SummaryFrom(vm.Email, vm.SignerName, vm.Message)
 	for _, sr := range contract.SignatureRequests {
 		row := contracts.SignatureRow{
 			ID: string(sr.SignatureRequestID), Email: sr.Email, SignerName: sr.SignerName, Message: sr.Message,
-			Status: sr.Status, SentAt: timeText(sr.SentAt), RemovedAt: timeText(sr.RemovedAt),
+			Status: sr.Status, SentAt: timeText(tr, sr.SentAt), RemovedAt: timeText(tr, sr.RemovedAt),
 		}
 		vm.Requests = append(vm.Requests, row)
 	}
 	if active, ok := contract.ActiveSignatureRequest(); ok {
-		vm.Active = &contracts.SignatureRow{Email: active.Email, SignerName: active.SignerName, SentAt: timeText(active.SentAt)}
+		vm.Active = &contracts.SignatureRow{Email: active.Email, SignerName: active.SignerName, SentAt: timeText(tr, active.SentAt)}
 	}
 	return vm
 }
 
-// validateSignatureForm checks the form before any v2 call; it returns field errors by v2 field name.
-func validateSignatureForm(form signatureForm) map[string]string {
+// validateSignatureForm checks the form before any v2 call; it returns field errors by v2 field
+// name, in tr's language.
+func validateSignatureForm(tr *i18n.Translator, form signatureForm) map[string]string {
 	errs := map[string]string{}
-	if msg := emailProblem(form.Email); msg != "" {
-		errs["email"] = msg
+	if msg := emailProblem(form.Email); !msg.IsZero() {
+		errs["email"] = msg.In(tr)
 	}
 	switch n := utf8.RuneCountInString(form.SignerName); {
 	case n == 0:
-		errs["signerName"] = "Enter the signer's name."
+		errs["signerName"] = tr.T("signature.error.name_empty")
 	case n > maxSignerNameRunes:
-		errs["signerName"] = fmt.Sprintf("The name must be at most %d characters.", maxSignerNameRunes)
+		errs["signerName"] = tr.T("signature.error.name_too_long", maxSignerNameRunes)
 	case !utf8.ValidString(form.SignerName) || strings.IndexFunc(form.SignerName, unicode.IsControl) >= 0:
-		errs["signerName"] = "The name contains characters that are not allowed."
+		errs["signerName"] = tr.T("signature.error.name_chars")
 	}
 	switch {
 	case utf8.RuneCountInString(form.Message) > maxMessageRunes:
-		errs["message"] = fmt.Sprintf("The message must be at most %d characters.", maxMessageRunes)
+		errs["message"] = tr.T("signature.error.message_too_long", maxMessageRunes)
 	case !utf8.ValidString(form.Message) || strings.IndexFunc(form.Message, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) >= 0:
-		errs["message"] = "The message contains characters that are not allowed."
+		errs["message"] = tr.T("signature.error.message_chars")
 	}
 	if len(errs) == 0 {
 		return nil
@@ -96,14 +98,14 @@ func validateSignatureForm(form signatureForm) map[string]string {
 
 // emailProblem checks an e-mail address with net/mail plus what mail.ParseAddress accepts but no
 // one can send to: a display name or angle brackets, no dot in the domain, spaces, an address
-// over 254 bytes. It returns the message for the user, or "".
-func emailProblem(email string) string {
+// over 254 bytes. It returns the message for the user, or the zero Message.
+func emailProblem(email string) i18n.Message {
 	if email == "" {
-		return "Enter the signer's e-mail address."
+		return i18n.M("signature.error.email_empty")
 	}
-	const invalid = "Enter an e-mail address in the form name@example.com."
+	invalid := i18n.M("signature.error.email_invalid")
 	if len(email) > maxEmailBytes {
-		return "The e-mail address is too long."
+		return i18n.M("signature.error.email_too_long")
 	}
 	if !utf8.ValidString(email) {
 		return invalid
@@ -123,7 +125,7 @@ func emailProblem(email string) string {
 	if strings.IndexFunc(email, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
 		return invalid
 	}
-	return ""
+	return i18n.Message{}
 }
 
 // sendSignatureRequest answers POST /contracts/:contractId/signature: it validates the form, sends
@@ -153,14 +155,14 @@ func (h *Handler) sendSignatureRequest(c *gin.Context) {
 		Message:    strings.TrimSpace(strings.ReplaceAll(values.Get("message"), "\r\n", "\n")),
 	}
 	ctx := h.apiContext(c)
-	fieldErrs := validateSignatureForm(form)
+	fieldErrs := validateSignatureForm(tr(c), form)
 	if fieldErrs != nil {
 		contract, err := h.loadContract(ctx, contractID)
 		if err != nil {
 			h.fail(c, err)
 			return
 		}
-		h.render(c, http.StatusUnprocessableEntity, contracts.SignaturePartial(signatureVMWith(contract, form, fieldErrs)))
+		h.render(c, http.StatusUnprocessableEntity, contracts.SignaturePartial(signatureVMWith(tr(c), contract, form, fieldErrs)))
 		return
 	}
 	_, err = h.api.Signatures.Create(ctx, apiclient.SignatureInput{
@@ -173,13 +175,13 @@ func (h *Handler) sendSignatureRequest(c *gin.Context) {
 				h.fail(c, loadErr)
 				return
 			}
-			h.render(c, http.StatusUnprocessableEntity, contracts.SignaturePartial(signatureVMWith(contract, form, fe)))
+			h.render(c, http.StatusUnprocessableEntity, contracts.SignaturePartial(signatureVMWith(tr(c), contract, form, fe)))
 			return
 		}
 		h.fail(c, fmt.Errorf("contracts: request the signature of contract %d: %w", contractID, err))
 		return
 	}
-	h.answerSignature(c, contractID, fmt.Sprintf("Signature request sent to %s.", form.Email))
+	h.answerSignature(c, contractID, t(c, "signature.sent", form.Email))
 }
 
 // removeSignatureRequest answers DELETE /contracts/:contractId/signature (after a confirmation):
@@ -194,7 +196,7 @@ func (h *Handler) removeSignatureRequest(c *gin.Context) {
 		h.fail(c, fmt.Errorf("contracts: remove the signature request of contract %d: %w", contractID, err))
 		return
 	}
-	h.answerSignature(c, contractID, "Signature request removed.")
+	h.answerSignature(c, contractID, t(c, "signature.removed"))
 }
 
 // answerSignature answers a successful signature action: the signature region and, out of band,
@@ -209,10 +211,10 @@ func (h *Handler) answerSignature(c *gin.Context, contractID int32, message stri
 		h.fail(c, err)
 		return
 	}
-	status := contracts.StatusOf(contract.Status)
+	status := contracts.StatusOf(tr(c), contract.Status)
 	status.OOB = true
 	h.markContractSeen(c, contract)
 	h.toast(c, components.ToastSuccess, message)
 	announce(c, message)
-	h.render(c, http.StatusOK, templ.Join(contracts.SignaturePartial(signatureVM(contract)), contracts.StatusBadge(status)))
+	h.render(c, http.StatusOK, templ.Join(contracts.SignaturePartial(signatureVM(tr(c), contract)), contracts.StatusBadge(status)))
 }

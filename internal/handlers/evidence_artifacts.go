@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // The evidence of a contract is a fixed set of artifacts, each read from the v2 API: the contract
@@ -54,8 +55,9 @@ type evidence struct {
 	artifacts []evidenceArtifact
 }
 
-// loadEvidence reads the contract's documents (contract, audit, payload) and lists the artifacts.
-func (h *Handler) loadEvidence(ctx context.Context, contractID int32) (*evidence, error) {
+// loadEvidence reads the contract's documents (contract, audit, payload) and lists the artifacts,
+// labelled and named in tr's language.
+func (h *Handler) loadEvidence(ctx context.Context, tr *i18n.Translator, contractID int32) (*evidence, error) {
 	contract, err := h.loadContract(ctx, contractID)
 	if err != nil {
 		return nil, err
@@ -79,24 +81,24 @@ func (h *Handler) loadEvidence(ctx context.Context, contractID int32) (*evidence
 	number := contractNumberOf(contract)
 	quoteID := contract.QuoteID
 	ev.artifacts = []evidenceArtifact{{
-		key: artifactContractPDF, label: "Contract PDF", fileName: contractPDFName(contract), published: contract.PDF.SHA256,
+		key: artifactContractPDF, label: tr.T("evidence.artifact.contract_pdf"), fileName: contractPDFName(tr, contract), published: contract.PDF.SHA256,
 		open: func(ctx context.Context) (*apiclient.Download, error) {
 			d, err := h.api.Contracts.DownloadPDF(ctx, contractID)
 			return d, asPDFError(err, "the contract")
 		},
 	}, {
-		key: artifactContractJSON, label: "Contract document (signature requests, archive status)",
-		fileName: safeFileName("contract-"+number+".json", "contract-"+strconv.Itoa(int(contractID))+".json"), data: contract.Raw,
+		key: artifactContractJSON, label: tr.T("evidence.artifact.contract_json"),
+		fileName: safeFileName(tr.T("contract.file.json", number), tr.T("contract.file.json", strconv.Itoa(int(contractID)))), data: contract.Raw,
 	}}
 	if ev.payload != nil {
 		ev.artifacts = append(ev.artifacts, evidenceArtifact{
-			key: artifactPayload, label: "Digital archive payload", fileName: payloadFileName(contract), data: ev.payload.Raw,
+			key: artifactPayload, label: tr.T("evidence.artifact.payload"), fileName: payloadFileName(tr, contract), data: ev.payload.Raw,
 		})
 	}
 	ev.artifacts = append(ev.artifacts, evidenceArtifact{
-		key: artifactAuditJSON, label: "Validation audit (JSON)", fileName: fmt.Sprintf("validation-audit-%d.json", quoteID), data: audit.Raw,
+		key: artifactAuditJSON, label: tr.T("evidence.artifact.audit_json"), fileName: tr.T("audit.file.json", strconv.FormatInt(quoteID, 10)), data: audit.Raw,
 	}, evidenceArtifact{
-		key: artifactAuditPDF, label: "Validation audit (PDF)", fileName: auditPDFName(quoteID),
+		key: artifactAuditPDF, label: tr.T("evidence.artifact.audit_pdf"), fileName: auditPDFName(tr, quoteID),
 		open: func(ctx context.Context) (*apiclient.Download, error) {
 			d, err := h.api.Contracts.ValidationAuditPDF(ctx, quoteID)
 			return d, asPDFError(err, "the audit")
@@ -174,15 +176,15 @@ func (h *Handler) downloadEvidenceArtifact(c *gin.Context) {
 		return
 	}
 	ctx := h.apiContext(c)
-	ev, err := h.loadEvidence(ctx, contractID)
+	ev, err := h.loadEvidence(ctx, tr(c), contractID)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
 	a, ok := ev.artifact(key)
 	if !ok {
-		h.failDocument(c, &documentError{status: 404, title: "Not available",
-			message: "This artifact does not exist for this contract yet (the archive payload exists once the contract is archived)."})
+		h.failDocument(c, &documentError{status: 404, title: i18n.M("evidence.error.not_available.title"),
+			message: i18n.M("evidence.error.not_available.message")})
 		return
 	}
 	body, length, closeFn, err := h.openArtifact(ctx, a)

@@ -21,15 +21,15 @@ func (h *Handler) showEvidence(c *gin.Context) {
 		return
 	}
 	ctx := h.apiContext(c)
-	ev, err := h.loadEvidence(ctx, contractID)
+	ev, err := h.loadEvidence(ctx, tr(c), contractID)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
 	base := contractPath(contractID) + "/evidence"
 	vm := contracts.EvidenceVM{
-		Contract: contractVM(ev.contract),
-		Audit:    auditVM(ev.contract.QuoteID, ev.audit),
+		Contract: contractVM(tr(c), ev.contract),
+		Audit:    auditVM(tr(c), ev.contract.QuoteID, ev.audit),
 		ZipURL:   base + ".zip",
 	}
 	for _, a := range ev.artifacts {
@@ -45,9 +45,9 @@ func (h *Handler) showEvidence(c *gin.Context) {
 		if a.published != "" {
 			row.CheckOK = strings.EqualFold(a.published, digest)
 			if row.CheckOK {
-				row.Check = "Matches the SHA-256 the CPQ service states."
+				row.Check = t(c, "evidence.check.match")
 			} else {
-				row.Check = "Differs from the SHA-256 the CPQ service states (" + a.published + ")."
+				row.Check = t(c, "evidence.check.differs", a.published)
 			}
 		}
 		vm.Artifacts = append(vm.Artifacts, row)
@@ -56,5 +56,5 @@ func (h *Handler) showEvidence(c *gin.Context) {
 		p := payloadVM(ev.contract, ev.payload)
 		vm.Payload = &p
 	}
-	h.renderPage(c, http.StatusOK, "Evidence of contract "+vm.Contract.Number, layout.SectionContracts, contracts.EvidencePage(vm))
+	h.renderPage(c, http.StatusOK, t(c, "evidence.title", vm.Contract.Number), layout.SectionContracts, contracts.EvidencePage(vm))
 }

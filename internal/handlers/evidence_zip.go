@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -30,7 +31,7 @@ func (h *Handler) downloadEvidenceZip(c *gin.Context) {
 		return
 	}
 	ctx := h.apiContext(c)
-	ev, err := h.loadEvidence(ctx, contractID)
+	ev, err := h.loadEvidence(ctx, tr(c), contractID)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -53,7 +54,7 @@ func (h *Handler) downloadEvidenceZip(c *gin.Context) {
 	hdr := c.Writer.Header()
 	hdr.Set("Content-Type", "application/zip")
 	hdr.Set("Content-Disposition", contentDisposition("attachment",
-		safeFileName("evidence-"+contractNumberOf(ev.contract)+".zip", fmt.Sprintf("evidence-%d.zip", contractID))))
+		safeFileName(t(c, "evidence.file.zip", contractNumberOf(ev.contract)), t(c, "evidence.file.zip", strconv.Itoa(int(contractID))))))
 	hdr.Set("Cache-Control", "private, no-store")
 	c.Status(http.StatusOK)
 

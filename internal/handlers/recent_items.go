@@ -9,8 +9,10 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/web/templates/components"
+	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/quotes"
 )
 
@@ -52,31 +54,40 @@ func recentTotalText(t apiclient.Totals) string {
 // recentQuoteItem is a quote as recorded when its page is shown.
 func recentQuoteItem(ref quotes.Ref, q *apiclient.Quote, customerName string) recent.Item {
 	return recent.Item{Kind: recent.KindQuote, ID: ref.QuoteID, QuoteID: ref.QuoteID, CPQID: ref.CPQID, CustomerID: ref.CustomerID,
-		Customer: customerName, Total: recentTotalText(q.Totals), Status: q.Status}
+		Customer: customerName, Total: recentTotalText(q.Totals), Totals: recentTotals(q.Totals), Status: q.Status}
 }
 
 // recentContractItem is a contract as recorded when its page is shown.
 func recentContractItem(contract *apiclient.Contract) recent.Item {
 	return recent.Item{Kind: recent.KindContract, ID: int64(contract.ContractID), Number: contract.ContractNumber,
 		QuoteID: contract.QuoteID, CPQID: contract.CPQID, CustomerID: contract.CustomerID,
-		Customer: contract.Customer.Name, Total: recentTotalText(contract.Totals), Status: contract.Status}
+		Customer: contract.Customer.Name, Total: recentTotalText(contract.Totals), Totals: recentTotals(contract.Totals), Status: contract.Status}
 }
 
-// recentRows are recent items as the shared table shows them.
-func recentRows(items []recent.Item) []components.RecentRow {
+// recentTotals keeps the amounts, so the list writes them in each reader's language.
+func recentTotals(t apiclient.Totals) *recent.Totals {
+	return &recent.Totals{OneOffCents: cents(t.NetActivation), MonthlyCents: cents(t.NetRecurring)}
+}
+
+// recentRows are recent items as the shared table shows them, in tr's language.
+func recentRows(tr *i18n.Translator, items []recent.Item) []components.RecentRow {
 	rows := make([]components.RecentRow, 0, len(items))
 	for _, it := range items {
-		row := components.RecentRow{Customer: it.Customer, Total: it.Total, Status: it.Status, When: it.At.Format("2 Jan 2006 15:04 UTC"),
+		row := components.RecentRow{Customer: it.Customer, Total: it.Total, Status: it.Status, When: tr.DateTime(it.At),
 			QuoteID: it.QuoteID}
 		if row.Customer == "" {
-			row.Customer = "Customer " + strconv.FormatInt(int64(it.CustomerID), 10)
+			row.Customer = tr.T("worklist.customer_fallback", strconv.FormatInt(int64(it.CustomerID), 10))
+		}
+		if it.Totals != nil {
+			row.Total = tr.T("contracts.recent.total", tr.Money(it.Totals.OneOffCents, "EUR"), tr.Money(it.Totals.MonthlyCents, "EUR"))
 		}
 		switch it.Kind {
 		case recent.KindQuote:
-			row.Label = "Quote " + strconv.FormatInt(it.ID, 10)
+			row.Label = tr.T("worklist.pick.quote", strconv.FormatInt(it.ID, 10))
 			row.Href = quotes.Ref{CPQID: it.CPQID, CustomerID: it.CustomerID, QuoteID: it.ID}.URL()
 		case recent.KindContract:
-			row.Label = "Contract " + it.Number
+			row.Label = tr.T("contract.title", it.Number)
+			row.Status = contracts.StatusLabel(tr, it.Status)
 			row.Href = contractPath(int32(it.ID))
 		}
 		rows = append(rows, row)

@@ -7,12 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
+
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // MaxItems bounds one batch (a month-end run is a few hundred).
@@ -39,9 +43,23 @@ func ParseText(text string) []Entry {
 	return out
 }
 
+// InputError is a problem with the user's file; Message tells them, translated where shown.
+type InputError struct{ Message i18n.Message }
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("jobs: unusable file: %s %v", e.Message.Key, e.Message.Args)
+}
+
+func inputError(key string, args ...any) error { return &InputError{i18n.M(key, args...)} }
+
+// contractHeadings are the words of a contract-number column's heading in the portal's languages
+// (lower case; "contrat" covers French and Spanish): a person exports the list in theirs.
+var contractHeadings = []string{"contract", "contratt", "contrat", "vertrag"}
+
 // ParseFile reads the contract-number column of an uploaded CSV or XLSX file (the first sheet).
-// The column is the one whose header contains "contract" (e.g. "Contract number"); without such
-// a header, the first column of every row. Line is the row of the file.
+// The column is the one whose header names a contract in one of the portal's languages (e.g.
+// "Contract number", "Numero contratto", "Vertragsnummer"); without such a header, the first
+// column of every row. Line is the row of the file. Its errors are *InputError.
 func ParseFile(name string, data []byte) ([]Entry, error) {
 	var rows [][]string
 	lower := strings.ToLower(name)
@@ -49,19 +67,19 @@ func ParseFile(name string, data []byte) ([]Entry, error) {
 	case strings.HasSuffix(lower, ".xlsx"):
 		f, err := excelize.OpenReader(bytes.NewReader(data))
 		if err != nil {
-			return nil, fmt.Errorf("the file is not a readable XLSX workbook")
+			return nil, inputError("batch.file.not_xlsx")
 		}
 		defer f.Close()
 		sheets := f.GetSheetList()
 		if len(sheets) == 0 {
-			return nil, errors.New("the workbook has no sheet")
+			return nil, inputError("batch.file.no_sheet")
 		}
 		if rows, err = f.GetRows(sheets[0]); err != nil {
-			return nil, errors.New("the first sheet of the workbook cannot be read")
+			return nil, inputError("batch.file.sheet_unreadable")
 		}
 	case strings.HasSuffix(lower, ".csv") || strings.HasSuffix(lower, ".txt"):
 		if !utf8.Valid(data) {
-			return nil, errors.New("the CSV file is not UTF-8 text")
+			return nil, inputError("batch.file.not_utf8")
 		}
 		data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 		r := csv.NewReader(bytes.NewReader(data))
@@ -77,19 +95,19 @@ func ParseFile(name string, data []byte) ([]Entry, error) {
 			if err != nil {
 				var pe *csv.ParseError
 				if errors.As(err, &pe) {
-					return nil, fmt.Errorf("the CSV file cannot be read at line %d", pe.Line)
+					return nil, inputError("batch.file.csv_line", strconv.Itoa(pe.Line))
 				}
-				return nil, errors.New("the CSV file cannot be read")
+				return nil, inputError("batch.file.csv_unreadable")
 			}
 			rows = append(rows, rec)
 		}
 	default:
-		return nil, errors.New("upload a .csv or .xlsx file")
+		return nil, inputError("batch.file.wrong_type")
 	}
 	column, first := 0, 0
 	if len(rows) > 0 {
 		for i, cell := range rows[0] {
-			if strings.Contains(strings.ToLower(cell), "contract") {
+			if slices.ContainsFunc(contractHeadings, func(word string) bool { return strings.Contains(strings.ToLower(cell), word) }) {
 				column, first = i, 1
 				break
 			}
@@ -106,23 +124,24 @@ func ParseFile(name string, data []byte) ([]Entry, error) {
 	return out, nil
 }
 
-// numberProblem checks a contract number's form before any v2 call ("" when acceptable): the
-// spec only says it is a string, so the portal refuses what cannot be one (docs/backoffice.md).
-func numberProblem(n string) string {
+// numberProblem checks a contract number's form before any v2 call (the zero Message when
+// acceptable): the spec only says it is a string, so the portal refuses what cannot be one
+// (docs/backoffice.md).
+func numberProblem(n string) i18n.Message {
 	switch {
 	case !utf8.ValidString(n):
-		return "not a contract number: invalid characters"
+		return i18n.M("batch.line.invalid_chars")
 	case utf8.RuneCountInString(n) > maxNumberRunes:
-		return fmt.Sprintf("not a contract number: longer than %d characters", maxNumberRunes)
+		return i18n.M("batch.line.too_long", strconv.Itoa(maxNumberRunes))
 	case n == "." || n == "..":
-		return "not a contract number"
+		return i18n.M("batch.line.not_a_number")
 	}
 	for _, r := range n {
 		if unicode.IsControl(r) || r == '/' || r == '\\' || r == '"' || r == '\'' || r == '<' || r == '>' || r == '=' {
-			return fmt.Sprintf("not a contract number: %q is not allowed", r)
+			return i18n.M("batch.line.char_not_allowed", strconv.QuoteRune(r))
 		}
 	}
-	return ""
+	return i18n.Message{}
 }
 
 // Found is what the validation learnt of one contract.
@@ -148,12 +167,12 @@ func Validate(ctx context.Context, entries []Entry, concurrency int, lookup func
 	var todo []int
 	for i, e := range entries {
 		items[i] = Item{Line: e.Line, Number: e.Number, Status: ItemPending}
-		if p := numberProblem(e.Number); p != "" {
-			items[i].Status, items[i].Error = ItemRejected, p
+		if p := numberProblem(e.Number); !p.IsZero() {
+			items[i].Status, items[i].Problem = ItemRejected, p
 			continue
 		}
 		if line, dup := firstLine[e.Number]; dup {
-			items[i].Status, items[i].Error = ItemRejected, fmt.Sprintf("duplicate of line %d", line)
+			items[i].Status, items[i].Problem = ItemRejected, i18n.M("batch.line.duplicate", strconv.Itoa(line))
 			continue
 		}
 		firstLine[e.Number] = e.Line
@@ -169,11 +188,11 @@ func Validate(ctx context.Context, entries []Entry, concurrency int, lookup func
 				found, err := lookup(ctx, items[i].Number)
 				switch {
 				case errors.Is(err, ErrUnknown):
-					items[i].Status, items[i].Error = ItemRejected, "unknown contract: the v2 API has no contract with this number"
+					items[i].Status, items[i].Problem = ItemRejected, i18n.M("batch.line.unknown")
 				case err != nil:
 					cancel(err)
 				case found.Archived:
-					items[i].Status, items[i].ArchiveID, items[i].Note, items[i].Customer = ItemDone, found.ArchiveID, "already archived", found.Customer
+					items[i].Status, items[i].ArchiveID, items[i].Note, items[i].Customer = ItemDone, found.ArchiveID, NoteAlreadyArchived, found.Customer
 				default:
 					items[i].Customer = found.Customer
 				}

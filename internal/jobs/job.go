@@ -16,6 +16,8 @@ package jobs
 import (
 	"errors"
 	"time"
+
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // ItemStatus is where one contract number of a job stands.
@@ -55,9 +57,14 @@ type Item struct {
 	Number    string     `json:"number"`
 	Status    ItemStatus `json:"status"`
 	ArchiveID string     `json:"archiveId,omitempty"`
-	// Error is the v2 API's error (failed) or the validation problem (rejected).
+	// Error is the v2 API's error as the portal logged it (failed); items stored before Problem
+	// existed also carry their validation problem (rejected) here, in English.
 	Error string `json:"error,omitempty"`
-	// Note explains a done item that needed no archive call ("already archived").
+	// Problem is why the item failed or was left out, as a catalogue key with string arguments
+	// (so it reads back the same from the store's JSON), translated where a person reads it.
+	Problem i18n.Message `json:"problem,omitzero"`
+	// Note explains a done item that needed no archive call (NoteAlreadyArchived,
+	// NoteArchivedBeforeInterruption).
 	Note string `json:"note,omitempty"`
 	// Customer is the contract's customer, when the validation found it.
 	Customer string `json:"customer,omitempty"`
@@ -144,3 +151,49 @@ var (
 	// ErrTokenRejected is what an Archiver returns when the v2 API refused the token (401).
 	ErrTokenRejected = errors.New("jobs: access token refused")
 )
+
+// The notes of done items.
+const (
+	NoteAlreadyArchived            = "already archived"
+	NoteArchivedBeforeInterruption = "archived before the job was interrupted"
+)
+
+// ProblemMessage is what the item's line tells a person about its failure or rejection: its
+// Problem, or the Error of an item stored before problems were messages; zero when none.
+func (it Item) ProblemMessage() i18n.Message {
+	if !it.Problem.IsZero() {
+		return it.Problem
+	}
+	return i18n.Verbatim(it.Error)
+}
+
+// NoteMessage is the item's note for a person (zero when it has none).
+func (it Item) NoteMessage() i18n.Message {
+	switch it.Note {
+	case "":
+		return i18n.Message{}
+	case NoteAlreadyArchived:
+		return i18n.M("batch.note.already_archived")
+	case NoteArchivedBeforeInterruption:
+		return i18n.M("batch.note.archived_before_interruption")
+	}
+	return i18n.Verbatim(it.Note)
+}
+
+// ProblemError is an error of an item with the message a person reads about it.
+type ProblemError struct {
+	Message i18n.Message
+	Err     error
+}
+
+func (e *ProblemError) Error() string { return e.Err.Error() }
+func (e *ProblemError) Unwrap() error { return e.Err }
+
+// problemOf is the message of an item's error: a ProblemError's, or the error's own text.
+func problemOf(err error) i18n.Message {
+	var pe *ProblemError
+	if errors.As(err, &pe) {
+		return pe.Message
+	}
+	return i18n.Verbatim(err.Error())
+}

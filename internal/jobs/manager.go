@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/store"
 )
 
@@ -268,7 +269,7 @@ func (m *Manager) RetryFailed(ctx context.Context, id, owner, token string, expi
 		}
 		for i := range j.Items {
 			if j.Items[i].Status == ItemFailed {
-				j.Items[i].Status, j.Items[i].Error = ItemPending, ""
+				j.Items[i].Status, j.Items[i].Error, j.Items[i].Problem = ItemPending, "", i18n.Message{}
 			}
 		}
 		j.Status, j.CancelRequested, j.EndedAt, j.Token, j.TokenExpiry = StatusQueued, false, time.Time{}, token, expiry
@@ -523,7 +524,7 @@ func (r *runner) process(i int, verify bool) {
 		var archived bool
 		archiveID, archived, err = r.m.opts.Archiver.ArchiveID(ctx, token, number)
 		if err == nil && archived {
-			note = "archived before the job was interrupted"
+			note = NoteArchivedBeforeInterruption
 		}
 	}
 	attempted := false
@@ -544,9 +545,9 @@ func (r *runner) process(i int, verify bool) {
 			r.job.WaitingForSignIn = true
 		}
 	case err != nil:
-		it.Status, it.Error = ItemFailed, err.Error()
+		it.Status, it.Error, it.Problem = ItemFailed, err.Error(), problemOf(err)
 	default:
-		it.Status, it.ArchiveID, it.Error = ItemDone, archiveID, ""
+		it.Status, it.ArchiveID, it.Error, it.Problem = ItemDone, archiveID, "", i18n.Message{}
 		if note != "" {
 			it.Note = note
 		}

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -259,18 +260,24 @@ func TestValidate(t *testing.T) {
 		line   int
 		status ItemStatus
 		err    string
-	}{{1, ItemPending, ""}, {1, ItemPending, ""}, {2, ItemRejected, "duplicate of line 1"},
-		{4, ItemRejected, "not a contract number: '/' is not allowed"}, {4, ItemRejected, "unknown contract: the v2 API has no contract with this number"},
+	}{{1, ItemPending, ""}, {1, ItemPending, ""}, {2, ItemRejected, "batch.line.duplicate"},
+		{4, ItemRejected, "batch.line.char_not_allowed"}, {4, ItemRejected, "batch.line.unknown"},
 		{5, ItemDone, ""}}
 	if len(items) != len(want) {
 		t.Fatalf("%d items: %+v", len(items), items)
 	}
 	for i, w := range want {
-		if items[i].Line != w.line || items[i].Status != w.status || items[i].Error != w.err {
+		if items[i].Line != w.line || items[i].Status != w.status || items[i].Problem.Key != w.err {
 			t.Errorf("item %d: %+v, want %+v", i, items[i], w)
 		}
 	}
-	if items[5].Note != "already archived" || items[5].ArchiveID != "ARC-9" {
+	if got := items[2].Problem.Args; len(got) != 1 || got[0] != "1" {
+		t.Errorf("the duplicate names line %v, want 1", got)
+	}
+	if got := items[3].Problem.Args; len(got) != 1 || got[0] != "'/'" {
+		t.Errorf("the malformed number names %v, want '/'", got)
+	}
+	if items[5].Note != NoteAlreadyArchived || items[5].ArchiveID != "ARC-9" {
 		t.Errorf("archived: %+v", items[5])
 	}
 }
@@ -344,5 +351,30 @@ func TestResumeAfterCrash(t *testing.T) {
 	defer v2.mu.Unlock()
 	if v2.calls["C-001"] != 0 || v2.calls["C-002"] != 1 || v2.calls["C-003"] != 1 {
 		t.Errorf("archive calls %v: want none for C-001, one each for the others", v2.calls)
+	}
+}
+
+// TestItemProblemSurvivesTheStore: a line's problem is stored as a key with string arguments, so
+// it reads back from the store's JSON as it was written and is translated when shown.
+func TestItemProblemSurvivesTheStore(t *testing.T) {
+	items, err := Validate(context.Background(), ParseText("C-1\nC-1"), 1, func(context.Context, string) (Found, error) {
+		return Found{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(items[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Item
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := back.ProblemMessage(); got.Key != "batch.line.duplicate" || len(got.Args) != 1 || got.Args[0] != "1" {
+		t.Errorf("read back %+v from %s", got, raw)
+	}
+	if (Item{Error: "old English text"}).ProblemMessage().Text != "old English text" {
+		t.Error("an item stored before problems were messages lost its error")
 	}
 }

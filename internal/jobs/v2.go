@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // V2 is the Archiver of the v2 API (spec 4.4: GET /v2/contract/contractNumber/{n}/archive and
@@ -59,17 +60,18 @@ func v2Error(err error) error {
 	}
 	var apiErr *apiclient.APIError
 	if errors.As(err, &apiErr) {
-		msg := fmt.Sprintf("v2 API answered %d %s", apiErr.Status, http.StatusText(apiErr.Status))
+		// The status and the v2 API's own code and message, shown as they come.
+		detail := fmt.Sprintf("%d %s", apiErr.Status, http.StatusText(apiErr.Status))
 		if apiErr.Code != "" {
-			msg += " (" + apiErr.Code + ")"
+			detail += " (" + apiErr.Code + ")"
 		}
 		if apiErr.Message != "" {
-			msg += ": " + apiErr.Message
+			detail += ": " + apiErr.Message
 		}
-		return errors.New(msg)
+		return &ProblemError{i18n.M("batch.line.v2_status", detail), errors.New("v2 API answered " + detail)}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return errors.New("the v2 API did not answer in time")
+		return &ProblemError{i18n.M("batch.line.v2_timeout"), errors.New("the v2 API did not answer in time")}
 	}
-	return fmt.Errorf("the v2 API could not be reached: %w", err)
+	return &ProblemError{i18n.M("batch.line.v2_unreachable"), fmt.Errorf("the v2 API could not be reached: %w", err)}
 }

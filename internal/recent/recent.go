@@ -46,12 +46,21 @@ type Item struct {
 	CustomerID int32 `json:"customerId"`
 	// Customer is the customer's name when it was known.
 	Customer string `json:"customer,omitempty"`
-	// Total is the total as shown to people ("€1,234.00 one-off, €56.00 monthly").
+	// Total is the total as shown to people ("€1,234.00 one-off, €56.00 monthly"), in English:
+	// the list shows Totals in the reader's language when the item has them.
 	Total string `json:"total,omitempty"`
+	// Totals are the amounts of Total (items recorded before they were kept have none).
+	Totals *Totals `json:"totals,omitempty"`
 	// Status is the contract's or quote's status when last seen.
 	Status string `json:"status,omitempty"`
 	// At is when the user last opened or changed it.
 	At time.Time `json:"at"`
+}
+
+// Totals are a quote's or contract's net totals in cents.
+type Totals struct {
+	OneOffCents  int64 `json:"oneOff"`
+	MonthlyCents int64 `json:"monthly"`
 }
 
 // list is what is stored per user.

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // MaxQuotes bounds one worklist (each quote is one v2 call).
@@ -65,10 +67,18 @@ type Source interface {
 // ErrNotFound is what Source.Audit returns for a quote the v2 API does not know.
 var ErrNotFound = errors.New("worklist: no such quote")
 
-// Problem is a quote whose audit could not be read.
+// Problem is a quote whose audit could not be read, and why (translated where it is shown).
 type Problem struct {
 	QuoteID int64
-	Message string
+	Message i18n.Message
+}
+
+// InputError is a problem with the quote ids a person typed; Message tells them, in their
+// language once translated.
+type InputError struct{ Message i18n.Message }
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("worklist: %s %v", e.Message.Key, e.Message.Args)
 }
 
 // ParseQuoteIDs reads quote ids separated by commas, semicolons or white space; duplicates are
@@ -83,7 +93,7 @@ func ParseQuoteIDs(texts ...string) ([]int64, error) {
 				if len(f) > 30 {
 					f = f[:30] + "…"
 				}
-				return nil, fmt.Errorf("%q is not a quote id: a quote id is a whole number such as 900001", f)
+				return nil, &InputError{i18n.M("worklist.error.bad_id", strconv.Quote(f))}
 			}
 			if !seen[id] {
 				seen[id] = true
@@ -92,7 +102,7 @@ func ParseQuoteIDs(texts ...string) ([]int64, error) {
 		}
 	}
 	if len(ids) > MaxQuotes {
-		return nil, fmt.Errorf("at most %d quotes at a time (%d given)", MaxQuotes, len(ids))
+		return nil, &InputError{i18n.M("worklist.error.too_many_given", MaxQuotes, len(ids))}
 	}
 	return ids, nil
 }
@@ -136,9 +146,9 @@ func Gather(ctx context.Context, src Source, quoteIDs []int64, concurrency int) 
 					case ctx.Err() != nil:
 						fatal = ctx.Err()
 					case errors.Is(err, ErrNotFound):
-						problems = append(problems, Problem{id, "no such quote"})
+						problems = append(problems, Problem{id, i18n.M("worklist.problem.no_such_quote")})
 					default:
-						problems = append(problems, Problem{id, "the audit could not be read: " + err.Error()})
+						problems = append(problems, Problem{id, i18n.M("worklist.problem.unreadable", err.Error())})
 					}
 					mu.Unlock()
 					continue

@@ -6,6 +6,7 @@ package backoffice
 import (
 	"strconv"
 
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 )
 
@@ -13,7 +14,7 @@ import (
 type BatchNewVM struct {
 	Numbers components.Field // the pasted list (a textarea)
 	// FileError is the problem with the uploaded file.
-	FileError string
+	FileError i18n.Message
 	Errors    []components.FieldError
 	Batches   []BatchSummary
 	MaxItems  int
@@ -32,7 +33,7 @@ type BatchItemRow struct {
 	Line      int
 	Number    string
 	Customer  string
-	Status    string // as shown: "will be archived", "already archived", "archived", "failed", ...
+	Status    string // in the reader's words: "will be archived", "already archived", "archived", "failed", ...
 	Level     components.BadgeLevel
 	ArchiveID string
 	Message   string // the error or note
@@ -46,6 +47,8 @@ type BatchVM struct {
 	Draft bool
 	// The counts.
 	Total, Done, Failed, Rejected, Left, Pending int
+	// Summary says what the preview will do (counts in words); StartLabel is the start button.
+	Summary, StartLabel string
 	// Percent is the share of items decided (done, failed or rejected), 0 to 100.
 	Percent int
 	// Current are the contract numbers in flight.
@@ -67,22 +70,38 @@ type BatchVM struct {
 // Itoa is strconv.Itoa for templates.
 func Itoa(n int) string { return strconv.Itoa(n) }
 
+// Count is a message about n things in the plural form tr's language uses: the one key for a
+// single thing (and for none in French, which says "0 contrat"), the other key otherwise. Both
+// messages take n first, then args. The five languages of the portal need only these two forms.
+func Count(tr *i18n.Translator, n int, one, other string, args ...any) string {
+	key := other
+	if n == 1 || (n == 0 && tr.Lang() == "fr") {
+		key = one
+	}
+	return tr.T(key, append([]any{n}, args...)...)
+}
+
 // WorklistVM is the audit worklist: the quotes asked for, the filters and the rows.
 type WorklistVM struct {
 	Quotes components.Field // ids typed or pasted (a textarea)
 	// Recent are the user's recent quotes and contracts' quotes to pick from.
 	Recent                           []WorklistPick
 	From, To, User, Customer, Action string
-	Actions                          []string
+	Actions                          []WorklistAction
 	Errors                           []components.FieldError
 	// Searched is true once quotes were asked for.
 	Searched bool
 	Rows     []WorklistRow
 	// Total is the number of entries before the filters.
 	Total    int
-	Problems []string
+	Problems []i18n.Message
 	// ExportCSV and ExportXLSX download the filtered rows.
 	ExportCSV, ExportXLSX string
+}
+
+// WorklistAction is one audit action of the filter: the v2 API's code and its label.
+type WorklistAction struct {
+	Value, Label string
 }
 
 // WorklistPick is a recent quote offered as a checkbox.
@@ -101,8 +120,10 @@ type WorklistRow struct {
 	WhenISO  string
 	Who      string
 	Action   string
-	Summary  string
-	Changes  []WorklistChange
+	// ActionLabel is Action in words of the reader's language.
+	ActionLabel string
+	Summary     string
+	Changes     []WorklistChange
 }
 
 // WorklistChange is one field's change.

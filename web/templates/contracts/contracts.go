@@ -8,10 +8,12 @@
 package contracts
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
 
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 )
 
@@ -84,7 +86,7 @@ type GeneratedVM struct {
 	// AnsweredWithPDF: the service answered with the PDF itself (docs/v2-assumptions.md A7).
 	AnsweredWithPDF bool
 	// Warning is shown when the answer was usable only in part (e.g. a "PDF" that is not one).
-	Warning string
+	Warning i18n.Message
 }
 
 // ContractSearchVM is the contract search page (/contracts and /contracts/lookup).
@@ -199,7 +201,7 @@ type PayloadVM struct {
 	// Payload is the JSON as the service sent it; nil with NotArchived.
 	Payload     json.RawMessage
 	NotArchived bool
-	Message     string
+	Message     i18n.Message
 	SHA256      string
 	SizeText    string
 }
@@ -278,10 +280,10 @@ func contractURL(id int32) string {
 	return "/contracts/" + strconv.FormatInt(int64(id), 10)
 }
 
-// orEmpty shows "(empty)" for an empty audit value.
-func orEmpty(s string) string {
+// orEmpty shows "(empty)", in the reader's language, for an empty audit value.
+func orEmpty(ctx context.Context, s string) string {
 	if s == "" {
-		return "(empty)"
+		return i18n.T(ctx, "audit.change.empty")
 	}
 	return s
 }
@@ -304,5 +306,83 @@ func typeLabel(s string) string {
 	return strings.Join(words, " ")
 }
 
-// TypeLabel is the display label of an attachment type or audit action.
-func TypeLabel(s string) string { return typeLabel(s) }
+// StatusLabel is a contract status in words of tr's language; a status the portal does not know
+// is shown as the v2 API's word, made readable.
+func StatusLabel(tr *i18n.Translator, status string) string {
+	switch status {
+	case "GENERATED":
+		return tr.T("contract.status.generated")
+	case "SIGNATURE_REQUESTED":
+		return tr.T("contract.status.signature_requested")
+	case "ARCHIVED":
+		return tr.T("contract.status.archived")
+	}
+	return typeLabel(status)
+}
+
+// signatureStatusLabel is a signature request's status in words of the reader's language.
+func signatureStatusLabel(ctx context.Context, status string) string {
+	switch status {
+	case "SENT":
+		return i18n.T(ctx, "signature.status.sent")
+	case "REMOVED":
+		return i18n.T(ctx, "signature.status.removed")
+	}
+	return typeLabel(status)
+}
+
+// matchedByText says how a search found a contract (MatchedBy stays the stable "id" or
+// "contract number" for data-matched-by).
+func matchedByText(ctx context.Context, matchedBy string) string {
+	if matchedBy == "id" {
+		return i18n.T(ctx, "contracts.results.by_id")
+	}
+	return i18n.T(ctx, "contracts.results.by_number")
+}
+
+// AttachmentTypeLabel is an attachment type (apiclient.AttachmentTypes) in words of tr's language.
+func AttachmentTypeLabel(tr *i18n.Translator, attachmentType string) string {
+	switch attachmentType {
+	case "CONTRACT_ANNEX":
+		return tr.T("attachments.type.contract_annex")
+	case "ID_DOCUMENT":
+		return tr.T("attachments.type.id_document")
+	case "PRIVACY_CONSENT":
+		return tr.T("attachments.type.privacy_consent")
+	case "PROOF_OF_ADDRESS":
+		return tr.T("attachments.type.proof_of_address")
+	case "OTHER":
+		return tr.T("attachments.type.other")
+	}
+	return typeLabel(attachmentType)
+}
+
+// auditActionKeys are the catalogue keys of the audit actions (docs/v2-assumptions.md A7).
+var auditActionKeys = map[string]string{
+	"QUOTE_CREATED":       "audit.action.quote_created",
+	"CART_ADDED":          "audit.action.cart_added",
+	"CART_REMOVED":        "audit.action.cart_removed",
+	"ITEM_ADDED":          "audit.action.item_added",
+	"ITEM_REMOVED":        "audit.action.item_removed",
+	"QUANTITY_CHANGED":    "audit.action.quantity_changed",
+	"DISCOUNTS_APPLIED":   "audit.action.discounts_applied",
+	"REPRICED":            "audit.action.repriced",
+	"PACKAGE_ADDED":       "audit.action.package_added",
+	"PRICELIST_CHANGED":   "audit.action.pricelist_changed",
+	"ATTACHMENT_ADDED":    "audit.action.attachment_added",
+	"ATTACHMENT_DELETED":  "audit.action.attachment_deleted",
+	"CONTRACT_GENERATED":  "audit.action.contract_generated",
+	"SIGNATURE_REQUESTED": "audit.action.signature_requested",
+	"SIGNATURE_REMOVED":   "audit.action.signature_removed",
+	"CONTRACT_ARCHIVED":   "audit.action.contract_archived",
+	"CUSTOMER_UPDATED":    "audit.action.customer_updated",
+}
+
+// ActionLabel is an audit action in words of tr's language; an action the portal does not know
+// is shown as the v2 API's word, made readable.
+func ActionLabel(tr *i18n.Translator, action string) string {
+	if key, ok := auditActionKeys[action]; ok {
+		return tr.T(key)
+	}
+	return typeLabel(action)
+}
