@@ -68,7 +68,7 @@ func (h *Handler) documentsVM(tr *i18n.Translator, ref quoteRef, quote *apiclien
 		QuoteID:         ref.quoteID,
 		BaseURL:         ref.baseURL(),
 		UploadLimit:     h.cfg.UploadLimit,
-		UploadLimitText: formatBytes(h.cfg.UploadLimit),
+		UploadLimitText: formatBytes(h.cfg.UploadLimit).In(tr),
 		HasCarts:        len(quote.Carts) > 0,
 		AuditURL:        auditURL(ref.quoteID),
 	}
@@ -86,7 +86,7 @@ func (h *Handler) documentsVM(tr *i18n.Translator, ref quoteRef, quote *apiclien
 			FileName:    safeFileName(a.FileName, tr.T("attachments.file_fallback", strconv.Itoa(int(a.AttachmentID)))),
 			ContentType: a.ContentType,
 			Size:        a.Size,
-			SizeText:    formatBytes(a.Size),
+			SizeText:    formatBytes(a.Size).In(tr),
 			CreatedAt:   timeText(tr, a.CreatedAt),
 			SHA256:      a.SHA256,
 			DownloadURL: ref.attachmentURL(a.AttachmentID),

@@ -89,14 +89,14 @@ func (h *Handler) loadPayload(ctx context.Context, contractID int32) (*apiclient
 }
 
 // payloadVM builds the payload view; hashes are of the bytes the service sent (the .json download).
-func payloadVM(contract *apiclient.Contract, payload *apiclient.DigitalArchivePayload) contracts.PayloadVM {
+func payloadVM(tr *i18n.Translator, contract *apiclient.Contract, payload *apiclient.DigitalArchivePayload) contracts.PayloadVM {
 	sum := sha256.Sum256(payload.Raw)
 	return contracts.PayloadVM{
 		ContractID: contract.ContractID,
 		Number:     contractNumberOf(contract),
 		Payload:    payload.Raw,
 		SHA256:     hex.EncodeToString(sum[:]),
-		SizeText:   formatBytes(int64(len(payload.Raw))),
+		SizeText:   formatBytes(int64(len(payload.Raw))).In(tr),
 	}
 }
 
@@ -120,7 +120,7 @@ func (h *Handler) showArchivePayload(c *gin.Context) {
 		h.fail(c, err)
 		return
 	default:
-		vm = payloadVM(contract, payload)
+		vm = payloadVM(tr(c), contract, payload)
 	}
 	if isHTMX(c) {
 		h.render(c, status, contracts.PayloadPartial(vm))

@@ -83,7 +83,7 @@ func contractVM(tr *i18n.Translator, contract *apiclient.Contract) contracts.Con
 		EvidenceURL: url + "/evidence",
 		PDF: contracts.PDFInfo{
 			FileName: safeFileName(contract.PDF.FileName, contractPDFName(tr, contract)),
-			SizeText: formatBytes(contract.PDF.Size),
+			SizeText: formatBytes(contract.PDF.Size).In(tr),
 			SHA256:   contract.PDF.SHA256,
 		},
 		Signature: signatureVM(tr, contract),

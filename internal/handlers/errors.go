@@ -282,19 +282,6 @@ func backLink(tr *i18n.Translator, path string) components.Link {
 	return components.Link{Href: "/", Label: tr.T("error.back_to_start")}
 }
 
-// formatBytes writes a byte count for people: 1 MiB, 25 MB, 512 bytes.
-func formatBytes(n int64) string {
-	const unit = 1 << 10
-	if n < unit {
-		return fmt.Sprintf("%d bytes", n)
-	}
-	value, suffix := float64(n), ""
-	for _, s := range []string{"KiB", "MiB", "GiB", "TiB"} {
-		value /= unit
-		suffix = s
-		if value < unit {
-			break
-		}
-	}
-	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", value), "0"), ".") + " " + suffix
-}
+// formatBytes is a byte count for people, written in the reader's language when shown: "1 MiB",
+// "512 bytes", "1,5 Mio". A message argument resolves itself (i18n.Localized); elsewhere call In.
+func formatBytes(n int64) i18n.Bytes { return i18n.Bytes(n) }

@@ -39,7 +39,7 @@ func (h *Handler) showEvidence(c *gin.Context) {
 			return
 		}
 		row := contracts.ArtifactVM{
-			Key: a.key, Label: a.label, FileName: a.fileName, Size: size, SizeText: formatBytes(size),
+			Key: a.key, Label: a.label, FileName: a.fileName, Size: size, SizeText: formatBytes(size).In(tr(c)),
 			SHA256: digest, URL: base + "/" + a.key,
 		}
 		if a.published != "" {
@@ -53,7 +53,7 @@ func (h *Handler) showEvidence(c *gin.Context) {
 		vm.Artifacts = append(vm.Artifacts, row)
 	}
 	if ev.payload != nil {
-		p := payloadVM(ev.contract, ev.payload)
+		p := payloadVM(tr(c), ev.contract, ev.payload)
 		vm.Payload = &p
 	}
 	h.renderPage(c, http.StatusOK, t(c, "evidence.title", vm.Contract.Number), layout.SectionContracts, contracts.EvidencePage(vm))

@@ -111,12 +111,3 @@ func TestLogHandlerAddsRequestIDOnce(t *testing.T) {
 		}
 	}
 }
-
-func TestFormatBytes(t *testing.T) {
-	t.Parallel()
-	for n, want := range map[int64]string{512: "512 bytes", 1024: "1 KiB", 1 << 20: "1 MiB", 1536: "1.5 KiB", 1 << 30: "1 GiB", 25 << 20: "25 MiB"} {
-		if got := formatBytes(n); got != want {
-			t.Errorf("formatBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

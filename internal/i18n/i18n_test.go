@@ -158,3 +158,31 @@ func TestCataloguesAreCheckedWhole(t *testing.T) {
 		t.Error("the source catalogue has no keys")
 	}
 }
+
+// Byte sizes are written in the reader's language, in a message argument too (Message.In resolves
+// Localized arguments without changing the caller's).
+func TestBytesInTheReadersLanguage(t *testing.T) {
+	t.Parallel()
+	b := loadBundle(t)
+	en, it, fr := b.Translator(language.English), b.Translator(language.Italian), b.Translator(language.French)
+	for _, tt := range []struct {
+		tr   *Translator
+		n    int64
+		want string
+	}{
+		{en, 512, "512 bytes"}, {en, 1024, "1 KiB"}, {en, 1536, "1.5 KiB"}, {en, 1 << 20, "1 MiB"},
+		{en, 25 << 20, "25 MiB"}, {en, 1 << 30, "1 GiB"},
+		{it, 1536, "1,5 KiB"}, {it, 1, "1 byte"}, {fr, 1536, "1,5 Kio"}, {fr, 10 << 20, "10 Mio"},
+	} {
+		if got := Bytes(tt.n).In(tt.tr); got != tt.want {
+			t.Errorf("%s: Bytes(%d) = %q, want %q", tt.tr.Lang(), tt.n, got, tt.want)
+		}
+	}
+	m := M("error.too_large.message", Bytes(1536))
+	if got := m.In(it); got != "La richiesta è più grande di quanto il portale accetti (1,5 KiB)." {
+		t.Errorf("a Bytes argument in Italian: %q", got)
+	}
+	if _, still := m.Args[0].(Bytes); !still {
+		t.Errorf("translating changed the message's own argument to %T", m.Args[0])
+	}
+}

@@ -1,6 +1,9 @@
 package i18n
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Message is a catalogue key with its arguments, translated later: by the error edge, a toast or
 // a template, once the person's language is known. Errors and view models carry Messages, never
@@ -28,7 +31,19 @@ func (m Message) In(tr *Translator) string {
 	if m.Key == "" {
 		return m.Text
 	}
-	return tr.T(m.Key, m.Args...)
+	var localized []any // a copy, made at the first Localized argument: the caller's stay as they are
+	for i, arg := range m.Args {
+		if l, ok := arg.(Localized); ok {
+			if localized == nil {
+				localized = slices.Clone(m.Args)
+			}
+			localized[i] = l.In(tr)
+		}
+	}
+	if localized == nil {
+		return tr.T(m.Key, m.Args...)
+	}
+	return tr.T(m.Key, localized...)
 }
 
 // Msg is m in ctx's language, for templates: { i18n.Msg(ctx, vm.Error) }.
