@@ -14,7 +14,9 @@
 //     fieldErrorsFrom(err) first and re-render the form with 422.
 //  6. Render with h.renderPage(c, status, title, section, pages.XxxPage(vm)) for full pages and
 //     h.render(c, status, pages.XxxPartial(vm)) for htmx partials (isHTMX(c) tells them apart).
-//     Toasts after a successful htmx action: h.toast(c, components.ToastSuccess, "Saved").
+//     Toasts after a successful htmx action: h.toast(c, components.ToastSuccess, t(c, "customer.toast.saved")).
+//  7. Every word a person reads goes through the catalogue (t(c, key), i18n.T(ctx, key) in templates,
+//     i18n.M for errors): internal/i18n, docs/i18n.md.
 package handlers
 
 import (

@@ -98,7 +98,7 @@ func (h *Handler) apiContext(c *gin.Context) context.Context {
 }
 
 // toast sends a notification with an htmx response, via the HX-Trigger header (app.js shows it).
-// Use it after a successful htmx action: h.toast(c, components.ToastSuccess, "Customer saved").
+// Use it after a successful htmx action: h.toast(c, components.ToastSuccess, t(c, "customer.toast.saved")).
 // Call it before rendering the body.
 func (h *Handler) toast(c *gin.Context, level components.ToastLevel, message string) {
 	type toastEvent struct {
