@@ -147,7 +147,7 @@ func TestBatchArchiveFailuresRetryAndResult(t *testing.T) {
 	batchOpenForm(t, page)
 	batchCheck(t, page, lines)
 	check(t, suite.expect.Locator(page.GetByTestId("batch-preview-summary")).ToContainText(
-		"49 contracts will be archived; 1 are already archived (counted as done); 3 lines have a problem"), "the preview counts")
+		"49 contracts will be archived; 1 is already archived (counted as done); 3 lines have a problem"), "the preview counts")
 	rowOf := func(line int) playwright.Locator {
 		return page.Locator(`[data-testid="batch-row"]`).Filter(playwright.LocatorFilterOptions{Has: page.Locator("td:first-child").GetByText(strconv.Itoa(line), playwright.LocatorGetByTextOptions{Exact: playwright.Bool(true)})})
 	}
