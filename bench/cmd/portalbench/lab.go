@@ -338,6 +338,9 @@ func (l *lab) newPortal(ctx context.Context, name string) (*portalEnv, error) {
 		"PORTAL_OIDC_CLIENT_ID=" + config.DemoClientID,
 		"PORTAL_OIDC_CLIENT_SECRET=" + secret,
 		"PORTAL_SESSION_KEYS=" + key,
+		// Cookie sessions, as documented (docs/performance.md): signIn reads the access token
+		// from the cookie with the portal's key. The file store became the default later.
+		"PORTAL_SESSION_STORE=cookie",
 		"PORTAL_UPLOAD_LIMIT=" + portalUpload,
 		"PORTAL_LOG_FORMAT=json",
 		"PORTAL_LOG_LEVEL=info",
