@@ -61,9 +61,10 @@ func (k SortKey) String() string {
 }
 
 // row is one customer in compact form: no pointers (the garbage collector never scans the rows
-// slice), strings as offsets into the snapshot's text, repeated values as indexes into its
-// dictionary. 44 bytes plus the text of name, tax id, e-mail and search key (about 105 bytes for
-// the simulator's customers: 15 MiB for 100,000).
+// slice), strings as offsets into the snapshot's text, the repeated values (segment, city,
+// country, owners, configurators) as one index into the snapshot's distinct combinations of them.
+// 28 bytes plus the text of name, tax id, e-mail and search key (about 105 bytes for the
+// simulator's customers: 13 MiB for 100,000).
 type row struct {
 	id  int32
 	off uint32 // start of the row's text: name, tax id, e-mail (unless emailInKey), then the search key
@@ -73,9 +74,15 @@ type row struct {
 	// emailInKey: the e-mail is already lower case, so it is read from the search key instead
 	// of being stored twice (most addresses are).
 	emailInKey bool
-	// Dictionary indexes.
+	attrs      uint32 // index into Snapshot.attrs
+	updated    uint32 // Unix seconds, UTC (until 2106)
+}
+
+// rowAttrs are a row's repeated values as dictionary indexes. Customers share few combinations
+// of them (the simulator's 100,000 have a few thousand), so a row holds one index to its
+// combination instead of five (16 bytes less a row).
+type rowAttrs struct {
 	segment, city, country, owners, cpqIDs uint32
-	updated                                uint32 // Unix seconds, UTC (until 2106)
 }
 
 // Row is one customer of a snapshot, as the list shows it.
@@ -113,6 +120,7 @@ type Snapshot struct {
 	textEnd uint32
 	tail    string
 	dict    []string
+	attrs   []rowAttrs
 	owners  []Owner // sorted by id
 
 	orders [numSortKeys]lazyOrder
@@ -181,10 +189,11 @@ func (s *Snapshot) lowerName(r *row) string { return s.str(r.keyOff(), r.lowerNa
 
 // public turns a compact row into a Row.
 func (s *Snapshot) public(r *row) Row {
+	a := &s.attrs[r.attrs]
 	return Row{
 		ID: r.id, Name: s.name(r), TaxID: s.taxID(r), Email: s.email(r),
-		Segment: s.dict[r.segment], City: s.dict[r.city], Country: s.dict[r.country], Owners: s.dict[r.owners],
-		CPQIDs: parseIDList(s.dict[r.cpqIDs]), UpdatedAt: time.Unix(int64(r.updated), 0).UTC(),
+		Segment: s.dict[a.segment], City: s.dict[a.city], Country: s.dict[a.country], Owners: s.dict[a.owners],
+		CPQIDs: parseIDList(s.dict[a.cpqIDs]), UpdatedAt: time.Unix(int64(r.updated), 0).UTC(),
 	}
 }
 
@@ -310,9 +319,10 @@ func (s *Snapshot) buildOrder(key SortKey) []int32 {
 	case SortByCity, SortBySegment:
 		rank := s.dictRanks()
 		for i := range s.rows {
-			d := s.rows[i].city
+			a := &s.attrs[s.rows[i].attrs]
+			d := a.city
 			if key == SortBySegment {
-				d = s.rows[i].segment
+				d = a.segment
 			}
 			entries[i] = sortEntry{uint64(rank[d]), int32(i)}
 		}
@@ -410,6 +420,8 @@ type builder struct {
 	scratch []byte
 	dict    []string
 	dictIdx map[string]uint32
+	attrs   []rowAttrs
+	attrIdx map[rowAttrs]uint32
 	owners  map[int64]Owner
 	sorted  bool
 	lastID  int32
@@ -422,9 +434,25 @@ const rowChunkLen = 8192
 var errTooLarge = errors.New("customercache: customer list too large")
 
 func newBuilder() *builder {
-	b := &builder{dictIdx: map[string]uint32{}, owners: map[int64]Owner{}, sorted: true}
+	b := &builder{dictIdx: map[string]uint32{}, attrIdx: map[rowAttrs]uint32{}, owners: map[int64]Owner{}, sorted: true}
 	b.intern(nil) // index 0 is the empty string
 	return b
+}
+
+// interner hands out the dictionary and combination indexes of new rows.
+type interner interface {
+	intern(v []byte) uint32
+	attr(a rowAttrs) uint32
+}
+
+func (b *builder) attr(a rowAttrs) uint32 {
+	if i, ok := b.attrIdx[a]; ok {
+		return i
+	}
+	i := uint32(len(b.attrs))
+	b.attrs = append(b.attrs, a)
+	b.attrIdx[a] = i
+	return i
 }
 
 func (b *builder) intern(v []byte) uint32 {
@@ -440,7 +468,7 @@ func (b *builder) intern(v []byte) uint32 {
 // add appends one customer. It copies what it keeps, so the item's bytes may be reused.
 func (b *builder) add(c *apiclient.CustomerListItem) error {
 	var r row
-	r, b.rowText, b.scratch = makeRow(c, b.rowText[:0], b.scratch, b.intern)
+	r, b.rowText, b.scratch = makeRow(c, b.rowText[:0], b.scratch, b)
 	if len(b.cur)+len(b.rowText) > textChunkSize {
 		b.flushText()
 	}
@@ -497,8 +525,9 @@ func clip(s []byte) []byte {
 // makeRow builds the compact row of c (its offset left to the caller) and appends its text to
 // text: name, tax id, e-mail (unless it can be read from the key), then the search key, which is
 // what Search looks at: lower-case name, tax id, e-mail and the id, separated by NUL so that no
-// word matches across two fields (the name comes first: the name order reads it). scratch is a buffer for the dictionary values; both are returned for reuse.
-func makeRow(c *apiclient.CustomerListItem, text, scratch []byte, intern func([]byte) uint32) (row, []byte, []byte) {
+// word matches across two fields (the name comes first: the name order reads it). scratch is a
+// buffer for the dictionary values; both are returned for reuse.
+func makeRow(c *apiclient.CustomerListItem, text, scratch []byte, in interner) (row, []byte, []byte) {
 	name, taxID, email := clip(c.Name), clip(c.TaxID), clip(c.Email)
 	inKey := emailInKey(email)
 	text = append(text, name...)
@@ -523,15 +552,15 @@ func makeRow(c *apiclient.CustomerListItem, text, scratch []byte, intern func([]
 		}
 		scratch = append(scratch, o.Name...)
 	}
-	owners := intern(scratch)
+	owners := in.intern(scratch)
 	scratch = appendIDList(scratch[:0], c.CPQIDs)
-	cpqIDs := intern(scratch)
+	cpqIDs := in.intern(scratch)
+	attrs := in.attr(rowAttrs{segment: in.intern(c.Segment), city: in.intern(c.City), country: in.intern(c.Country), owners: owners, cpqIDs: cpqIDs})
 	return row{
 		id:      c.ID,
 		nameLen: uint16(len(name)), taxLen: uint16(len(taxID)), emailLen: uint16(len(email)),
 		keyLen: uint16(len(text) - keyStart), lowerNameLen: uint16(lowerNameLen), emailInKey: inKey,
-		segment: intern(c.Segment), city: intern(c.City), country: intern(c.Country),
-		owners: owners, cpqIDs: cpqIDs, updated: unixSeconds(c.UpdatedAt),
+		attrs: attrs, updated: unixSeconds(c.UpdatedAt),
 	}, text, scratch
 }
 
@@ -595,25 +624,14 @@ func (b *builder) build(etag string) *Snapshot {
 	}
 	sort.Slice(owners, func(i, j int) bool { return owners[i].ID < owners[j].ID })
 	return &Snapshot{etag: etag, rows: rows, text: b.text, textEnd: uint32(len(b.text)) << textChunkShift,
-		dict: slices.Clip(b.dict), owners: owners}
+		dict: slices.Clip(b.dict), attrs: slices.Clip(b.attrs), owners: owners}
 }
 
 // withCustomer returns a new snapshot where c replaces the customer with its id, or is added.
 // The new snapshot shares the old text; only the rows are copied.
 func (s *Snapshot) withCustomer(c *apiclient.Customer) (*Snapshot, error) {
-	dict := slices.Clone(s.dict)
-	intern := func(v []byte) uint32 {
-		// A few entries per update: a linear look-up in the recent part is enough, and a
-		// duplicate entry would only cost a few bytes.
-		for i := len(dict) - 1; i >= 0 && i >= len(dict)-64; i-- {
-			if dict[i] == string(v) {
-				return uint32(i)
-			}
-		}
-		dict = append(dict, string(v))
-		return uint32(len(dict) - 1)
-	}
-	r, text, _ := makeRow(apiclient.ListItemOf(c), []byte(s.tail), nil, intern)
+	in := &updateInterner{dict: slices.Clone(s.dict), attrs: slices.Clone(s.attrs)}
+	r, text, _ := makeRow(apiclient.ListItemOf(c), []byte(s.tail), nil, in)
 	off := uint64(s.textEnd) + uint64(len(s.tail))
 	if off+uint64(len(text)) > math.MaxUint32 {
 		return nil, errTooLarge
@@ -635,7 +653,35 @@ func (s *Snapshot) withCustomer(c *apiclient.Customer) (*Snapshot, error) {
 			owners = slices.Insert(owners, j, Owner{ID: o.OwnerID, Name: o.Name, Email: o.Email})
 		}
 	}
-	return &Snapshot{etag: s.etag, rows: rows, text: s.text, textEnd: s.textEnd, tail: string(text), dict: dict, owners: owners}, nil
+	return &Snapshot{etag: s.etag, rows: rows, text: s.text, textEnd: s.textEnd, tail: string(text), dict: in.dict, attrs: in.attrs, owners: owners}, nil
+}
+
+// updateInterner interns the values of an updated customer into copies of a snapshot's
+// dictionary and combinations. A few entries per update: a linear look-up in the recent part is
+// enough, and a duplicate entry would only cost a few bytes.
+type updateInterner struct {
+	dict  []string
+	attrs []rowAttrs
+}
+
+func (u *updateInterner) intern(v []byte) uint32 {
+	for i := len(u.dict) - 1; i >= 0 && i >= len(u.dict)-64; i-- {
+		if u.dict[i] == string(v) {
+			return uint32(i)
+		}
+	}
+	u.dict = append(u.dict, string(v))
+	return uint32(len(u.dict) - 1)
+}
+
+func (u *updateInterner) attr(a rowAttrs) uint32 {
+	for i := len(u.attrs) - 1; i >= 0 && i >= len(u.attrs)-64; i-- {
+		if u.attrs[i] == a {
+			return uint32(i)
+		}
+	}
+	u.attrs = append(u.attrs, a)
+	return uint32(len(u.attrs) - 1)
 }
 
 // appendIDList writes configurator ids as "1,2,3" (a dictionary entry: few distinct sets).
