@@ -1,6 +1,7 @@
 package customercache
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"errors"
@@ -66,16 +67,36 @@ func (k SortKey) String() string {
 // 28 bytes plus the text of name, tax id, e-mail and search key (about 105 bytes for the
 // simulator's customers: 13 MiB for 100,000).
 type row struct {
-	id  int32
-	off uint32 // start of the row's text: name, tax id, e-mail (unless emailInKey), then the search key
+	id int32
+	// off is where the row's text starts: name, tax id, e-mail (unless flagEmailInKey), then the
+	// search key. An ASCII name or tax id is not stored itself but as a case mask over its
+	// lower-case copy in the key (a bit per byte: 4 bytes for a 25-byte name).
+	off uint32
 	// Byte lengths of the parts of the text. keyLen covers the whole search key; the key starts
 	// with the lower-case name (lowerNameLen bytes), which is what the name order compares.
 	nameLen, taxLen, emailLen, keyLen, lowerNameLen uint16
-	// emailInKey: the e-mail is already lower case, so it is read from the search key instead
-	// of being stored twice (most addresses are).
-	emailInKey bool
-	attrs      uint32 // index into Snapshot.attrs
-	updated    uint32 // Unix seconds, UTC (until 2106)
+	flags                                           uint8
+	attrs                                           uint32 // index into Snapshot.attrs
+	updated                                         uint32 // Unix seconds, UTC (until 2106)
+}
+
+// Row flags.
+const (
+	// flagEmailInKey: the e-mail is already lower case, so it is read from the search key
+	// instead of being stored twice (most addresses are).
+	flagEmailInKey uint8 = 1 << iota
+	// flagNameCased, flagTaxCased: the name (tax id) is ASCII and stored as a case mask over
+	// its lower-case copy in the key.
+	flagNameCased
+	flagTaxCased
+)
+
+// storedLen is how many bytes a field of n bytes takes in the row's text.
+func storedLen(n uint16, cased bool) uint32 {
+	if cased {
+		return (uint32(n) + 7) / 8
+	}
+	return uint32(n)
 }
 
 // rowAttrs are a row's repeated values as dictionary indexes. Customers share few combinations
@@ -159,28 +180,90 @@ func (s *Snapshot) str(off uint32, n uint16) string {
 	return chunk[o : o+uint32(n)]
 }
 
-func (s *Snapshot) name(r *row) string { return s.str(r.off, r.nameLen) }
+func (s *Snapshot) name(r *row) string {
+	if r.flags&flagNameCased == 0 {
+		return s.str(r.off, r.nameLen)
+	}
+	return string(applyCase(nil, s.lowerName(r), s.str(r.off, uint16(storedLen(r.nameLen, true)))))
+}
 
-func (s *Snapshot) taxID(r *row) string { return s.str(r.off+uint32(r.nameLen), r.taxLen) }
+// appendTaxID appends the row's tax id to dst (no allocation when dst has room).
+func (s *Snapshot) appendTaxID(dst []byte, r *row) []byte {
+	off := r.off + storedLen(r.nameLen, r.flags&flagNameCased != 0)
+	if r.flags&flagTaxCased == 0 {
+		return append(dst, s.str(off, r.taxLen)...)
+	}
+	// key = lower(name) NUL lower(taxId) NUL ...; an ASCII tax id keeps its length lowered.
+	start := uint32(r.lowerNameLen) + 1
+	lower := s.str(r.keyOff()+start, r.taxLen)
+	return applyCase(dst, lower, s.str(off, uint16(storedLen(r.taxLen, true))))
+}
+
+func (s *Snapshot) taxID(r *row) string {
+	if r.flags&flagTaxCased == 0 {
+		return s.str(r.off+storedLen(r.nameLen, r.flags&flagNameCased != 0), r.taxLen)
+	}
+	return string(s.appendTaxID(nil, r))
+}
+
+// applyCase appends lower with the letters whose bit is set in mask upper-cased.
+func applyCase(dst []byte, lower, mask string) []byte {
+	for i := range len(lower) {
+		c := lower[i]
+		if mask[i/8]&(1<<(i%8)) != 0 {
+			c -= 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// appendCaseMask appends the case mask of an ASCII string: bit i set when byte i is upper case.
+func appendCaseMask(dst, ascii []byte) []byte {
+	for i := 0; i < len(ascii); i += 8 {
+		var m byte
+		for j := i; j < min(i+8, len(ascii)); j++ {
+			if 'A' <= ascii[j] && ascii[j] <= 'Z' {
+				m |= 1 << (j - i)
+			}
+		}
+		dst = append(dst, m)
+	}
+	return dst
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// textOff is where the row's e-mail (when stored) starts: after the name and the tax id.
+func (r *row) textOff() uint32 {
+	return r.off + storedLen(r.nameLen, r.flags&flagNameCased != 0) + storedLen(r.taxLen, r.flags&flagTaxCased != 0)
+}
 
 // keyOff is where the row's search key starts.
 func (r *row) keyOff() uint32 {
-	off := r.off + uint32(r.nameLen) + uint32(r.taxLen)
-	if !r.emailInKey {
+	off := r.textOff()
+	if r.flags&flagEmailInKey == 0 {
 		off += uint32(r.emailLen)
 	}
 	return off
 }
 
 func (s *Snapshot) email(r *row) string {
-	if r.emailInKey {
+	if r.flags&flagEmailInKey != 0 {
 		// key = lower(name) NUL lower(taxId) NUL email NUL id
 		key := s.key(r)
 		start := int(r.lowerNameLen) + 1
 		start += strings.IndexByte(key[start:], 0) + 1
 		return key[start : start+int(r.emailLen)]
 	}
-	return s.str(r.off+uint32(r.nameLen)+uint32(r.taxLen), r.emailLen)
+	return s.str(r.textOff(), r.emailLen)
 }
 
 func (s *Snapshot) key(r *row) string { return s.str(r.keyOff(), r.keyLen) }
@@ -312,10 +395,16 @@ func (s *Snapshot) buildOrder(key SortKey) []int32 {
 		}
 		full = func(a, b *row) int { return strings.Compare(s.lowerName(a), s.lowerName(b)) }
 	case SortByTaxID:
+		var buf [64]byte
 		for i := range s.rows {
-			entries[i] = sortEntry{prefix8(s.taxID(&s.rows[i])), int32(i)}
+			entries[i] = sortEntry{prefix8(s.appendTaxID(buf[:0], &s.rows[i])), int32(i)}
 		}
-		full = func(a, b *row) int { return strings.Compare(s.taxID(a), s.taxID(b)) }
+		// Tax ids rebuilt into two buffers (no allocation per comparison).
+		var bufA, bufB []byte
+		full = func(a, b *row) int {
+			bufA, bufB = s.appendTaxID(bufA[:0], a), s.appendTaxID(bufB[:0], b)
+			return bytes.Compare(bufA, bufB)
+		}
 	case SortByCity, SortBySegment:
 		rank := s.dictRanks()
 		for i := range s.rows {
@@ -354,7 +443,7 @@ func (s *Snapshot) buildOrder(key SortKey) []int32 {
 
 // prefix8 is the first eight bytes of v as a big-endian number, zero-padded: for two strings whose
 // prefixes differ, comparing the numbers orders them as strings.Compare does.
-func prefix8(v string) uint64 {
+func prefix8[T string | []byte](v T) uint64 {
 	var b [8]byte
 	copy(b[:], v)
 	return binary.BigEndian.Uint64(b[:])
@@ -385,12 +474,16 @@ func (s *Snapshot) Duplicates(name, taxID string, exceptID int32, limit int) []R
 	wantName := NormalizeName(name)
 	wantTax := NormalizeTaxID(taxID)
 	var out []Row
+	var tax []byte
 	for i := range s.rows {
 		r := &s.rows[i]
 		if r.id == exceptID {
 			continue
 		}
-		if (wantName != "" && s.lowerName(r) == wantName) || (wantTax != "" && s.taxID(r) == wantTax) {
+		if wantTax != "" {
+			tax = s.appendTaxID(tax[:0], r)
+		}
+		if (wantName != "" && s.lowerName(r) == wantName) || (wantTax != "" && string(tax) == wantTax) {
 			out = append(out, s.public(r))
 			if len(out) >= limit {
 				break
@@ -530,8 +623,22 @@ func clip(s []byte) []byte {
 func makeRow(c *apiclient.CustomerListItem, text, scratch []byte, in interner) (row, []byte, []byte) {
 	name, taxID, email := clip(c.Name), clip(c.TaxID), clip(c.Email)
 	inKey := emailInKey(email)
-	text = append(text, name...)
-	text = append(text, taxID...)
+	var flags uint8
+	if inKey {
+		flags |= flagEmailInKey
+	}
+	if isASCII(name) {
+		flags |= flagNameCased
+		text = appendCaseMask(text, name)
+	} else {
+		text = append(text, name...)
+	}
+	if isASCII(taxID) {
+		flags |= flagTaxCased
+		text = appendCaseMask(text, taxID)
+	} else {
+		text = append(text, taxID...)
+	}
 	if !inKey {
 		text = append(text, email...)
 	}
@@ -559,7 +666,7 @@ func makeRow(c *apiclient.CustomerListItem, text, scratch []byte, in interner) (
 	return row{
 		id:      c.ID,
 		nameLen: uint16(len(name)), taxLen: uint16(len(taxID)), emailLen: uint16(len(email)),
-		keyLen: uint16(len(text) - keyStart), lowerNameLen: uint16(lowerNameLen), emailInKey: inKey,
+		keyLen: uint16(len(text) - keyStart), lowerNameLen: uint16(lowerNameLen), flags: flags,
 		attrs: attrs, updated: unixSeconds(c.UpdatedAt),
 	}, text, scratch
 }
