@@ -31,10 +31,10 @@ const maxDepth = 10000
 type Scanner struct {
 	r       io.Reader
 	buf     []byte
-	pos     int   // next unread byte
-	end     int   // end of the bytes read
-	base    int64 // offset in the stream of buf[0], for error messages
-	readErr error // the reader's error (io.EOF at the end), returned once the buffer is used up
+	pos     int    // next unread byte
+	end     int    // end of the bytes read
+	base    int64  // offset in the stream of buf[0], for error messages
+	readErr error  // the reader's error (io.EOF at the end), returned once the buffer is used up
 	scratch []byte // unescaped strings
 	key     []byte // the last object key read
 }
