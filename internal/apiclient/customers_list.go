@@ -29,7 +29,7 @@ type CustomerListOwner struct {
 }
 
 // ListItemOf is the list item of a whole customer document (for a customer the
-// user just changed). Its slices alias c's strings' copies, not c.
+// user just changed). Its byte slices are copies: the item outlives no buffer.
 func ListItemOf(c *Customer) *CustomerListItem {
 	it := &CustomerListItem{
 		ID: c.ID, Name: []byte(c.Name), TaxID: []byte(c.TaxID), Email: []byte(c.Email), Segment: []byte(c.Segment),

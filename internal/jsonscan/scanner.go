@@ -534,7 +534,7 @@ func (s *Scanner) skip(depth int) error {
 				return err
 			}
 			if c == '{' {
-				if _, err := s.readKey(); err != nil {
+				if err := s.skipKey(); err != nil {
 					return err
 				}
 			}
@@ -556,18 +556,18 @@ func (s *Scanner) skip(depth int) error {
 	return err
 }
 
-// readKey is Key without decoding the name.
-func (s *Scanner) readKey() ([]byte, error) {
+// skipKey is Key without decoding the name.
+func (s *Scanner) skipKey() error {
 	if _, err := s.readString(false); err != nil {
-		return nil, err
+		return err
 	}
 	c, err := s.peek()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if c != ':' {
-		return nil, s.syntaxError("want ':' after an object key, found %q", c)
+		return s.syntaxError("want ':' after an object key, found %q", c)
 	}
 	s.pos++
-	return nil, nil
+	return nil
 }
