@@ -93,32 +93,12 @@ func (s *CustomersService) List(ctx context.Context, etag string) (customers []C
 // stops the decoding and is returned as is. The caller's context bounds the
 // call: the list may be large, so [WithTimeout] does not apply.
 func (s *CustomersService) ListEach(ctx context.Context, etag string, fn func(*Customer) error) (newETag string, notModified bool, err error) {
-	cl := &call{endpoint: EndpointCustomerList}
-	if etag != "" {
-		if !validHeaderValue(etag) || len(etag) > MaxSegmentBytes {
-			return "", false, fmt.Errorf("apiclient: %s: %w: etag is not a valid header value", EndpointCustomerList, ErrInvalidParameter)
-		}
-		cl.header = http.Header{"If-None-Match": {etag}}
-	}
-	req, err := s.client.newRequest(ctx, cl)
-	if err != nil {
-		return "", false, err
-	}
-	resp, err := s.client.send(req, cl.endpoint)
-	if err != nil {
-		return "", false, err
+	resp, req, newETag, err := s.openList(ctx, etag)
+	if resp == nil || err != nil {
+		return newETag, err == nil, err
 	}
 	defer closeBody(resp.Body)
-	if resp.StatusCode == http.StatusNotModified {
-		newETag = resp.Header.Get("ETag")
-		if newETag == "" {
-			newETag = etag
-		}
-		return newETag, true, nil
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return "", false, newAPIError(cl.endpoint, req, resp)
-	}
+	cl := &call{endpoint: EndpointCustomerList}
 	if err := s.client.decodeArray(resp.Body, func(dec *json.Decoder) error {
 		// Decoded as plain fields, without Customer.UnmarshalJSON: that one keeps each document's
 		// JSON as Raw, which costs the list another scan and a copy of every document (100,000 of
@@ -136,6 +116,40 @@ func (s *CustomersService) ListEach(ctx context.Context, etag string, fn func(*C
 		return "", false, fmt.Errorf("apiclient: %s %s (%s): %w", req.Method, req.URL.EscapedPath(), cl.endpoint, err)
 	}
 	return resp.Header.Get("ETag"), false, nil
+}
+
+// openList sends GET /v2/customer/ (with If-None-Match when etag is set). It
+// answers the response to decode, or a nil response and the ETag when the list
+// is not modified.
+func (s *CustomersService) openList(ctx context.Context, etag string) (resp *http.Response, req *http.Request, notModifiedETag string, err error) {
+	cl := &call{endpoint: EndpointCustomerList}
+	if etag != "" {
+		if !validHeaderValue(etag) || len(etag) > MaxSegmentBytes {
+			return nil, nil, "", fmt.Errorf("apiclient: %s: %w: etag is not a valid header value", EndpointCustomerList, ErrInvalidParameter)
+		}
+		cl.header = http.Header{"If-None-Match": {etag}}
+	}
+	req, err = s.client.newRequest(ctx, cl)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	resp, err = s.client.send(req, cl.endpoint)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if resp.StatusCode == http.StatusNotModified {
+		closeBody(resp.Body)
+		notModifiedETag = resp.Header.Get("ETag")
+		if notModifiedETag == "" {
+			notModifiedETag = etag
+		}
+		return nil, req, notModifiedETag, nil
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer closeBody(resp.Body)
+		return nil, nil, "", newAPIError(cl.endpoint, req, resp)
+	}
+	return resp, req, "", nil
 }
 
 // callbackError marks an error returned by the caller's callback, so it is

@@ -3,8 +3,9 @@
 //
 // The v2 API has no search or pagination over the whole list (docs/v2-assumptions.md A8: GET
 // /v2/customer/ answers every customer, with a strong ETag). The cache therefore:
-//   - fetches the list once per user and decodes it as a stream into compact rows (no raw JSON is
-//     kept; strings live in one block of text per snapshot; search keys are lower-cased once);
+//   - fetches the list once per user and decodes it as a stream into compact rows, reading only
+//     the fields the list shows (apiclient.ListItems; no raw JSON is kept; strings live in a few
+//     blocks of text per snapshot; search keys are lower-cased once, as the bytes arrive);
 //   - keys entries by the user (the token's subject), never shares them: each user's token may
 //     see different customers;
 //   - reuses a list for TTL, then revalidates it with If-None-Match (a 304 keeps the snapshot);
@@ -29,7 +30,7 @@ import (
 // Lister fetches the customer list; *apiclient.CustomersService implements it. The context
 // carries the user's token (apiclient.WithToken).
 type Lister interface {
-	ListEach(ctx context.Context, etag string, fn func(*apiclient.Customer) error) (newETag string, notModified bool, err error)
+	ListItems(ctx context.Context, etag string, fn func(*apiclient.CustomerListItem) error) (newETag string, notModified bool, err error)
 }
 
 // ErrFetchFailed wraps every error of a failed list fetch (the v2 API's error is wrapped too), so
@@ -180,12 +181,8 @@ func (c *Cache) fetch(ctx context.Context, e *entry, cl *call, previous *Snapsho
 	if previous != nil {
 		etag = previous.etag
 	}
-	sizeHint := 0
-	if previous != nil {
-		sizeHint = previous.Len() + 64
-	}
-	b := newBuilder(sizeHint)
-	newETag, notModified, err := c.lister.ListEach(ctx, etag, b.add)
+	b := newBuilder()
+	newETag, notModified, err := c.lister.ListItems(ctx, etag, b.add)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -2,6 +2,7 @@ package customercache
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"math"
 	"slices"
@@ -60,20 +61,48 @@ func (k SortKey) String() string {
 }
 
 // row is one customer in compact form: no pointers (the garbage collector never scans the rows
-// slice), strings as offsets into the snapshot's text, repeated values as indexes into its
-// dictionary. 44 bytes plus the text of name, tax id, e-mail and search key.
+// slice), strings as offsets into the snapshot's text, the repeated values (segment, city,
+// country, owners, configurators) as one index into the snapshot's distinct combinations of them.
+// 28 bytes plus the text of name, tax id, e-mail and search key (about 105 bytes for the
+// simulator's customers: 13 MiB for 100,000).
 type row struct {
-	id  int32
-	off uint32 // start of the row's text: name, tax id, e-mail (unless emailInKey), then the search key
+	id int32
+	// off is where the row's text starts: name, tax id, e-mail (unless flagEmailInKey), then the
+	// search key. An ASCII name or tax id is not stored itself but as a case mask over its
+	// lower-case copy in the key (a bit per byte: 4 bytes for a 25-byte name).
+	off uint32
 	// Byte lengths of the parts of the text. keyLen covers the whole search key; the key starts
 	// with the lower-case name (lowerNameLen bytes), which is what the name order compares.
 	nameLen, taxLen, emailLen, keyLen, lowerNameLen uint16
-	// emailInKey: the e-mail is already lower case, so it is read from the search key instead
-	// of being stored twice (most addresses are).
-	emailInKey bool
-	// Dictionary indexes.
+	flags                                           uint8
+	attrs                                           uint32 // index into Snapshot.attrs
+	updated                                         uint32 // Unix seconds, UTC (until 2106)
+}
+
+// Row flags.
+const (
+	// flagEmailInKey: the e-mail is already lower case, so it is read from the search key
+	// instead of being stored twice (most addresses are).
+	flagEmailInKey uint8 = 1 << iota
+	// flagNameCased, flagTaxCased: the name (tax id) is ASCII and stored as a case mask over
+	// its lower-case copy in the key.
+	flagNameCased
+	flagTaxCased
+)
+
+// storedLen is how many bytes a field of n bytes takes in the row's text.
+func storedLen(n uint16, cased bool) uint32 {
+	if cased {
+		return (uint32(n) + 7) / 8
+	}
+	return uint32(n)
+}
+
+// rowAttrs are a row's repeated values as dictionary indexes. Customers share few combinations
+// of them (the simulator's 100,000 have a few thousand), so a row holds one index to its
+// combination instead of five (16 bytes less a row).
+type rowAttrs struct {
 	segment, city, country, owners, cpqIDs uint32
-	updated                                uint32 // Unix seconds, UTC (until 2106)
 }
 
 // Row is one customer of a snapshot, as the list shows it.
@@ -104,11 +133,15 @@ type Owner struct {
 type Snapshot struct {
 	etag string
 	rows []row // sorted by id
-	// text holds the strings of the rows read when the list was fetched; tail those added by
-	// later updates (offsets >= len(text) point into tail).
-	text, tail string
-	dict       []string
-	owners     []Owner // sorted by id
+	// text holds the strings of the rows read when the list was fetched, in chunks of
+	// textChunkSize bytes (a row's text never crosses a chunk); tail those added by later
+	// updates (offsets >= textEnd point into tail).
+	text    []string
+	textEnd uint32
+	tail    string
+	dict    []string
+	attrs   []rowAttrs
+	owners  []Owner // sorted by id
 
 	orders [numSortKeys]lazyOrder
 }
@@ -128,36 +161,108 @@ func (s *Snapshot) ETag() string { return s.etag }
 // Owners lists every owner named in the list, by id.
 func (s *Snapshot) Owners() []Owner { return slices.Clone(s.owners) }
 
+// textChunkShift sizes the chunks of a snapshot's text (1 MiB): the text is built a chunk at a
+// time and each chunk copied once to its exact size, instead of a buffer that doubles (and leaves
+// its halves to the garbage collector) and a final copy.
+const (
+	textChunkShift = 20
+	textChunkSize  = 1 << textChunkShift
+)
+
 func (s *Snapshot) str(off uint32, n uint16) string {
-	if int(off) >= len(s.text) {
-		o := int(off) - len(s.text)
-		return s.tail[o : o+int(n)]
+	if off >= s.textEnd {
+		o := off - s.textEnd
+		return s.tail[o : o+uint32(n)]
 	}
-	return s.text[off : off+uint32(n)]
+	chunk := s.text[off>>textChunkShift]
+	o := off & (textChunkSize - 1)
+	return chunk[o : o+uint32(n)]
 }
 
-func (s *Snapshot) name(r *row) string { return s.str(r.off, r.nameLen) }
+func (s *Snapshot) name(r *row) string {
+	if r.flags&flagNameCased == 0 {
+		return s.str(r.off, r.nameLen)
+	}
+	return string(applyCase(nil, s.lowerName(r), s.str(r.off, uint16(storedLen(r.nameLen, true)))))
+}
 
-func (s *Snapshot) taxID(r *row) string { return s.str(r.off+uint32(r.nameLen), r.taxLen) }
+// appendTaxID appends the row's tax id to dst (no allocation when dst has room).
+func (s *Snapshot) appendTaxID(dst []byte, r *row) []byte {
+	off := r.off + storedLen(r.nameLen, r.flags&flagNameCased != 0)
+	if r.flags&flagTaxCased == 0 {
+		return append(dst, s.str(off, r.taxLen)...)
+	}
+	// key = lower(name) NUL lower(taxId) NUL ...; an ASCII tax id keeps its length lowered.
+	start := uint32(r.lowerNameLen) + 1
+	lower := s.str(r.keyOff()+start, r.taxLen)
+	return applyCase(dst, lower, s.str(off, uint16(storedLen(r.taxLen, true))))
+}
+
+func (s *Snapshot) taxID(r *row) string {
+	if r.flags&flagTaxCased == 0 {
+		return s.str(r.off+storedLen(r.nameLen, r.flags&flagNameCased != 0), r.taxLen)
+	}
+	return string(s.appendTaxID(nil, r))
+}
+
+// applyCase appends lower with the letters whose bit is set in mask upper-cased.
+func applyCase(dst []byte, lower, mask string) []byte {
+	for i := range len(lower) {
+		c := lower[i]
+		if mask[i/8]&(1<<(i%8)) != 0 {
+			c -= 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// appendCaseMask appends the case mask of an ASCII string: bit i set when byte i is upper case.
+func appendCaseMask(dst, ascii []byte) []byte {
+	for i := 0; i < len(ascii); i += 8 {
+		var m byte
+		for j := i; j < min(i+8, len(ascii)); j++ {
+			if 'A' <= ascii[j] && ascii[j] <= 'Z' {
+				m |= 1 << (j - i)
+			}
+		}
+		dst = append(dst, m)
+	}
+	return dst
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// textOff is where the row's e-mail (when stored) starts: after the name and the tax id.
+func (r *row) textOff() uint32 {
+	return r.off + storedLen(r.nameLen, r.flags&flagNameCased != 0) + storedLen(r.taxLen, r.flags&flagTaxCased != 0)
+}
 
 // keyOff is where the row's search key starts.
 func (r *row) keyOff() uint32 {
-	off := r.off + uint32(r.nameLen) + uint32(r.taxLen)
-	if !r.emailInKey {
+	off := r.textOff()
+	if r.flags&flagEmailInKey == 0 {
 		off += uint32(r.emailLen)
 	}
 	return off
 }
 
 func (s *Snapshot) email(r *row) string {
-	if r.emailInKey {
+	if r.flags&flagEmailInKey != 0 {
 		// key = lower(name) NUL lower(taxId) NUL email NUL id
 		key := s.key(r)
 		start := int(r.lowerNameLen) + 1
 		start += strings.IndexByte(key[start:], 0) + 1
 		return key[start : start+int(r.emailLen)]
 	}
-	return s.str(r.off+uint32(r.nameLen)+uint32(r.taxLen), r.emailLen)
+	return s.str(r.textOff(), r.emailLen)
 }
 
 func (s *Snapshot) key(r *row) string { return s.str(r.keyOff(), r.keyLen) }
@@ -166,10 +271,11 @@ func (s *Snapshot) lowerName(r *row) string { return s.str(r.keyOff(), r.lowerNa
 
 // public turns a compact row into a Row.
 func (s *Snapshot) public(r *row) Row {
+	a := &s.attrs[r.attrs]
 	return Row{
 		ID: r.id, Name: s.name(r), TaxID: s.taxID(r), Email: s.email(r),
-		Segment: s.dict[r.segment], City: s.dict[r.city], Country: s.dict[r.country], Owners: s.dict[r.owners],
-		CPQIDs: parseIDList(s.dict[r.cpqIDs]), UpdatedAt: time.Unix(int64(r.updated), 0).UTC(),
+		Segment: s.dict[a.segment], City: s.dict[a.city], Country: s.dict[a.country], Owners: s.dict[a.owners],
+		CPQIDs: parseIDList(s.dict[a.cpqIDs]), UpdatedAt: time.Unix(int64(r.updated), 0).UTC(),
 	}
 }
 
@@ -258,12 +364,6 @@ func matches(key string, terms []string) bool {
 	return true
 }
 
-// searchKey is what Search looks at: lower-case name, tax id, e-mail and the id, separated by
-// NUL so that no word matches across two fields. The name comes first (the name order reads it).
-func searchKey(name, taxID, email string, id int32) string {
-	return strings.ToLower(name) + "\x00" + strings.ToLower(taxID) + "\x00" + strings.ToLower(email) + "\x00" + strconv.Itoa(int(id))
-}
-
 // order returns the permutation of rows for key; nil means id order (the rows' own order).
 func (s *Snapshot) order(key SortKey) []int32 {
 	if key == SortByID || key < 0 || key >= numSortKeys {
@@ -274,34 +374,101 @@ func (s *Snapshot) order(key SortKey) []int32 {
 	return lo.idx
 }
 
+// buildOrder sorts the rows by key, ties by id. Each row is given a 64-bit sort key first: the
+// first eight bytes of the name or tax id (big-endian, so comparing the numbers compares the
+// bytes), the rank of the city or segment among the dictionary's values, the update time. Most
+// comparisons are then one integer comparison between neighbours in memory; only rows whose
+// eight-byte prefixes are equal compare their whole strings. This is about four times quicker than
+// comparing strings throughout, which showed in the cold first page (docs/performance.md).
 func (s *Snapshot) buildOrder(key SortKey) []int32 {
-	idx := make([]int32, len(s.rows))
-	for i := range idx {
-		idx[i] = int32(i)
+	// Each entry carries its key and, for the string orders, the string itself, so that a
+	// comparison reads one entry and never goes back to the rows and their text chunks.
+	type sortEntry struct {
+		key uint64
+		str string
+		idx int32
 	}
-	var compare func(a, b *row) int
+	entries := make([]sortEntry, len(s.rows))
 	switch key {
 	case SortByName:
-		compare = func(a, b *row) int { return strings.Compare(s.lowerName(a), s.lowerName(b)) }
+		for i := range s.rows {
+			v := s.lowerName(&s.rows[i])
+			entries[i] = sortEntry{prefix8(v), v, int32(i)}
+		}
 	case SortByTaxID:
-		compare = func(a, b *row) int { return strings.Compare(s.taxID(a), s.taxID(b)) }
-	case SortByCity:
-		compare = func(a, b *row) int { return strings.Compare(s.dict[a.city], s.dict[b.city]) }
-	case SortBySegment:
-		compare = func(a, b *row) int { return strings.Compare(s.dict[a.segment], s.dict[b.segment]) }
+		// Tax ids kept as case masks are rebuilt into one temporary block.
+		var block []byte
+		ends := make([]int, len(s.rows))
+		for i := range s.rows {
+			block = s.appendTaxID(block, &s.rows[i])
+			ends[i] = len(block)
+		}
+		all := string(block)
+		start := 0
+		for i := range s.rows {
+			v := all[start:ends[i]]
+			entries[i] = sortEntry{prefix8(v), v, int32(i)}
+			start = ends[i]
+		}
+	case SortByCity, SortBySegment:
+		rank := s.dictRanks()
+		for i := range s.rows {
+			a := &s.attrs[s.rows[i].attrs]
+			d := a.city
+			if key == SortBySegment {
+				d = a.segment
+			}
+			entries[i] = sortEntry{key: uint64(rank[d]), idx: int32(i)}
+		}
 	case SortByUpdated:
-		compare = func(a, b *row) int { return cmp.Compare(a.updated, b.updated) }
+		for i := range s.rows {
+			entries[i] = sortEntry{key: uint64(s.rows[i].updated), idx: int32(i)}
+		}
 	}
 	// Rows are in id order, so breaking ties by position breaks them by id. An explicit tie-break
 	// with the (unstable, O(n log n)) pattern-defeating quicksort gives the stable order at about
-	// a third of SortStableFunc's cost (its O(n log² n) merging showed in the cold first page).
-	slices.SortFunc(idx, func(i, j int32) int {
-		if c := compare(&s.rows[i], &s.rows[j]); c != 0 {
+	// a third of SortStableFunc's cost.
+	slices.SortFunc(entries, func(a, b sortEntry) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
 			return c
 		}
-		return cmp.Compare(i, j)
+		if c := strings.Compare(a.str, b.str); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.idx, b.idx)
 	})
+	idx := make([]int32, len(entries))
+	for i, e := range entries {
+		idx[i] = e.idx
+	}
 	return idx
+}
+
+// prefix8 is the first eight bytes of v as a big-endian number, zero-padded: for two strings whose
+// prefixes differ, comparing the numbers orders them as strings.Compare does.
+func prefix8[T string | []byte](v T) uint64 {
+	var b [8]byte
+	copy(b[:], v)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// dictRanks ranks the dictionary's values in string order (equal values, which updates may
+// repeat, rank equal).
+func (s *Snapshot) dictRanks() []uint32 {
+	byValue := make([]uint32, len(s.dict))
+	for i := range byValue {
+		byValue[i] = uint32(i)
+	}
+	slices.SortFunc(byValue, func(a, b uint32) int { return strings.Compare(s.dict[a], s.dict[b]) })
+	rank := make([]uint32, len(s.dict))
+	r := uint32(0)
+	for i, d := range byValue {
+		if i > 0 && s.dict[d] != s.dict[byValue[i-1]] {
+			r++
+		}
+		rank[d] = r
+	}
+	return rank
 }
 
 // Duplicates returns the customers (at most limit) whose name equals name (ignoring case and
@@ -310,12 +477,16 @@ func (s *Snapshot) Duplicates(name, taxID string, exceptID int32, limit int) []R
 	wantName := NormalizeName(name)
 	wantTax := NormalizeTaxID(taxID)
 	var out []Row
+	var tax []byte
 	for i := range s.rows {
 		r := &s.rows[i]
 		if r.id == exceptID {
 			continue
 		}
-		if (wantName != "" && s.lowerName(r) == wantName) || (wantTax != "" && s.taxID(r) == wantTax) {
+		if wantTax != "" {
+			tax = s.appendTaxID(tax[:0], r)
+		}
+		if (wantName != "" && s.lowerName(r) == wantName) || (wantTax != "" && string(tax) == wantTax) {
 			out = append(out, s.public(r))
 			if len(out) >= limit {
 				break
@@ -335,148 +506,247 @@ func NormalizeTaxID(taxID string) string {
 	return strings.ToUpper(strings.Join(strings.Fields(taxID), ""))
 }
 
-// builder collects customers into a new snapshot.
+// builder collects customers into a new snapshot as the list is decoded: each customer's row,
+// text and search key are made as it arrives, so the snapshot is complete when the last byte is.
 type builder struct {
-	rows    []row
-	text    strings.Builder
+	chunks  [][]row // rows, in chunks of rowChunkLen (no slice doubling while 100,000 arrive)
+	text    []string
+	cur     []byte // the text chunk being filled
+	rowText []byte // one row's text, before it is placed
+	scratch []byte
 	dict    []string
 	dictIdx map[string]uint32
+	attrs   []rowAttrs
+	attrIdx map[rowAttrs]uint32
 	owners  map[int64]Owner
 	sorted  bool
 	lastID  int32
 }
 
+// rowChunkLen is the number of rows per chunk while building (352 KiB).
+const rowChunkLen = 8192
+
 // errTooLarge: the compact text would not fit 32-bit offsets (4 GiB of names).
 var errTooLarge = errors.New("customercache: customer list too large")
 
-func newBuilder(sizeHint int) *builder {
-	b := &builder{dictIdx: map[string]uint32{}, owners: map[int64]Owner{}, sorted: true}
-	if sizeHint > 0 {
-		b.rows = make([]row, 0, sizeHint)
-	}
-	b.intern("") // index 0 is the empty string
+func newBuilder() *builder {
+	b := &builder{dictIdx: map[string]uint32{}, attrIdx: map[rowAttrs]uint32{}, owners: map[int64]Owner{}, sorted: true}
+	b.intern(nil) // index 0 is the empty string
 	return b
 }
 
-func (b *builder) intern(s string) uint32 {
-	if i, ok := b.dictIdx[s]; ok {
+// interner hands out the dictionary and combination indexes of new rows.
+type interner interface {
+	intern(v []byte) uint32
+	attr(a rowAttrs) uint32
+}
+
+func (b *builder) attr(a rowAttrs) uint32 {
+	if i, ok := b.attrIdx[a]; ok {
 		return i
 	}
-	i := uint32(len(b.dict))
-	b.dict = append(b.dict, s)
-	b.dictIdx[s] = i
+	i := uint32(len(b.attrs))
+	b.attrs = append(b.attrs, a)
+	b.attrIdx[a] = i
 	return i
 }
 
-// add appends one customer. It copies what it keeps, so c may be reused.
-func (b *builder) add(c *apiclient.Customer) error {
-	r, err := makeRow(c, b.text.Len(), b.intern)
-	if err != nil {
-		return err
+func (b *builder) intern(v []byte) uint32 {
+	if i, ok := b.dictIdx[string(v)]; ok { // no allocation for the look-up
+		return i
 	}
-	writeRowText(&b.text, c)
-	if len(b.rows) > 0 && c.ID <= b.lastID {
+	i := uint32(len(b.dict))
+	b.dict = append(b.dict, string(v))
+	b.dictIdx[b.dict[i]] = i
+	return i
+}
+
+// add appends one customer. It copies what it keeps, so the item's bytes may be reused.
+func (b *builder) add(c *apiclient.CustomerListItem) error {
+	var r row
+	r, b.rowText, b.scratch = makeRow(c, b.rowText[:0], b.scratch, b)
+	if len(b.cur)+len(b.rowText) > textChunkSize {
+		b.flushText()
+	}
+	off := len(b.text)<<textChunkShift + len(b.cur)
+	if off > math.MaxUint32-textChunkSize {
+		return errTooLarge
+	}
+	if b.cur == nil {
+		b.cur = make([]byte, 0, textChunkSize)
+	}
+	r.off = uint32(off)
+	b.cur = append(b.cur, b.rowText...)
+	if len(b.chunks) > 0 && c.ID <= b.lastID {
 		b.sorted = false
 	}
 	b.lastID = c.ID
-	b.rows = append(b.rows, r)
+	if n := len(b.chunks); n == 0 || len(b.chunks[n-1]) == rowChunkLen {
+		b.chunks = append(b.chunks, make([]row, 0, rowChunkLen))
+	}
+	last := &b.chunks[len(b.chunks)-1]
+	*last = append(*last, r)
 	for _, o := range c.Owners {
-		b.owners[o.OwnerID] = Owner{ID: o.OwnerID, Name: o.Name, Email: o.Email}
+		// Most customers name the same few owners: only a new or changed one is stored (the
+		// comparisons do not allocate).
+		if ex, ok := b.owners[o.OwnerID]; ok && ex.Name == string(o.Name) && ex.Email == string(o.Email) {
+			continue
+		}
+		b.owners[o.OwnerID] = Owner{ID: o.OwnerID, Name: string(o.Name), Email: string(o.Email)}
 	}
 	return nil
 }
 
+// flushText stores the text chunk being filled at its exact size and starts the next one in the
+// same buffer.
+func (b *builder) flushText() {
+	b.text = append(b.text, string(b.cur))
+	b.cur = b.cur[:0]
+}
+
 // clip shortens s to at most max bytes at a rune boundary, so each length fits 16 bits.
-func clip(s string) string {
+func clip(s []byte) []byte {
 	// The key holds three fields lower-cased (which may grow a string by half) plus the id.
 	const maxLen = math.MaxUint16 / 8
 	if len(s) <= maxLen {
 		return s
 	}
 	s = s[:maxLen]
-	for len(s) > 0 && !utf8.ValidString(s) {
+	for len(s) > 0 && !utf8.Valid(s) {
 		s = s[:len(s)-1]
 	}
 	return s
 }
 
-// makeRow builds the compact row of c whose text starts at offset off.
-func makeRow(c *apiclient.Customer, off int, intern func(string) uint32) (row, error) {
-	if off > math.MaxUint32-4*math.MaxUint16 {
-		return row{}, errTooLarge
-	}
+// makeRow builds the compact row of c (its offset left to the caller) and appends its text to
+// text: name, tax id, e-mail (unless it can be read from the key), then the search key, which is
+// what Search looks at: lower-case name, tax id, e-mail and the id, separated by NUL so that no
+// word matches across two fields (the name comes first: the name order reads it). scratch is a
+// buffer for the dictionary values; both are returned for reuse.
+func makeRow(c *apiclient.CustomerListItem, text, scratch []byte, in interner) (row, []byte, []byte) {
 	name, taxID, email := clip(c.Name), clip(c.TaxID), clip(c.Email)
-	key := searchKey(name, taxID, email, c.ID)
-	ownerNames := make([]string, 0, len(c.Owners))
-	for _, o := range c.Owners {
-		ownerNames = append(ownerNames, o.Name)
+	inKey := emailInKey(email)
+	var flags uint8
+	if inKey {
+		flags |= flagEmailInKey
 	}
+	if isASCII(name) {
+		flags |= flagNameCased
+		text = appendCaseMask(text, name)
+	} else {
+		text = append(text, name...)
+	}
+	if isASCII(taxID) {
+		flags |= flagTaxCased
+		text = appendCaseMask(text, taxID)
+	} else {
+		text = append(text, taxID...)
+	}
+	if !inKey {
+		text = append(text, email...)
+	}
+	keyStart := len(text)
+	text = appendLower(text, name)
+	lowerNameLen := len(text) - keyStart
+	text = append(text, 0)
+	text = appendLower(text, taxID)
+	text = append(text, 0)
+	text = appendLower(text, email)
+	text = append(text, 0)
+	text = strconv.AppendInt(text, int64(c.ID), 10)
+
+	scratch = scratch[:0]
+	for i, o := range c.Owners {
+		if i > 0 {
+			scratch = append(scratch, ", "...)
+		}
+		scratch = append(scratch, o.Name...)
+	}
+	owners := in.intern(scratch)
+	scratch = appendIDList(scratch[:0], c.CPQIDs)
+	cpqIDs := in.intern(scratch)
+	attrs := in.attr(rowAttrs{segment: in.intern(c.Segment), city: in.intern(c.City), country: in.intern(c.Country), owners: owners, cpqIDs: cpqIDs})
 	return row{
-		id: c.ID, off: uint32(off),
+		id:      c.ID,
 		nameLen: uint16(len(name)), taxLen: uint16(len(taxID)), emailLen: uint16(len(email)),
-		keyLen: uint16(len(key)), lowerNameLen: uint16(strings.IndexByte(key, 0)), emailInKey: emailInKey(email),
-		segment: intern(c.Segment), city: intern(c.Address.City), country: intern(c.Address.Country),
-		owners: intern(strings.Join(ownerNames, ", ")), cpqIDs: intern(formatIDList(c.CPQIDs)),
-		updated: unixSeconds(c.UpdatedAt),
-	}, nil
+		keyLen: uint16(len(text) - keyStart), lowerNameLen: uint16(lowerNameLen), flags: flags,
+		attrs: attrs, updated: unixSeconds(c.UpdatedAt),
+	}, text, scratch
 }
 
-// emailInKey reports whether the e-mail can be read back from the search key.
-func emailInKey(email string) bool { return strings.ToLower(email) == email }
+// appendLower appends strings.ToLower(s): byte by byte for ASCII (no allocation), through
+// strings.ToLower otherwise, so that the key is lowered exactly as SearchTerms lowers the query.
+func appendLower(dst, s []byte) []byte {
+	for _, c := range s {
+		if c >= utf8.RuneSelf {
+			return append(dst, strings.ToLower(string(s))...)
+		}
+	}
+	for _, c := range s {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// emailInKey reports whether the e-mail can be read back from the search key (it is already
+// lower case, as most addresses are).
+func emailInKey(email []byte) bool {
+	for _, c := range email {
+		if c >= utf8.RuneSelf {
+			return strings.ToLower(string(email)) == string(email)
+		}
+		if 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return true
+}
 
 // unixSeconds fits a time into 32 bits (1970 to 2106); the list shows minutes at most.
 func unixSeconds(t time.Time) uint32 {
 	return uint32(min(max(t.Unix(), 0), math.MaxUint32))
 }
 
-// writeRowText appends the text makeRow points at.
-func writeRowText(w *strings.Builder, c *apiclient.Customer) {
-	name, taxID, email := clip(c.Name), clip(c.TaxID), clip(c.Email)
-	w.WriteString(name)
-	w.WriteString(taxID)
-	if !emailInKey(email) {
-		w.WriteString(email)
-	}
-	w.WriteString(searchKey(name, taxID, email, c.ID))
-}
-
 func (b *builder) build(etag string) *Snapshot {
+	n := 0
+	for _, c := range b.chunks {
+		n += len(c)
+	}
+	rows := make([]row, 0, n)
+	for i, c := range b.chunks {
+		rows = append(rows, c...)
+		b.chunks[i] = nil // let the chunks go as they are copied
+	}
 	if !b.sorted {
-		slices.SortStableFunc(b.rows, func(x, y row) int { return cmp.Compare(x.id, y.id) })
-		// A list with the same id twice keeps the last one.
-		b.rows = slices.CompactFunc(b.rows, func(x, y row) bool { return x.id == y.id })
+		slices.SortStableFunc(rows, func(x, y row) int { return cmp.Compare(x.id, y.id) })
+		// A list with the same id twice keeps the first one (the sort is stable).
+		rows = slices.CompactFunc(rows, func(x, y row) bool { return x.id == y.id })
+	}
+	if len(b.cur) > 0 {
+		b.flushText()
 	}
 	owners := make([]Owner, 0, len(b.owners))
 	for _, o := range b.owners {
 		owners = append(owners, o)
 	}
 	sort.Slice(owners, func(i, j int) bool { return owners[i].ID < owners[j].ID })
-	// Exact-size copies: the builder's buffers grew by doubling and may be half empty.
-	return &Snapshot{etag: etag, rows: slices.Clone(b.rows), text: strings.Clone(b.text.String()), dict: slices.Clone(b.dict), owners: owners}
+	return &Snapshot{etag: etag, rows: rows, text: b.text, textEnd: uint32(len(b.text)) << textChunkShift,
+		dict: slices.Clip(b.dict), attrs: slices.Clip(b.attrs), owners: owners}
 }
 
 // withCustomer returns a new snapshot where c replaces the customer with its id, or is added.
 // The new snapshot shares the old text; only the rows are copied.
 func (s *Snapshot) withCustomer(c *apiclient.Customer) (*Snapshot, error) {
-	dict := slices.Clone(s.dict)
-	intern := func(v string) uint32 {
-		// A few entries per update: a linear look-up in the recent part is enough, and a
-		// duplicate entry would only cost a few bytes.
-		for i := len(dict) - 1; i >= 0 && i >= len(dict)-64; i-- {
-			if dict[i] == v {
-				return uint32(i)
-			}
-		}
-		dict = append(dict, v)
-		return uint32(len(dict) - 1)
+	in := &updateInterner{dict: slices.Clone(s.dict), attrs: slices.Clone(s.attrs)}
+	r, text, _ := makeRow(apiclient.ListItemOf(c), []byte(s.tail), nil, in)
+	off := uint64(s.textEnd) + uint64(len(s.tail))
+	if off+uint64(len(text)) > math.MaxUint32 {
+		return nil, errTooLarge
 	}
-	var tail strings.Builder
-	tail.WriteString(s.tail)
-	r, err := makeRow(c, len(s.text)+tail.Len(), intern)
-	if err != nil {
-		return nil, err
-	}
-	writeRowText(&tail, c)
+	r.off = uint32(off)
 	rows := slices.Clone(s.rows)
 	i, found := slices.BinarySearchFunc(rows, c.ID, func(r row, id int32) int { return cmp.Compare(r.id, id) })
 	if found {
@@ -493,19 +763,46 @@ func (s *Snapshot) withCustomer(c *apiclient.Customer) (*Snapshot, error) {
 			owners = slices.Insert(owners, j, Owner{ID: o.OwnerID, Name: o.Name, Email: o.Email})
 		}
 	}
-	return &Snapshot{etag: s.etag, rows: rows, text: s.text, tail: tail.String(), dict: dict, owners: owners}, nil
+	return &Snapshot{etag: s.etag, rows: rows, text: s.text, textEnd: s.textEnd, tail: string(text), dict: in.dict, attrs: in.attrs, owners: owners}, nil
 }
 
-// formatIDList writes configurator ids as "1,2,3" (a dictionary entry: few distinct sets).
-func formatIDList(ids []int32) string {
-	var b strings.Builder
+// updateInterner interns the values of an updated customer into copies of a snapshot's
+// dictionary and combinations. A few entries per update: a linear look-up in the recent part is
+// enough, and a duplicate entry would only cost a few bytes.
+type updateInterner struct {
+	dict  []string
+	attrs []rowAttrs
+}
+
+func (u *updateInterner) intern(v []byte) uint32 {
+	for i := len(u.dict) - 1; i >= 0 && i >= len(u.dict)-64; i-- {
+		if u.dict[i] == string(v) {
+			return uint32(i)
+		}
+	}
+	u.dict = append(u.dict, string(v))
+	return uint32(len(u.dict) - 1)
+}
+
+func (u *updateInterner) attr(a rowAttrs) uint32 {
+	for i := len(u.attrs) - 1; i >= 0 && i >= len(u.attrs)-64; i-- {
+		if u.attrs[i] == a {
+			return uint32(i)
+		}
+	}
+	u.attrs = append(u.attrs, a)
+	return uint32(len(u.attrs) - 1)
+}
+
+// appendIDList writes configurator ids as "1,2,3" (a dictionary entry: few distinct sets).
+func appendIDList(dst []byte, ids []int32) []byte {
 	for i, id := range ids {
 		if i > 0 {
-			b.WriteByte(',')
+			dst = append(dst, ',')
 		}
-		b.WriteString(strconv.Itoa(int(id)))
+		dst = strconv.AppendInt(dst, int64(id), 10)
 	}
-	return b.String()
+	return dst
 }
 
 func parseIDList(s string) []int32 {

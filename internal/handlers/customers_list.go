@@ -40,7 +40,7 @@ const (
 	// customerListPageWait is how long a full page waits for a list that is not cached yet; after
 	// that the page is sent with a "loading" region that fetches itself (the fetch goes on).
 	customerListPageWait = 2 * time.Second
-	// customerCacheUsers bounds how many users' lists are kept (about 16 MiB each for 100,000
+	// customerCacheUsers bounds how many users' lists are kept (about 11 MiB each for 100,000
 	// customers, see docs/customers.md).
 	customerCacheUsers = 5
 	// onlineSearchLimit is the most the online search answers (A8).

@@ -324,7 +324,8 @@ func (e *portalEnv) close() {
 
 // newPortal starts the portal binary in production mode (JSON logs at info, cookie sessions) against
 // the lab's simulator, with an OpenID provider of its own (benchmark users), and waits for /readyz.
-func (l *lab) newPortal(ctx context.Context, name string) (*portalEnv, error) {
+// extraEnv is added to the portal's environment (e.g. PORTAL_MEMORY_LIMIT=off).
+func (l *lab) newPortal(ctx context.Context, name string, extraEnv ...string) (*portalEnv, error) {
 	idpListener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -332,17 +333,20 @@ func (l *lab) newPortal(ctx context.Context, name string) (*portalEnv, error) {
 	issuer := "http://" + idpListener.Addr().String()
 	secret, key := randomToken(), randomToken()
 	env := &portalEnv{name: name, sessionKey: key}
-	env.proc, env.url, err = l.start(ctx, name, l.portalBin, []string{"-addr", "127.0.0.1:0"}, []string{
+	env.proc, env.url, err = l.start(ctx, name, l.portalBin, []string{"-addr", "127.0.0.1:0"}, append([]string{
 		"PORTAL_V2_API_URL=" + l.simURL,
 		"PORTAL_OIDC_ISSUER=" + issuer,
 		"PORTAL_OIDC_CLIENT_ID=" + config.DemoClientID,
 		"PORTAL_OIDC_CLIENT_SECRET=" + secret,
 		"PORTAL_SESSION_KEYS=" + key,
+		// Cookie sessions, as documented (docs/performance.md): signIn reads the access token
+		// from the cookie with the portal's key. The file store became the default later.
+		"PORTAL_SESSION_STORE=cookie",
 		"PORTAL_UPLOAD_LIMIT=" + portalUpload,
 		"PORTAL_LOG_FORMAT=json",
 		"PORTAL_LOG_LEVEL=info",
 		"PORTAL_DATA_DIR=" + filepath.Join(l.dir, name+"-data"), // batch jobs and recent items of this process
-	}, regexp.MustCompile(`portal listening on (http://\S+)`))
+	}, extraEnv...), regexp.MustCompile(`portal listening on (http://\S+)`))
 	if err != nil {
 		idpListener.Close()
 		return nil, err
