@@ -261,6 +261,14 @@ func (oc *openedCache) get(value string) ([]byte, bool) {
 	return plain, ok
 }
 
+// getBytes is get with the key as bytes (no copy made for the look-up).
+func (oc *openedCache) getBytes(value []byte) ([]byte, bool) {
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
+	plain, ok := oc.entries[string(value)]
+	return plain, ok
+}
+
 // put stores plain (never modified afterwards); when full, an arbitrary entry goes (map order).
 func (oc *openedCache) put(value string, plain []byte) {
 	oc.mu.Lock()

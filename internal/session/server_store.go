@@ -62,6 +62,14 @@ type ServerStore struct {
 	idCodecs  []securecookie.Codec
 	dataCodec []securecookie.Codec
 	kv        kv
+
+	// Decoded before: the id in each id cookie value and the plaintext of each sealed session, so a
+	// signed-in user's every request does not pay HMAC, AES and base64 twice (about 4 % of the
+	// customer page's CPU, docs/performance.md). Keyed by the whole sealed text, like the cookie
+	// store's cache: only a value that passed securecookie once is ever found; the session's
+	// absolute lifetime, which securecookie's timestamp check also bounds, is checked on every hit.
+	openedIDs  openedCache
+	openedData openedCache
 }
 
 var (
@@ -141,6 +149,9 @@ func (ss *ServerStore) requestID(r *http.Request, name string) string {
 	if err != nil {
 		return ""
 	}
+	if raw, ok := ss.openedIDs.get(cookie.Value); ok {
+		return string(raw)
+	}
 	var raw []byte
 	if err := securecookie.DecodeMulti(name+serverCookieSuffix, cookie.Value, &raw, ss.idCodecs...); err != nil {
 		return ""
@@ -149,6 +160,7 @@ func (ss *ServerStore) requestID(r *http.Request, name string) string {
 	if len(id) != base64.RawURLEncoding.EncodedLen(sessionIDBytes) {
 		return ""
 	}
+	ss.openedIDs.put(cookie.Value, raw)
 	return id
 }
 
@@ -196,13 +208,18 @@ func (ss *ServerStore) load(ctx context.Context, id string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	var data []byte
-	if err := securecookie.DecodeMulti(sessionPurpose+" data", string(sealed), &data, ss.dataCodec...); err != nil {
-		return nil, ErrNoSession // sealed with keys no longer configured
+	data, cached := ss.openedData.getBytes(sealed)
+	if !cached {
+		if err := securecookie.DecodeMulti(sessionPurpose+" data", string(sealed), &data, ss.dataCodec...); err != nil {
+			return nil, ErrNoSession // sealed with keys no longer configured
+		}
 	}
-	s, err := unmarshal(data)
+	s, err := unmarshal(data) // a fresh Session each time: callers may change it
 	if err != nil || ss.opts.expired(s, ss.opts.Now()) {
 		return nil, ErrNoSession
+	}
+	if !cached && !s.CreatedAt.IsZero() {
+		ss.openedData.put(string(sealed), data)
 	}
 	s.ID = id
 	return s, nil
