@@ -12,8 +12,9 @@ import (
 
 // A profiling build (`go build -tags pprof ./cmd/portal`, docs/performance.md) serves
 // net/http/pprof on PPROF_ADDR, its own loopback listener, so a running portal under load can be
-// profiled without the route or its cost in a release build. Not PORTAL_*: portalbench passes
-// its own PORTAL_* variables only, and this one must reach the binary from the shell.
+// profiled without the route or its cost in a release build (portalbench's per-stage breakdown
+// uses it). Not PORTAL_*: portalbench passes its own PORTAL_* variables only. The address goes to
+// standard output before the portal's own "portal listening" line.
 func init() {
 	addr := os.Getenv("PPROF_ADDR")
 	if addr == "" {
@@ -24,6 +25,6 @@ func init() {
 		fmt.Fprintln(os.Stderr, "portal: pprof:", err)
 		os.Exit(1)
 	}
-	fmt.Fprintf(os.Stderr, "pprof listening on http://%s/debug/pprof/\n", listener.Addr())
+	fmt.Fprintf(os.Stdout, "pprof listening on http://%s/debug/pprof/\n", listener.Addr())
 	go func() { _ = http.Serve(listener, nil) }()
 }

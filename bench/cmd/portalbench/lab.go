@@ -353,6 +353,11 @@ func (e *portalEnv) close() {
 // the lab's simulator, with an OpenID provider of its own (benchmark users), and waits for /readyz.
 // extraRedirectURIs are other callbacks the provider accepts for the portal's client (a peer's).
 func (l *lab) newPortal(ctx context.Context, name string, extraRedirectURIs ...string) (*portalEnv, error) {
+	return l.newPortalFrom(ctx, name, l.portalBin, nil, extraRedirectURIs...)
+}
+
+// newPortalFrom is newPortal with another portal binary and extra environment.
+func (l *lab) newPortalFrom(ctx context.Context, name, bin string, extraEnv []string, extraRedirectURIs ...string) (*portalEnv, error) {
 	idpListener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -360,7 +365,7 @@ func (l *lab) newPortal(ctx context.Context, name string, extraRedirectURIs ...s
 	issuer := "http://" + idpListener.Addr().String()
 	secret, key := randomToken(), randomToken()
 	env := &portalEnv{name: name, issuer: issuer, clientSecret: secret, sessionKey: key, dataDir: filepath.Join(l.dir, name+"-data")}
-	env.proc, env.url, err = l.start(ctx, name, l.portalBin, []string{"-addr", "127.0.0.1:0"}, []string{
+	env.proc, env.url, err = l.start(ctx, name, bin, []string{"-addr", "127.0.0.1:0"}, append([]string{
 		"PORTAL_V2_API_URL=" + l.simURL,
 		"PORTAL_OIDC_ISSUER=" + issuer,
 		"PORTAL_OIDC_CLIENT_ID=" + config.DemoClientID,
@@ -370,7 +375,7 @@ func (l *lab) newPortal(ctx context.Context, name string, extraRedirectURIs ...s
 		"PORTAL_LOG_FORMAT=json",
 		"PORTAL_LOG_LEVEL=info",
 		"PORTAL_DATA_DIR=" + env.dataDir, // sessions (the default file store), batch jobs and recent items of this process
-	}, regexp.MustCompile(`portal listening on (http://\S+)`))
+	}, extraEnv...), regexp.MustCompile(`portal listening on (http://\S+)`))
 	if err != nil {
 		idpListener.Close()
 		return nil, err

@@ -169,6 +169,9 @@ func measureOverhead(ctx context.Context, l *lab, rep *report) error {
 	rep.add("overhead_portal_vs_oauth2_proxy_worst_round_ratio", worst, "ratio")
 	rep.add("overhead_throughput_ratio_worst_round", slices.Min(roundRatios(res.roundRPS[pathPortal], res.roundRPS[pathBare])), "ratio")
 	rep.add("overhead_concurrency", float64(c), "workers")
+	if err := measureStages(ctx, l, rep, c); err != nil {
+		return fmt.Errorf("stages: %w", err)
+	}
 
 	// One user on an idle portal: the latency the portal adds to a single click.
 	res, err = measure(1, overheadIdleRounds, idleRound)
