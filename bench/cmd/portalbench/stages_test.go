@@ -51,3 +51,31 @@ Duration: 5s, Total samples = 40ms (0.8%)
 		}
 	}
 }
+
+func TestAggregateAndMerge(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	runs := make([]*report, 3)
+	for i, v := range []float64{0.5, 0.3, 0.4} {
+		runs[i] = newReport(&out, &out)
+		runs[i].add("overhead_throughput_ratio", v, "ratio")
+	}
+	rep := aggregate(runs, &out, &out)
+	if rep.values["overhead_throughput_ratio"] != 0.4 || rep.values["overhead_throughput_ratio_min"] != 0.3 ||
+		rep.values["overhead_throughput_ratio_max"] != 0.5 {
+		t.Fatalf("aggregate: %v", rep.values)
+	}
+	path := t.TempDir() + "/results.json"
+	old := newReport(&out, &out)
+	old.add("list_portal_rss_mb", 141, "MiB")
+	old.add("overhead_throughput_ratio", 0.31, "ratio")
+	if err := old.write(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.mergeFrom(path); err != nil {
+		t.Fatal(err)
+	}
+	if rep.names[0] != "list_portal_rss_mb" || rep.values["list_portal_rss_mb"] != 141 || rep.values["overhead_throughput_ratio"] != 0.4 {
+		t.Fatalf("merged: %v %v", rep.names, rep.values)
+	}
+}
