@@ -135,32 +135,74 @@ func (hw *htmlWriter) raw(s string) {
 func (hw *htmlWriter) text(s string) { hw.raw(html.EscapeString(s)) }
 
 // controlAttrs writes f.controlAttrs() as templ's attribute spread does: sorted by name, strings
-// as name="value", true booleans as a bare name, false ones left out. Other kinds of value (rare:
-// f.Attrs may hold any) go through templ itself, one at a time, in the same order.
+// as name="value", true booleans as a bare name, false ones left out, and f.Attrs overriding the
+// field's own. Other kinds of value (rare: f.Attrs may hold any) go through templ itself, one at
+// a time, in the same order. No map is made: a page has dozens of fields.
 func (hw *htmlWriter) controlAttrs(ctx context.Context, f Field) {
-	attrs := f.controlAttrs()
-	keys := make([]string, 0, len(attrs))
-	for k := range attrs {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, strings.Compare)
-	for _, k := range keys {
-		switch v := attrs[k].(type) {
-		case string:
-			hw.raw(` `)
-			hw.text(k)
-			hw.raw(`="`)
-			hw.text(v)
-			hw.raw(`"`)
-		case bool:
-			if v {
-				hw.raw(` `)
-				hw.text(k)
-			}
-		default:
-			if hw.err == nil {
-				hw.err = templ.RenderAttributes(ctx, hw.out, templ.Attributes{k: v})
+	var own [8]controlAttr
+	attrs := own[:0]
+	set := func(a controlAttr) {
+		for i := range attrs {
+			if attrs[i].key == a.key {
+				attrs[i] = a
+				return
 			}
 		}
+		attrs = append(attrs, a)
 	}
+	set(controlAttr{key: "id", text: f.InputID()})
+	set(controlAttr{key: "name", text: f.Name})
+	if d := f.describedBy(); d != "" {
+		set(controlAttr{key: "aria-describedby", text: d})
+	}
+	if f.Error != "" {
+		set(controlAttr{key: "aria-invalid", text: "true"})
+	}
+	if f.Required {
+		set(controlAttr{key: "required", isFlag: true, flag: true})
+		set(controlAttr{key: "aria-required", text: "true"})
+	}
+	if f.Autocomplete != "" {
+		set(controlAttr{key: "autocomplete", text: f.Autocomplete})
+	}
+	for k, v := range f.Attrs {
+		switch v := v.(type) {
+		case string:
+			set(controlAttr{key: k, text: v})
+		case bool:
+			set(controlAttr{key: k, isFlag: true, flag: v})
+		default:
+			set(controlAttr{key: k, isOther: true, other: v})
+		}
+	}
+	slices.SortFunc(attrs, func(a, b controlAttr) int { return strings.Compare(a.key, b.key) })
+	for _, a := range attrs {
+		switch {
+		case a.isOther:
+			if hw.err == nil {
+				hw.err = templ.RenderAttributes(ctx, hw.out, templ.Attributes{a.key: a.other})
+			}
+		case a.isFlag:
+			if a.flag {
+				hw.raw(` `)
+				hw.text(a.key)
+			}
+		default:
+			hw.raw(` `)
+			hw.text(a.key)
+			hw.raw(`="`)
+			hw.text(a.text)
+			hw.raw(`"`)
+		}
+	}
+}
+
+// controlAttr is one attribute of a field's control: text, a boolean flag, or another value.
+type controlAttr struct {
+	key     string
+	text    string
+	isFlag  bool
+	flag    bool
+	isOther bool
+	other   any
 }

@@ -3,6 +3,7 @@ package components
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/a-h/templ"
@@ -20,7 +21,7 @@ func TestHandWrittenFieldsMatchTheirDefinitions(t *testing.T) {
 		{Name: hostile, Label: hostile, Value: hostile, Hint: hostile, Error: hostile, ID: hostile, Autocomplete: hostile},
 		{Name: "q", Label: "Search", Attrs: templ.Attributes{
 			"maxlength": "80", "data-search": true, "hidden": false, "hx-get": "/customers?x=1&y=2",
-			"tabindex": 3, "size": 2.5, "aria-label": hostile,
+			"tabindex": 3, "size": 2.5, "aria-label": hostile, "data-nil": nil, "data-ptr": &hostile,
 		}},
 		{Name: "qty", Label: "Quantity", Required: true, Error: "Too many", Attrs: templ.Attributes{"required": false, "id": "override"}},
 	}
@@ -45,6 +46,26 @@ func TestHandWrittenFieldsMatchTheirDefinitions(t *testing.T) {
 			if got, want := render(pair.got), render(pair.want); got != want {
 				t.Errorf("%s(%+v):\n got %s\nwant %s", pair.name, f, got, want)
 			}
+		}
+	}
+}
+
+// JSONTree reads raw JSON whole: white space may follow the value, nothing else.
+func TestJSONTreeRefusesTrailingData(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]JSONKind{
+		`{"a":1}`:          JSONObject,
+		" {\"a\":1} \n\t ": JSONObject,
+		`[1,2]`:            JSONArray,
+		`"x"`:              JSONString,
+		`{"a":1} {"b":2}`:  JSONTruncated,
+		`{"a":1}x`:         JSONTruncated,
+		"{\"a\":1}\u00a0":  JSONTruncated,
+		`{"a":`:            JSONTruncated,
+		`1 2`:              JSONTruncated,
+	} {
+		if got := NewJSONNode(json.RawMessage(raw)).Kind; got != want {
+			t.Errorf("NewJSONNode(%q).Kind = %s, want %s", raw, got, want)
 		}
 	}
 }
