@@ -18,7 +18,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 RACE_PKGS_RE := /internal/(auth|session|handlers)(/|$$)
 
 # Nested Go modules (own go.mod, so their dependencies stay out of the portal's go.sum) are
-# linted and tested too; tools/ only pins programs to build (Dex) and has nothing to test.
+# linted and tested too; tools/ only pins programs to build (Dex, oauth2-proxy) and has nothing to test.
 SUBMODULES = $(shell find . -mindepth 2 -name go.mod -not -path './.cache/*' -not -path './tools/*' -printf '%h\n' | sort)
 
 # Targets of `make e2e` / `make conformance` against a real v2 API (empty: the simulator).
@@ -92,7 +92,8 @@ e2e: deps ## Browser tests (Chromium; installs what is missing); `make e2e V2_AP
 conformance: ## v2 conformance suite; `make conformance V2_API_URL=... V2_API_TOKEN=...` checks a real deployment
 	@V2_API_URL="$(V2_API_URL)" V2_API_TOKEN="$(V2_API_TOKEN)" go test -count=1 ./conformance/...
 
-bench: ## Measure the portal against a bare reverse proxy (docs/performance.md); figures in bench/results.json
+bench: ## Measure the portal against a bare reverse proxy and oauth2-proxy (docs/performance.md); figures in bench/results.json
+	@scripts/build-oauth2-proxy.sh
 	go run ./bench/cmd/portalbench -out bench/results.json
 
 soak: deps ## 100 simulated users for SOAK_DURATION (default 2m) against the demo portal; not part of `make test`
@@ -115,5 +116,5 @@ build: ## Static binaries bin/portal and bin/v2sim, stamped with VERSION
 docker-check: ## Replay the Dockerfile's build steps without Docker and check the binary is static
 	@VERSION="$(VERSION)" scripts/docker-check.sh
 
-clean: ## Remove build output and test artifacts (keeps .cache: the Playwright driver and Dex)
+clean: ## Remove build output and test artifacts (keeps .cache: the Playwright driver, Dex and oauth2-proxy)
 	rm -rf bin e2e/artifacts

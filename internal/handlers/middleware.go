@@ -87,6 +87,11 @@ func (h *Handler) log(c *gin.Context) *slog.Logger {
 
 // accessLog writes one structured line per request. Health checks log at debug level so that
 // probes do not drown the log. The query string is left out: it may hold search text.
+//
+// A response of known length (a page, a download) is flushed to the client before the line is
+// formatted and written: net/http would send its last bytes only after the handlers returned,
+// so the log's own work sat on every page's latency (docs/performance.md). A panic skips the
+// flush (recovery or net/http decide what the client gets).
 func (h *Handler) accessLog(c *gin.Context) {
 	start := time.Now()
 	defer func() {
@@ -110,6 +115,9 @@ func (h *Handler) accessLog(c *gin.Context) {
 		)
 	}()
 	c.Next()
+	if c.Writer.Written() && c.Writer.Header().Get("Content-Length") != "" {
+		c.Writer.Flush()
+	}
 }
 
 // recovery turns a panic into a 500 error page or toast with the request id; the stack trace goes

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bojanz/currency"
@@ -19,7 +21,18 @@ type Translator struct {
 	printer *message.Printer
 	money   *currency.Formatter
 	locale  currency.Locale
+
+	// plain holds the messages without arguments already formatted (key to text): most of a page's
+	// words are such messages, and formatting one through the printer each time was about 5 % of
+	// the customer page's CPU (docs/performance.md). A message without arguments always formats
+	// to the same text. Keys come from the code, so the map stays small; plainCount bounds it
+	// anyway.
+	plain      sync.Map
+	plainCount atomic.Int32
 }
+
+// maxPlainMessages bounds Translator.plain (the catalogue has a few hundred keys).
+const maxPlainMessages = 4096
 
 func newTranslator(tag language.Tag, printer *message.Printer, locale currency.Locale) *Translator {
 	money := currency.NewFormatter(locale)
@@ -37,7 +50,19 @@ func (t *Translator) Lang() string { return t.tag.String() }
 // the catalogue lacks is shown as itself: the catalogue tests make that a failing test, never a
 // blank page.
 func (t *Translator) T(key string, args ...any) string {
-	return t.printer.Sprintf(key, args...)
+	if len(args) > 0 {
+		return t.printer.Sprintf(key, args...)
+	}
+	if text, ok := t.plain.Load(key); ok {
+		return text.(string)
+	}
+	text := t.printer.Sprintf(key)
+	if t.plainCount.Load() < maxPlainMessages {
+		if _, loaded := t.plain.LoadOrStore(key, text); !loaded {
+			t.plainCount.Add(1)
+		}
+	}
+	return text
 }
 
 // Money formats an amount of cents in the currency (an ISO 4217 code such as "EUR") the way the

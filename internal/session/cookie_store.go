@@ -50,7 +50,7 @@ type CookieStore struct {
 	keys        keyring
 	codecs      []securecookie.Codec
 	comp        compressor
-	opened      openedCache
+	opened      openedCache[*Session]
 	revocations kv
 }
 
@@ -211,12 +211,11 @@ func (cs *CookieStore) decode(r *http.Request) (*Session, error) {
 		encoded.WriteString(chunk.Value)
 	}
 	packed := encoded.String()
-	if plain, ok := cs.opened.get(packed); ok {
-		s, err := unmarshal(plain) // a fresh Session each time: callers may change it
-		if err != nil || s.ID == "" || cs.opts.expired(s, cs.opts.Now()) {
+	if opened, ok := cs.opened.get(packed); ok {
+		if opened.ID == "" || cs.opts.expired(opened, cs.opts.Now()) {
 			return nil, ErrNoSession
 		}
-		return s, nil
+		return opened.clone(), nil // a fresh Session each time: callers may change it
 	}
 	sealed, err := unpack(packed)
 	if err != nil {
@@ -230,7 +229,7 @@ func (cs *CookieStore) decode(r *http.Request) (*Session, error) {
 	err = cs.comp.decompress(blob, func(data []byte) error {
 		var err error
 		if s, err = unmarshal(data); err == nil && !s.CreatedAt.IsZero() {
-			cs.opened.put(packed, bytes.Clone(data))
+			cs.opened.put(packed, s.clone())
 		}
 		return err
 	})
@@ -240,41 +239,51 @@ func (cs *CookieStore) decode(r *http.Request) (*Session, error) {
 	return s, nil
 }
 
-// openedCacheEntries bounds the opened-cookie cache (a few KiB each, 16 KiB at most: 4 chunks).
+// openedCacheEntries bounds the caches of opened sessions (a session is a few KiB: its tokens).
 const openedCacheEntries = 256
 
-// openedCache remembers the plaintext of cookie values already authenticated and decrypted, so a
-// signed-in user's every request does not pay AES, HMAC and inflate again (about 6 % of a page's
-// CPU, docs/performance.md). It is keyed by the whole cookie value: only a value that passed
-// securecookie once is ever found, and any change to it misses. Only sessions with a CreatedAt are
-// kept, so the absolute-lifetime check that still runs on every hit (Options.expired) is at least
-// as strict as securecookie's timestamp check (a cookie is never sealed before its CreatedAt).
-type openedCache struct {
+// openedCache remembers what sealed values already authenticated, decrypted and decoded gave (a
+// session, or a session id), so a signed-in user's every request does not pay AES, HMAC, inflate
+// and the decoding of its tokens again (about 6 % of a page's CPU, docs/performance.md). It is
+// keyed by the whole sealed value: only a value that passed securecookie once is ever found, and
+// any change to it misses. Only sessions with a CreatedAt are kept, so the absolute-lifetime check
+// that still runs on every hit (Options.expired) is at least as strict as securecookie's timestamp
+// check (a value is never sealed before its session's CreatedAt). Values are never modified:
+// sessions are cloned on the way out.
+type openedCache[V any] struct {
 	mu      sync.Mutex
-	entries map[string][]byte
+	entries map[string]V
 }
 
-func (oc *openedCache) get(value string) ([]byte, bool) {
+func (oc *openedCache[V]) get(sealed string) (V, bool) {
 	oc.mu.Lock()
 	defer oc.mu.Unlock()
-	plain, ok := oc.entries[value]
-	return plain, ok
+	v, ok := oc.entries[sealed]
+	return v, ok
 }
 
-// put stores plain (never modified afterwards); when full, an arbitrary entry goes (map order).
-func (oc *openedCache) put(value string, plain []byte) {
+// getBytes is get with the key as bytes (no copy made for the look-up).
+func (oc *openedCache[V]) getBytes(sealed []byte) (V, bool) {
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
+	v, ok := oc.entries[string(sealed)]
+	return v, ok
+}
+
+// put stores v; when full, an arbitrary entry goes (map order).
+func (oc *openedCache[V]) put(sealed string, v V) {
 	oc.mu.Lock()
 	defer oc.mu.Unlock()
 	if oc.entries == nil {
-		oc.entries = make(map[string][]byte, openedCacheEntries)
+		oc.entries = make(map[string]V, openedCacheEntries)
 	}
-	if _, ok := oc.entries[value]; !ok && len(oc.entries) >= openedCacheEntries {
+	if _, ok := oc.entries[sealed]; !ok && len(oc.entries) >= openedCacheEntries {
 		for k := range oc.entries {
 			delete(oc.entries, k)
 			break
 		}
 	}
-	oc.entries[value] = plain
+	oc.entries[sealed] = v
 }
 
 // Save implements sessions.Store. MaxAge < 0 deletes: the cookies are expired and the request's

@@ -29,6 +29,8 @@ type fileKV struct {
 
 	mu        sync.Mutex
 	lastSweep time.Time
+
+	reads readCache // the kv entries read last (get), checked with a stat on every use
 }
 
 // newFileKV prepares dir (created 0700 when missing) and checks that a file can be written there.
@@ -73,27 +75,33 @@ func (f *fileKV) ping(context.Context) error {
 // absence only while the directory itself is there: a data directory that was removed or replaced is
 // a store failure (503), never "signed out", so the session comes back with the directory.
 func (f *fileKV) readEntry(path string) ([]byte, bool, error) {
+	value, _, ok, err := f.readEntryExpiry(path)
+	return value, ok, err
+}
+
+// readEntryExpiry is readEntry that also returns the entry's expiry.
+func (f *fileKV) readEntryExpiry(path string) ([]byte, time.Time, bool, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, statErr := os.Stat(filepath.Dir(path)); statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
-			return nil, false, fmt.Errorf("session: data directory: %w", statErr)
+			return nil, time.Time{}, false, fmt.Errorf("session: data directory: %w", statErr)
 		}
 		if _, statErr := os.Stat(filepath.Join(f.root, "kv")); statErr != nil {
-			return nil, false, fmt.Errorf("session: data directory: %w", statErr)
+			return nil, time.Time{}, false, fmt.Errorf("session: data directory: %w", statErr)
 		}
-		return nil, false, nil
+		return nil, time.Time{}, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("session: read %s: %w", filepath.Base(path), err)
+		return nil, time.Time{}, false, fmt.Errorf("session: read %s: %w", filepath.Base(path), err)
 	}
 	if len(data) < 8 {
-		return nil, false, nil // a torn write cannot happen (rename), so this is garbage: absent
+		return nil, time.Time{}, false, nil // a torn write cannot happen (rename), so this is garbage: absent
 	}
 	expires := time.Unix(0, int64(binary.BigEndian.Uint64(data)))
 	if !f.now().Before(expires) {
-		return nil, false, nil
+		return nil, expires, false, nil
 	}
-	return data[8:], true, nil
+	return data[8:], expires, true, nil
 }
 
 // writeEntry writes value with its expiry atomically.
@@ -118,12 +126,24 @@ func (f *fileKV) writeEntry(path string, value []byte, ttl time.Duration) error 
 }
 
 func (f *fileKV) get(_ context.Context, key string) ([]byte, error) {
-	value, ok, err := f.readEntry(f.keyPath(key))
+	path := f.keyPath(key)
+	cached, found, gen := f.reads.begin(path)
+	info, statErr := os.Stat(path) // before the read: what is cached must be at most as new as info
+	if found && statErr == nil && cached.valid(info) {
+		if !f.now().Before(cached.expires) {
+			return nil, errNotFound
+		}
+		return cached.value, nil
+	}
+	value, expires, ok, err := f.readEntryExpiry(path)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, errNotFound
+	}
+	if statErr == nil {
+		f.reads.store(path, gen, readCacheEntry{info: info, expires: expires, value: value})
 	}
 	return value, nil
 }
@@ -133,6 +153,7 @@ func (f *fileKV) set(_ context.Context, key string, value []byte, ttl time.Durat
 	defer f.mu.Unlock()
 	f.sweepLocked()
 	path := f.keyPath(key)
+	f.reads.invalidate(path)
 	if mode != setAlways {
 		_, exists, err := f.readEntry(path)
 		if err != nil {
@@ -153,6 +174,7 @@ func (f *fileKV) del(_ context.Context, keys ...string) error {
 	defer f.mu.Unlock()
 	var errs []error
 	for _, key := range keys {
+		f.reads.invalidate(f.keyPath(key))
 		if err := os.Remove(f.keyPath(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -219,6 +241,7 @@ func (f *fileKV) sweepLocked() {
 		return
 	}
 	f.lastSweep = now
+	f.reads.invalidate("")
 	expired := func(path string) bool {
 		data, err := os.ReadFile(path)
 		return err == nil && (len(data) < 8 || !now.Before(time.Unix(0, int64(binary.BigEndian.Uint64(data)))))

@@ -24,6 +24,7 @@ func TestCookieStoreOpenedCache(t *testing.T) {
 		t.Fatalf("opened cache holds %d entries after one Load, want 1", n)
 	}
 	first.Subject = "changed by a handler"
+	first.CPQ[0].SessionID = "changed by a handler"
 	second, err := Load(store, requestWith(cookies))
 	if err != nil {
 		t.Fatalf("cached Load: %v", err)
@@ -49,6 +50,42 @@ func TestCookieStoreOpenedCache(t *testing.T) {
 		t.Errorf("tampered cookie after a cached Load: err = %v, want ErrNoSession", err)
 	}
 
+	clock.now = clock.now.Add(time.Hour + time.Second)
+	if s, err := Load(store, requestWith(cookies)); err != ErrNoSession {
+		t.Errorf("expired session from the cache: %+v, %v; want ErrNoSession", s, err)
+	}
+}
+
+// The file store opens each sealed id and session once: later Loads get their own copy, and the
+// absolute lifetime is still enforced.
+func TestFileStoreOpenedCache(t *testing.T) {
+	t.Parallel()
+	clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
+	store, err := NewFileStore(FileOptions{Options: Options{Keys: []string{newKey(t)}, Now: clock.Now, AbsoluteLifetime: time.Hour}, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := sampleSession(t, clock.now)
+	cookies := saveCookies(t, store, nil, in)
+	first, err := Load(store, requestWith(cookies))
+	if err != nil {
+		t.Fatalf("first Load: %v", err)
+	}
+	if len(store.openedIDs.entries) != 1 || len(store.openedData.entries) != 1 {
+		t.Fatalf("opened caches hold %d ids and %d sessions after one Load, want 1 and 1",
+			len(store.openedIDs.entries), len(store.openedData.entries))
+	}
+	want := *first
+	want.CPQ = append([]CPQEntry(nil), first.CPQ...)
+	first.AccessToken = "changed by a handler"
+	first.CPQ[0].SessionID = "changed by a handler"
+	second, err := Load(store, requestWith(cookies))
+	if err != nil {
+		t.Fatalf("cached Load: %v", err)
+	}
+	if !reflect.DeepEqual(*second, want) {
+		t.Fatalf("cached Load:\n got %+v\nwant %+v", second, want)
+	}
 	clock.now = clock.now.Add(time.Hour + time.Second)
 	if s, err := Load(store, requestWith(cookies)); err != ErrNoSession {
 		t.Errorf("expired session from the cache: %+v, %v; want ErrNoSession", s, err)

@@ -62,6 +62,12 @@ type ServerStore struct {
 	idCodecs  []securecookie.Codec
 	dataCodec []securecookie.Codec
 	kv        kv
+
+	// Opened before: the id in each id cookie value and the session in each sealed session (see
+	// openedCache), so a signed-in user's every request does not pay HMAC, AES, base64 and token
+	// decoding twice (about 6 % of the customer page's CPU, docs/performance.md).
+	openedIDs  openedCache[string]
+	openedData openedCache[*Session]
 }
 
 var (
@@ -141,6 +147,9 @@ func (ss *ServerStore) requestID(r *http.Request, name string) string {
 	if err != nil {
 		return ""
 	}
+	if id, ok := ss.openedIDs.get(cookie.Value); ok {
+		return id
+	}
 	var raw []byte
 	if err := securecookie.DecodeMulti(name+serverCookieSuffix, cookie.Value, &raw, ss.idCodecs...); err != nil {
 		return ""
@@ -149,6 +158,7 @@ func (ss *ServerStore) requestID(r *http.Request, name string) string {
 	if len(id) != base64.RawURLEncoding.EncodedLen(sessionIDBytes) {
 		return ""
 	}
+	ss.openedIDs.put(cookie.Value, id)
 	return id
 }
 
@@ -196,6 +206,14 @@ func (ss *ServerStore) load(ctx context.Context, id string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opened, ok := ss.openedData.getBytes(sealed); ok {
+		if ss.opts.expired(opened, ss.opts.Now()) {
+			return nil, ErrNoSession
+		}
+		s := opened.clone() // a fresh Session each time: callers may change it
+		s.ID = id
+		return s, nil
+	}
 	var data []byte
 	if err := securecookie.DecodeMulti(sessionPurpose+" data", string(sealed), &data, ss.dataCodec...); err != nil {
 		return nil, ErrNoSession // sealed with keys no longer configured
@@ -203,6 +221,9 @@ func (ss *ServerStore) load(ctx context.Context, id string) (*Session, error) {
 	s, err := unmarshal(data)
 	if err != nil || ss.opts.expired(s, ss.opts.Now()) {
 		return nil, ErrNoSession
+	}
+	if !s.CreatedAt.IsZero() {
+		ss.openedData.put(string(sealed), s.clone())
 	}
 	s.ID = id
 	return s, nil

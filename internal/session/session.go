@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gorilla/securecookie"
@@ -77,6 +78,13 @@ type Session struct {
 	CreatedAt, LastSeen time.Time
 	// CPQ holds the configuration sessions, most recently used first, at most MaxCPQEntries.
 	CPQ []CPQEntry
+}
+
+// clone returns a copy of s that shares nothing changeable with it (strings are immutable).
+func (s *Session) clone() *Session {
+	c := *s
+	c.CPQ = slices.Clone(s.CPQ)
+	return &c
 }
 
 // CPQSession returns the configuration session id remembered for key.

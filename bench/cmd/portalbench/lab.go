@@ -47,6 +47,8 @@ type lab struct {
 	proxy    *proc
 	proxyURL string
 	portal   *portalEnv // the main portal (overhead, page weight, quote actions)
+	peer     *proc      // oauth2-proxy, a client of the main portal's provider (overhead)
+	peerURL  string
 
 	mu    sync.Mutex
 	procs []*proc
@@ -110,7 +112,19 @@ func newLab(ctx context.Context, opts options, stderr io.Writer) (*lab, error) {
 	if err != nil {
 		return l, err
 	}
-	l.portal, err = l.newPortal(ctx, "portal")
+	peerBin, err := l.ensureOAuth2Proxy(ctx)
+	if err != nil {
+		return l, err
+	}
+	peerAddr, err := reserveAddr()
+	if err != nil {
+		return l, err
+	}
+	l.portal, err = l.newPortal(ctx, "portal", "http://"+peerAddr+oauth2ProxyCallback)
+	if err != nil {
+		return l, err
+	}
+	l.peer, l.peerURL, err = l.startOAuth2Proxy(ctx, peerBin, peerAddr, l.portal)
 	return l, err
 }
 
@@ -152,7 +166,8 @@ type proc struct {
 }
 
 // start runs bin with args and extra environment (on top of ours, without PORTAL_* and OTEL_*), and
-// waits until a line of its output matches ready; it returns the first submatch.
+// waits until a line of its output matches ready; it returns the first submatch. With ready nil it
+// returns once the process started (the caller checks readiness itself).
 func (l *lab) start(ctx context.Context, name, bin string, args, env []string, ready *regexp.Regexp) (*proc, string, error) {
 	logPath := filepath.Join(l.dir, name+".log")
 	logFile, err := os.Create(logPath)
@@ -181,6 +196,15 @@ func (l *lab) start(ctx context.Context, name, bin string, args, env []string, r
 	l.procs = append(l.procs, p)
 	l.mu.Unlock()
 
+	if ready == nil {
+		go func() {
+			_, _ = io.Copy(logFile, stdout)
+			_ = cmd.Wait()
+			logFile.Close()
+			close(p.exited)
+		}()
+		return p, "", nil
+	}
 	matched := make(chan string, 1)
 	go func() {
 		// Copy stdout into the log, looking for the ready line.
@@ -309,11 +333,14 @@ func statusFieldMB(status, field string) (float64, error) {
 
 // portalEnv is one portal process with its own OpenID provider.
 type portalEnv struct {
-	name       string
-	proc       *proc
-	url        string
-	idp        *idpServer
-	sessionKey string
+	name         string
+	proc         *proc
+	url          string
+	idp          *idpServer
+	issuer       string // the provider's issuer URL and the portal's client secret there
+	clientSecret string
+	sessionKey   string
+	dataDir      string // PORTAL_DATA_DIR: the file session store (the default) lives in it
 }
 
 func (e *portalEnv) close() {
@@ -322,18 +349,23 @@ func (e *portalEnv) close() {
 	}
 }
 
-// newPortal starts the portal binary in production mode (JSON logs at info, cookie sessions) against
+// newPortal starts the portal binary in production mode (JSON logs at info, the default file sessions) against
 // the lab's simulator, with an OpenID provider of its own (benchmark users), and waits for /readyz.
-// extraEnv is added to the portal's environment (e.g. PORTAL_MEMORY_LIMIT=off).
-func (l *lab) newPortal(ctx context.Context, name string, extraEnv ...string) (*portalEnv, error) {
+// extraRedirectURIs are other callbacks the provider accepts for the portal's client (a peer's).
+func (l *lab) newPortal(ctx context.Context, name string, extraRedirectURIs ...string) (*portalEnv, error) {
+	return l.newPortalFrom(ctx, name, l.portalBin, nil, extraRedirectURIs...)
+}
+
+// newPortalFrom is newPortal with another portal binary and extra environment.
+func (l *lab) newPortalFrom(ctx context.Context, name, bin string, extraEnv []string, extraRedirectURIs ...string) (*portalEnv, error) {
 	idpListener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	issuer := "http://" + idpListener.Addr().String()
 	secret, key := randomToken(), randomToken()
-	env := &portalEnv{name: name, sessionKey: key}
-	env.proc, env.url, err = l.start(ctx, name, l.portalBin, []string{"-addr", "127.0.0.1:0"}, append([]string{
+	env := &portalEnv{name: name, issuer: issuer, clientSecret: secret, sessionKey: key, dataDir: filepath.Join(l.dir, name+"-data")}
+	env.proc, env.url, err = l.start(ctx, name, bin, []string{"-addr", "127.0.0.1:0"}, append([]string{
 		"PORTAL_V2_API_URL=" + l.simURL,
 		"PORTAL_OIDC_ISSUER=" + issuer,
 		"PORTAL_OIDC_CLIENT_ID=" + config.DemoClientID,
@@ -341,17 +373,16 @@ func (l *lab) newPortal(ctx context.Context, name string, extraEnv ...string) (*
 		"PORTAL_SESSION_KEYS=" + key,
 		// Cookie sessions, as documented (docs/performance.md): signIn reads the access token
 		// from the cookie with the portal's key. The file store became the default later.
-		"PORTAL_SESSION_STORE=cookie",
 		"PORTAL_UPLOAD_LIMIT=" + portalUpload,
 		"PORTAL_LOG_FORMAT=json",
 		"PORTAL_LOG_LEVEL=info",
-		"PORTAL_DATA_DIR=" + filepath.Join(l.dir, name+"-data"), // batch jobs and recent items of this process
+		"PORTAL_DATA_DIR=" + env.dataDir, // sessions (the default file store), batch jobs and recent items of this process
 	}, extraEnv...), regexp.MustCompile(`portal listening on (http://\S+)`))
 	if err != nil {
 		idpListener.Close()
 		return nil, err
 	}
-	env.idp, err = startIdP(idpListener, issuer, secret, env.url)
+	env.idp, err = startIdP(idpListener, issuer, secret, env.url, extraRedirectURIs...)
 	if err != nil {
 		idpListener.Close()
 		return nil, err

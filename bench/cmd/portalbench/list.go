@@ -39,7 +39,7 @@ func measureList(ctx context.Context, l *lab, rep *report) error {
 	// Without the portal's default soft memory limit (cmd/portal/memlimit.go): the resident size
 	// with five users' lists cached must hold by itself, not because the collector is pressed to
 	// run more often near a limit (issue 17).
-	env, err := l.newPortal(ctx, "portal-list", "PORTAL_MEMORY_LIMIT=off")
+	env, err := l.newPortalFrom(ctx, "portal-list", l.portalBin, []string{"PORTAL_MEMORY_LIMIT=off"})
 	if err != nil {
 		return err
 	}

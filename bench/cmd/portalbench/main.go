@@ -47,6 +47,8 @@ type options struct {
 	budgets    string
 	concurrent int
 	portalBin  string
+	repeat     int
+	merge      bool
 }
 
 func main() {
@@ -81,6 +83,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.budgets, "budgets", "bench/alloc_budgets.json", "allocation budgets of the handler benchmarks")
 	fs.IntVar(&o.concurrent, "c", 32, "concurrency of the overhead load (workers)")
 	fs.StringVar(&o.portalBin, "portal-bin", "", "use this portal binary instead of building cmd/portal (e.g. one built with pprof, docs/performance.md)")
+	fs.IntVar(&o.repeat, "runs", 1, "run the groups this many times in one lab: each figure is the median, with <name>_min and <name>_max")
+	fs.BoolVar(&o.merge, "merge", false, "keep the figures of -out that this run does not measure (e.g. with -only)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -89,6 +93,9 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.concurrent < 1 {
 		return o, errors.New("-c must be at least 1")
+	}
+	if o.repeat < 1 {
+		return o, errors.New("-runs must be at least 1")
 	}
 	if only != "" {
 		o.only = map[string]bool{}
@@ -121,9 +128,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	started := time.Now()
-	rep := newReport(stdout, stderr)
-	rep.machine = machineDescription()
-	fmt.Fprintf(stderr, "portalbench: %s\n", rep.machine)
+	machine := machineDescription()
+	fmt.Fprintf(stderr, "portalbench: %s\n", machine)
 
 	lab, err := newLab(ctx, opts, stderr)
 	if lab != nil {
@@ -133,6 +139,39 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	var failures []string
+	var runs []*report
+	for i := range opts.repeat {
+		if opts.repeat > 1 {
+			fmt.Fprintf(stderr, "portalbench: === run %d of %d\n", i+1, opts.repeat)
+		}
+		rep := newReport(stdout, stderr)
+		rep.machine = machine
+		failures = append(failures, runGroups(ctx, opts, lab, rep, stderr)...)
+		runs = append(runs, rep)
+	}
+	rep := aggregate(runs, stdout, stderr)
+	if opts.merge {
+		if err := rep.mergeFrom(opts.out); err != nil {
+			failures = append(failures, err.Error())
+		}
+	}
+
+	if err := rep.write(opts.out); err != nil {
+		failures = append(failures, err.Error())
+	}
+	fmt.Fprintf(stderr, "portalbench: done in %s; figures in %s\n", time.Since(started).Round(time.Second), opts.out)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if len(failures) > 0 {
+		return fmt.Errorf("%d group(s) failed:\n  %s", len(failures), strings.Join(failures, "\n  "))
+	}
+	return nil
+}
+
+// runGroups runs every group the options ask for once, into rep, and returns the failures.
+func runGroups(ctx context.Context, opts options, lab *lab, rep *report, stderr io.Writer) []string {
 	var failures []string
 	step := func(group string, fn func() error) {
 		if !opts.runs(group) || ctx.Err() != nil {
@@ -160,18 +199,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	step("stream", func() error { return measureStream(ctx, lab, rep) })
 	step("backoffice", func() error { return measureBackoffice(ctx, lab, rep) })
 	step("allocs", func() error { return measureAllocs(ctx, lab, rep) })
-
-	if err := rep.write(opts.out); err != nil {
-		failures = append(failures, err.Error())
-	}
-	fmt.Fprintf(stderr, "portalbench: done in %s; figures in %s\n", time.Since(started).Round(time.Second), opts.out)
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if len(failures) > 0 {
-		return fmt.Errorf("%d group(s) failed:\n  %s", len(failures), strings.Join(failures, "\n  "))
-	}
-	return nil
+	return failures
 }
 
 // pendingError marks a figure that cannot be measured yet because the page it needs does not exist.

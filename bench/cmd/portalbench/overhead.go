@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
 
-// Overhead rounds (docs/performance.md): warm-up, then alternating short rounds of each path, the order
-// swapped every round (portal, bare, bare, portal, ...) so that drift of the machine falls on both.
+// Overhead rounds (docs/performance.md): warm-up, then short rounds of each path, the order rotated
+// every round so that drift of the machine falls on all of them.
 const (
 	overheadRounds      = 6
 	overheadRound       = 3 * time.Second
@@ -22,9 +23,28 @@ const (
 // customerDetailPath is the portal's customer detail page.
 func customerDetailPath(id int64) string { return "/customers/" + strconv.FormatInt(id, 10) }
 
+// chromiumAcceptEncoding is what Chromium sends: the portal answers it with zstd, the others with
+// what they do (the simulator and the proxies in front of it send JSON as it is).
+const chromiumAcceptEncoding = "gzip, deflate, br, zstd"
+
+// overheadPath is one way to the same customer: its name in the figures and its requests.
+type overheadPath struct {
+	name  string
+	build requestFunc
+}
+
+// Paths of the overhead group, in the order of the first round.
+const (
+	pathDirect = iota // the simulator itself
+	pathBare          // httputil.ReverseProxy with the portal's transport
+	pathPeer          // oauth2-proxy with its cookie session
+	pathPortal        // the portal's customer page
+	pathCount
+)
+
 // measureOverhead compares the customer detail page through the portal (signed-in session, one v2
-// call, templ render) with the same v2 call through a bare reverse proxy, same load generator, same
-// concurrency, interleaved.
+// call, templ render) with the same v2 call made directly, through a bare reverse proxy and through
+// oauth2-proxy (signed in with its cookie), same load generator, same concurrency, interleaved.
 func measureOverhead(ctx context.Context, l *lab, rep *report) error {
 	user, err := signIn(ctx, l.portal, benchUser(1))
 	if err != nil {
@@ -33,97 +53,151 @@ func measureOverhead(ctx context.Context, l *lab, rep *report) error {
 	if err := checkPage(ctx, l.portal.url+customerDetailPath(1), user.cookie); err != nil {
 		return pending("customer detail page: %v", err)
 	}
-
-	portalReq := func(ctx context.Context, i int64) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.portal.url+customerDetailPath(1+i%overheadCustomerIDs), nil)
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Cookie", user.cookie)
-		req.Header.Set("Accept", "text/html")
-		req.Header.Set("Accept-Encoding", "gzip")
-		return req, nil
+	peerCookie, err := signInOAuth2Proxy(ctx, l.peerURL, benchUser(1))
+	if err != nil {
+		return err
 	}
-	bareReq := func(ctx context.Context, i int64) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-			l.proxyURL+"/v2/customer/"+strconv.FormatInt(1+i%overheadCustomerIDs, 10), nil)
-		if err != nil {
-			return nil, err
+
+	customer := func(i int64) string { return strconv.FormatInt(1+i%overheadCustomerIDs, 10) }
+	jsonCall := func(base string, header func(http.Header)) requestFunc {
+		return func(ctx context.Context, i int64) (*http.Request, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v2/customer/"+customer(i), nil)
+			if err != nil {
+				return nil, err
+			}
+			header(req.Header)
+			req.Header.Set("Accept", "application/json")
+			req.Header.Set("Accept-Encoding", chromiumAcceptEncoding)
+			return req, nil
 		}
-		req.Header.Set("Authorization", "Bearer "+user.accessToken)
-		req.Header.Set("Accept", "application/json")
-		req.Header.Set("Accept-Encoding", "gzip")
-		return req, nil
+	}
+	bearer := func(h http.Header) { h.Set("Authorization", "Bearer "+user.accessToken) }
+	paths := [pathCount]overheadPath{
+		pathDirect: {"direct", jsonCall(l.simURL, bearer)},
+		pathBare:   {"bare", jsonCall(l.proxyURL, bearer)},
+		pathPeer:   {"oauth2_proxy", jsonCall(l.peerURL, func(h http.Header) { h.Set("Cookie", peerCookie) })},
+		pathPortal: {"portal", func(ctx context.Context, i int64) (*http.Request, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.portal.url+"/customers/"+customer(i), nil)
+			if err != nil {
+				return nil, err
+			}
+			req.Header.Set("Cookie", user.cookie)
+			req.Header.Set("Accept", "text/html")
+			req.Header.Set("Accept-Encoding", chromiumAcceptEncoding)
+			return req, nil
+		}},
 	}
 
 	rounds, round, warmup, idleRound := overheadRounds, overheadRound, overheadWarmup, overheadIdleRound
 	if l.opts.quick {
 		rounds, round, warmup, idleRound = 2, time.Second, 500*time.Millisecond, 500*time.Millisecond
 	}
-	// CPU seconds each process spent during the portal rounds and during the bare rounds: where the
-	// machine's two cores go on each path.
-	var portalCPU, bareCPU cpuUse
-	measure := func(workers, rounds int, round time.Duration) (portal, bare sample, err error) {
+	// results of one measurement: per path the merged sample, the CPU each process spent during its
+	// rounds (where the machine's two cores go on each path) and each round's throughput.
+	type result struct {
+		samples  [pathCount]sample
+		cpu      [pathCount]cpuUse
+		roundRPS [pathCount][]float64
+	}
+	measure := func(workers, rounds int, round time.Duration) (result, error) {
+		var res result
 		gen := newLoadGen(workers)
 		defer gen.close()
-		gen.round(ctx, warmup, portalReq)
-		gen.round(ctx, warmup, bareReq)
+		for _, p := range paths {
+			gen.round(ctx, warmup, p.build)
+		}
 		for r := range rounds {
-			for _, isPortal := range []bool{r%2 == 0, r%2 == 1} {
+			for k := range pathCount {
+				idx := (k + r) % pathCount // rotated: each path takes each place in turn
 				before := l.cpuSnapshot()
-				if isPortal {
-					portal.merge(gen.round(ctx, round, portalReq))
-					portalCPU.add(before, l.cpuSnapshot())
-				} else {
-					bare.merge(gen.round(ctx, round, bareReq))
-					bareCPU.add(before, l.cpuSnapshot())
-				}
+				s := gen.round(ctx, round, paths[idx].build)
+				res.cpu[idx].add(before, l.cpuSnapshot())
+				res.roundRPS[idx] = append(res.roundRPS[idx], s.rps())
+				res.samples[idx].merge(s)
 			}
 		}
-		if err := portal.errorCheck("portal"); err != nil {
-			return portal, bare, err
+		for i, p := range paths {
+			if err := res.samples[i].errorCheck(p.name); err != nil {
+				return res, err
+			}
 		}
-		return portal, bare, bare.errorCheck("bare proxy")
+		return res, nil
 	}
 
 	c := l.opts.concurrent
-	portal, bare, err := measure(c, rounds, round)
+	res, err := measure(c, rounds, round)
 	if err != nil {
 		return err
 	}
-	pp := percentiles(portal.latencies, 50, 99)
-	bp := percentiles(bare.latencies, 50, 99)
-	rep.add("overhead_portal_rps", portal.rps(), "req/s")
-	rep.add("overhead_bare_rps", bare.rps(), "req/s")
-	rep.add("overhead_throughput_ratio", portal.rps()/bare.rps(), "ratio")
-	rep.add("overhead_portal_p50_ms", pp[0], "ms")
-	rep.add("overhead_portal_p99_ms", pp[1], "ms")
-	rep.add("overhead_bare_p50_ms", bp[0], "ms")
-	rep.add("overhead_bare_p99_ms", bp[1], "ms")
-	rep.add("overhead_added_p50_ms", pp[0]-bp[0], "ms")
-	rep.add("overhead_concurrency", float64(c), "workers")
 	perRequest := func(seconds float64, n int) float64 { return seconds * 1e6 / float64(max(n, 1)) }
-	rep.add("overhead_cpu_us_per_req_portal", perRequest(portalCPU.server, portal.requests), "µs")
-	rep.add("overhead_cpu_us_per_req_bare_proxy", perRequest(bareCPU.server, bare.requests), "µs")
-	rep.add("overhead_cpu_us_per_req_sim_portal_path", perRequest(portalCPU.sim, portal.requests), "µs")
-	rep.add("overhead_cpu_us_per_req_sim_bare_path", perRequest(bareCPU.sim, bare.requests), "µs")
-	rep.add("overhead_cpu_us_per_req_loadgen_portal_path", perRequest(portalCPU.loadgen, portal.requests), "µs")
-	rep.add("overhead_cpu_us_per_req_loadgen_bare_path", perRequest(bareCPU.loadgen, bare.requests), "µs")
+	var p50 [pathCount]float64
+	for i, p := range paths {
+		s := res.samples[i]
+		pct := percentiles(s.latencies, 50, 99)
+		p50[i] = pct[0]
+		rep.add("overhead_"+p.name+"_rps", s.rps(), "req/s")
+		rep.add("overhead_"+p.name+"_p50_ms", pct[0], "ms")
+		rep.add("overhead_"+p.name+"_p99_ms", pct[1], "ms")
+		server := p.name
+		if i == pathBare {
+			server = "bare_proxy" // the name this figure had before the other paths came
+		}
+		if i != pathDirect { // on the direct path the simulator is the server
+			rep.add("overhead_cpu_us_per_req_"+server, perRequest(res.cpu[i].server, s.requests), "µs")
+		}
+		rep.add("overhead_cpu_us_per_req_sim_"+p.name+"_path", perRequest(res.cpu[i].sim, s.requests), "µs")
+		rep.add("overhead_cpu_us_per_req_loadgen_"+p.name+"_path", perRequest(res.cpu[i].loadgen, s.requests), "µs")
+	}
+	portal, bare, peer := res.samples[pathPortal], res.samples[pathBare], res.samples[pathPeer]
+	rep.add("overhead_throughput_ratio", portal.rps()/bare.rps(), "ratio")
+	rep.add("overhead_added_p50_ms", p50[pathPortal]-p50[pathBare], "ms")
+	rep.add("overhead_oauth2_proxy_vs_bare_ratio", peer.rps()/bare.rps(), "ratio")
+	rep.add("overhead_portal_vs_oauth2_proxy_ratio", portal.rps()/peer.rps(), "ratio")
+	// The peer target is per round: the portal ahead of oauth2-proxy in every one.
+	ahead, worst := 0, 0.0
+	for r := range res.roundRPS[pathPortal] {
+		ratio := res.roundRPS[pathPortal][r] / res.roundRPS[pathPeer][r]
+		if ratio > 1 {
+			ahead++
+		}
+		if r == 0 || ratio < worst {
+			worst = ratio
+		}
+	}
+	rep.add("overhead_rounds", float64(len(res.roundRPS[pathPortal])), "rounds")
+	rep.add("overhead_rounds_portal_ahead_of_oauth2_proxy", float64(ahead), "rounds")
+	rep.add("overhead_portal_vs_oauth2_proxy_worst_round_ratio", worst, "ratio")
+	rep.add("overhead_throughput_ratio_worst_round", slices.Min(roundRatios(res.roundRPS[pathPortal], res.roundRPS[pathBare])), "ratio")
+	rep.add("overhead_concurrency", float64(c), "workers")
+	if err := measureStages(ctx, l, rep, c); err != nil {
+		return fmt.Errorf("stages: %w", err)
+	}
 
 	// One user on an idle portal: the latency the portal adds to a single click.
-	portalCPU, bareCPU = cpuUse{}, cpuUse{}
-	portal, bare, err = measure(1, overheadIdleRounds, idleRound)
+	res, err = measure(1, overheadIdleRounds, idleRound)
 	if err != nil {
 		return err
 	}
-	pp = percentiles(portal.latencies, 50, 99)
-	bp = percentiles(bare.latencies, 50, 99)
-	rep.add("overhead_c1_portal_p50_ms", pp[0], "ms")
-	rep.add("overhead_c1_bare_p50_ms", bp[0], "ms")
-	rep.add("overhead_c1_added_p50_ms", pp[0]-bp[0], "ms")
-	rep.add("overhead_c1_portal_p99_ms", pp[1], "ms")
-	rep.add("overhead_c1_bare_p99_ms", bp[1], "ms")
+	for i, p := range paths {
+		pct := percentiles(res.samples[i].latencies, 50, 99)
+		p50[i] = pct[0]
+		rep.add("overhead_c1_"+p.name+"_p50_ms", pct[0], "ms")
+		rep.add("overhead_c1_"+p.name+"_p99_ms", pct[1], "ms")
+	}
+	rep.add("overhead_c1_added_p50_ms", p50[pathPortal]-p50[pathBare], "ms")
 	return nil
+}
+
+// roundRatios divides a's throughput by b's, round by round.
+func roundRatios(a, b []float64) []float64 {
+	out := make([]float64, 0, len(a))
+	for i := range min(len(a), len(b)) {
+		out = append(out, a[i]/b[i])
+	}
+	if len(out) == 0 {
+		return []float64{0}
+	}
+	return out
 }
 
 // checkPage fails unless GET target with the cookie answers 200 HTML.
@@ -140,24 +214,28 @@ func checkPage(ctx context.Context, target, cookie string) error {
 	return nil
 }
 
-// cpuSnapshot is the CPU time used so far by the portal, the bare proxy, the simulator and this
-// process (the load generator); a process that cannot be read counts 0.
-type cpuSnapshot struct{ portal, proxy, sim, self float64 }
+// cpuSnapshot is the CPU time used so far by the portal, the bare proxy, oauth2-proxy, the simulator
+// and this process (the load generator); a process that cannot be read counts 0.
+type cpuSnapshot struct{ portal, proxy, peer, sim, self float64 }
 
 func (l *lab) cpuSnapshot() cpuSnapshot {
 	var s cpuSnapshot
 	s.portal, _ = l.portal.proc.cpuSeconds()
 	s.proxy, _ = l.proxy.cpuSeconds()
+	if l.peer != nil {
+		s.peer, _ = l.peer.cpuSeconds()
+	}
 	s.sim, _ = l.sim.cpuSeconds()
 	s.self, _ = cpuSecondsOf("self")
 	return s
 }
 
-// cpuUse sums CPU seconds over rounds of one path: server is the portal or the bare proxy.
+// cpuUse sums CPU seconds over rounds of one path: server is the portal, the bare proxy or
+// oauth2-proxy (whichever the path goes through; the others idle meanwhile).
 type cpuUse struct{ server, sim, loadgen float64 }
 
 func (u *cpuUse) add(before, after cpuSnapshot) {
-	u.server += (after.portal - before.portal) + (after.proxy - before.proxy)
+	u.server += (after.portal - before.portal) + (after.proxy - before.proxy) + (after.peer - before.peer)
 	u.sim += after.sim - before.sim
 	u.loadgen += after.self - before.self
 }

@@ -2,13 +2,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,6 +74,81 @@ func (r *report) write(path string) error {
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
+	return nil
+}
+
+// aggregate combines the reports of several runs: each figure is the median of its runs (the
+// mean of the middle two for an even count), and with more than one run <name>_min and
+// <name>_max follow it. One run is returned as it is.
+func aggregate(runs []*report, stdout, stderr io.Writer) *report {
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	out := newReport(io.Discard, stderr)
+	out.machine = runs[0].machine
+	var names []string
+	values := map[string][]float64{}
+	for _, r := range runs {
+		for _, name := range r.names {
+			if _, seen := values[name]; !seen {
+				names = append(names, name)
+			}
+			values[name] = append(values[name], r.values[name])
+		}
+	}
+	fmt.Fprintf(stdout, "--- over %d runs: median (min-max)\n", len(runs))
+	for _, name := range names {
+		v := slices.Sorted(slices.Values(values[name]))
+		median := v[len(v)/2]
+		if len(v)%2 == 0 {
+			median = (v[len(v)/2-1] + v[len(v)/2]) / 2
+		}
+		out.add(name, median, "")
+		out.add(name+"_min", v[0], "")
+		out.add(name+"_max", v[len(v)-1], "")
+		fmt.Fprintf(stdout, "%s: %s (%s-%s) [%d runs]\n", name, strconv.FormatFloat(round3(median), 'f', -1, 64),
+			strconv.FormatFloat(round3(v[0]), 'f', -1, 64), strconv.FormatFloat(round3(v[len(v)-1]), 'f', -1, 64), len(v))
+	}
+	return out
+}
+
+// mergeFrom keeps the figures of the results file at path that this report lacks, in that file's
+// order before the new ones (a missing file has none).
+func (r *report) mergeFrom(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("-merge: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("-merge: %s is not a JSON object", path)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var kept []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("-merge: %s: %w", path, err)
+		}
+		name, _ := tok.(string)
+		var value any
+		if err := dec.Decode(&value); err != nil {
+			return fmt.Errorf("-merge: %s: %w", path, err)
+		}
+		number, ok := value.(float64)
+		if !ok || name == "machine" {
+			continue
+		}
+		if _, measured := r.values[name]; !measured {
+			kept = append(kept, name)
+			r.values[name] = number
+		}
+	}
+	r.names = append(kept, r.names...)
 	return nil
 }
 

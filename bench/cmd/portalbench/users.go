@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -35,7 +36,9 @@ type idpServer struct {
 	server *http.Server
 }
 
-func startIdP(listener net.Listener, issuer, clientSecret, portalURL string) (*idpServer, error) {
+// startIdP serves the provider on listener for the portal at portalURL; extraRedirectURIs are other
+// callbacks its client may use (oauth2-proxy's, which signs in as the same client).
+func startIdP(listener net.Listener, issuer, clientSecret, portalURL string, extraRedirectURIs ...string) (*idpServer, error) {
 	users := make([]demoidp.User, 0, benchUsers)
 	for i := 1; i <= benchUsers; i++ {
 		name := benchUser(i)
@@ -46,7 +49,7 @@ func startIdP(listener net.Listener, issuer, clientSecret, portalURL string) (*i
 	}
 	provider, err := demoidp.New(demoidp.Options{
 		Issuer: issuer, ClientID: config.DemoClientID, ClientSecret: clientSecret,
-		RedirectURIs:           []string{portalURL + "/auth/callback"},
+		RedirectURIs:           append([]string{portalURL + "/auth/callback"}, extraRedirectURIs...),
 		PostLogoutRedirectURIs: []string{portalURL + "/auth/logged-out"},
 		// Longer than any run: a token refresh in the middle of a round would be measured too.
 		AccessTokenTTL: time.Hour,
@@ -67,8 +70,8 @@ func (s *idpServer) close() {
 }
 
 // signedIn is a user signed in to a portal: the cookies a browser would send, and the access token
-// inside the session (decoded with the portal's session key, to give the bare proxy the very same
-// token).
+// inside the session (read from the portal's file session store with its session key, to give the
+// bare proxy the very same token).
 type signedIn struct {
 	user        string
 	cookie      string // the Cookie header
@@ -87,7 +90,50 @@ func signIn(ctx context.Context, env *portalEnv, user string) (*signedIn, error)
 		return nil, err
 	}
 	browser := &http.Client{Jar: jar, Timeout: 30 * time.Second}
-	page, final, err := getPage(ctx, browser, env.url+"/auth/login?return_to="+url.QueryEscape(signInLanding))
+	resp, err := signInThrough(ctx, browser, env.url+"/auth/login?return_to="+url.QueryEscape(signInLanding), user)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.String() != env.url+signInLanding {
+		return nil, fmt.Errorf("sign-in as %s ended at %s with %s", user, resp.Request.URL, resp.Status)
+	}
+
+	portalURL, _ := url.Parse(env.url)
+	cookies := jar.Cookies(portalURL)
+	if len(cookies) == 0 {
+		return nil, errors.New("sign-in: the portal set no session cookie")
+	}
+	parts := make([]string, 0, len(cookies))
+	probe, _ := http.NewRequest(http.MethodGet, env.url+"/", nil)
+	for _, c := range cookies {
+		parts = append(parts, c.Name+"="+c.Value)
+		probe.AddCookie(c)
+	}
+	// The portal runs with its default session store (files in its data directory): the cookie holds
+	// only the session's sealed id, so the session is read from there, as the portal reads it.
+	store, err := session.NewFileStore(session.FileOptions{
+		Options: session.Options{Keys: []string{env.sessionKey}},
+		Dir:     filepath.Join(env.dataDir, session.SessionsSubdir),
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	s, err := session.Load(store, probe)
+	if err != nil {
+		return nil, fmt.Errorf("sign-in: decoding the session cookie: %w", err)
+	}
+	if s.AccessToken == "" {
+		return nil, errors.New("sign-in: the session holds no access token")
+	}
+	return &signedIn{user: user, cookie: strings.Join(parts, "; "), accessToken: s.AccessToken}, nil
+}
+
+// signInThrough starts a sign-in at start (a relying party's login address) with browser, a client
+// with a cookie jar, fills in the provider's login form as user and follows the redirects back; it
+// returns the last response (its body already read and closed).
+func signInThrough(ctx context.Context, browser *http.Client, start, user string) (*http.Response, error) {
+	page, final, err := getPage(ctx, browser, start)
 	if err != nil {
 		return nil, fmt.Errorf("sign-in: %w", err)
 	}
@@ -120,33 +166,7 @@ func signIn(ctx context.Context, env *portalEnv, user string) (*signedIn, error)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.Request.URL.String() != env.url+signInLanding {
-		return nil, fmt.Errorf("sign-in as %s ended at %s with %s", user, resp.Request.URL, resp.Status)
-	}
-
-	portalURL, _ := url.Parse(env.url)
-	cookies := jar.Cookies(portalURL)
-	if len(cookies) == 0 {
-		return nil, errors.New("sign-in: the portal set no session cookie")
-	}
-	parts := make([]string, 0, len(cookies))
-	probe, _ := http.NewRequest(http.MethodGet, env.url+"/", nil)
-	for _, c := range cookies {
-		parts = append(parts, c.Name+"="+c.Value)
-		probe.AddCookie(c)
-	}
-	store, err := session.NewCookieStore(session.Options{Keys: []string{env.sessionKey}})
-	if err != nil {
-		return nil, err
-	}
-	s, err := session.Load(store, probe)
-	if err != nil {
-		return nil, fmt.Errorf("sign-in: decoding the session cookie: %w", err)
-	}
-	if s.AccessToken == "" {
-		return nil, errors.New("sign-in: the session holds no access token")
-	}
-	return &signedIn{user: user, cookie: strings.Join(parts, "; "), accessToken: s.AccessToken}, nil
+	return resp, nil
 }
 
 // getPage GETs target following redirects and returns the body and the final URL.

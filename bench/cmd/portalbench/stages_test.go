@@ -1,0 +1,81 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseTracesAndStages(t *testing.T) {
+	t.Parallel()
+	const traces = `File: portal
+Type: cpu
+Duration: 5s, Total samples = 40ms (0.8%)
+-----------+-------------------------------------------------------
+      20ms   github.com/klauspost/compress/flate.statelessEnc
+             github.com/klauspost/compress/gzip.(*Writer).Write
+             github.com/cpqportal/portal/internal/handlers.(*gzipResponseWriter).writeWhole
+             github.com/cpqportal/portal/internal/handlers.(*Handler).render
+             github.com/cpqportal/portal/internal/auth.(*Authenticator).RequireLogin.func1
+-----------+-------------------------------------------------------
+      10ms   runtime.mallocgc
+             encoding/json.(*decodeState).object
+             github.com/cpqportal/portal/internal/apiclient.(*Customer).decodeOwned
+             github.com/cpqportal/portal/internal/apiclient.(*Client).decodeJSON
+             github.com/cpqportal/portal/internal/apiclient.(*Client).doJSON
+-----------+-------------------------------------------------------
+      10ms   runtime.futex
+             runtime.schedule
+-----------+-------------------------------------------------------
+`
+	samples, err := parseTraces(strings.NewReader(traces))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(samples) != 3 || samples[0].cpu != 20*time.Millisecond || len(samples[0].frames) != 5 {
+		t.Fatalf("parsed %+v", samples)
+	}
+	got := stageBreakdown(samples)
+	want := map[string]time.Duration{"compress": 20 * time.Millisecond, "decode": 10 * time.Millisecond, "other": 10 * time.Millisecond}
+	if len(got) != len(want) {
+		t.Fatalf("stages %v, want %v", got, want)
+	}
+	for stage, d := range want {
+		if got[stage] != d {
+			t.Errorf("stage %s: %v, want %v (all: %v)", stage, got[stage], d, got)
+		}
+	}
+	for stage := range got {
+		if !contains(stages, stage) {
+			t.Errorf("stage %q is not in the printed list", stage)
+		}
+	}
+}
+
+func TestAggregateAndMerge(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	runs := make([]*report, 3)
+	for i, v := range []float64{0.5, 0.3, 0.4} {
+		runs[i] = newReport(&out, &out)
+		runs[i].add("overhead_throughput_ratio", v, "ratio")
+	}
+	rep := aggregate(runs, &out, &out)
+	if rep.values["overhead_throughput_ratio"] != 0.4 || rep.values["overhead_throughput_ratio_min"] != 0.3 ||
+		rep.values["overhead_throughput_ratio_max"] != 0.5 {
+		t.Fatalf("aggregate: %v", rep.values)
+	}
+	path := t.TempDir() + "/results.json"
+	old := newReport(&out, &out)
+	old.add("list_portal_rss_mb", 141, "MiB")
+	old.add("overhead_throughput_ratio", 0.31, "ratio")
+	if err := old.write(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.mergeFrom(path); err != nil {
+		t.Fatal(err)
+	}
+	if rep.names[0] != "list_portal_rss_mb" || rep.values["list_portal_rss_mb"] != 141 || rep.values["overhead_throughput_ratio"] != 0.4 {
+		t.Fatalf("merged: %v %v", rep.names, rep.values)
+	}
+}
