@@ -186,3 +186,27 @@ func TestBytesInTheReadersLanguage(t *testing.T) {
 		t.Errorf("translating changed the message's own argument to %T", m.Args[0])
 	}
 }
+
+// Plural picks the "one" form by each language's CLDR rule: 1 everywhere, and 0 too in French.
+func TestPluralFollowsTheLanguagesRule(t *testing.T) {
+	t.Parallel()
+	b := loadBundle(t)
+	for _, tt := range []struct {
+		lang language.Tag
+		n    int
+		one  bool
+	}{
+		{language.English, 1, true}, {language.English, 0, false}, {language.English, 2, false},
+		{language.French, 0, true}, {language.French, 1, true}, {language.French, 2, false},
+		{language.Italian, 0, false}, {language.German, 1, true}, {language.Spanish, 21, false},
+	} {
+		got := b.Translator(tt.lang).Plural(tt.n, "common.bytes.b", "common.bytes.kib")
+		want := b.Translator(tt.lang).T("common.bytes.kib", tt.n)
+		if tt.one {
+			want = b.Translator(tt.lang).T("common.bytes.b", tt.n)
+		}
+		if got != want {
+			t.Errorf("%s, %d: %q, want %q", tt.lang, tt.n, got, want)
+		}
+	}
+}

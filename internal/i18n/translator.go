@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bojanz/currency"
+	"golang.org/x/text/feature/plural"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 	"golang.org/x/text/number"
@@ -159,4 +160,16 @@ func (t *Translator) separators() (decimal, group string) {
 	decimal = written[len(written)-2 : len(written)-1]
 	group = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSuffix(written, decimal+"5"), "12"), "345")
 	return decimal, group
+}
+
+// Plural is the message about n things in the plural form tr's language uses for n (CLDR's
+// cardinal rules, golang.org/x/text/feature/plural): the one key for the "one" form (1, and 0 in
+// French: "0 contrat"), the other key otherwise. Both messages take n first, then args; the five
+// languages of the portal need only these two forms for whole numbers.
+func (t *Translator) Plural(n int, one, other string, args ...any) string {
+	key := other
+	if plural.Cardinal.MatchPlural(t.tag, n, 0, 0, 0, 0) == plural.One {
+		key = one
+	}
+	return t.T(key, append([]any{n}, args...)...)
 }

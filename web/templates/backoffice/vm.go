@@ -70,15 +70,9 @@ type BatchVM struct {
 // Itoa is strconv.Itoa for templates.
 func Itoa(n int) string { return strconv.Itoa(n) }
 
-// Count is a message about n things in the plural form tr's language uses: the one key for a
-// single thing (and for none in French, which says "0 contrat"), the other key otherwise. Both
-// messages take n first, then args. The five languages of the portal need only these two forms.
+// Count is tr.Plural for templates: the message about n things in the plural form of tr's language.
 func Count(tr *i18n.Translator, n int, one, other string, args ...any) string {
-	key := other
-	if n == 1 || (n == 0 && tr.Lang() == "fr") {
-		key = one
-	}
-	return tr.T(key, append([]any{n}, args...)...)
+	return tr.Plural(n, one, other, args...)
 }
 
 // WorklistVM is the audit worklist: the quotes asked for, the filters and the rows.
