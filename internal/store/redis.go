@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -53,7 +54,17 @@ func (r *Redis) Put(ctx context.Context, key string, value []byte, ttl time.Dura
 // Update implements Store.
 func (r *Redis) Update(ctx context.Context, key string, ttl time.Duration, fn func(old []byte) ([]byte, error)) error {
 	full := r.prefix + key
-	for range redisUpdateAttempts {
+	for attempt := range redisUpdateAttempts {
+		if attempt > 0 {
+			// Back off a random moment that grows with the attempts: writers that retry in
+			// lockstep keep invalidating each other's WATCH, and one can lose every round.
+			backoff := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(time.Millisecond)))
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("store: update %s: %w", key, ctx.Err())
+			case <-time.After(backoff):
+			}
+		}
 		err := r.client.Watch(ctx, func(tx *redis.Tx) error {
 			old, err := tx.Get(ctx, full).Bytes()
 			if err != nil && !errors.Is(err, redis.Nil) {
