@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -455,5 +456,76 @@ func TestParseSortKey(t *testing.T) {
 	}
 	if _, ok := ParseSortKey("password"); ok {
 		t.Error("an unknown sort key was accepted")
+	}
+}
+
+func TestADownloadedListReleasesTheDecodesMemory(t *testing.T) {
+	released := make(chan struct{})
+	f := newFixture(t, 300, Options{TTL: time.Minute, ReleaseMemory: func() { released <- struct{}{} }})
+	waitRelease := func(why string) {
+		t.Helper()
+		select {
+		case <-released:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no memory release", why)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for f.cache.releasing.Load() || f.cache.releaseWanted.Load() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: a release is still pending", why)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	if _, err := f.cache.Get(userCtx("anna"), "anna"); err != nil {
+		t.Fatal(err)
+	}
+	waitRelease("first download")
+
+	// A revalidation answered 304 decodes nothing: nothing to release. The release is asked for
+	// before the waiters are answered, so it would show by now.
+	f.clock.Advance(2 * time.Minute)
+	if _, err := f.cache.Get(userCtx("anna"), "anna"); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.cache.Stats(); s.NotModified != 1 || s.Fetches != 1 {
+		t.Fatalf("stats %+v, want one download and one 304", s)
+	}
+	if f.cache.releasing.Load() || f.cache.releaseWanted.Load() {
+		t.Fatal("a list revalidated with 304 asked for a memory release")
+	}
+
+	if _, err := f.cache.Get(userCtx("bruno"), "bruno"); err != nil {
+		t.Fatal(err)
+	}
+	waitRelease("second user's download")
+}
+
+func TestReleasesAskedForMeanwhileAreCoalesced(t *testing.T) {
+	running := make(chan struct{})
+	proceed := make(chan struct{})
+	var runs atomic.Int32
+	c := New(nil, Options{ReleaseMemory: func() {
+		if runs.Add(1) == 1 {
+			running <- struct{}{}
+			<-proceed
+		}
+	}})
+	c.releaseMemory()
+	<-running // the first release is running
+	for range 10 {
+		c.releaseMemory() // asked for meanwhile: one more run, not ten
+	}
+	close(proceed)
+	deadline := time.Now().Add(10 * time.Second)
+	for c.releasing.Load() || c.releaseWanted.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("releases did not finish")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := runs.Load(); got != 2 {
+		t.Fatalf("%d releases ran, want 2 (the running one and one for the ten asked meanwhile)", got)
 	}
 }

@@ -210,3 +210,25 @@ func TestPluralFollowsTheLanguagesRule(t *testing.T) {
 		}
 	}
 }
+
+func TestDerivedIsBuiltOncePerLanguage(t *testing.T) {
+	t.Parallel()
+	b := loadBundle(t)
+	builds := 0
+	build := func(tr *Translator) string {
+		builds++
+		return tr.T("common.bytes.b", 7)
+	}
+	en, it := b.Translator(language.English), b.Translator(language.Italian)
+	for range 3 {
+		if got, want := en.Derived("test.derived", build), en.T("common.bytes.b", 7); got != want {
+			t.Fatalf("English: %q, want %q", got, want)
+		}
+	}
+	if got, want := it.Derived("test.derived", build), it.T("common.bytes.b", 7); got != want {
+		t.Fatalf("Italian: %q, want %q (each language keeps its own)", got, want)
+	}
+	if builds != 2 {
+		t.Fatalf("built %d times, want once per language (2)", builds)
+	}
+}
