@@ -8,8 +8,12 @@ import (
 
 // JSText is the JSON object of app.js's messages in tr's language, for <body data-i18n> (the CSP
 // forbids inline script, so the words travel in an attribute). Names drop the "js." of their
-// catalogue keys; {1}, {2} stand for the arguments app.js fills in.
+// catalogue keys; {1}, {2} stand for the arguments app.js fills in. It is built once per language.
 func JSText(tr *i18n.Translator) string {
+	return tr.Derived("layout.jstext", jsText)
+}
+
+func jsText(tr *i18n.Translator) string {
 	text := map[string]string{
 		"request_id":        tr.T("js.request_id", "{1}"),
 		"dismiss":           tr.T("js.dismiss"),
