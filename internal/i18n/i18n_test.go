@@ -221,11 +221,11 @@ func TestDerivedIsBuiltOncePerLanguage(t *testing.T) {
 	}
 	en, it := b.Translator(language.English), b.Translator(language.Italian)
 	for range 3 {
-		if got, want := en.Derived("test.derived", build), en.T("common.bytes.b", 7); got != want {
+		if got, want := en.Derived("test derived", build), en.T("common.bytes.b", 7); got != want {
 			t.Fatalf("English: %q, want %q", got, want)
 		}
 	}
-	if got, want := it.Derived("test.derived", build), it.T("common.bytes.b", 7); got != want {
+	if got, want := it.Derived("test derived", build), it.T("common.bytes.b", 7); got != want {
 		t.Fatalf("Italian: %q, want %q (each language keeps its own)", got, want)
 	}
 	if builds != 2 {

@@ -10,7 +10,7 @@ import (
 // forbids inline script, so the words travel in an attribute). Names drop the "js." of their
 // catalogue keys; {1}, {2} stand for the arguments app.js fills in. It is built once per language.
 func JSText(tr *i18n.Translator) string {
-	return tr.Derived("layout.jstext", jsText)
+	return tr.Derived("app.js messages", jsText)
 }
 
 func jsText(tr *i18n.Translator) string {
