@@ -200,6 +200,24 @@ func (s *Scanner) Null() (bool, error) {
 	return true, s.literal("null")
 }
 
+// Bool reads true or false.
+func (s *Scanner) Bool() (bool, error) {
+	c, err := s.peek()
+	if err != nil {
+		return false, err
+	}
+	switch c {
+	case 't':
+		if err := s.literal("true"); err != nil {
+			return false, err
+		}
+		return true, nil
+	case 'f':
+		return false, s.literal("false")
+	}
+	return false, s.syntaxError("want true or false, found %q", c)
+}
+
 func (s *Scanner) literal(word string) error {
 	for s.end-s.pos < len(word) {
 		if _, ok := s.fill(s.pos); !ok {

@@ -120,6 +120,25 @@ func TestInt(t *testing.T) {
 	}
 }
 
+func TestBool(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in       string
+		want, ok bool
+	}{
+		{" true", true, true}, {"false", false, true}, {"tru", false, false}, {"fals", false, false},
+		{"null", false, false}, {"1", false, false}, {"trUe", false, false},
+	} {
+		b, err := New(iotest.OneByteReader(strings.NewReader(c.in)), 64).Bool()
+		if (err == nil) != c.ok || b != c.want {
+			t.Errorf("Bool(%q) = %v, %v", c.in, b, err)
+		}
+		if !c.ok && !errors.Is(err, ErrSyntax) {
+			t.Errorf("Bool(%q): %v, want ErrSyntax", c.in, err)
+		}
+	}
+}
+
 // FuzzSkip checks that the scanner accepts exactly the texts encoding/json accepts, and decodes
 // strings as it does, whatever the buffer boundaries.
 func FuzzSkip(f *testing.F) {

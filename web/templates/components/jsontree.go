@@ -3,11 +3,12 @@ package components
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"io"
 	"sort"
 	"strconv"
 
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/jsonscan"
 )
 
 // JSONKind is the JSON type of a JSONNode.
@@ -58,90 +59,93 @@ func NewJSONNode(value any) JSONNode {
 }
 
 func nodeFromRaw(raw []byte) JSONNode {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	n, err := decodeNode(dec, 0)
-	if err != nil {
-		return JSONNode{Kind: JSONTruncated, Text: "components.json.invalid"}
-	}
-	// Only JSON white space may follow. Checked on the bytes: asking the decoder for one more
-	// token builds a syntax error at the end of every document, a twentieth of a customer page's
-	// allocations (docs/performance.md).
-	for _, b := range raw[dec.InputOffset():] {
-		if b != ' ' && b != '\t' && b != '\n' && b != '\r' {
-			return JSONNode{Kind: JSONTruncated, Text: "components.json.invalid"} // trailing data
+	// jsonscan, not encoding/json's Decoder.Token: a token there is an interface value and an
+	// allocation, a twentieth of a customer page's CPU (docs/performance.md).
+	s := jsonscan.New(bytes.NewReader(raw), min(len(raw)+1, maxScanBuffer))
+	n, err := scanNode(s, 0)
+	if err == nil {
+		// Only JSON white space may follow the value.
+		if _, err = s.Peek(); err == io.EOF {
+			return n
 		}
 	}
-	return n
+	return JSONNode{Kind: JSONTruncated, Text: "components.json.invalid"}
 }
 
-// decodeNode reads one value from the token stream, keeping object key order.
-func decodeNode(dec *json.Decoder, depth int) (JSONNode, error) {
-	tok, err := dec.Token()
+// maxScanBuffer bounds the scanner's buffer for a large document (it reads on through it).
+const maxScanBuffer = 64 << 10
+
+// scanNode reads one value, keeping object key order.
+func scanNode(s *jsonscan.Scanner, depth int) (JSONNode, error) {
+	c, err := s.Peek()
+	if err == io.EOF {
+		return JSONNode{}, io.ErrUnexpectedEOF
+	}
 	if err != nil {
 		return JSONNode{}, err
 	}
-	switch t := tok.(type) {
-	case json.Delim:
+	switch c {
+	case '{', '[':
 		if depth >= maxJSONDepth {
-			if err := skipRest(dec); err != nil {
+			if err := s.Skip(); err != nil {
 				return JSONNode{}, err
 			}
 			return JSONNode{Kind: JSONTruncated, Text: "components.json.too_deep"}, nil
 		}
-		switch t {
-		case '{':
-			n := JSONNode{Kind: JSONObject}
-			for dec.More() {
-				keyTok, err := dec.Token()
-				if err != nil {
-					return JSONNode{}, err
-				}
-				key, _ := keyTok.(string)
-				child, err := decodeNode(dec, depth+1)
-				if err != nil {
-					return JSONNode{}, err
-				}
-				n.Entries = append(n.Entries, JSONEntry{Key: key, Value: child})
-			}
-			_, err := dec.Token() // '}'
-			return n, err
-		case '[':
-			n := JSONNode{Kind: JSONArray}
-			for dec.More() {
-				child, err := decodeNode(dec, depth+1)
-				if err != nil {
-					return JSONNode{}, err
-				}
-				n.Items = append(n.Items, child)
-			}
-			_, err := dec.Token() // ']'
+		if err := s.Enter(c); err != nil {
+			return JSONNode{}, err
+		}
+		if c == '{' {
+			return scanObject(s, depth)
+		}
+		return scanArray(s, depth)
+	case '"':
+		text, err := s.String()
+		return JSONNode{Kind: JSONString, Text: string(text)}, err
+	case 't', 'f':
+		b, err := s.Bool()
+		return JSONNode{Kind: JSONBool, Text: strconv.FormatBool(b)}, err
+	case 'n':
+		_, err := s.Null()
+		return JSONNode{Kind: JSONNull, Text: "null"}, err
+	}
+	text, err := s.Number()
+	return JSONNode{Kind: JSONNumber, Text: string(text)}, err
+}
+
+func scanObject(s *jsonscan.Scanner, depth int) (JSONNode, error) {
+	n := JSONNode{Kind: JSONObject}
+	for first := true; ; first = false {
+		more, err := s.More('}', first)
+		if err != nil || !more {
 			return n, err
 		}
-		return JSONNode{}, fmt.Errorf("unexpected %v", t)
-	default:
-		return scalarNode(t), nil
+		key, err := s.Key()
+		if err != nil {
+			return JSONNode{}, err
+		}
+		name := string(key)
+		child, err := scanNode(s, depth+1)
+		if err != nil {
+			return JSONNode{}, err
+		}
+		n.Entries = append(n.Entries, JSONEntry{Key: name, Value: child})
 	}
 }
 
-// skipRest consumes the rest of a container whose opening delimiter was just read.
-func skipRest(dec *json.Decoder) error {
-	level := 1
-	for level > 0 {
-		tok, err := dec.Token()
+func scanArray(s *jsonscan.Scanner, depth int) (JSONNode, error) {
+	n := JSONNode{Kind: JSONArray}
+	for first := true; ; first = false {
+		more, err := s.More(']', first)
+		if err != nil || !more {
+			return n, err
+		}
+		child, err := scanNode(s, depth+1)
 		if err != nil {
-			return err
+			return JSONNode{}, err
 		}
-		if d, ok := tok.(json.Delim); ok {
-			switch d {
-			case '{', '[':
-				level++
-			case '}', ']':
-				level--
-			}
-		}
+		n.Items = append(n.Items, child)
 	}
-	return nil
 }
 
 func scalarNode(v any) JSONNode {
