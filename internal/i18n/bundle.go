@@ -92,7 +92,7 @@ func Load(opts ...Option) (*Bundle, error) {
 		}
 	}
 	for _, tag := range Languages {
-		b.translators[tag] = newTranslator(tag, message.NewPrinter(tag, message.Catalog(b.catalog)), currency.NewLocale(tag.String()))
+		b.translators[tag] = newTranslator(tag, message.NewPrinter(tag, message.Catalog(b.catalog)), currency.NewLocale(tag.String()), b.keys)
 	}
 	if b.pseudo {
 		for key, msg := range messages[Source] {
@@ -100,7 +100,7 @@ func Load(opts ...Option) (*Bundle, error) {
 				return nil, fmt.Errorf("i18n: pseudo-locale, key %q: %w", key, err)
 			}
 		}
-		b.translators[Pseudo] = newTranslator(Pseudo, message.NewPrinter(Pseudo, message.Catalog(b.catalog)), currency.NewLocale(Source.String()))
+		b.translators[Pseudo] = newTranslator(Pseudo, message.NewPrinter(Pseudo, message.Catalog(b.catalog)), currency.NewLocale(Source.String()), b.keys)
 	}
 	return b, nil
 }

@@ -20,5 +20,5 @@ func From(ctx context.Context) *Translator {
 	if tr, ok := ctx.Value(contextKey{}).(*Translator); ok && tr != nil {
 		return tr
 	}
-	return newTranslator(Source, message.NewPrinter(Source), currency.NewLocale(Source.String()))
+	return newTranslator(Source, message.NewPrinter(Source), currency.NewLocale(Source.String()), nil)
 }

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/bojanz/currency"
@@ -23,25 +22,26 @@ type Translator struct {
 	money   *currency.Formatter
 	locale  currency.Locale
 
-	// plain holds the messages without arguments already formatted (key to text): most of a page's
-	// words are such messages, and formatting one through the printer each time was about 5 % of
-	// the customer page's CPU (docs/performance.md). A message without arguments always formats
-	// to the same text. Keys come from the code, so the map stays small; plainCount bounds it
-	// anyway.
-	plain      sync.Map
-	plainCount atomic.Int32
+	// plain holds every catalogue message formatted without arguments (key to text), made when
+	// the translator is: most of a page's words are such messages, and formatting one through
+	// the printer each time was about 5 % of the customer page's CPU (docs/performance.md). It is
+	// never written afterwards, so reading it needs no lock.
+	plain map[string]string
 
 	// derived holds texts built from the catalogue alone (Derived), by name.
 	derived sync.Map
 }
 
-// maxPlainMessages bounds Translator.plain (the catalogue has a few hundred keys).
-const maxPlainMessages = 4096
-
-func newTranslator(tag language.Tag, printer *message.Printer, locale currency.Locale) *Translator {
+// newTranslator returns the translator of tag; keys are the catalogue's (none for a translator
+// without a catalogue).
+func newTranslator(tag language.Tag, printer *message.Printer, locale currency.Locale, keys []string) *Translator {
 	money := currency.NewFormatter(locale)
 	money.MaxDigits = 2
-	return &Translator{tag: tag, printer: printer, money: money, locale: locale}
+	plain := make(map[string]string, len(keys))
+	for _, key := range keys {
+		plain[key] = printer.Sprintf(key)
+	}
+	return &Translator{tag: tag, printer: printer, money: money, locale: locale, plain: plain}
 }
 
 // Tag is the translator's language.
@@ -57,16 +57,10 @@ func (t *Translator) T(key string, args ...any) string {
 	if len(args) > 0 {
 		return t.printer.Sprintf(key, args...)
 	}
-	if text, ok := t.plain.Load(key); ok {
-		return text.(string)
+	if text, ok := t.plain[key]; ok {
+		return text
 	}
-	text := t.printer.Sprintf(key)
-	if t.plainCount.Load() < maxPlainMessages {
-		if _, loaded := t.plain.LoadOrStore(key, text); !loaded {
-			t.plainCount.Add(1)
-		}
-	}
-	return text
+	return t.printer.Sprintf(key)
 }
 
 // Derived returns build(t), built the first time name is asked for and reused afterwards. It is
