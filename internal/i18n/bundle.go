@@ -92,15 +92,17 @@ func Load(opts ...Option) (*Bundle, error) {
 		}
 	}
 	for _, tag := range Languages {
-		b.translators[tag] = newTranslator(tag, message.NewPrinter(tag, message.Catalog(b.catalog)), currency.NewLocale(tag.String()), b.keys)
+		b.translators[tag] = newTranslator(tag, message.NewPrinter(tag, message.Catalog(b.catalog)), currency.NewLocale(tag.String()), messages[tag])
 	}
 	if b.pseudo {
+		pseudo := make(map[string]string, len(messages[Source]))
 		for key, msg := range messages[Source] {
-			if err := b.catalog.SetString(Pseudo, key, "⟦"+msg+"⟧"); err != nil {
+			pseudo[key] = "⟦" + msg + "⟧"
+			if err := b.catalog.SetString(Pseudo, key, pseudo[key]); err != nil {
 				return nil, fmt.Errorf("i18n: pseudo-locale, key %q: %w", key, err)
 			}
 		}
-		b.translators[Pseudo] = newTranslator(Pseudo, message.NewPrinter(Pseudo, message.Catalog(b.catalog)), currency.NewLocale(Source.String()), b.keys)
+		b.translators[Pseudo] = newTranslator(Pseudo, message.NewPrinter(Pseudo, message.Catalog(b.catalog)), currency.NewLocale(Source.String()), pseudo)
 	}
 	return b, nil
 }

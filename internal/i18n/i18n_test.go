@@ -2,7 +2,9 @@ package i18n
 
 import (
 	"errors"
+	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -230,5 +232,55 @@ func TestDerivedIsBuiltOncePerLanguage(t *testing.T) {
 	}
 	if builds != 2 {
 		t.Fatalf("built %d times, want once per language (2)", builds)
+	}
+}
+
+// The messages formatted without the printer (string arguments only) read exactly as the printer
+// writes them, in every language, whatever the arguments hold.
+func TestStringTemplatesWriteWhatThePrinterWrites(t *testing.T) {
+	t.Parallel()
+	b, err := Load(WithPseudo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, tag := range append(slices.Clone(Languages), Pseudo) {
+		tr := b.Translator(tag)
+		for key, tpl := range tr.templates {
+			args := make([]any, tpl.n)
+			for i := range args {
+				args[i] = fmt.Sprintf("‹%d %%d ${x} %%[1]s›", i+1)
+			}
+			if got, want := tr.T(key, args...), tr.printer.Sprintf(key, args...); got != want {
+				t.Errorf("%s %s: %q, printer %q", tag, key, got, want)
+			}
+			checked++
+		}
+	}
+	if checked < 500 {
+		t.Fatalf("only %d messages take the string path; expected most of the catalogue's", checked)
+	}
+	// A non-string argument goes through the printer (numbers are localised).
+	it := b.Translator(language.Italian)
+	if got, want := it.T("common.bytes.b", 1234), it.printer.Sprintf("common.bytes.b", 1234); got != want {
+		t.Errorf("number argument: %q, want %q", got, want)
+	}
+}
+
+func TestCompileStringTemplate(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		msg string
+		ok  bool
+		n   int
+	}{
+		{"Hello %s, 100%% sure", true, 1}, {"%[2]s before %[1]s", true, 2}, {"%[1]s and %[1]s", true, 1},
+		{"%d items", false, 0}, {"%s and %[1]s", false, 0}, {"%[2]s only", false, 0}, {"%q", false, 0},
+		{"no verbs", false, 0}, {"trailing %", false, 0}, {"%[x]s", false, 0},
+	} {
+		tpl, ok := compileStringTemplate(c.msg)
+		if ok != c.ok || ok && tpl.n != c.n {
+			t.Errorf("compileStringTemplate(%q) = n %d, %v; want n %d, %v", c.msg, tpl.n, ok, c.n, c.ok)
+		}
 	}
 }

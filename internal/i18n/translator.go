@@ -27,21 +27,28 @@ type Translator struct {
 	// the printer each time was about 5 % of the customer page's CPU (docs/performance.md). It is
 	// never written afterwards, so reading it needs no lock.
 	plain map[string]string
+	// templates holds the messages that take only strings (%s, %[n]s), formatted without the
+	// printer when their arguments are strings.
+	templates map[string]*stringTemplate
 
 	// derived holds texts built from the catalogue alone (Derived), by name.
 	derived sync.Map
 }
 
-// newTranslator returns the translator of tag; keys are the catalogue's (none for a translator
-// without a catalogue).
-func newTranslator(tag language.Tag, printer *message.Printer, locale currency.Locale, keys []string) *Translator {
+// newTranslator returns the translator of tag; messages are its catalogue (key to message; none
+// for a translator without a catalogue).
+func newTranslator(tag language.Tag, printer *message.Printer, locale currency.Locale, messages map[string]string) *Translator {
 	money := currency.NewFormatter(locale)
 	money.MaxDigits = 2
-	plain := make(map[string]string, len(keys))
-	for _, key := range keys {
-		plain[key] = printer.Sprintf(key)
+	t := &Translator{tag: tag, printer: printer, money: money, locale: locale,
+		plain: make(map[string]string, len(messages)), templates: map[string]*stringTemplate{}}
+	for key, msg := range messages {
+		t.plain[key] = printer.Sprintf(key)
+		if tpl, ok := compileStringTemplate(msg); ok {
+			t.templates[key] = &tpl
+		}
 	}
-	return &Translator{tag: tag, printer: printer, money: money, locale: locale, plain: plain}
+	return t
 }
 
 // Tag is the translator's language.
@@ -55,6 +62,11 @@ func (t *Translator) Lang() string { return t.tag.String() }
 // blank page.
 func (t *Translator) T(key string, args ...any) string {
 	if len(args) > 0 {
+		if tpl, ok := t.templates[key]; ok && len(args) == tpl.n {
+			if text, ok := tpl.format(args); ok {
+				return text
+			}
+		}
 		return t.printer.Sprintf(key, args...)
 	}
 	if text, ok := t.plain[key]; ok {
