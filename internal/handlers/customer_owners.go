@@ -132,11 +132,7 @@ func (h *Handler) replaceCustomerOwners(c *gin.Context) {
 		h.ownerFormAPIError(c, err, customerID, title, form)
 		return
 	}
-	message := t(c, "customer.toast.owners_replaced", len(cust.Owners))
-	if len(cust.Owners) == 1 {
-		message = t(c, "customer.toast.owners_replaced_one")
-	}
-	h.ownersSaved(c, cust, message)
+	h.ownersSaved(c, cust, tr(c).Plural(len(cust.Owners), "customer.toast.owners_replaced_one", "customer.toast.owners_replaced"))
 }
 
 // parseOwnerIDList reads 1 to 10 distinct owner ids separated by commas or spaces.

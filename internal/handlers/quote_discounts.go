@@ -102,11 +102,8 @@ func (h *Handler) applyDiscounts(c *gin.Context) {
 		return
 	}
 	message := t(c, "quote.toast.discounts_removed")
-	switch n := len(q.AppliedDiscounts) + len(q.ExtraDiscounts); {
-	case n == 1:
-		message = t(c, "quote.toast.discounts_applied.one")
-	case n > 1:
-		message = t(c, "quote.toast.discounts_applied.other", tr(c).Integer(int64(n)))
+	if n := len(q.AppliedDiscounts) + len(q.ExtraDiscounts); n > 0 {
+		message = tr(c).Plural(n, "quote.toast.discounts_applied.one", "quote.toast.discounts_applied.other")
 	}
 	h.cartsUpdate(c, a, q, false, 0, "", message)
 }

@@ -197,11 +197,8 @@ func describeChanges(prev quoteDigest, q *apiclient.Quote, v *quoteView) []quote
 			out = append(out, quotes.Change{What: tr.T("quote.change.package_removed", key[1:])})
 		}
 	}
-	switch {
-	case removedItems == 1:
-		out = append(out, quotes.Change{What: tr.T("quote.change.items_removed.one")})
-	case removedItems > 1:
-		out = append(out, quotes.Change{What: tr.T("quote.change.items_removed.other", tr.Integer(int64(removedItems)))})
+	if removedItems > 0 {
+		out = append(out, quotes.Change{What: tr.Plural(removedItems, "quote.change.items_removed.one", "quote.change.items_removed.other")})
 	}
 	if p, ok := prev.previous("q", 6); ok {
 		t := q.Totals

@@ -121,10 +121,7 @@ func (h *Handler) searchCustomers(c *gin.Context, cpqID int32, query string) (qu
 
 // customersFound announces how many customers a search found, in the right grammatical number.
 func customersFound(tr *i18n.Translator, n int) string {
-	if n == 1 {
-		return tr.T("start.customers_found.one")
-	}
-	return tr.T("start.customers_found.other", tr.Integer(int64(n)))
+	return tr.Plural(n, "start.customers_found.one", "start.customers_found.other")
 }
 
 // searchQuoteCustomers is GET /quotes/new/customers?cpqId=&q=[&customerId=]: the customer

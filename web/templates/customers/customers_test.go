@@ -104,6 +104,21 @@ func TestCountText(t *testing.T) {
 	if it := (ResultsVM{Total: 100000, From: 26, To: 50}).CountText(translator(t, "it")); it != "100.000 clienti in tutto, visualizzati 26–50." {
 		t.Errorf("Italian count %q", it)
 	}
+	// One and several in the grammatical number of the language, counts grouped its way.
+	for _, tc := range []struct {
+		lang string
+		vm   ResultsVM
+		want string
+	}{
+		{"fr", ResultsVM{Query: "a", Total: 1, From: 1, To: 1}, "1 client trouvé."},
+		{"fr", ResultsVM{Query: "a", Total: 2, From: 1, To: 2}, "2 clients trouvés."},
+		{"de", ResultsVM{Total: 1, From: 1, To: 1}, "1 Kunde insgesamt."},
+		{"es", ResultsVM{Total: 12, From: 1, To: 12}, "12 clientes en total."},
+	} {
+		if got := tc.vm.CountText(translator(t, tc.lang)); got != tc.want {
+			t.Errorf("%s: CountText(%+v) = %q, want %q", tc.lang, tc.vm, got, tc.want)
+		}
+	}
 }
 
 func TestDetailPageShowsOtherFieldsAsTree(t *testing.T) {

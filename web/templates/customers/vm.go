@@ -124,14 +124,10 @@ func (r ResultsVM) CountText(tr *i18n.Translator) string {
 	switch {
 	case r.Total == 0:
 		return tr.T("customers.count.none")
-	case r.Total == 1 && searched:
-		return tr.T("customers.count.found_one")
-	case r.Total == 1:
-		return tr.T("customers.count.all_one")
-	case r.From == 1 && r.To == r.Total && searched:
-		return tr.T("customers.count.found", r.Total)
-	case r.From == 1 && r.To == r.Total:
-		return tr.T("customers.count.all", r.Total)
+	case (r.Total == 1 || r.From == 1 && r.To == r.Total) && searched:
+		return tr.Plural(r.Total, "customers.count.found_one", "customers.count.found")
+	case r.Total == 1 || r.From == 1 && r.To == r.Total:
+		return tr.Plural(r.Total, "customers.count.all_one", "customers.count.all")
 	case searched:
 		return tr.T("customers.count.found_range", r.Total, r.From, r.To)
 	}

@@ -68,10 +68,8 @@ func (vm ResultsVM) Summary(tr *i18n.Translator) string {
 		return tr.T("palette.summary.empty_query")
 	case n == 0:
 		return tr.T("palette.summary.none", vm.Query)
-	case n == 1:
-		return tr.T("palette.summary.one")
 	default:
-		return tr.T("palette.summary.many", n)
+		return tr.Plural(n, "palette.summary.one", "palette.summary.many")
 	}
 }
 

@@ -161,8 +161,5 @@ func plainNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) 
 
 // addonsHint says how many add-ons the offer type has, in the right grammatical number.
 func addonsHint(ctx context.Context, n int) string {
-	if n == 1 {
-		return i18n.T(ctx, "start.products.addons.one")
-	}
-	return i18n.T(ctx, "start.products.addons.other", count(ctx, n))
+	return i18n.From(ctx).Plural(n, "start.products.addons.one", "start.products.addons.other")
 }
