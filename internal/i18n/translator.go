@@ -123,7 +123,7 @@ func (t *Translator) Date(at time.Time) string {
 // DateTime is Date with the time of day (24 hours) and the time zone, UTC.
 func (t *Translator) DateTime(at time.Time) string {
 	at = at.UTC()
-	return t.T("datetime.pattern", t.Date(at), fmt.Sprintf("%02d:%02d", at.Hour(), at.Minute()), "UTC")
+	return t.T("datetime.pattern", t.Date(at), at.Format("15:04"), "UTC")
 }
 
 var monthKeys = [12]string{
