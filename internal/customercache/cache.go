@@ -62,7 +62,7 @@ type Options struct {
 	// (default debug.FreeOSMemory). Decoding 100,000 customers leaves about as much garbage as
 	// the list itself (growing slices, the dropped list), and the collector's target doubles
 	// the heap on top of the lists kept: five users' lists held 146-167 MiB resident without
-	// it, 95-110 with it (docs/performance.md). Loads are rare (once per user and TTL), so a
+	// it, 110-111 with it (docs/performance.md). Loads are rare (once per user and TTL), so a
 	// collection per load costs little. Releases asked for while one runs are coalesced.
 	ReleaseMemory func()
 }
