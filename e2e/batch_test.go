@@ -223,6 +223,9 @@ func TestBatchArchiveSurvivesReload(t *testing.T) {
 	check(t, page.GetByTestId("batch-check").Click(), "check the file")
 	check(t, suite.expect.Locator(page.GetByTestId("batch-preview-summary")).ToContainText("20 contracts will be archived"), "20 from the file")
 	check(t, page.GetByTestId("batch-start").Click(), "confirm")
+	// The confirm leads to the batch's own page; reloading before it is there reloads nothing.
+	check(t, suite.expect.Page(page).ToHaveURL(regexp.MustCompile(`/contracts/batch-archive/[0-9a-f]+$`)), "the batch's page")
+	check(t, suite.expect.Locator(page.GetByTestId("batch-progress")).ToBeVisible(), "its progress")
 	batchURL := page.URL()
 	if suite.simURL != "" {
 		check(t, suite.expect.Locator(page.GetByTestId("batch-status")).ToHaveText("Archiving"), "the batch runs")

@@ -75,7 +75,7 @@ func TestConcurrentDiscountThenQuantity(t *testing.T) {
 	changes := rep.GetByTestId("conflict-changes")
 	check(t, suite.expect.Locator(changes).ToContainText("applied"), "the discount is listed")
 	check(t, suite.expect.Locator(changes).ToContainText("removed"), "the removed cart is listed")
-	check(t, suite.expect.Locator(rep.GetByTestId("conflict-who")).ToContainText(backofficeUser), "who changed it")
+	check(t, suite.expect.Locator(rep.GetByTestId("conflict-who")).ToContainText(v2Actor(t, backofficeUser, backofficePass, path)), "who changed it")
 	check(t, suite.expect.Locator(rep.GetByTestId("conflict-pending")).ToContainText("to 3"), "the rep's change, not applied")
 	check(t, suite.expect.Locator(rep.GetByTestId("cart")).ToHaveCount(1), "the rep sees the cart removed")
 	check(t, suite.expect.Locator(rep.GetByTestId("quote-applied-discount")).ToHaveCount(1), "the rep sees the discount")
@@ -147,7 +147,7 @@ func TestConcurrentLiveNoticeKeepsFocusAndTyping(t *testing.T) {
 	banner := rep.GetByTestId("live-notice")
 	check(t, suite.expect.Locator(banner).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(5000)}),
 		"the rep's page shows the notice within 5 s")
-	check(t, suite.expect.Locator(banner).ToContainText("changed by "+backofficeUser), "who")
+	check(t, suite.expect.Locator(banner).ToContainText("changed by "+v2Actor(t, backofficeUser, backofficePass, path)), "who")
 	check(t, suite.expect.Locator(banner).ToContainText("quantity changed"), "what")
 	check(t, suite.expect.Locator(input).ToBeFocused(), "the focus stays in the quantity")
 	check(t, suite.expect.Locator(input).ToHaveValue("17"), "the typed text is kept")
@@ -195,7 +195,7 @@ func TestConcurrentContractArchivedWhileOpen(t *testing.T) {
 	check(t, suite.expect.Locator(banner).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(5000)}),
 		"the colleague's page shows the notice within 5 s")
 	check(t, suite.expect.Locator(banner).ToContainText("contract archived"), "what")
-	check(t, suite.expect.Locator(banner).ToContainText("changed by "+salesUser), "who")
+	check(t, suite.expect.Locator(banner).ToContainText("changed by "+v2Actor(t, salesUser, salesPassword, quotePath)), "who")
 	check(t, suite.expect.Locator(search).ToBeFocused(), "the focus stays in the field")
 	check(t, suite.expect.Locator(search).ToHaveValue("sig"), "the typed text is kept")
 	clickSettled(t, other, other.GetByTestId("live-notice-show"), "Show changes (reload)")

@@ -181,3 +181,39 @@ func formDefaults(form *goquery.Selection) map[string]any {
 	})
 	return values
 }
+
+// v2Actor is the name the v2 API gives user in its audits, read from the newest entry of the audit
+// of the quote at quotePath, which user has just changed. The embedded simulator checks the embedded
+// provider's tokens and names each user as they sign in, so there the name must be user itself; an
+// external v2 API names its users its own way (a simulator that checks no token calls everyone
+// "api-user", a real deployment may use an e-mail or a subject), so there the tests take the name
+// from the audit and check that every other page shows that same name.
+func v2Actor(t *testing.T, user, password, quotePath string) string {
+	t.Helper()
+	if suite.simURL != "" {
+		return user
+	}
+	page := newPage(t)
+	login(t, page, user, password)
+	quoteID := quotePath[strings.LastIndex(quotePath, "/")+1:]
+	_, err := page.Goto("/audits/" + quoteID)
+	check(t, err, "open the audit of quote "+quoteID)
+	entries := page.GetByTestId("audit-entry")
+	check(t, suite.expect.Locator(entries.First()).ToBeVisible(), "the audit of quote "+quoteID+" has entries")
+	n, err := entries.Count()
+	check(t, err, "count the audit entries")
+	newest, actor := "", ""
+	for i := range n {
+		at, err := entries.Nth(i).Locator("time").GetAttribute("datetime")
+		check(t, err, "an audit entry's time")
+		who, err := entries.Nth(i).GetByTestId("audit-actor").TextContent()
+		check(t, err, "an audit entry's actor")
+		if at >= newest {
+			newest, actor = at, strings.TrimSpace(who)
+		}
+	}
+	if actor == "" {
+		t.Fatalf("the audit of quote %s names nobody for its newest entry", quoteID)
+	}
+	return actor
+}
