@@ -37,6 +37,7 @@ import (
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/handlers"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
@@ -100,9 +101,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		logger.Info("demo mode: session key kept in the data directory", slog.String("dir", demoDir(cfg.DataDir)))
 	}
 
+	// The catalogues, read once for the portal and, in demo mode, its OpenID provider's login page.
+	languages, err := i18n.Load()
+	if err != nil {
+		return err
+	}
 	var extraRoutes func(*gin.Engine)
 	if cfg.DemoIdP {
-		provider, err := newDemoProvider(cfg)
+		provider, err := newDemoProvider(cfg, languages)
 		if err != nil {
 			return err
 		}
@@ -134,7 +140,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			logger.Warn("flushing trace spans failed", slog.Any("err", err))
 		}
 	}()
-	app, err := buildPortal(cfg, logger, extraRoutes, obs)
+	app, err := buildPortal(cfg, logger, extraRoutes, obs, languages)
 	if err != nil {
 		return err
 	}
@@ -224,7 +230,7 @@ func (p *portal) close() {
 
 // buildPortal wires session store, authentication, API client and handlers onto a gin engine, with
 // the metrics and tracing of obs.
-func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.Engine), obs observability) (*portal, error) {
+func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.Engine), obs observability, languages *i18n.Bundle) (*portal, error) {
 	var onStoreError func(string)
 	if obs.metrics != nil {
 		onStoreError = obs.metrics.StoreErrorHook()
@@ -296,6 +302,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		Assets:      assets,
 		ExtraRoutes: extraRoutes,
 		Version:     version,
+		I18n:        languages,
 	}
 	if obs.registry != nil {
 		deps.Metrics = obs.registry
@@ -413,7 +420,7 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 const demoIdPMount = "/idp"
 
 // newDemoProvider builds the embedded OpenID provider with the portal as its one client.
-func newDemoProvider(cfg config.Config) (*demoidp.Provider, error) {
+func newDemoProvider(cfg config.Config, languages *i18n.Bundle) (*demoidp.Provider, error) {
 	public := cfg.PublicURL.String()
 	if err := os.MkdirAll(demoDir(cfg.DataDir), 0o700); err != nil {
 		return nil, fmt.Errorf("PORTAL_DATA_DIR: %w", err)
@@ -427,7 +434,8 @@ func newDemoProvider(cfg config.Config) (*demoidp.Provider, error) {
 		BackChannelLogoutURI:   public + auth.BackChannelLogoutPath,
 		AccessTokenTTL:         cfg.DemoTokenTTL,
 		// Kept in the data directory, so access tokens issued before a restart still verify.
-		KeyFile: filepath.Join(demoDir(cfg.DataDir), "idp-signing-key.pem"),
+		KeyFile:   filepath.Join(demoDir(cfg.DataDir), "idp-signing-key.pem"),
+		Languages: languages,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("demo OpenID provider: %w", err)

@@ -55,6 +55,9 @@ type Options struct {
 	KeyFile string
 	// HTTPClient sends back-channel logouts (default: 5 s timeout).
 	HTTPClient *http.Client
+	// Languages are the portal's catalogues, for the login page (default: i18n.Load). The portal
+	// passes the bundle it loaded itself, so the catalogues are read once.
+	Languages *i18n.Bundle
 	// PadAccessTokenTo pads access tokens with a random "pad" claim to about this many bytes, to imitate
 	// enterprise providers' large tokens (tests of the cookie size). 0 = no padding.
 	PadAccessTokenTo int
@@ -137,9 +140,11 @@ func New(opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demoidp: login page: %w", err)
 	}
-	languages, err := i18n.Load()
-	if err != nil {
-		return nil, fmt.Errorf("demoidp: login page: %w", err)
+	languages := opts.Languages
+	if languages == nil {
+		if languages, err = i18n.Load(); err != nil {
+			return nil, fmt.Errorf("demoidp: login page: %w", err)
+		}
 	}
 	p := &Provider{issuer: issuer, storage: st, op: provider, loginPage: page, languages: languages}
 
