@@ -45,8 +45,18 @@ const (
 	StatusRunning Status = "running"
 	// StatusCancelled: the user cancelled; items not started stay pending.
 	StatusCancelled Status = "cancelled"
-	// StatusFinished: every item is done, failed or rejected.
+	// StatusFinished: every item is done, failed or rejected (none pending).
 	StatusFinished Status = "finished"
+	// StatusStopped: the job's record vanished from the store while a runner ran it (the store lost
+	// its data); the runner wrote back its own copy with this status and StopReason, and the
+	// owner resumes it by hand (nothing is started again behind their back).
+	StatusStopped Status = "stopped"
+)
+
+// Reasons a job stopped (Job.StopReason).
+const (
+	// StopRecordLost: the record vanished from the store mid-run (docs/backoffice.md).
+	StopRecordLost = "record_lost"
 )
 
 // Item is one line of the user's list.
@@ -70,6 +80,14 @@ type Item struct {
 	Customer string `json:"customer,omitempty"`
 	// Attempts counts archive calls made for this item.
 	Attempts int `json:"attempts,omitempty"`
+	// MaybeSent is set in the same store write that claims the item (status running) before its
+	// archive call is sent, and cleared once its outcome is known: an item that carries it is
+	// checked with the contract read before it is archived again (after a crash, a store outage,
+	// a retry or a cancel).
+	MaybeSent bool `json:"maybeSent,omitempty"`
+	// Verified is set when that check was made: the line's outcome was read back from the v2
+	// API after an interruption, not assumed (shown on the page and in the CSV).
+	Verified bool `json:"verified,omitempty"`
 }
 
 // Job is a batch archive job.
@@ -93,6 +111,8 @@ type Job struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Resumes counts how often a runner picked the job up after another stopped.
 	Resumes int `json:"resumes,omitempty"`
+	// StopReason says why a job is StatusStopped (StopRecordLost).
+	StopReason string `json:"stopReason,omitempty"`
 
 	// Token is the owner's latest access token (never shown, never logged).
 	Token       string    `json:"token,omitempty"`
@@ -137,6 +157,29 @@ func (j *Job) Current() []string {
 		}
 	}
 	return out
+}
+
+// Unverified counts the lines that may have been sent and whose outcome is not known (their
+// check failed or has not run yet): never archived again without that check.
+func (j *Job) Unverified() int {
+	n := 0
+	for _, it := range j.Items {
+		if it.MaybeSent && (it.Status == ItemPending || it.Status == ItemRunning || it.Status == ItemFailed) {
+			n++
+		}
+	}
+	return n
+}
+
+// Verified counts the lines whose outcome was read back from the v2 API after an interruption.
+func (j *Job) Verified() int {
+	n := 0
+	for _, it := range j.Items {
+		if it.Verified {
+			n++
+		}
+	}
+	return n
 }
 
 // Active reports whether the job still has work to do (queued or running).
