@@ -3,9 +3,14 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cpqportal/portal/internal/store"
 )
 
 // TestRecordVanishedStopsAndTellsWhy: the job's record disappears mid-run (Redis restarted
@@ -151,5 +156,82 @@ func TestTokenRefusedAtTheEndKeepsTheBatchPaused(t *testing.T) {
 	end := waitFor(t, m, j.ID, func(j *Job) bool { return j.Status == StatusFinished })
 	if c := end.Counts(); c.Done != 10 || c.Left != 0 {
 		t.Fatalf("%+v", c)
+	}
+}
+
+// TestQuotasAndNoEmptyDraft: a list with nothing to archive is not stored; a user's drafts and
+// running batches stop at their quotas (another user is not counted).
+func TestQuotasAndNoEmptyDraft(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "p.db"))
+	defer st.Close()
+	v2 := &strictV2{archived: map[string]bool{}, delay: 50 * time.Millisecond}
+	m := NewManager(Options{Store: st, Archiver: v2, MaxDrafts: 2, MaxActive: 1})
+	defer m.Close()
+	ctx := context.Background()
+	rejected := []Item{{Line: 1, Number: "x", Status: ItemRejected}, {Line: 2, Number: "y", Status: ItemDone, Note: NoteAlreadyArchived}}
+	if _, err := m.Create(ctx, "alice", "", rejected); !errors.Is(err, ErrNothingToArchive) {
+		t.Fatalf("nothing to archive: %v", err)
+	}
+	a, _ := m.Create(ctx, "alice", "", items(20))
+	b, _ := m.Create(ctx, "alice", "", items(2))
+	var quota *QuotaError
+	if _, err := m.Create(ctx, "alice", "", items(2)); !errors.As(err, &quota) || quota.Message.Key != "batch.quota.drafts" {
+		t.Fatalf("third draft: %v", err)
+	}
+	if _, err := m.Create(ctx, "bob", "", items(2)); err != nil {
+		t.Fatalf("another user's draft: %v", err)
+	}
+	if _, err := m.Start(ctx, a.ID, "alice", "token", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Start(ctx, b.ID, "alice", "token", time.Time{}); !errors.As(err, &quota) || quota.Message.Key != "batch.quota.running" {
+		t.Fatalf("second running batch: %v", err)
+	}
+	waitFor(t, m, a.ID, func(j *Job) bool { return j.Status == StatusFinished })
+	if _, err := m.Start(ctx, b.ID, "alice", "token", time.Time{}); err != nil {
+		t.Fatalf("after the first ended: %v", err)
+	}
+	if list, _ := m.List(ctx, "alice"); len(list) != 2 {
+		t.Fatalf("alice lists %d batches", len(list))
+	}
+}
+
+// countingStore counts reads of job records.
+type countingStore struct {
+	store.Store
+	reads atomic.Int32
+}
+
+func (c *countingStore) Get(ctx context.Context, key string) ([]byte, error) {
+	if strings.HasPrefix(key, keyPrefix) {
+		c.reads.Add(1)
+	}
+	return c.Store.Get(ctx, key)
+}
+
+// TestScansReadOnlyActiveJobs: a replica's scans read the records of the active index, not every
+// job (only the periodic sweep does).
+func TestScansReadOnlyActiveJobs(t *testing.T) {
+	base := openStore(t, filepath.Join(t.TempDir(), "p.db"))
+	defer base.Close()
+	st := &countingStore{Store: base}
+	m := NewManager(Options{Store: st, Archiver: &strictV2{archived: map[string]bool{}}, MaxDrafts: 100})
+	defer m.Close()
+	ctx := context.Background()
+	for range 40 {
+		if _, err := m.Create(ctx, "alice", "", items(3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.scan() // the first scan is a sweep: it reads every record
+	if got := st.reads.Load(); got < 40 {
+		t.Fatalf("the sweep read %d records", got)
+	}
+	st.reads.Store(0)
+	for range 5 {
+		m.scan()
+	}
+	if got := st.reads.Load(); got != 0 {
+		t.Fatalf("scans with no active job read %d records", got)
 	}
 }

@@ -193,6 +193,8 @@ var (
 	ErrState = errors.New("jobs: not possible in the job's state")
 	// ErrTokenRejected is what an Archiver returns when the v2 API refused the token (401).
 	ErrTokenRejected = errors.New("jobs: access token refused")
+	// ErrNothingToArchive: every line of the list was left out; no draft is stored.
+	ErrNothingToArchive = errors.New("jobs: no line of the list can be archived")
 )
 
 // The notes of done items.

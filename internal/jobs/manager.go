@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -32,6 +34,9 @@ const (
 	// activePrefix indexes the jobs that have work to do (queued or running): replicas look for
 	// work there instead of decoding every job record.
 	activePrefix = "jobs-active/"
+	// ownerPrefix indexes each user's jobs (jobs-owner/<hash of the subject>/<id>): a user's list
+	// and quotas read their own records only.
+	ownerPrefix = "jobs-owner/"
 	// keep is how long a job is kept after its last change.
 	keep = 30 * 24 * time.Hour
 	// defaultLeaseTerm is how long a lease lasts without renewal; every progress write renews it.
@@ -62,6 +67,30 @@ type Options struct {
 	LeaseTerm time.Duration
 	// ScanInterval is how often the replica looks for jobs to pick up (2 s when zero).
 	ScanInterval time.Duration
+	// MaxDrafts is how many batches not started one user may keep (DefaultMaxDrafts when zero);
+	// MaxActive how many of theirs may be queued or running at once (DefaultMaxActive when zero).
+	MaxDrafts, MaxActive int
+}
+
+// Default per-user quotas (docs/backoffice.md).
+const (
+	DefaultMaxDrafts = 20
+	DefaultMaxActive = 3
+)
+
+// QuotaError is a user's quota reached; Message tells them, translated where shown.
+type QuotaError struct{ Message i18n.Message }
+
+func (e *QuotaError) Error() string {
+	return fmt.Sprintf("jobs: quota reached: %s %v", e.Message.Key, e.Message.Args)
+}
+
+// ownerKey is the index entry of the owner's job.
+func ownerKey(owner, id string) string { return ownerPrefix + ownerHash(owner) + "/" + id }
+
+func ownerHash(owner string) string {
+	sum := sha256.Sum256([]byte(owner))
+	return hex.EncodeToString(sum[:16])
 }
 
 // Manager creates jobs, runs the ones it holds the lease of, and answers their state.
@@ -91,6 +120,12 @@ func NewManager(opts Options) *Manager {
 	}
 	if opts.ScanInterval <= 0 {
 		opts.ScanInterval = scanInterval
+	}
+	if opts.MaxDrafts <= 0 {
+		opts.MaxDrafts = DefaultMaxDrafts
+	}
+	if opts.MaxActive <= 0 {
+		opts.MaxActive = DefaultMaxActive
 	}
 	now := opts.Now
 	if now == nil {
@@ -191,18 +226,58 @@ func (m *Manager) update(ctx context.Context, id string, fn func(j *Job) error) 
 	return out, nil
 }
 
-// Create stores a draft job of items (already validated: rejected items carry their problem).
+// Create stores a draft job of items (already validated: rejected items carry their problem). It
+// refuses a list with no line to archive (ErrNothingToArchive) and a user with MaxDrafts drafts
+// (*QuotaError).
 func (m *Manager) Create(ctx context.Context, owner, ownerName string, items []Item) (*Job, error) {
+	if !slices.ContainsFunc(items, func(it Item) bool { return it.Status == ItemPending }) {
+		return nil, ErrNothingToArchive
+	}
+	mine, err := m.List(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	drafts := 0
+	for _, j := range mine {
+		if j.Status == StatusDraft {
+			drafts++
+		}
+	}
+	if drafts >= m.opts.MaxDrafts {
+		return nil, &QuotaError{i18n.M("batch.quota.drafts", strconv.Itoa(m.opts.MaxDrafts))}
+	}
 	now := m.now().UTC()
 	j := &Job{ID: randomID(), Owner: owner, OwnerName: ownerName, CreatedAt: now, UpdatedAt: now, Status: StatusDraft, Items: items}
 	raw, err := json.Marshal(j)
 	if err != nil {
 		return nil, err
 	}
+	if err := m.opts.Store.Put(ctx, ownerKey(owner, j.ID), []byte{'1'}, keep); err != nil {
+		return nil, fmt.Errorf("jobs: create: %w", err)
+	}
 	if err := m.opts.Store.Put(ctx, keyPrefix+j.ID, raw, keep); err != nil {
 		return nil, fmt.Errorf("jobs: create: %w", err)
 	}
 	return j, nil
+}
+
+// checkActiveQuota refuses to queue one more of the owner's jobs when MaxActive of theirs are
+// queued or running.
+func (m *Manager) checkActiveQuota(ctx context.Context, owner string) error {
+	mine, err := m.List(ctx, owner)
+	if err != nil {
+		return err
+	}
+	active := 0
+	for _, j := range mine {
+		if j.Active() {
+			active++
+		}
+	}
+	if active >= m.opts.MaxActive {
+		return &QuotaError{i18n.M("batch.quota.running", strconv.Itoa(m.opts.MaxActive))}
+	}
+	return nil
 }
 
 // Get returns the owner's job (ErrNotFound for someone else's).
@@ -217,15 +292,21 @@ func (m *Manager) Get(ctx context.Context, id, owner string) (*Job, error) {
 	return j, nil
 }
 
-// List returns the owner's jobs, newest first.
+// List returns the owner's jobs, newest first (through the owner's index: other users' records
+// are not read).
 func (m *Manager) List(ctx context.Context, owner string) ([]*Job, error) {
-	keys, err := m.opts.Store.Keys(ctx, keyPrefix)
+	prefix := ownerPrefix + ownerHash(owner) + "/"
+	keys, err := m.opts.Store.Keys(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
 	var out []*Job
 	for _, k := range keys {
-		j, err := m.load(ctx, k[len(keyPrefix):])
+		j, err := m.load(ctx, k[len(prefix):])
+		if errors.Is(err, ErrNotFound) {
+			_ = m.opts.Store.Delete(ctx, k) // expired
+			continue
+		}
 		if err != nil || j.Owner != owner {
 			continue
 		}
@@ -249,8 +330,12 @@ func (m *Manager) owned(ctx context.Context, id, owner string, fn func(j *Job) e
 	return j, err
 }
 
-// Start queues a draft job with the owner's token; this replica tries to run it at once.
+// Start queues a draft job with the owner's token; this replica tries to run it at once. A user
+// with MaxActive jobs queued or running gets a *QuotaError.
 func (m *Manager) Start(ctx context.Context, id, owner, token string, expiry time.Time) (*Job, error) {
+	if err := m.checkActiveQuota(ctx, owner); err != nil {
+		return nil, err
+	}
 	j, err := m.owned(ctx, id, owner, func(j *Job) error {
 		if j.Status != StatusDraft {
 			return ErrState
@@ -289,6 +374,9 @@ func (m *Manager) Cancel(ctx context.Context, id, owner string) (*Job, error) {
 // checked first), with the owner's fresh token. A stopped job (its record was lost) resumes its
 // pending items too.
 func (m *Manager) RetryFailed(ctx context.Context, id, owner, token string, expiry time.Time) (*Job, error) {
+	if err := m.checkActiveQuota(ctx, owner); err != nil {
+		return nil, err
+	}
 	j, err := m.owned(ctx, id, owner, func(j *Job) error {
 		if j.Active() || j.Status == StatusDraft || (j.Counts().Failed == 0 && j.Status != StatusStopped) {
 			return ErrState
@@ -364,6 +452,10 @@ func (m *Manager) scan() {
 	for _, k := range keys {
 		id := k[len(prefix):]
 		j, err := m.load(ctx, id)
+		if sweep && err == nil {
+			// Jobs stored before the owner index existed join it.
+			_ = m.opts.Store.Put(ctx, ownerKey(j.Owner, id), []byte{'1'}, keep)
+		}
 		switch {
 		case errors.Is(err, ErrNotFound) || (err == nil && !j.Active()):
 			if !sweep {
