@@ -269,6 +269,8 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	idpTransport = obs.tracing.IdPTransport(idpTransport)
 	v2Transport = obs.tracing.Transport(v2Transport)
 
+	// The job manager is built below (it needs the v2 client); sign-outs reach it through this.
+	var jobManager *jobs.Manager
 	authenticator := auth.New(auth.Config{
 		IssuerURL:        cfg.OIDCIssuer,
 		ClientID:         cfg.OIDCClientID,
@@ -278,6 +280,15 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		IdleTimeout:      cfg.SessionIdleTimeout,
 		AbsoluteLifetime: cfg.SessionLifetime,
 		HTTPClient:       &http.Client{Timeout: 10 * time.Second, Transport: idpTransport},
+		// A user whose sessions ended: their batches pause and the tokens they hold are deleted.
+		OnSessionsEnded: func(ctx context.Context, subject string) {
+			if jobManager == nil {
+				return
+			}
+			if err := jobManager.PauseOwner(ctx, subject); err != nil {
+				logger.Error("pausing the batches of a signed-out user failed", slog.Any("err", err))
+			}
+		},
 	}, sessionStore, logger) // auth adds component=auth itself
 	p := &portal{auth: authenticator, store: sessionStore}
 	fail := func(err error) (*portal, error) {
@@ -308,8 +319,14 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		return fail(err)
 	}
 	p.state = state
+	// Batch tokens are sealed with keys derived from the session keys (rotated with them).
+	sealer, err := session.NewSealer(cfg.SessionKeys, "batch token")
+	if err != nil {
+		return fail(fmt.Errorf("PORTAL_SESSION_KEYS: %w", err))
+	}
 	p.jobs = jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: cfg.BatchConcurrency,
-		Logger: logger.With(slog.String("component", "jobs"))})
+		Sealer: sealer, Logger: logger.With(slog.String("component", "jobs"))})
+	jobManager = p.jobs
 	p.jobs.Run()
 	deps := handlers.Deps{
 		Recent:      recent.New(state, nil),

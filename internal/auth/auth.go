@@ -84,6 +84,12 @@ type Config struct {
 	HTTPClient *http.Client
 	// Now is the clock (default time.Now); tests move it to make tokens and sessions look old.
 	Now func() time.Time
+	// OnSessionsEnded, when set, is told the subject of a user whose sessions were ended: sign-out,
+	// "sign out everywhere", back-channel logout, a session revoked from the sessions page, a
+	// refresh the provider refused. The portal pauses that user's batch jobs and deletes the
+	// tokens they hold (internal/jobs). It runs after the sessions ended, with a context that
+	// outlives the request.
+	OnSessionsEnded func(ctx context.Context, subject string)
 }
 
 // User is the signed-in user.

@@ -89,6 +89,7 @@ type env struct {
 	idpDown         atomic.Bool  // the token endpoint drops connections
 	idpAbsent       atomic.Bool  // every provider endpoint drops connections
 	logoutTokens    bodies       // form bodies POSTed to the back-channel logout endpoint
+	sessionsEnded   bodies       // subjects given to Config.OnSessionsEnded
 }
 
 // bodies collects request bodies.
@@ -184,6 +185,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		AbsoluteLifetime: lifetime,
 		HTTPClient:       e.server.Client(),
 		Now:              e.clock.Now,
+		OnSessionsEnded:  func(_ context.Context, subject string) { e.sessionsEnded.Add(subject) },
 	}, e.store, testLogger(t))
 	t.Cleanup(e.auth.Close)
 

@@ -114,8 +114,12 @@ type Job struct {
 	// StopReason says why a job is StatusStopped (StopRecordLost).
 	StopReason string `json:"stopReason,omitempty"`
 
-	// Token is the owner's latest access token (never shown, never logged).
+	// Token is the owner's latest access token, sealed (Options.Sealer: encrypted with keys derived
+	// from the session keys, bound to the job's id), never shown, never logged; "" once the batch
+	// ended or the owner signed out. TokenID is a fingerprint of it (a handed-over token that is the
+	// same changes nothing).
 	Token       string    `json:"token,omitempty"`
+	TokenID     string    `json:"tokenId,omitempty"`
 	TokenExpiry time.Time `json:"tokenExpiry,omitzero"`
 	// Lease names the replica running the job and until when.
 	Lease      string    `json:"lease,omitempty"`

@@ -67,9 +67,44 @@ type Options struct {
 	LeaseTerm time.Duration
 	// ScanInterval is how often the replica looks for jobs to pick up (2 s when zero).
 	ScanInterval time.Duration
+	// Sealer encrypts the owner's access token in the job record (session.Sealer, keyed by the
+	// session keys); nil keeps it as is (tests only: the portal always sets one).
+	Sealer TokenSealer
 	// MaxDrafts is how many batches not started one user may keep (DefaultMaxDrafts when zero);
 	// MaxActive how many of theirs may be queued or running at once (DefaultMaxActive when zero).
 	MaxDrafts, MaxActive int
+}
+
+// TokenSealer encrypts a job's token at rest, bound to the job's id.
+type TokenSealer interface {
+	Seal(plain, context string) (string, error)
+	Open(sealed, context string) (string, error)
+}
+
+// sealToken is the token as stored in job id's record, and its fingerprint (to tell the same
+// token handed over again without opening the stored one).
+func (m *Manager) sealToken(id, token string) (sealed, fingerprint string, err error) {
+	if token == "" {
+		return "", "", nil
+	}
+	sum := sha256.Sum256([]byte(token))
+	fingerprint = hex.EncodeToString(sum[:12])
+	if m.opts.Sealer == nil {
+		return token, fingerprint, nil
+	}
+	sealed, err = m.opts.Sealer.Seal(token, keyPrefix+id)
+	if err != nil {
+		return "", "", fmt.Errorf("jobs: seal token: %w", err)
+	}
+	return sealed, fingerprint, nil
+}
+
+// openToken is the token of job id's record, ready for a call.
+func (m *Manager) openToken(id, stored string) (string, error) {
+	if m.opts.Sealer == nil || stored == "" {
+		return stored, nil
+	}
+	return m.opts.Sealer.Open(stored, keyPrefix+id)
 }
 
 // Default per-user quotas (docs/backoffice.md).
@@ -336,11 +371,15 @@ func (m *Manager) Start(ctx context.Context, id, owner, token string, expiry tim
 	if err := m.checkActiveQuota(ctx, owner); err != nil {
 		return nil, err
 	}
+	sealed, fingerprint, err := m.sealToken(id, token)
+	if err != nil {
+		return nil, err
+	}
 	j, err := m.owned(ctx, id, owner, func(j *Job) error {
 		if j.Status != StatusDraft {
 			return ErrState
 		}
-		j.Status, j.StartedAt, j.Token, j.TokenExpiry = StatusQueued, m.now().UTC(), token, expiry
+		j.Status, j.StartedAt, j.Token, j.TokenID, j.TokenExpiry = StatusQueued, m.now().UTC(), sealed, fingerprint, expiry
 		return nil
 	})
 	if err != nil {
@@ -363,7 +402,7 @@ func (m *Manager) Cancel(ctx context.Context, id, owner string) (*Job, error) {
 		if j.Lease == "" || m.now().After(j.LeaseUntil) {
 			resetRunning(j)
 			if j.Unverified() == 0 {
-				j.Status, j.EndedAt, j.Token, j.TokenExpiry = StatusCancelled, m.now().UTC(), "", time.Time{}
+				j.Status, j.EndedAt, j.Token, j.TokenID, j.TokenExpiry = StatusCancelled, m.now().UTC(), "", "", time.Time{}
 			}
 		}
 		return nil
@@ -377,6 +416,10 @@ func (m *Manager) RetryFailed(ctx context.Context, id, owner, token string, expi
 	if err := m.checkActiveQuota(ctx, owner); err != nil {
 		return nil, err
 	}
+	sealed, fingerprint, err := m.sealToken(id, token)
+	if err != nil {
+		return nil, err
+	}
 	j, err := m.owned(ctx, id, owner, func(j *Job) error {
 		if j.Active() || j.Status == StatusDraft || (j.Counts().Failed == 0 && j.Status != StatusStopped) {
 			return ErrState
@@ -388,7 +431,8 @@ func (m *Manager) RetryFailed(ctx context.Context, id, owner, token string, expi
 				j.Items[i].Status, j.Items[i].Error, j.Items[i].Problem = ItemPending, "", i18n.Message{}
 			}
 		}
-		j.Status, j.CancelRequested, j.EndedAt, j.Token, j.TokenExpiry = StatusQueued, false, time.Time{}, token, expiry
+		j.Status, j.CancelRequested, j.EndedAt, j.Token, j.TokenID, j.TokenExpiry = StatusQueued, false, time.Time{}, sealed, fingerprint, expiry
+		j.WaitingForSignIn = false
 		return nil
 	})
 	if err != nil {
@@ -402,18 +446,53 @@ func (m *Manager) RetryFailed(ctx context.Context, id, owner, token string, expi
 // HandOverToken gives the owner's fresh access token to their job (called on each of the
 // owner's requests to the job), which resumes it when it waits for a sign-in.
 func (m *Manager) HandOverToken(ctx context.Context, id, owner, token string, expiry time.Time) error {
-	_, err := m.owned(ctx, id, owner, func(j *Job) error {
+	if token == "" {
+		return nil
+	}
+	sealed, fingerprint, err := m.sealToken(id, token)
+	if err != nil {
+		return err
+	}
+	_, err = m.owned(ctx, id, owner, func(j *Job) error {
 		// The same token again changes nothing (a refused token stays refused: the job waits).
-		if !j.Active() || token == "" || j.Token == token {
+		if !j.Active() || j.TokenID == fingerprint {
 			return store.ErrSkip
 		}
-		j.Token, j.TokenExpiry, j.WaitingForSignIn = token, expiry, false
+		j.Token, j.TokenID, j.TokenExpiry, j.WaitingForSignIn = sealed, fingerprint, expiry, false
 		return nil
 	})
 	if errors.Is(err, ErrState) {
 		return nil
 	}
 	return err
+}
+
+// PauseOwner takes the owner's token away from every batch of theirs that still has work (their
+// sessions ended: sign-out, back-channel logout, "sign out everywhere", a revoked session): the
+// batches pause, waiting for a sign-in, until the owner opens one again with a fresh token.
+func (m *Manager) PauseOwner(ctx context.Context, owner string) error {
+	mine, err := m.List(ctx, owner)
+	if err != nil {
+		return fmt.Errorf("jobs: pause the batches of a signed-out user: %w", err)
+	}
+	var errs []error
+	for _, j := range mine {
+		if !j.Active() && j.Token == "" {
+			continue
+		}
+		_, err := m.update(ctx, j.ID, func(j *Job) error {
+			if j.Owner != owner || j.Token == "" {
+				return store.ErrSkip
+			}
+			j.Token, j.TokenID, j.TokenExpiry = "", "", time.Time{}
+			j.WaitingForSignIn = j.Active()
+			return nil
+		})
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // resetRunning puts items that were claimed (in flight, or about to be) back to pending; they
@@ -704,7 +783,7 @@ func (r *runner) finish(state halt, log *slog.Logger) {
 		r.job.Status, r.job.EndedAt = StatusFinished, now
 	}
 	if !r.job.Active() {
-		r.job.Token, r.job.TokenExpiry = "", time.Time{} // the batch ended: its token goes
+		r.job.Token, r.job.TokenID, r.job.TokenExpiry = "", "", time.Time{} // the batch ended: its token goes
 	}
 	r.mu.Unlock()
 	switch state {
@@ -750,8 +829,20 @@ func (r *runner) restore(log *slog.Logger) {
 func (r *runner) process(c claimed, verifyOnly bool) {
 	i := c.index
 	r.mu.Lock()
-	number, token, fence := r.job.Items[i].Number, r.job.Token, r.fence
+	number, sealed, fence := r.job.Items[i].Number, r.job.Token, r.fence
 	r.mu.Unlock()
+	token, openErr := r.m.openToken(r.job.ID, sealed)
+	if openErr != nil || token == "" {
+		// No token (the owner signed out) or one sealed with a key since removed: wait for the
+		// owner's next sign-in, send nothing.
+		r.mu.Lock()
+		r.job.Items[i].Status = ItemPending
+		if r.job.Token == sealed {
+			r.job.WaitingForSignIn = true
+		}
+		r.mu.Unlock()
+		return
+	}
 	// The call finishes even when the manager closes (in-flight items end normally), but never
 	// after the fence: past it, another runner may own the job.
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(r.stopping), minTime(fence, r.m.now().Add(callTimeout)))
@@ -802,7 +893,7 @@ func (r *runner) process(c claimed, verifyOnly bool) {
 	switch {
 	case errors.Is(err, ErrTokenRejected):
 		item.Status = ItemPending
-		if r.job.Token == token {
+		if r.job.Token == sealed {
 			r.job.WaitingForSignIn = true
 		}
 	case err != nil && (fenced() || verifyOnly):
@@ -851,7 +942,7 @@ func (r *runner) flush(final bool) error {
 		if j.Lease != r.m.replicaID {
 			return ErrState // another runner took over
 		}
-		cancelRequested, token, expiry, waiting := j.CancelRequested, j.Token, j.TokenExpiry, j.WaitingForSignIn
+		cancelRequested, token, tokenID, expiry, waiting := j.CancelRequested, j.Token, j.TokenID, j.TokenExpiry, j.WaitingForSignIn
 		tokenChanged := token != mine.Token
 		*j = mine
 		j.CancelRequested = cancelRequested || mine.CancelRequested
@@ -859,8 +950,8 @@ func (r *runner) flush(final bool) error {
 		case !j.Active():
 			// Ended: the token goes with it.
 		case tokenChanged:
-			j.Token, j.TokenExpiry = token, expiry
-			j.WaitingForSignIn = false
+			j.Token, j.TokenID, j.TokenExpiry = token, tokenID, expiry
+			j.WaitingForSignIn = token == "" // taken away (sign-out): wait for the next sign-in
 		default:
 			j.WaitingForSignIn = mine.WaitingForSignIn || waiting
 		}
@@ -879,7 +970,7 @@ func (r *runner) flush(final bool) error {
 	r.fence = r.m.fenceAfter(written)
 	r.job.CancelRequested = stored.CancelRequested
 	if stored.Token != r.job.Token && r.job.Active() {
-		r.job.Token, r.job.TokenExpiry, r.job.WaitingForSignIn = stored.Token, stored.TokenExpiry, false
+		r.job.Token, r.job.TokenID, r.job.TokenExpiry, r.job.WaitingForSignIn = stored.Token, stored.TokenID, stored.TokenExpiry, stored.WaitingForSignIn
 	}
 	return nil
 }
