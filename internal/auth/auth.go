@@ -131,7 +131,10 @@ type discovered struct {
 	// verifier checks ID tokens at sign-in (issuer, audience, expiry, signature); refreshVerifier the ID
 	// tokens of refresh responses, which come straight from the token endpoint.
 	verifier, refreshVerifier *oidc.IDTokenVerifier
-	endSession                string
+	// logoutVerifier checks back-channel logout tokens; its keys are refetched at most once a
+	// minute (jwksThrottle), whatever forged tokens arrive.
+	logoutVerifier *oidc.IDTokenVerifier
+	endSession     string
 }
 
 // New returns the Authenticator and starts discovery in the background, retried with backoff: the
@@ -276,6 +279,9 @@ func (a *Authenticator) discover(ctx context.Context) (*discovered, error) {
 		verifier:        provider.Verifier(&oidc.Config{ClientID: a.cfg.ClientID, Now: a.cfg.Now}),
 		refreshVerifier: provider.Verifier(&oidc.Config{ClientID: a.cfg.ClientID, SkipExpiryCheck: true}),
 		endSession:      extra.EndSession,
+	}
+	if d.logoutVerifier, err = a.logoutVerifier(provider); err != nil {
+		return nil, err
 	}
 	a.provider.Store(d)
 	a.logger.Info("OpenID provider discovered", "issuer", a.cfg.IssuerURL, "end_session", d.endSession != "")

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/session"
@@ -119,8 +118,7 @@ func (a *Authenticator) verifyLogoutToken(ctx context.Context, raw string) (logo
 	}
 	// Signature (alg among the provider's, key from its JWKS; "none" is never accepted), iss, aud
 	// and exp, as for ID tokens.
-	verifier := d.provider.Verifier(&oidc.Config{ClientID: a.cfg.ClientID, Now: a.cfg.Now})
-	token, err := verifier.Verify(a.idpContext(ctx), raw)
+	token, err := d.logoutVerifier.Verify(a.idpContext(ctx), raw)
 	if err != nil {
 		return logoutClaims{}, fmt.Errorf("%w: %w", errBadLogoutToken, err)
 	}

@@ -105,3 +105,38 @@ func TestSignOutTellsThePortal(t *testing.T) {
 		t.Fatalf("told %v, want [%s]", got, subject)
 	}
 }
+
+// TestForgedLogoutTokensDoNotRefetchTheKeysEachTime: a stream of logout tokens signed with a key
+// the provider never published costs at most one fetch of the provider's keys a minute; a valid
+// token still works.
+func TestForgedLogoutTokensDoNotRefetchTheKeysEachTime(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	browser := e.newBrowser(t)
+	e.signIn(t, browser, "/quotes")
+	subject, sid := e.idTokenClaims(t, browser)
+	claims := func() map[string]any {
+		now := e.clock.Now()
+		return map[string]any{
+			"iss": e.issuer, "aud": testClientID, "sub": subject, "sid": sid,
+			"iat": now.Unix(), "exp": now.Add(2 * time.Minute).Unix(), "jti": rand.Text(),
+			"events": map[string]any{backChannelEvent: map[string]any{}},
+		}
+	}
+	before := e.jwksCalls.Load()
+	for range 30 {
+		if status, _ := e.postLogoutToken(t, signedByStranger(t, claims())); status != http.StatusBadRequest {
+			t.Fatalf("forged token: %d", status)
+		}
+	}
+	if fetches := e.jwksCalls.Load() - before; fetches > 2 {
+		t.Fatalf("30 forged logout tokens made %d fetches of the provider's keys", fetches)
+	}
+	good, err := e.idp.Sign(claims())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, body := e.postLogoutToken(t, good); status != http.StatusOK || e.signedIn(t, browser) {
+		t.Fatalf("valid token after the forged ones: %d %q", status, body)
+	}
+}
