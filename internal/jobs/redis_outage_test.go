@@ -123,4 +123,3 @@ func TestRedisKilledMidBatchNeverArchivesTwice(t *testing.T) {
 		})
 	}
 }
-
