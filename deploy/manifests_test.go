@@ -494,6 +494,11 @@ func TestPortalDeployment(t *testing.T) {
 	if err != nil {
 		t.Fatalf("PORTAL_SHUTDOWN_GRACE = %q: %v", env["PORTAL_SHUTDOWN_GRACE"], err)
 	}
+	// Batch jobs stop at SIGTERM and their calls in flight end within the v2 timeout: that must
+	// fit in the grace, or a batch's last calls are cut (and checked again by the next runner).
+	if v2Timeout, err := time.ParseDuration(env["PORTAL_V2_TIMEOUT"]); err != nil || v2Timeout >= grace {
+		t.Errorf("PORTAL_V2_TIMEOUT = %q must be shorter than PORTAL_SHUTDOWN_GRACE %s (batch calls in flight drain within it)", env["PORTAL_V2_TIMEOUT"], grace)
+	}
 	var preStop time.Duration
 	if c.Lifecycle != nil && c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Sleep != nil {
 		preStop = time.Duration(c.Lifecycle.PreStop.Sleep.Seconds) * time.Second
