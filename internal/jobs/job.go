@@ -1,16 +1,22 @@
 // Package jobs runs batch archive jobs: a user's list of contract numbers archived on the v2 API
 // with bounded concurrency, in the background, with progress that any replica can show.
 //
-// A job's whole state is one record in the portal's store (internal/store), written by the
-// replica running it every flushInterval and read by whichever replica serves the user's page.
-// The replica running a job holds a lease on it (renewed at each flush); a job whose lease ran
-// out (its replica stopped or died) is picked up by the next scan of any replica and resumed. An
-// item that was in flight when its runner stopped is checked on the v2 API first (is the contract
-// archived now?) before it is archived, so nothing is archived twice and nothing is skipped.
+// A job's whole state is one record in the portal's store (internal/store), the source of truth
+// of what it archived. Side effects are recorded before they happen: the runner claims the next
+// lines ("running", MaybeSent) in one store write before sending their calls; a runner whose write
+// fails sends nothing more and gives the job up; a runner sends no call past its lease's fence (a
+// fifth of the lease before another replica may take over); and a line that may have been sent is
+// read back from the v2 API (is the contract archived now?) before it is archived again, after a
+// crash, a store outage, a retry or a cancel. So nothing is archived twice without relying on the
+// v2 archive being idempotent, and nothing is skipped (docs/backoffice.md).
 //
-// The job runs with its owner's access token, handed over by each of the owner's requests to
-// the job's pages (the page polls while it is open). A token the v2 API refuses pauses the job
-// until the owner comes back with a fresh one (docs/backoffice.md).
+// Replicas find work through an index of active jobs and hold a lease on the jobs they run
+// (renewed by every write); a job whose lease ran out is resumed by the next scan of any replica.
+//
+// The job runs with its owner's access token, sealed at rest (Options.Sealer), handed over by each
+// of the owner's requests to the job's pages, taken away when the owner's sessions end (PauseOwner)
+// and deleted when the job ends. A token the v2 API refuses, or none, pauses the job until the
+// owner comes back with a fresh one.
 package jobs
 
 import (
