@@ -532,8 +532,11 @@ func (m *Manager) scan() {
 		id := k[len(prefix):]
 		j, err := m.load(ctx, id)
 		if sweep && err == nil {
-			// Jobs stored before the owner index existed join it.
-			_ = m.opts.Store.Put(ctx, ownerKey(j.Owner, id), []byte{'1'}, keep)
+			// Jobs stored before the owner index existed join it (read first: a sweep writes
+			// only what is missing).
+			if _, err := m.opts.Store.Get(ctx, ownerKey(j.Owner, id)); errors.Is(err, store.ErrNotFound) {
+				_ = m.opts.Store.Put(ctx, ownerKey(j.Owner, id), []byte{'1'}, keep)
+			}
 		}
 		switch {
 		case errors.Is(err, ErrNotFound) || (err == nil && !j.Active()):
