@@ -67,6 +67,7 @@ type manifests struct {
 	hpas          map[string]*autoscalingv2.HorizontalPodAutoscaler
 	ingresses     map[string]*networkingv1.Ingress
 	netpols       map[string]*networkingv1.NetworkPolicy
+	pvcs          map[string]*corev1.PersistentVolumeClaim
 }
 
 // decodeStrict turns one YAML document into v: duplicate keys (YAMLToJSONStrict) and fields the type
@@ -127,6 +128,9 @@ func (m *manifests) add(doc []byte) error {
 	case "v1 Secret":
 		o := &corev1.Secret{}
 		obj, m.secrets[nameOf(doc)] = o, o
+	case "v1 PersistentVolumeClaim":
+		o := &corev1.PersistentVolumeClaim{}
+		obj, m.pvcs[nameOf(doc)] = o, o
 	case "policy/v1 PodDisruptionBudget":
 		o := &policyv1.PodDisruptionBudget{}
 		obj, m.pdbs[nameOf(doc)] = o, o
@@ -172,6 +176,7 @@ func loadManifests(t *testing.T) *manifests {
 		secrets: map[string]*corev1.Secret{}, pdbs: map[string]*policyv1.PodDisruptionBudget{},
 		hpas: map[string]*autoscalingv2.HorizontalPodAutoscaler{}, ingresses: map[string]*networkingv1.Ingress{},
 		netpols: map[string]*networkingv1.NetworkPolicy{},
+		pvcs:    map[string]*corev1.PersistentVolumeClaim{},
 	}
 	raw, err := os.ReadFile(filepath.Join(manifestDir, "kustomization.yaml"))
 	if err != nil {
@@ -489,6 +494,11 @@ func TestPortalDeployment(t *testing.T) {
 	if err != nil {
 		t.Fatalf("PORTAL_SHUTDOWN_GRACE = %q: %v", env["PORTAL_SHUTDOWN_GRACE"], err)
 	}
+	// Batch jobs stop at SIGTERM and their calls in flight end within the v2 timeout: that must
+	// fit in the grace, or a batch's last calls are cut (and checked again by the next runner).
+	if v2Timeout, err := time.ParseDuration(env["PORTAL_V2_TIMEOUT"]); err != nil || v2Timeout >= grace {
+		t.Errorf("PORTAL_V2_TIMEOUT = %q must be shorter than PORTAL_SHUTDOWN_GRACE %s (batch calls in flight drain within it)", env["PORTAL_V2_TIMEOUT"], grace)
+	}
 	var preStop time.Duration
 	if c.Lifecycle != nil && c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Sleep != nil {
 		preStop = time.Duration(c.Lifecycle.PreStop.Sleep.Seconds) * time.Second
@@ -622,6 +632,29 @@ func TestRedis(t *testing.T) {
 		if e.Name == "REDIS_PASSWORD" && (e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Key != passwordRef) {
 			t.Errorf("the portal's REDIS_PASSWORD is not the redis one (%s)", passwordRef)
 		}
+	}
+
+	// The job records are the source of truth of a batch: every write is on disk before redis
+	// answers it, on a volume that outlives the pod, and no key is ever evicted.
+	arg := func(name string) string {
+		if i := slices.Index(c.Args, name); i >= 0 && i+1 < len(c.Args) {
+			return c.Args[i+1]
+		}
+		return ""
+	}
+	if arg("--appendonly") != "yes" || arg("--appendfsync") != "always" || arg("--maxmemory-policy") != "noeviction" {
+		t.Errorf("redis must persist every write and never evict: args %v", c.Args)
+	}
+	var dataClaim string
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		for _, vm := range c.VolumeMounts {
+			if v.Name == vm.Name && vm.MountPath == arg("--dir") && v.PersistentVolumeClaim != nil {
+				dataClaim = v.PersistentVolumeClaim.ClaimName
+			}
+		}
+	}
+	if pvc := m.pvcs[dataClaim]; dataClaim == "" || pvc == nil {
+		t.Errorf("redis's --dir %q is not on a PersistentVolumeClaim of the manifests (%q)", arg("--dir"), dataClaim)
 	}
 
 	svc := m.services[redisName]

@@ -117,7 +117,7 @@ func batchDownloadCSV(t *testing.T, page playwright.Page) [][]string {
 	check(t, err, "read the download")
 	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
 	check(t, err, "parse the CSV")
-	if len(rows) == 0 || strings.Join(rows[0], ",") != "contract number,status,archive id,error,line,note" {
+	if len(rows) == 0 || strings.Join(rows[0], ",") != "contract number,status,archive id,error,line,note,checked after interruption" {
 		t.Fatalf("CSV header: %q", rows)
 	}
 	return rows[1:]

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
@@ -79,6 +80,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	logger := newLogger(cfg, stderr)
+	// go-redis keeps one logger per process: its messages join the portal's log.
+	redis.SetLogger(store.RedisLogger(logger))
 
 	// Listen first: with port 0 the real address decides the public URL and the demo issuer.
 	listener, err := net.Listen("tcp", cfg.Addr)
@@ -165,9 +168,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
-	printBanner(stdout, cfg, simulator, metricsURL)
-	logger.Info("portal starting", slog.String("version", version), slog.Any("config", cfg),
-		slog.Bool("tracing", obs.tracing.Enabled()))
+	listenURL := "http://" + listener.Addr().String()
+	printBanner(stdout, cfg, listenURL, simulator, metricsURL)
+	logger.Info("portal starting", slog.String("version", version), slog.String("listening_on", listenURL),
+		slog.String("public_url", cfg.PublicURL.String()), slog.Any("config", cfg), slog.Bool("tracing", obs.tracing.Enabled()))
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- server.Serve(listener) }()
@@ -183,6 +187,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	h.SetNotReady()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
+	// Batches stop at once, in parallel with the requests' drain: their calls in flight end
+	// within the v2 timeout (and their lease's fence), well inside the grace, and each writes
+	// its state and releases its lease so another replica resumes it at once.
+	jobsDrained := make(chan struct{})
+	go func() {
+		defer close(jobsDrained)
+		if app.jobs != nil {
+			app.jobs.Close()
+		}
+	}()
 	// Keep accepting requests while load balancers notice the 503 (never more than half the
 	// grace, so in-flight requests keep most of it).
 	drain := min(cfg.ShutdownDrain, cfg.ShutdownGrace/2)
@@ -195,6 +209,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if err := server.Shutdown(shutdownCtx); err != nil {
 		logger.Warn("requests still running at the end of the grace period were cut", slog.Any("err", err))
+	}
+	select {
+	case <-jobsDrained:
+	case <-shutdownCtx.Done():
+		logger.Warn("batch jobs still had calls in flight at the end of the grace period; their leases run out and another replica checks those lines")
 	}
 	logger.Info("portal stopped")
 	return nil
@@ -250,6 +269,8 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	idpTransport = obs.tracing.IdPTransport(idpTransport)
 	v2Transport = obs.tracing.Transport(v2Transport)
 
+	// The job manager is built below (it needs the v2 client); sign-outs reach it through this.
+	var jobManager *jobs.Manager
 	authenticator := auth.New(auth.Config{
 		IssuerURL:        cfg.OIDCIssuer,
 		ClientID:         cfg.OIDCClientID,
@@ -259,6 +280,15 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		IdleTimeout:      cfg.SessionIdleTimeout,
 		AbsoluteLifetime: cfg.SessionLifetime,
 		HTTPClient:       &http.Client{Timeout: 10 * time.Second, Transport: idpTransport},
+		// A user whose sessions ended: their batches pause and the tokens they hold are deleted.
+		OnSessionsEnded: func(ctx context.Context, subject string) {
+			if jobManager == nil {
+				return
+			}
+			if err := jobManager.PauseOwner(ctx, subject); err != nil {
+				logger.Error("pausing the batches of a signed-out user failed", slog.Any("err", err))
+			}
+		},
 	}, sessionStore, logger) // auth adds component=auth itself
 	p := &portal{auth: authenticator, store: sessionStore}
 	fail := func(err error) (*portal, error) {
@@ -289,8 +319,14 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		return fail(err)
 	}
 	p.state = state
+	// Batch tokens are sealed with keys derived from the session keys (rotated with them).
+	sealer, err := session.NewSealer(cfg.SessionKeys, "batch token")
+	if err != nil {
+		return fail(fmt.Errorf("PORTAL_SESSION_KEYS: %w", err))
+	}
 	p.jobs = jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: cfg.BatchConcurrency,
-		Logger: logger.With(slog.String("component", "jobs"))})
+		Sealer: sealer, Logger: logger.With(slog.String("component", "jobs"))})
+	jobManager = p.jobs
 	p.jobs.Run()
 	deps := handlers.Deps{
 		Recent:      recent.New(state, nil),
@@ -388,9 +424,10 @@ func newSessionStore(cfg config.Config, onError func(string)) (closableStore, er
 }
 
 // newStateStore opens the store of batch jobs and recent items: Redis (shared by the replicas)
-// with the redis session store, else a bbolt file in <PORTAL_DATA_DIR>/state (docs/backoffice.md).
+// whenever PORTAL_REDIS_URL is set, whatever the session store (replicas with cookie sessions
+// share their jobs too), else a bbolt file in <PORTAL_DATA_DIR>/state (docs/backoffice.md).
 func newStateStore(cfg config.Config) (store.Store, error) {
-	if cfg.SessionStore == config.SessionStoreRedis {
+	if cfg.RedisURL != "" {
 		st, err := store.NewRedis(cfg.RedisURL, "cpq:state:")
 		if err != nil {
 			return nil, fmt.Errorf("PORTAL_REDIS_URL: %w", err)
@@ -480,9 +517,11 @@ func (d *demoSimulator) close() {
 	_ = d.sim.Close()
 }
 
-// printBanner tells a person (and the e2e harness) where the portal is.
-func printBanner(w io.Writer, cfg config.Config, simulator *demoSimulator, metricsURL string) {
-	fmt.Fprintf(w, "portal listening on %s\n", cfg.PublicURL)
+// printBanner tells a person (and the e2e harness) where the portal listens, and the public URL
+// browsers use (a proxy's, when PORTAL_PUBLIC_URL names one).
+func printBanner(w io.Writer, cfg config.Config, listenURL string, simulator *demoSimulator, metricsURL string) {
+	fmt.Fprintf(w, "portal listening on %s\n", listenURL)
+	fmt.Fprintf(w, "portal public URL %s\n", cfg.PublicURL)
 	if metricsURL != "" {
 		fmt.Fprintf(w, "metrics listening on %s\n", metricsURL)
 	}

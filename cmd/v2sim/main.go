@@ -42,6 +42,7 @@ type config struct {
 	malformedRate float64
 	generatePDF   bool
 	admin         bool
+	strictArchive bool
 	maxUpload     int64
 	memoryCap     int64
 	sessionTTL    time.Duration
@@ -61,6 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&cfg.errorRate, "error-rate", 0, "probability (0 to 1) of answering 500 INTERNAL")
 	fs.Float64Var(&cfg.malformedRate, "malformed-rate", 0, "probability (0 to 1) of answering a malformed JSON body")
 	fs.BoolVar(&cfg.generatePDF, "generate-pdf", false, "contract generation answers the PDF instead of the contract document")
+	fs.BoolVar(&cfg.strictArchive, "strict-archive", false, "a second archive of a contract answers 409 CONFLICT (and is counted) instead of the same archive")
 	fs.BoolVar(&cfg.admin, "admin", false, "serve the control API under /_sim/ (request log, faults)")
 	fs.Int64Var(&cfg.maxUpload, "max-upload", v2sim.DefaultMaxUpload, "largest attachment accepted, in bytes")
 	fs.Int64Var(&cfg.memoryCap, "memory-cap", v2sim.DefaultMemoryCap, "largest attachment kept in memory, in bytes")
@@ -112,6 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		MaxUpload:      cfg.maxUpload,
 		MemoryCap:      cfg.memoryCap,
 		GeneratePDF:    cfg.generatePDF,
+		StrictArchive:  cfg.strictArchive,
 		Admin:          cfg.admin,
 		Logger:         logger,
 		Faults:         v2sim.Faults{Latency: cfg.latency, ErrorRate: cfg.errorRate, MalformedRate: cfg.malformedRate},

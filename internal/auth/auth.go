@@ -84,6 +84,12 @@ type Config struct {
 	HTTPClient *http.Client
 	// Now is the clock (default time.Now); tests move it to make tokens and sessions look old.
 	Now func() time.Time
+	// OnSessionsEnded, when set, is told the subject of a user whose sessions were ended: sign-out,
+	// "sign out everywhere", back-channel logout, a session revoked from the sessions page, a
+	// refresh the provider refused. The portal pauses that user's batch jobs and deletes the
+	// tokens they hold (internal/jobs). It runs after the sessions ended, with a context that
+	// outlives the request.
+	OnSessionsEnded func(ctx context.Context, subject string)
 }
 
 // User is the signed-in user.
@@ -125,7 +131,10 @@ type discovered struct {
 	// verifier checks ID tokens at sign-in (issuer, audience, expiry, signature); refreshVerifier the ID
 	// tokens of refresh responses, which come straight from the token endpoint.
 	verifier, refreshVerifier *oidc.IDTokenVerifier
-	endSession                string
+	// logoutVerifier checks back-channel logout tokens; its keys are refetched at most once a
+	// minute (jwksThrottle), whatever forged tokens arrive.
+	logoutVerifier *oidc.IDTokenVerifier
+	endSession     string
 }
 
 // New returns the Authenticator and starts discovery in the background, retried with backoff: the
@@ -270,6 +279,9 @@ func (a *Authenticator) discover(ctx context.Context) (*discovered, error) {
 		verifier:        provider.Verifier(&oidc.Config{ClientID: a.cfg.ClientID, Now: a.cfg.Now}),
 		refreshVerifier: provider.Verifier(&oidc.Config{ClientID: a.cfg.ClientID, SkipExpiryCheck: true}),
 		endSession:      extra.EndSession,
+	}
+	if d.logoutVerifier, err = a.logoutVerifier(provider); err != nil {
+		return nil, err
 	}
 	a.provider.Store(d)
 	a.logger.Info("OpenID provider discovered", "issuer", a.cfg.IssuerURL, "end_session", d.endSession != "")

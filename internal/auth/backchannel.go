@@ -8,8 +8,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/session"
 )
 
 // BackChannelLogoutPath receives logout tokens from the OpenID provider (OpenID Connect Back-Channel
@@ -67,13 +68,15 @@ func (a *Authenticator) BackChannelLogout(c *gin.Context) {
 		a.refuseLogoutToken(c, err)
 		return
 	}
-	first, err := a.store.Remember(ctx, "logout-jti\x00"+claims.Issuer+"\x00"+claims.JTI, logoutTokenMaxAge+2*logoutTokenSkew)
-	if err != nil {
+	// The jti is checked first and remembered only once the sessions ended: a store failure in
+	// between answers 503 and the provider's retry of the same token ends them then (remembering
+	// first would refuse that retry as a replay and leave the sessions alive).
+	jtiKey := "logout-jti\x00" + claims.Issuer + "\x00" + claims.JTI
+	if seen, err := a.seenBefore(ctx, jtiKey); err != nil {
 		a.logger.ErrorContext(ctx, "back-channel logout: session store failed", "err", err)
 		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "temporarily_unavailable"})
 		return
-	}
-	if !first {
+	} else if seen {
 		a.refuseLogoutToken(c, fmt.Errorf("%w: jti already used (replay)", errBadLogoutToken))
 		return
 	}
@@ -87,7 +90,12 @@ func (a *Authenticator) BackChannelLogout(c *gin.Context) {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "temporarily_unavailable"})
 		return
 	}
+	if _, err := a.store.Remember(ctx, jtiKey, logoutTokenMaxAge+2*logoutTokenSkew); err != nil {
+		// The sessions ended; only the replay cache missed the jti (a replay would end them again).
+		a.logger.WarnContext(ctx, "back-channel logout: remembering the jti failed", "err", err)
+	}
 	a.logger.InfoContext(ctx, "back-channel logout", "subject", claims.Subject, "by_sid", claims.ProviderSID != "")
+	a.sessionsEnded(ctx, claims.Subject)
 	c.Status(http.StatusOK)
 }
 
@@ -110,8 +118,7 @@ func (a *Authenticator) verifyLogoutToken(ctx context.Context, raw string) (logo
 	}
 	// Signature (alg among the provider's, key from its JWKS; "none" is never accepted), iss, aud
 	// and exp, as for ID tokens.
-	verifier := d.provider.Verifier(&oidc.Config{ClientID: a.cfg.ClientID, Now: a.cfg.Now})
-	token, err := verifier.Verify(a.idpContext(ctx), raw)
+	token, err := d.logoutVerifier.Verify(a.idpContext(ctx), raw)
 	if err != nil {
 		return logoutClaims{}, fmt.Errorf("%w: %w", errBadLogoutToken, err)
 	}
@@ -153,4 +160,12 @@ func (a *Authenticator) verifyLogoutToken(ctx context.Context, raw string) (logo
 		return logoutClaims{}, fmt.Errorf("%w: no jti", errBadLogoutToken)
 	}
 	return logoutClaims{Issuer: token.Issuer, Subject: token.Subject, ProviderSID: claims.SID, JTI: claims.JTI}, nil
+}
+
+// seenBefore tells whether key was remembered already, without remembering it.
+func (a *Authenticator) seenBefore(ctx context.Context, key string) (bool, error) {
+	if r, ok := a.store.(session.Recaller); ok {
+		return r.Seen(ctx, key)
+	}
+	return false, nil
 }

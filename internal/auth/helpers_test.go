@@ -89,6 +89,8 @@ type env struct {
 	idpDown         atomic.Bool  // the token endpoint drops connections
 	idpAbsent       atomic.Bool  // every provider endpoint drops connections
 	logoutTokens    bodies       // form bodies POSTed to the back-channel logout endpoint
+	sessionsEnded   bodies       // subjects given to Config.OnSessionsEnded
+	jwksCalls       atomic.Int32 // requests for the provider's keys
 }
 
 // bodies collects request bodies.
@@ -184,6 +186,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		AbsoluteLifetime: lifetime,
 		HTTPClient:       e.server.Client(),
 		Now:              e.clock.Now,
+		OnSessionsEnded:  func(_ context.Context, subject string) { e.sessionsEnded.Add(subject) },
 	}, e.store, testLogger(t))
 	t.Cleanup(e.auth.Close)
 
@@ -277,6 +280,9 @@ type whoami struct {
 // countTokenCalls counts the token endpoint's grants and can simulate an unreachable provider.
 func (e *env) countTokenCalls(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/keys" {
+			e.jwksCalls.Add(1)
+		}
 		if e.idpAbsent.Load() || (r.URL.Path == "/oauth/token" && e.idpDown.Load()) {
 			dropConnection(w)
 			return

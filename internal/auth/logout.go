@@ -1,10 +1,12 @@
 package auth
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -32,6 +34,7 @@ func (a *Authenticator) Logout(c *gin.Context) {
 	}
 	if s != nil {
 		a.logger.InfoContext(ctx, "signed out", "subject", s.Subject)
+		a.sessionsEnded(ctx, s.Subject)
 	}
 
 	a.redirectAfterLogout(c, a.endSessionURL(c, s))
@@ -75,4 +78,14 @@ func (a *Authenticator) redirectAfterLogout(c *gin.Context, target string) {
 func (a *Authenticator) LoggedOut(c *gin.Context) {
 	noStore(c)
 	a.renderPage(c, http.StatusOK, "auth.signed_out.title", i18n.M("auth.signed_out.message"), LoginPath, "auth.link.sign_in")
+}
+
+// sessionsEnded tells Config.OnSessionsEnded that subject's sessions (some or all) ended.
+func (a *Authenticator) sessionsEnded(ctx context.Context, subject string) {
+	if a.cfg.OnSessionsEnded == nil || subject == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	a.cfg.OnSessionsEnded(ctx, subject)
 }

@@ -97,6 +97,7 @@ func (a *Authenticator) renewIfDue(c *gin.Context, s *session.Session, now time.
 	case errors.Is(err, ErrSessionEnded):
 		a.logger.InfoContext(ctx, "refresh refused; signing out", "subject", s.Subject, "err", err)
 		a.endSession(c)
+		a.sessionsEnded(ctx, s.Subject)
 		return false, false
 	case stillValid:
 		// The provider is unreachable but the token still works: carry on, retry next request.

@@ -202,6 +202,7 @@ func (a *Authenticator) ForceRefresh(c *gin.Context) error {
 			if delErr := session.Delete(a.store, c.Writer, c.Request); delErr != nil {
 				a.logger.ErrorContext(c.Request.Context(), "deleting the session failed", "err", delErr)
 			}
+			a.sessionsEnded(c.Request.Context(), s.Subject)
 		}
 		return err
 	}

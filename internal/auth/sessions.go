@@ -81,6 +81,7 @@ func (a *Authenticator) RevokeSession(c *gin.Context, handle string) error {
 				return fmt.Errorf("%w: revoke session: %w", ErrSessionStoreUnavailable, err)
 			}
 			a.logger.InfoContext(c.Request.Context(), "session signed out from the sessions page", "subject", current.Subject)
+			a.sessionsEnded(c.Request.Context(), current.Subject)
 			return nil
 		}
 	}
@@ -97,6 +98,7 @@ func (a *Authenticator) RevokeOtherSessions(c *gin.Context) error {
 		return fmt.Errorf("%w: revoke other sessions: %w", ErrSessionStoreUnavailable, err)
 	}
 	a.logger.InfoContext(c.Request.Context(), "signed out all other sessions", "subject", current.Subject)
+	a.sessionsEnded(c.Request.Context(), current.Subject)
 	return nil
 }
 

@@ -347,7 +347,7 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{Setting: Setting{"PORTAL_REDIS_URL", "redis-url", "", "Redis server for PORTAL_SESSION_STORE=redis, e.g. redis://127.0.0.1:6379/0"},
+		{Setting: Setting{"PORTAL_REDIS_URL", "redis-url", "", "Redis server, e.g. redis://127.0.0.1:6379/0: sessions with PORTAL_SESSION_STORE=redis, and, whenever set, batch jobs and recent items (keep it persistent: docs/operations.md)"},
 			apply: func(c *Config, raw string) error {
 				if raw == "" {
 					return nil

@@ -19,6 +19,11 @@ func (h *Handler) exportWorklist(c *gin.Context) {
 		h.fail(c, badRequest("error.export_format"))
 		return
 	}
+	release, ok := h.startExport(c)
+	if !ok {
+		return
+	}
+	defer release()
 	req := parseWorklistRequest(c)
 	if req.problem.IsZero() && len(req.quoteIDs) == 0 {
 		req.problem = i18n.M("worklist.error.no_quotes_export")

@@ -131,9 +131,41 @@ func (h *Handler) checkBatch(c *gin.Context) {
 	}
 	user := auth.CurrentUser(c)
 	job, err := h.jobs.Create(c.Request.Context(), user.Subject, user.Name, items)
-	if err != nil {
+	var quota *jobs.QuotaError
+	switch {
+	case errors.Is(err, jobs.ErrNothingToArchive):
+		// No draft is stored for a list with nothing to archive: the form says why, line by line.
+		vm.Numbers.Error = nothingToArchive(tr(c), items)
+		vm.Errors = components.SummaryFrom(vm.Numbers)
+		h.renderBatchNew(c, http.StatusUnprocessableEntity, vm)
+		return
+	case errors.As(err, &quota):
+		vm.Numbers.Error = quota.Message.In(tr(c))
+		vm.Errors = components.SummaryFrom(vm.Numbers)
+		h.renderBatchNew(c, http.StatusTooManyRequests, vm)
+		return
+	case err != nil:
 		h.fail(c, err)
 		return
 	}
 	c.Redirect(http.StatusSeeOther, batchPath(job.ID))
+}
+
+// nothingToArchive says why no line of the list can be archived: how many are archived already,
+// how many were left out, and the first few problems with their lines.
+func nothingToArchive(tr *i18n.Translator, items []jobs.Item) string {
+	done, problems := 0, []string{}
+	for _, it := range items {
+		switch {
+		case it.Status == jobs.ItemDone:
+			done++
+		case it.Status == jobs.ItemRejected && len(problems) < 3:
+			problems = append(problems, tr.T("batch.error.line_problem", it.Line, it.ProblemMessage().In(tr)))
+		}
+	}
+	msg := tr.T("batch.error.nothing_to_archive", len(items), done, len(items)-done)
+	if len(problems) > 0 {
+		msg += " " + strings.Join(problems, "; ")
+	}
+	return msg
 }

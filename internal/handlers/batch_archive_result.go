@@ -25,7 +25,7 @@ func (h *Handler) downloadBatchResult(c *gin.Context) {
 	c.Header("Content-Disposition", contentDisposition("attachment", name))
 	c.Header("Cache-Control", "no-store")
 	header := []string{tr.T("batch.result.col.number"), tr.T("batch.result.col.status"), tr.T("batch.result.col.archive_id"),
-		tr.T("batch.result.col.error"), tr.T("batch.result.col.line"), tr.T("batch.result.col.note")}
+		tr.T("batch.result.col.error"), tr.T("batch.result.col.line"), tr.T("batch.result.col.note"), tr.T("batch.result.col.verified")}
 	w, err := export.New(export.CSV, c.Writer, "", header)
 	if err != nil {
 		h.log(c).Error("batch result: export failed", "err", err)
@@ -34,7 +34,11 @@ func (h *Handler) downloadBatchResult(c *gin.Context) {
 	cancelled := job.Status == jobs.StatusCancelled
 	for _, it := range job.Items {
 		status, _ := itemStatusText(tr, it, job.Status == jobs.StatusDraft, cancelled)
-		row := []string{it.Number, status, it.ArchiveID, it.ProblemMessage().In(tr), strconv.Itoa(it.Line), it.NoteMessage().In(tr)}
+		verified := ""
+		if it.Verified {
+			verified = tr.T("batch.result.yes")
+		}
+		row := []string{it.Number, status, it.ArchiveID, it.ProblemMessage().In(tr), strconv.Itoa(it.Line), it.NoteMessage().In(tr), verified}
 		if err := w.WriteRow(row); err != nil {
 			h.log(c).Warn("batch result: the download was cut", "err", err)
 			return

@@ -83,6 +83,8 @@ func batchStatusText(tr *i18n.Translator, j *jobs.Job) string {
 		return tr.T("batch.status.running")
 	case j.Status == jobs.StatusCancelled:
 		return tr.T("batch.status.cancelled")
+	case j.Status == jobs.StatusStopped:
+		return tr.T("batch.status.record_lost")
 	}
 	if c := j.Counts(); c.Failed > 0 {
 		return tr.T("batch.status.finished_failed", c.Failed)
@@ -98,7 +100,9 @@ func (h *Handler) batchVM(tr *i18n.Translator, j *jobs.Job) backoffice.BatchVM {
 		Current: j.Current(), Status: batchStatusText(tr, j), Active: j.Active(), Cancelling: j.Active() && j.CancelRequested,
 		WaitingForSignIn: j.Active() && j.WaitingForSignIn, Resumed: j.Resumes, Concurrency: max(h.cfg.BatchConcurrency, 1),
 	}
-	vm.CanRetry = !vm.Active && !vm.Draft && c.Failed > 0
+	vm.CanRetry = !vm.Active && !vm.Draft && c.Failed > 0 && j.Status != jobs.StatusStopped
+	vm.RecordLost = j.Status == jobs.StatusStopped
+	vm.Verified, vm.Unverified = j.Verified(), j.Unverified()
 	vm.Summary = tr.T("batch.preview.summary",
 		backoffice.Count(tr, c.Left, "batch.preview.pending.one", "batch.preview.pending.other"),
 		backoffice.Count(tr, c.Done, "batch.preview.done.one", "batch.preview.done.other"),
@@ -111,7 +115,7 @@ func (h *Handler) batchVM(tr *i18n.Translator, j *jobs.Job) backoffice.BatchVM {
 		if len(vm.Rows) >= maxBatchRowsShown {
 			break
 		}
-		if !vm.Draft && it.Status != jobs.ItemFailed && it.Status != jobs.ItemRejected {
+		if !vm.Draft && it.Status != jobs.ItemFailed && it.Status != jobs.ItemRejected && !it.Verified && !it.MaybeSent {
 			continue
 		}
 		row := backoffice.BatchItemRow{Line: it.Line, Number: it.Number, Customer: it.Customer, ArchiveID: it.ArchiveID,
@@ -120,6 +124,10 @@ func (h *Handler) batchVM(tr *i18n.Translator, j *jobs.Job) backoffice.BatchVM {
 		if row.Message == "" {
 			row.Message = it.NoteMessage().In(tr)
 		}
+		if row.Message == "" && it.Verified {
+			row.Message = tr.T("batch.note.verified")
+		}
+		row.Verified = it.Verified
 		vm.Rows = append(vm.Rows, row)
 	}
 	return vm
@@ -143,6 +151,9 @@ func itemStatusText(tr *i18n.Translator, it jobs.Item, draft, cancelled bool) (s
 	switch {
 	case draft:
 		return tr.T("batch.item.will_archive"), components.BadgeInfo
+	case it.MaybeSent:
+		// Sent before an interruption, not checked yet: never called "not archived".
+		return tr.T("batch.item.not_verified"), components.BadgeWarning
 	case cancelled:
 		return tr.T("batch.item.not_archived_cancelled"), components.BadgeNeutral
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/web/templates/contracts"
 )
 
@@ -60,14 +61,19 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 		h.fail(c, fmt.Errorf("has contract %d changed: %w", contractID, err))
 		return
 	}
-	if tag != seen && own == nil {
-		// Changed: what this viewer is shown is read with their own token.
+	key, viewer := contractWatchKey(contractID), auth.CurrentUser(c).Subject
+	if own != nil {
+		h.changes.ReadBy(key, viewer)
+	}
+	if own == nil && (tag != seen || !h.changes.ReadRecentlyBy(key, viewer)) {
+		// Changed, or this viewer has not read the contract with their own token lately: what
+		// this viewer is told (even "not modified") comes from their own read.
 		if own, err = h.loadContract(ctx, contractID); err != nil {
 			h.fail(c, err)
 			return
 		}
 		tag = contractChangeTag(own)
-		h.changes.Observe(contractWatchKey(contractID), tag)
+		h.observeOwnRead(c, key, tag)
 	}
 	c.Header("ETag", `"`+tag+`"`)
 	if tag == seen {
@@ -87,6 +93,6 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 // state after the user's own action, so their own change does not come back as a notice.
 func (h *Handler) markContractSeen(c *gin.Context, contract *apiclient.Contract) {
 	tag := contractChangeTag(contract)
-	h.changes.Observe(contractWatchKey(contract.ContractID), tag)
+	h.observeOwnRead(c, contractWatchKey(contract.ContractID), tag)
 	c.Header("X-Live-Tag", tag)
 }

@@ -78,7 +78,7 @@ func TestContractsAndBackOfficeSpeakItalian(t *testing.T) {
 	if err != nil || len(rows) != 5 {
 		t.Fatalf("result CSV %q %v", rows, err)
 	}
-	if got := strings.Join(rows[0], ","); got != "numero di contratto,stato,id archivio,errore,riga,nota" {
+	if got := strings.Join(rows[0], ","); got != "numero di contratto,stato,id archivio,errore,riga,nota,verificato dopo interruzione" {
 		t.Errorf("result CSV headings %q", got)
 	}
 	if rows[1][1] != "sarà archiviato" || rows[2][1] != "escluso" || rows[2][3] != "duplicato della riga 1" || rows[2][4] != "2" {

@@ -54,6 +54,11 @@ func (h *Handler) exportCustomers(c *gin.Context) {
 		h.fail(c, badRequest("error.export_format"))
 		return
 	}
+	release, ok := h.startExport(c)
+	if !ok {
+		return
+	}
+	defer release()
 	p, err := parseCustomerListParams(c)
 	if err != nil {
 		h.fail(c, err)

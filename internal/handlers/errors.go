@@ -56,6 +56,7 @@ func classify(err error) failure {
 		tooLarge *http.MaxBytesError
 		apiErr   *apiclient.APIError
 		stale    *staleCheckError
+		quota    *jobs.QuotaError
 	)
 	m := i18n.M
 	switch {
@@ -76,6 +77,10 @@ func classify(err error) failure {
 		return classifyAPIError(apiErr)
 	case errors.Is(err, jobs.ErrNotFound):
 		return failure{http.StatusNotFound, m("batch.error.not_found.title"), m("batch.error.not_found.message"), slog.LevelInfo}
+	case errors.As(err, &quota):
+		return failure{http.StatusTooManyRequests, m("batch.quota.title"), quota.Message, slog.LevelInfo}
+	case errors.Is(err, errExportsInFlight):
+		return failure{http.StatusTooManyRequests, m("batch.quota.title"), m("export.quota.in_flight", exportsPerUser), slog.LevelInfo}
 	case errors.Is(err, jobs.ErrState):
 		return failure{http.StatusConflict, m("batch.error.state.title"), m("batch.error.state.message"), slog.LevelInfo}
 	case errors.Is(err, errJobsOff):

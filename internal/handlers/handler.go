@@ -34,6 +34,7 @@ import (
 	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/quota"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/watch"
 	"github.com/cpqportal/portal/web"
@@ -137,7 +138,13 @@ type Handler struct {
 	changes *watch.Watcher
 	// i18n picks each request's language and holds the catalogues (language.go).
 	i18n *i18n.Bundle
+	// exports bounds each user's file exports in flight on this replica (exportsPerUser).
+	exports *quota.InFlight
 }
+
+// exportsPerUser is how many file exports (customers, audit worklist) one user may have running
+// at once on a replica; a download takes seconds, so more means a script or repeated clicks.
+const exportsPerUser = 2
 
 // liveNoticeInterval is the shortest time between two upstream reads of one open quote or
 // contract for the live notice; the pages poll a little faster (app.js), so a change made
@@ -174,6 +181,7 @@ func New(deps Deps) (*Handler, error) {
 		i18n:        deps.I18n,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
+	h.exports = quota.NewInFlight(exportsPerUser)
 	h.buffers = newBufferPool()
 	h.copyBuffers = newCopyBufferPool()
 	h.gzipWriters = newGzipPool(h.buffers)

@@ -75,6 +75,7 @@ type portalOptions struct {
 type testPortal struct {
 	URL    string
 	h      *Handler
+	state  statestore.Store // the raw state store (jobs, recent items)
 	sim    *v2sim.Server
 	simURL string
 	logs   *syncBuffer
@@ -123,9 +124,15 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	if opts.authIssuer != "" {
 		authIssuer = opts.authIssuer
 	}
+	var jobManager *jobs.Manager // built below; sign-outs pause the user's batches, as in cmd/portal
 	authn := auth.New(auth.Config{
 		IssuerURL: authIssuer, ClientID: config.DemoClientID, ClientSecret: "test-secret",
 		PublicURL: public, IdleTimeout: 30 * time.Minute, AbsoluteLifetime: time.Hour,
+		OnSessionsEnded: func(ctx context.Context, subject string) {
+			if jobManager != nil {
+				_ = jobManager.PauseOwner(ctx, subject)
+			}
+		},
 	}, store, logger)
 	t.Cleanup(authn.Close)
 
@@ -151,7 +158,12 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = state.Close() })
-	jobManager := jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: 4, Logger: logger})
+	p.state = state
+	sealer, err := session.NewSealer([]string{strings.Repeat("7e", 32)}, "batch token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobManager = jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: 4, Logger: logger, Sealer: sealer})
 	jobManager.Run()
 	t.Cleanup(jobManager.Close)
 	h, err := New(Deps{

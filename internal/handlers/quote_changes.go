@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/web/templates/quotes"
 )
 
@@ -47,13 +48,18 @@ func (h *Handler) pollQuoteChanges(c *gin.Context) {
 		h.fail(c, fmt.Errorf("has quote %d changed: %w", ref.QuoteID, err))
 		return
 	}
-	if tag == seen {
+	key, viewer := quoteWatchKey(ref), auth.CurrentUser(c).Subject
+	if own != nil {
+		h.changes.ReadBy(key, viewer)
+	}
+	if tag == seen && (own != nil || h.changes.ReadRecentlyBy(key, viewer)) {
 		c.Header("ETag", `"`+tag+`"`)
 		c.Status(http.StatusNotModified)
 		return
 	}
-	// Changed (or this viewer's page is older than the shared tag): what this viewer is shown is
-	// read with their own token.
+	// Changed (or this viewer's page is older than the shared tag, or this viewer has not read the
+	// quote with their own token lately): what this viewer is shown is read with their own token,
+	// so a 304 never tells someone about a quote their token cannot read.
 	if own == nil {
 		own, err = h.api.CPQ.TOFList(ctx, ref.CPQID, ref.CustomerID, ref.QuoteID)
 		if err != nil {
@@ -61,7 +67,7 @@ func (h *Handler) pollQuoteChanges(c *gin.Context) {
 			return
 		}
 		tag = changeTag(digestOf(own))
-		h.changes.Observe(quoteWatchKey(ref), tag)
+		h.observeOwnRead(c, key, tag)
 	}
 	c.Header("ETag", `"`+tag+`"`)
 	if tag == seen {
@@ -91,7 +97,7 @@ func (h *Handler) showCurrentQuote(c *gin.Context) {
 	vm := v.update()
 	carts := v.carts(false)
 	vm.Carts = &carts
-	h.changes.Observe(quoteWatchKey(a.ref), vm.DigestTag)
+	h.observeOwnRead(c, quoteWatchKey(a.ref), vm.DigestTag)
 	announce(c, t(c, "quote.announce.current")+" "+totalText(tr(c), q))
 	h.render(c, http.StatusOK, quotes.UpdatePartial(vm))
 }
@@ -102,4 +108,14 @@ func etagValue(header string) string {
 	header = strings.TrimSpace(header)
 	header = strings.TrimPrefix(header, "W/")
 	return strings.Trim(header, `"`)
+}
+
+// observeOwnRead records a change tag the signed-in user has just read with their own token (a
+// page shown, an action's answer, a poll's own read): other viewers learn of the change, and this
+// viewer may be answered "not modified" from the shared tag for a while (watch.OwnReadValid).
+func (h *Handler) observeOwnRead(c *gin.Context, key, tag string) {
+	h.changes.Observe(key, tag)
+	if user := auth.CurrentUser(c); user.Subject != "" {
+		h.changes.ReadBy(key, user.Subject)
+	}
 }

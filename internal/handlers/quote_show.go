@@ -57,7 +57,7 @@ func (h *Handler) showQuote(c *gin.Context) {
 		return
 	}
 	h.touchRecent(c, recentQuoteItem(ref, q, customerName))
-	h.changes.Observe(quoteWatchKey(ref), changeTag(digestOf(q)))
+	h.observeOwnRead(c, quoteWatchKey(ref), changeTag(digestOf(q)))
 	h.renderPage(c, http.StatusOK, t(c, "quote.title", idText(ref.QuoteID)), layout.SectionQuotes,
 		quotes.QuotePage(quotePageVM(tr(c), ref, q, customerName, cpqName, hasCPQSession(c, cpqKeyOf(ref)))))
 }

@@ -25,6 +25,15 @@ const MaxItems = 5000
 // maxNumberRunes is the longest contract number accepted (as the contract search does).
 const maxNumberRunes = 200
 
+// Limits of an uploaded workbook: an .xlsx is a zip, and a few hundred KB can inflate to gigabytes
+// (a zip bomb). excelize refuses a workbook whose parts inflate to more than maxXLSXUnzipped in all,
+// and keeps a sheet larger than maxXLSXSheetInMemory in a temporary file instead of memory. A list
+// of MaxItems contract numbers needs well under 1 MiB of sheet XML.
+const (
+	maxXLSXUnzipped      = 16 << 20
+	maxXLSXSheetInMemory = 4 << 20
+)
+
 // Entry is one contract number of the user's input and where it came from.
 type Entry struct {
 	Line   int
@@ -62,11 +71,29 @@ var contractHeadings = []string{"contract", "contratt", "contrat", "vertrag"}
 // column of every row. Line is the row of the file. Its errors are *InputError.
 func ParseFile(name string, data []byte) ([]Entry, error) {
 	var rows [][]string
+	var lines []int // the file's row number of each of rows
+	read := 0
+	// Rows past the maximum are refused while reading: the header and MaxItems lines at most
+	// (rows without any text are not kept).
+	keep := func(row []string) error {
+		read++
+		if !slices.ContainsFunc(row, func(cell string) bool { return strings.TrimSpace(cell) != "" }) {
+			return nil
+		}
+		if len(rows) > MaxItems {
+			return inputError("batch.file.too_many_rows", strconv.Itoa(MaxItems))
+		}
+		rows, lines = append(rows, row), append(lines, read)
+		return nil
+	}
 	lower := strings.ToLower(name)
 	switch {
 	case strings.HasSuffix(lower, ".xlsx"):
-		f, err := excelize.OpenReader(bytes.NewReader(data))
+		f, err := excelize.OpenReader(bytes.NewReader(data), excelize.Options{UnzipSizeLimit: maxXLSXUnzipped, UnzipXMLSizeLimit: maxXLSXSheetInMemory})
 		if err != nil {
+			if strings.Contains(err.Error(), "unzip size exceeds") {
+				return nil, inputError("batch.file.inflates_too_much", strconv.Itoa(maxXLSXUnzipped>>20))
+			}
 			return nil, inputError("batch.file.not_xlsx")
 		}
 		defer f.Close()
@@ -74,7 +101,21 @@ func ParseFile(name string, data []byte) ([]Entry, error) {
 		if len(sheets) == 0 {
 			return nil, inputError("batch.file.no_sheet")
 		}
-		if rows, err = f.GetRows(sheets[0]); err != nil {
+		sheet, err := f.Rows(sheets[0])
+		if err != nil {
+			return nil, inputError("batch.file.sheet_unreadable")
+		}
+		defer sheet.Close()
+		for sheet.Next() {
+			row, err := sheet.Columns()
+			if err != nil {
+				return nil, inputError("batch.file.sheet_unreadable")
+			}
+			if err := keep(row); err != nil {
+				return nil, err
+			}
+		}
+		if sheet.Error() != nil {
 			return nil, inputError("batch.file.sheet_unreadable")
 		}
 	case strings.HasSuffix(lower, ".csv") || strings.HasSuffix(lower, ".txt"):
@@ -99,13 +140,15 @@ func ParseFile(name string, data []byte) ([]Entry, error) {
 				}
 				return nil, inputError("batch.file.csv_unreadable")
 			}
-			rows = append(rows, rec)
+			if err := keep(rec); err != nil {
+				return nil, err
+			}
 		}
 	default:
 		return nil, inputError("batch.file.wrong_type")
 	}
 	column, first := 0, 0
-	if len(rows) > 0 {
+	if len(rows) > 0 && lines[0] == 1 {
 		for i, cell := range rows[0] {
 			if slices.ContainsFunc(contractHeadings, func(word string) bool { return strings.Contains(strings.ToLower(cell), word) }) {
 				column, first = i, 1
@@ -117,7 +160,7 @@ func ParseFile(name string, data []byte) ([]Entry, error) {
 	for i := first; i < len(rows); i++ {
 		if column < len(rows[i]) {
 			if v := strings.TrimSpace(rows[i][column]); v != "" {
-				out = append(out, Entry{Line: i + 1, Number: v})
+				out = append(out, Entry{Line: lines[i], Number: v})
 			}
 		}
 	}

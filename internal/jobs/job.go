@@ -1,16 +1,22 @@
 // Package jobs runs batch archive jobs: a user's list of contract numbers archived on the v2 API
 // with bounded concurrency, in the background, with progress that any replica can show.
 //
-// A job's whole state is one record in the portal's store (internal/store), written by the
-// replica running it every flushInterval and read by whichever replica serves the user's page.
-// The replica running a job holds a lease on it (renewed at each flush); a job whose lease ran
-// out (its replica stopped or died) is picked up by the next scan of any replica and resumed. An
-// item that was in flight when its runner stopped is checked on the v2 API first (is the contract
-// archived now?) before it is archived, so nothing is archived twice and nothing is skipped.
+// A job's whole state is one record in the portal's store (internal/store), the source of truth
+// of what it archived. Side effects are recorded before they happen: the runner claims the next
+// lines ("running", MaybeSent) in one store write before sending their calls; a runner whose write
+// fails sends nothing more and gives the job up; a runner sends no call past its lease's fence (a
+// fifth of the lease before another replica may take over); and a line that may have been sent is
+// read back from the v2 API (is the contract archived now?) before it is archived again, after a
+// crash, a store outage, a retry or a cancel. So nothing is archived twice without relying on the
+// v2 archive being idempotent, and nothing is skipped (docs/backoffice.md).
 //
-// The job runs with its owner's access token, handed over by each of the owner's requests to
-// the job's pages (the page polls while it is open). A token the v2 API refuses pauses the job
-// until the owner comes back with a fresh one (docs/backoffice.md).
+// Replicas find work through an index of active jobs and hold a lease on the jobs they run
+// (renewed by every write); a job whose lease ran out is resumed by the next scan of any replica.
+//
+// The job runs with its owner's access token, sealed at rest (Options.Sealer), handed over by each
+// of the owner's requests to the job's pages, taken away when the owner's sessions end (PauseOwner)
+// and deleted when the job ends. A token the v2 API refuses, or none, pauses the job until the
+// owner comes back with a fresh one.
 package jobs
 
 import (
@@ -45,8 +51,18 @@ const (
 	StatusRunning Status = "running"
 	// StatusCancelled: the user cancelled; items not started stay pending.
 	StatusCancelled Status = "cancelled"
-	// StatusFinished: every item is done, failed or rejected.
+	// StatusFinished: every item is done, failed or rejected (none pending).
 	StatusFinished Status = "finished"
+	// StatusStopped: the job's record vanished from the store while a runner ran it (the store lost
+	// its data); the runner wrote back its own copy with this status and StopReason, and the
+	// owner resumes it by hand (nothing is started again behind their back).
+	StatusStopped Status = "stopped"
+)
+
+// Reasons a job stopped (Job.StopReason).
+const (
+	// StopRecordLost: the record vanished from the store mid-run (docs/backoffice.md).
+	StopRecordLost = "record_lost"
 )
 
 // Item is one line of the user's list.
@@ -70,6 +86,14 @@ type Item struct {
 	Customer string `json:"customer,omitempty"`
 	// Attempts counts archive calls made for this item.
 	Attempts int `json:"attempts,omitempty"`
+	// MaybeSent is set in the same store write that claims the item (status running) before its
+	// archive call is sent, and cleared once its outcome is known: an item that carries it is
+	// checked with the contract read before it is archived again (after a crash, a store outage,
+	// a retry or a cancel).
+	MaybeSent bool `json:"maybeSent,omitempty"`
+	// Verified is set when that check was made: the line's outcome was read back from the v2
+	// API after an interruption, not assumed (shown on the page and in the CSV).
+	Verified bool `json:"verified,omitempty"`
 }
 
 // Job is a batch archive job.
@@ -93,9 +117,15 @@ type Job struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Resumes counts how often a runner picked the job up after another stopped.
 	Resumes int `json:"resumes,omitempty"`
+	// StopReason says why a job is StatusStopped (StopRecordLost).
+	StopReason string `json:"stopReason,omitempty"`
 
-	// Token is the owner's latest access token (never shown, never logged).
+	// Token is the owner's latest access token, sealed (Options.Sealer: encrypted with keys derived
+	// from the session keys, bound to the job's id), never shown, never logged; "" once the batch
+	// ended or the owner signed out. TokenID is a fingerprint of it (a handed-over token that is the
+	// same changes nothing).
 	Token       string    `json:"token,omitempty"`
+	TokenID     string    `json:"tokenId,omitempty"`
 	TokenExpiry time.Time `json:"tokenExpiry,omitzero"`
 	// Lease names the replica running the job and until when.
 	Lease      string    `json:"lease,omitempty"`
@@ -139,6 +169,29 @@ func (j *Job) Current() []string {
 	return out
 }
 
+// Unverified counts the lines that may have been sent and whose outcome is not known (their
+// check failed or has not run yet): never archived again without that check.
+func (j *Job) Unverified() int {
+	n := 0
+	for _, it := range j.Items {
+		if it.MaybeSent && (it.Status == ItemPending || it.Status == ItemRunning || it.Status == ItemFailed) {
+			n++
+		}
+	}
+	return n
+}
+
+// Verified counts the lines whose outcome was read back from the v2 API after an interruption.
+func (j *Job) Verified() int {
+	n := 0
+	for _, it := range j.Items {
+		if it.Verified {
+			n++
+		}
+	}
+	return n
+}
+
 // Active reports whether the job still has work to do (queued or running).
 func (j *Job) Active() bool { return j.Status == StatusQueued || j.Status == StatusRunning }
 
@@ -150,6 +203,8 @@ var (
 	ErrState = errors.New("jobs: not possible in the job's state")
 	// ErrTokenRejected is what an Archiver returns when the v2 API refused the token (401).
 	ErrTokenRejected = errors.New("jobs: access token refused")
+	// ErrNothingToArchive: every line of the list was left out; no draft is stored.
+	ErrNothingToArchive = errors.New("jobs: no line of the list can be archived")
 )
 
 // The notes of done items.

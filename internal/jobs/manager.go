@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,15 +31,24 @@ type Archiver interface {
 
 const (
 	keyPrefix = "job/"
+	// activePrefix indexes the jobs that have work to do (queued or running): replicas look for
+	// work there instead of decoding every job record.
+	activePrefix = "jobs-active/"
+	// ownerPrefix indexes each user's jobs (jobs-owner/<hash of the subject>/<id>): a user's list
+	// and quotas read their own records only.
+	ownerPrefix = "jobs-owner/"
 	// keep is how long a job is kept after its last change.
 	keep = 30 * 24 * time.Hour
-	// leaseTerm is how long a lease lasts without renewal; flushes renew it.
-	leaseTerm = 15 * time.Second
+	// defaultLeaseTerm is how long a lease lasts without renewal; every progress write renews it.
+	defaultLeaseTerm = 15 * time.Second
 	// flushInterval is how often a runner writes its progress (and reads cancel and token).
 	flushInterval = 250 * time.Millisecond
-	// scanInterval is how often a replica looks for jobs to pick up.
+	// scanInterval is how often a replica looks for jobs to pick up in the index.
 	scanInterval = 2 * time.Second
-	// callTimeout bounds one archive call made while stopping (the in-flight items finish).
+	// sweepEvery: every so many scans, a replica decodes every job record to repair the index
+	// (an index entry can be lost to a race between a retry and the clean-up of a finished job).
+	sweepEvery = 30
+	// callTimeout bounds one archive call (the lease's fence may end it sooner).
 	callTimeout = 30 * time.Second
 )
 
@@ -50,6 +61,71 @@ type Options struct {
 	Logger      *slog.Logger
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// LeaseTerm is how long a runner's lease lasts without a successful progress write (15 s
+	// when zero). A runner sends no call after LeaseTerm minus a fifth of it since its last
+	// successful write (its fence), so another replica taking over after LeaseTerm never races it.
+	LeaseTerm time.Duration
+	// ScanInterval is how often the replica looks for jobs to pick up (2 s when zero).
+	ScanInterval time.Duration
+	// Sealer encrypts the owner's access token in the job record (session.Sealer, keyed by the
+	// session keys); nil keeps it as is (tests only: the portal always sets one).
+	Sealer TokenSealer
+	// MaxDrafts is how many batches not started one user may keep (DefaultMaxDrafts when zero);
+	// MaxActive how many of theirs may be queued or running at once (DefaultMaxActive when zero).
+	MaxDrafts, MaxActive int
+}
+
+// TokenSealer encrypts a job's token at rest, bound to the job's id.
+type TokenSealer interface {
+	Seal(plain, context string) (string, error)
+	Open(sealed, context string) (string, error)
+}
+
+// sealToken is the token as stored in job id's record, and its fingerprint (to tell the same
+// token handed over again without opening the stored one).
+func (m *Manager) sealToken(id, token string) (sealed, fingerprint string, err error) {
+	if token == "" {
+		return "", "", nil
+	}
+	sum := sha256.Sum256([]byte(token))
+	fingerprint = hex.EncodeToString(sum[:12])
+	if m.opts.Sealer == nil {
+		return token, fingerprint, nil
+	}
+	sealed, err = m.opts.Sealer.Seal(token, keyPrefix+id)
+	if err != nil {
+		return "", "", fmt.Errorf("jobs: seal token: %w", err)
+	}
+	return sealed, fingerprint, nil
+}
+
+// openToken is the token of job id's record, ready for a call.
+func (m *Manager) openToken(id, stored string) (string, error) {
+	if m.opts.Sealer == nil || stored == "" {
+		return stored, nil
+	}
+	return m.opts.Sealer.Open(stored, keyPrefix+id)
+}
+
+// Default per-user quotas (docs/backoffice.md).
+const (
+	DefaultMaxDrafts = 20
+	DefaultMaxActive = 3
+)
+
+// QuotaError is a user's quota reached; Message tells them, translated where shown.
+type QuotaError struct{ Message i18n.Message }
+
+func (e *QuotaError) Error() string {
+	return fmt.Sprintf("jobs: quota reached: %s %v", e.Message.Key, e.Message.Args)
+}
+
+// ownerKey is the index entry of the owner's job.
+func ownerKey(owner, id string) string { return ownerPrefix + ownerHash(owner) + "/" + id }
+
+func ownerHash(owner string) string {
+	sum := sha256.Sum256([]byte(owner))
+	return hex.EncodeToString(sum[:16])
 }
 
 // Manager creates jobs, runs the ones it holds the lease of, and answers their state.
@@ -63,6 +139,7 @@ type Manager struct {
 	closed  bool
 	stop    chan struct{}
 	wg      sync.WaitGroup
+	scans   int
 }
 
 // NewManager returns a Manager; call Run to pick up and run jobs, Close to stop.
@@ -72,6 +149,18 @@ func NewManager(opts Options) *Manager {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.LeaseTerm <= 0 {
+		opts.LeaseTerm = defaultLeaseTerm
+	}
+	if opts.ScanInterval <= 0 {
+		opts.ScanInterval = scanInterval
+	}
+	if opts.MaxDrafts <= 0 {
+		opts.MaxDrafts = DefaultMaxDrafts
+	}
+	if opts.MaxActive <= 0 {
+		opts.MaxActive = DefaultMaxActive
 	}
 	now := opts.Now
 	if now == nil {
@@ -103,7 +192,7 @@ func ValidID(id string) bool {
 // Run scans for jobs to pick up (new ones, and ones whose runner stopped) until Close.
 func (m *Manager) Run() {
 	m.wg.Go(func() {
-		ticker := time.NewTicker(scanInterval)
+		ticker := time.NewTicker(m.opts.ScanInterval)
 		defer ticker.Stop()
 		for {
 			m.scan()
@@ -172,18 +261,58 @@ func (m *Manager) update(ctx context.Context, id string, fn func(j *Job) error) 
 	return out, nil
 }
 
-// Create stores a draft job of items (already validated: rejected items carry their problem).
+// Create stores a draft job of items (already validated: rejected items carry their problem). It
+// refuses a list with no line to archive (ErrNothingToArchive) and a user with MaxDrafts drafts
+// (*QuotaError).
 func (m *Manager) Create(ctx context.Context, owner, ownerName string, items []Item) (*Job, error) {
+	if !slices.ContainsFunc(items, func(it Item) bool { return it.Status == ItemPending }) {
+		return nil, ErrNothingToArchive
+	}
+	mine, err := m.List(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	drafts := 0
+	for _, j := range mine {
+		if j.Status == StatusDraft {
+			drafts++
+		}
+	}
+	if drafts >= m.opts.MaxDrafts {
+		return nil, &QuotaError{i18n.M("batch.quota.drafts", strconv.Itoa(m.opts.MaxDrafts))}
+	}
 	now := m.now().UTC()
 	j := &Job{ID: randomID(), Owner: owner, OwnerName: ownerName, CreatedAt: now, UpdatedAt: now, Status: StatusDraft, Items: items}
 	raw, err := json.Marshal(j)
 	if err != nil {
 		return nil, err
 	}
+	if err := m.opts.Store.Put(ctx, ownerKey(owner, j.ID), []byte{'1'}, keep); err != nil {
+		return nil, fmt.Errorf("jobs: create: %w", err)
+	}
 	if err := m.opts.Store.Put(ctx, keyPrefix+j.ID, raw, keep); err != nil {
 		return nil, fmt.Errorf("jobs: create: %w", err)
 	}
 	return j, nil
+}
+
+// checkActiveQuota refuses to queue one more of the owner's jobs when MaxActive of theirs are
+// queued or running.
+func (m *Manager) checkActiveQuota(ctx context.Context, owner string) error {
+	mine, err := m.List(ctx, owner)
+	if err != nil {
+		return err
+	}
+	active := 0
+	for _, j := range mine {
+		if j.Active() {
+			active++
+		}
+	}
+	if active >= m.opts.MaxActive {
+		return &QuotaError{i18n.M("batch.quota.running", strconv.Itoa(m.opts.MaxActive))}
+	}
+	return nil
 }
 
 // Get returns the owner's job (ErrNotFound for someone else's).
@@ -198,15 +327,21 @@ func (m *Manager) Get(ctx context.Context, id, owner string) (*Job, error) {
 	return j, nil
 }
 
-// List returns the owner's jobs, newest first.
+// List returns the owner's jobs, newest first (through the owner's index: other users' records
+// are not read).
 func (m *Manager) List(ctx context.Context, owner string) ([]*Job, error) {
-	keys, err := m.opts.Store.Keys(ctx, keyPrefix)
+	prefix := ownerPrefix + ownerHash(owner) + "/"
+	keys, err := m.opts.Store.Keys(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
 	var out []*Job
 	for _, k := range keys {
-		j, err := m.load(ctx, k[len(keyPrefix):])
+		j, err := m.load(ctx, k[len(prefix):])
+		if errors.Is(err, ErrNotFound) {
+			_ = m.opts.Store.Delete(ctx, k) // expired
+			continue
+		}
 		if err != nil || j.Owner != owner {
 			continue
 		}
@@ -230,23 +365,34 @@ func (m *Manager) owned(ctx context.Context, id, owner string, fn func(j *Job) e
 	return j, err
 }
 
-// Start queues a draft job with the owner's token; this replica tries to run it at once.
+// Start queues a draft job with the owner's token; this replica tries to run it at once. A user
+// with MaxActive jobs queued or running gets a *QuotaError.
 func (m *Manager) Start(ctx context.Context, id, owner, token string, expiry time.Time) (*Job, error) {
+	if err := m.checkActiveQuota(ctx, owner); err != nil {
+		return nil, err
+	}
+	sealed, fingerprint, err := m.sealToken(id, token)
+	if err != nil {
+		return nil, err
+	}
 	j, err := m.owned(ctx, id, owner, func(j *Job) error {
 		if j.Status != StatusDraft {
 			return ErrState
 		}
-		j.Status, j.StartedAt, j.Token, j.TokenExpiry = StatusQueued, m.now().UTC(), token, expiry
+		j.Status, j.StartedAt, j.Token, j.TokenID, j.TokenExpiry = StatusQueued, m.now().UTC(), sealed, fingerprint, expiry
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	m.markActive(ctx, id)
 	m.claim(id)
 	return j, nil
 }
 
-// Cancel asks the job to stop after the items in flight. A job no runner holds stops at once.
+// Cancel asks the job to stop after the items in flight. A job no runner holds stops at once,
+// unless lines of it may have been sent: a runner checks those first (no line is called "not
+// archived" without that check).
 func (m *Manager) Cancel(ctx context.Context, id, owner string) (*Job, error) {
 	return m.owned(ctx, id, owner, func(j *Job) error {
 		if !j.Active() {
@@ -254,30 +400,45 @@ func (m *Manager) Cancel(ctx context.Context, id, owner string) (*Job, error) {
 		}
 		j.CancelRequested = true
 		if j.Lease == "" || m.now().After(j.LeaseUntil) {
-			j.Status, j.EndedAt = StatusCancelled, m.now().UTC()
 			resetRunning(j)
+			if j.Unverified() == 0 {
+				j.Status, j.EndedAt, j.Token, j.TokenID, j.TokenExpiry = StatusCancelled, m.now().UTC(), "", "", time.Time{}
+			}
 		}
 		return nil
 	})
 }
 
-// RetryFailed queues the failed items again (only those), with the owner's fresh token.
+// RetryFailed queues the failed items again (only those; items that may have been sent are
+// checked first), with the owner's fresh token. A stopped job (its record was lost) resumes its
+// pending items too.
 func (m *Manager) RetryFailed(ctx context.Context, id, owner, token string, expiry time.Time) (*Job, error) {
+	if err := m.checkActiveQuota(ctx, owner); err != nil {
+		return nil, err
+	}
+	sealed, fingerprint, err := m.sealToken(id, token)
+	if err != nil {
+		return nil, err
+	}
 	j, err := m.owned(ctx, id, owner, func(j *Job) error {
-		if j.Active() || j.Status == StatusDraft || j.Counts().Failed == 0 {
+		if j.Active() || j.Status == StatusDraft || (j.Counts().Failed == 0 && j.Status != StatusStopped) {
 			return ErrState
 		}
+		resetRunning(j)
+		j.StopReason = ""
 		for i := range j.Items {
 			if j.Items[i].Status == ItemFailed {
 				j.Items[i].Status, j.Items[i].Error, j.Items[i].Problem = ItemPending, "", i18n.Message{}
 			}
 		}
-		j.Status, j.CancelRequested, j.EndedAt, j.Token, j.TokenExpiry = StatusQueued, false, time.Time{}, token, expiry
+		j.Status, j.CancelRequested, j.EndedAt, j.Token, j.TokenID, j.TokenExpiry = StatusQueued, false, time.Time{}, sealed, fingerprint, expiry
+		j.WaitingForSignIn = false
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	m.markActive(ctx, id)
 	m.claim(id)
 	return j, nil
 }
@@ -285,12 +446,19 @@ func (m *Manager) RetryFailed(ctx context.Context, id, owner, token string, expi
 // HandOverToken gives the owner's fresh access token to their job (called on each of the
 // owner's requests to the job), which resumes it when it waits for a sign-in.
 func (m *Manager) HandOverToken(ctx context.Context, id, owner, token string, expiry time.Time) error {
-	_, err := m.owned(ctx, id, owner, func(j *Job) error {
+	if token == "" {
+		return nil
+	}
+	sealed, fingerprint, err := m.sealToken(id, token)
+	if err != nil {
+		return err
+	}
+	_, err = m.owned(ctx, id, owner, func(j *Job) error {
 		// The same token again changes nothing (a refused token stays refused: the job waits).
-		if !j.Active() || token == "" || j.Token == token {
+		if !j.Active() || j.TokenID == fingerprint {
 			return store.ErrSkip
 		}
-		j.Token, j.TokenExpiry, j.WaitingForSignIn = token, expiry, false
+		j.Token, j.TokenID, j.TokenExpiry, j.WaitingForSignIn = sealed, fingerprint, expiry, false
 		return nil
 	})
 	if errors.Is(err, ErrState) {
@@ -299,28 +467,90 @@ func (m *Manager) HandOverToken(ctx context.Context, id, owner, token string, ex
 	return err
 }
 
-// resetRunning puts items that were in flight back to pending (their outcome is checked when
-// the job runs again).
+// PauseOwner takes the owner's token away from every batch of theirs that still has work (their
+// sessions ended: sign-out, back-channel logout, "sign out everywhere", a revoked session): the
+// batches pause, waiting for a sign-in, until the owner opens one again with a fresh token.
+func (m *Manager) PauseOwner(ctx context.Context, owner string) error {
+	mine, err := m.List(ctx, owner)
+	if err != nil {
+		return fmt.Errorf("jobs: pause the batches of a signed-out user: %w", err)
+	}
+	var errs []error
+	for _, j := range mine {
+		if !j.Active() && j.Token == "" {
+			continue
+		}
+		_, err := m.update(ctx, j.ID, func(j *Job) error {
+			if j.Owner != owner || j.Token == "" {
+				return store.ErrSkip
+			}
+			j.Token, j.TokenID, j.TokenExpiry = "", "", time.Time{}
+			j.WaitingForSignIn = j.Active()
+			return nil
+		})
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// resetRunning puts items that were claimed (in flight, or about to be) back to pending; they
+// keep MaybeSent, so their outcome is checked before they are archived again.
 func resetRunning(j *Job) {
 	for i := range j.Items {
 		if j.Items[i].Status == ItemRunning {
-			j.Items[i].Status = ItemPending
+			j.Items[i].Status, j.Items[i].MaybeSent = ItemPending, true
 		}
 	}
 }
 
-// scan picks up every job that is active and held by no live runner.
+// markActive adds the job to the index of active jobs (a failure is repaired by the sweep).
+func (m *Manager) markActive(ctx context.Context, id string) {
+	if err := m.opts.Store.Put(ctx, activePrefix+id, []byte{'1'}, keep); err != nil {
+		m.opts.Logger.Warn("jobs: indexing an active job failed", slog.String("job", id), slog.Any("err", err))
+	}
+}
+
+// scan picks up every job of the active index that no live runner holds; every sweepEvery scans
+// it decodes every job record instead, to repair the index.
 func (m *Manager) scan() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	keys, err := m.opts.Store.Keys(ctx, keyPrefix)
+	m.scans++
+	sweep := m.scans%sweepEvery == 1
+	prefix := activePrefix
+	if sweep {
+		prefix = keyPrefix
+	}
+	keys, err := m.opts.Store.Keys(ctx, prefix)
 	if err != nil {
 		m.opts.Logger.Warn("jobs: scan failed", slog.Any("err", err))
 		return
 	}
 	for _, k := range keys {
-		j, err := m.load(ctx, k[len(keyPrefix):])
-		if err != nil || !j.Active() || (j.Lease != "" && m.now().Before(j.LeaseUntil)) {
+		id := k[len(prefix):]
+		j, err := m.load(ctx, id)
+		if sweep && err == nil {
+			// Jobs stored before the owner index existed join it (read first: a sweep writes
+			// only what is missing).
+			if _, err := m.opts.Store.Get(ctx, ownerKey(j.Owner, id)); errors.Is(err, store.ErrNotFound) {
+				_ = m.opts.Store.Put(ctx, ownerKey(j.Owner, id), []byte{'1'}, keep)
+			}
+		}
+		switch {
+		case errors.Is(err, ErrNotFound) || (err == nil && !j.Active()):
+			if !sweep {
+				_ = m.opts.Store.Delete(ctx, k) // ended (or expired): out of the index
+			}
+			continue
+		case err != nil:
+			continue
+		}
+		if sweep {
+			m.markActive(ctx, id)
+		}
+		if j.Lease != "" && m.now().Before(j.LeaseUntil) {
 			continue
 		}
 		m.claim(j.ID)
@@ -343,6 +573,7 @@ func (m *Manager) claim(id string) {
 		m.mu.Unlock()
 		cancel()
 	}
+	written := m.now()
 	j, err := m.update(ctx, id, func(j *Job) error {
 		if !j.Active() || (j.Lease != "" && j.Lease != m.replicaID && m.now().Before(j.LeaseUntil)) {
 			return ErrState
@@ -350,8 +581,10 @@ func (m *Manager) claim(id string) {
 		if j.Lease != "" || j.Status == StatusRunning || j.Interrupted {
 			j.Resumes++ // another runner (or this process before a restart) had it
 		}
+		// Lines claimed by the runner before: they may have been sent.
+		resetRunning(j)
 		j.Interrupted = false
-		j.Lease, j.LeaseUntil, j.Status = m.replicaID, m.now().Add(leaseTerm), StatusRunning
+		j.Lease, j.LeaseUntil, j.Status = m.replicaID, m.now().Add(m.opts.LeaseTerm), StatusRunning
 		return nil
 	})
 	if err != nil {
@@ -363,240 +596,384 @@ func (m *Manager) claim(id string) {
 	}
 	m.wg.Go(func() {
 		defer release()
-		r := &runner{m: m, job: j, stopping: ctx}
+		r := &runner{m: m, job: j, stopping: ctx, fence: m.fenceAfter(written)}
 		r.run()
 	})
 }
+
+// fenceAfter is the moment until which a runner whose lease was written at written may send
+// calls: a fifth of the lease before anyone else may take it over.
+func (m *Manager) fenceAfter(written time.Time) time.Time {
+	return written.Add(m.opts.LeaseTerm - m.opts.LeaseTerm/5)
+}
+
+// halt is why a runner stopped dispatching.
+type halt int
+
+const (
+	running       halt = iota
+	haltStopping       // the manager closes: the job is resumed by the next runner
+	haltLostLease      // another runner took the job over: this one writes nothing more
+	haltStoreDown      // a progress write failed: send nothing until the record is current again
+	haltVanished       // the job's record is gone from the store
+)
 
 // runner runs one job on this replica.
 type runner struct {
 	m        *Manager
 	stopping context.Context // cancelled by Close: stop after the items in flight
 
-	mu        sync.Mutex
-	job       *Job
-	dirty     bool
-	lostLease bool
+	mu    sync.Mutex
+	job   *Job
+	fence time.Time // no call is sent from this moment (the lease may be someone else's)
+	// unchecked are lines of a cancelled job whose check failed in this run: not tried again
+	// (they stay pending and MaybeSent, shown as not verified).
+	unchecked map[int]bool
 }
 
-// run dispatches pending items to Concurrency workers and flushes progress until the job ends,
-// is cancelled, loses its lease or the manager closes.
+// run claims the next lines in one store write (write-ahead: status running, MaybeSent) before
+// sending their calls, at most Concurrency at a time, until no line is pending, the job is
+// cancelled, the lease is lost, a write fails or the manager closes. Lines that may have been
+// sent before are checked with the contract read first; a cancelled job still checks them.
 func (r *runner) run() {
 	log := r.m.opts.Logger.With(slog.String("job", r.job.ID))
 	log.Info("batch archive job running", slog.Int("items", len(r.job.Items)), slog.Int("resumes", r.job.Resumes))
-	// Items in flight when the job last stopped: verified before archiving again.
-	verify := map[int]bool{}
-	for i, it := range r.job.Items {
-		if it.Status == ItemRunning {
-			verify[i] = true
-			r.job.Items[i].Status = ItemPending
-		}
-	}
-
-	work := make(chan int)
-	var workers sync.WaitGroup
-	for range r.m.opts.Concurrency {
-		workers.Go(func() {
-			for i := range work {
-				r.process(i, verify[i])
-			}
-		})
-	}
-
+	concurrency := r.m.opts.Concurrency
+	var ready []claimed // claimed in the store, not yet sent
+	inFlight := 0
+	done := make(chan struct{}, concurrency)
 	flushTicker := time.NewTicker(flushInterval)
 	defer flushTicker.Stop()
-	next := 0
-	stopped := false
-dispatch:
+	state := running
 	for {
 		r.mu.Lock()
-		pause := r.job.CancelRequested || r.job.WaitingForSignIn || r.lostLease
-		idx := -1
-		if !pause {
-			for ; next < len(r.job.Items); next++ {
-				if r.job.Items[next].Status == ItemPending {
-					idx = next
-					break
+		cancelled, waiting := r.job.CancelRequested, r.job.WaitingForSignIn
+		r.mu.Unlock()
+		if state == running && r.stopping.Err() != nil {
+			state = haltStopping
+		}
+		if state != running || waiting {
+			// Claimed lines not sent go back to pending (still MaybeSent in the store: checked
+			// before any call, which is harmless).
+			r.unclaim(ready)
+			ready = nil
+		}
+		if state == running && !waiting && len(ready) == 0 && inFlight < concurrency {
+			picked := r.pick(concurrency, cancelled)
+			if len(picked) > 0 {
+				if err := r.flush(false); err != nil {
+					r.unclaim(picked)
+					state = r.haltFor(err, log)
+				} else {
+					ready = picked
 				}
 			}
 		}
-		if idx >= 0 {
-			r.job.Items[idx].Status = ItemRunning
-			r.dirty = true
+		for state == running && len(ready) > 0 && inFlight < concurrency {
+			next := ready[0]
+			ready = ready[1:]
+			inFlight++
+			go func() {
+				r.process(next, cancelled)
+				done <- struct{}{}
+			}()
 		}
-		cancelled, lost := r.job.CancelRequested, r.lostLease
-		r.mu.Unlock()
-		if cancelled || lost {
+		if inFlight == 0 && len(ready) == 0 && (state != running || !r.hasWork(cancelled)) {
 			break
 		}
-		if idx < 0 && !pause {
-			break // everything dispatched
-		}
-		if idx >= 0 {
-			// Wait for a free worker, writing progress (and reading a cancel) meanwhile.
-			for sent := false; !sent; {
-				select {
-				case work <- idx:
-					sent = true
-					next++
-				case <-flushTicker.C:
-					r.flush(false)
-					r.mu.Lock()
-					halt := r.job.CancelRequested || r.lostLease
-					if halt {
-						r.job.Items[idx].Status = ItemPending
-					}
-					r.mu.Unlock()
-					if halt {
-						break dispatch
-					}
-				case <-r.stopping.Done():
-					r.mu.Lock()
-					r.job.Items[idx].Status = ItemPending
-					r.mu.Unlock()
-					stopped = true
-					break dispatch
-				}
-			}
-			continue
-		}
-		// Paused (waiting for a token): flush and look again.
-		select {
-		case <-flushTicker.C:
-			r.flush(false)
-			if r.waitingAgain() {
-				next = 0
-			}
-		case <-r.stopping.Done():
-			stopped = true
-			break dispatch
-		}
-	}
-	close(work)
-	// Keep the store current while the items in flight finish.
-	done := make(chan struct{})
-	go func() { workers.Wait(); close(done) }()
-	for waiting := true; waiting; {
 		select {
 		case <-done:
-			waiting = false
+			inFlight--
 		case <-flushTicker.C:
-			r.flush(false)
+			if state == running || state == haltStopping {
+				if err := r.flush(false); err != nil && state == running {
+					state = r.haltFor(err, log)
+				}
+			}
+		case <-r.stopping.Done():
+			if state == running {
+				state = haltStopping
+			}
 		}
 	}
-	r.mu.Lock()
-	switch {
-	case r.lostLease:
-	case stopped && !r.job.CancelRequested:
-		// Shutting down: the job stays active and is resumed by the next runner.
-		r.job.Status, r.job.Interrupted = StatusQueued, true
-	case r.job.CancelRequested:
-		r.job.Status, r.job.EndedAt = StatusCancelled, r.m.now().UTC()
-	default:
-		r.job.Status, r.job.EndedAt = StatusFinished, r.m.now().UTC()
-	}
-	r.dirty = true
-	r.mu.Unlock()
-	r.flush(true)
-	c := r.job.Counts()
-	log.Info("batch archive job stopped", slog.String("status", string(r.job.Status)),
-		slog.Int("done", c.Done), slog.Int("failed", c.Failed), slog.Int("left", c.Left))
+	r.finish(state, log)
 }
 
-// waitingAgain restarts the dispatch scan once a paused job got a new token.
-func (r *runner) waitingAgain() bool {
+// haltFor is the halt a failed write calls for.
+func (r *runner) haltFor(err error, log *slog.Logger) halt {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		log.Error("batch archive job: its record vanished from the store; stopping", slog.Any("err", err))
+		return haltVanished
+	case errors.Is(err, ErrState):
+		log.Warn("batch archive job: another runner holds it now; stopping")
+		return haltLostLease
+	default:
+		log.Error("batch archive job: writing progress failed; sending nothing more", slog.Any("err", err))
+		return haltStoreDown
+	}
+}
+
+// claimed is a line claimed for sending; check tells whether it may have been sent before (so
+// it is checked first).
+type claimed struct {
+	index int
+	check bool
+}
+
+// pick marks up to n pending lines as claimed (running, MaybeSent) in memory; the caller writes
+// them before sending. A cancelled job picks only lines that may have been sent (to check them).
+func (r *runner) pick(n int, cancelled bool) []claimed {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return !r.job.WaitingForSignIn
+	var picked []claimed
+	for i := range r.job.Items {
+		if len(picked) == n {
+			break
+		}
+		it := &r.job.Items[i]
+		if it.Status != ItemPending || (cancelled && (!it.MaybeSent || r.unchecked[i])) {
+			continue
+		}
+		picked = append(picked, claimed{index: i, check: it.MaybeSent})
+		it.Status, it.MaybeSent = ItemRunning, true
+	}
+	return picked
 }
 
-// process archives item i (after checking, for an item that was in flight, whether it is archived).
-func (r *runner) process(i int, verify bool) {
+// unclaim puts claimed lines that were not sent back to pending, as they were.
+func (r *runner) unclaim(lines []claimed) {
 	r.mu.Lock()
-	number, token := r.job.Items[i].Number, r.job.Token
-	r.mu.Unlock()
-	// The call finishes even when the manager closes (in-flight items end normally).
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.stopping), callTimeout)
-	defer cancel()
-	var archiveID, note string
-	var err error
-	if verify {
-		var archived bool
-		archiveID, archived, err = r.m.opts.Archiver.ArchiveID(ctx, token, number)
-		if err == nil && archived {
-			note = NoteArchivedBeforeInterruption
+	defer r.mu.Unlock()
+	for _, c := range lines {
+		if it := &r.job.Items[c.index]; it.Status == ItemRunning {
+			it.Status, it.MaybeSent = ItemPending, c.check
 		}
 	}
-	attempted := false
-	if err == nil && note == "" {
-		attempted = true
+}
+
+// hasWork reports whether a line is left to send (to check, when cancelled).
+func (r *runner) hasWork(cancelled bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, it := range r.job.Items {
+		if it.Status == ItemPending && (!cancelled || (it.MaybeSent && !r.unchecked[i])) {
+			return true
+		}
+	}
+	return false
+}
+
+// finish writes the job's end state (or its state for the next runner) and releases the lease.
+func (r *runner) finish(state halt, log *slog.Logger) {
+	r.mu.Lock()
+	resetRunning(r.job)
+	now := r.m.now().UTC()
+	switch {
+	case state == haltLostLease:
+	case state == haltVanished:
+		r.job.Status, r.job.StopReason, r.job.EndedAt = StatusStopped, StopRecordLost, now
+	case state == haltStopping || state == haltStoreDown:
+		// The job stays active and is resumed by the next runner (after the lease, when this
+		// write fails too).
+		r.job.Status, r.job.Interrupted = StatusQueued, true
+	case r.job.CancelRequested:
+		r.job.Status, r.job.EndedAt = StatusCancelled, now
+	case r.job.Counts().Left > 0:
+		// Waiting for a sign-in with lines left can only end by a halt; never "finished".
+		r.job.Status, r.job.Interrupted = StatusQueued, true
+	default:
+		r.job.Status, r.job.EndedAt = StatusFinished, now
+	}
+	if !r.job.Active() {
+		r.job.Token, r.job.TokenID, r.job.TokenExpiry = "", "", time.Time{} // the batch ended: its token goes
+	}
+	r.mu.Unlock()
+	switch state {
+	case haltLostLease:
+	case haltVanished:
+		r.restore(log)
+	default:
+		if err := r.flush(true); err != nil {
+			log.Warn("batch archive job: its last state could not be written; it resumes after its lease", slog.Any("err", err))
+		}
+	}
+	c := r.job.Counts()
+	log.Info("batch archive job stopped", slog.String("status", string(r.job.Status)),
+		slog.Int("done", c.Done), slog.Int("failed", c.Failed), slog.Int("left", c.Left), slog.Int("verified", r.job.Verified()))
+}
+
+// restore writes the runner's own copy of a job whose record vanished, stopped, so its owner
+// sees what happened to every line instead of a missing page.
+func (r *runner) restore(log *slog.Logger) {
+	r.mu.Lock()
+	copyOf := *r.job
+	copyOf.Items = slices.Clone(r.job.Items)
+	r.mu.Unlock()
+	copyOf.Lease, copyOf.LeaseUntil, copyOf.UpdatedAt = "", time.Time{}, r.m.now().UTC()
+	raw, err := json.Marshal(&copyOf)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err = r.m.opts.Store.Update(ctx, keyPrefix+copyOf.ID, keep, func(old []byte) ([]byte, error) {
+			if old != nil {
+				return nil, store.ErrSkip // someone wrote it meanwhile: theirs stands
+			}
+			return raw, nil
+		})
+	}
+	if err != nil {
+		log.Error("batch archive job: restoring its vanished record failed", slog.Any("err", err))
+	}
+}
+
+// process sends the claimed line's call (after checking, for a line that may have been sent
+// before, whether the contract is archived now). verifyOnly (a cancelled job) only checks.
+func (r *runner) process(c claimed, verifyOnly bool) {
+	i := c.index
+	r.mu.Lock()
+	number, sealed, fence := r.job.Items[i].Number, r.job.Token, r.fence
+	r.mu.Unlock()
+	token, openErr := r.m.openToken(r.job.ID, sealed)
+	if openErr != nil || token == "" {
+		// No token (the owner signed out) or one sealed with a key since removed: wait for the
+		// owner's next sign-in, send nothing.
+		r.mu.Lock()
+		r.job.Items[i].Status = ItemPending
+		if r.job.Token == sealed {
+			r.job.WaitingForSignIn = true
+		}
+		r.mu.Unlock()
+		return
+	}
+	// The call finishes even when the manager closes (in-flight items end normally), but never
+	// after the fence: past it, another runner may own the job.
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(r.stopping), minTime(fence, r.m.now().Add(callTimeout)))
+	defer cancel()
+	fenced := func() bool { return !r.m.now().Before(fence) }
+	var archiveID string
+	var err error
+	verified := false
+	if c.check {
+		if fenced() {
+			r.settle(i, func(it *Item) { it.Status = ItemPending })
+			return
+		}
+		var archived bool
+		archiveID, archived, err = r.m.opts.Archiver.ArchiveID(ctx, token, number)
+		switch {
+		case err == nil && archived:
+			r.settle(i, func(it *Item) {
+				it.Status, it.ArchiveID, it.Note, it.Verified, it.MaybeSent = ItemDone, archiveID, NoteArchivedBeforeInterruption, true, false
+				it.Error, it.Problem = "", i18n.Message{}
+			})
+			return
+		case err == nil:
+			verified = true
+		}
+	}
+	sent := false
+	switch {
+	case err != nil:
+	case verifyOnly:
+		// Checked and not archived: a cancelled line that was never archived.
+		r.settle(i, func(it *Item) { it.Status, it.MaybeSent, it.Verified = ItemPending, false, it.Verified || verified })
+		return
+	case fenced():
+		r.settle(i, func(it *Item) { it.Status, it.Verified = ItemPending, it.Verified || verified })
+		return
+	default:
+		sent = true
 		archiveID, err = r.m.opts.Archiver.Archive(ctx, token, number)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	it := &r.job.Items[i]
-	if attempted {
-		it.Attempts++
+	item := &r.job.Items[i]
+	item.Verified = item.Verified || verified
+	if sent {
+		item.Attempts++
 	}
 	switch {
 	case errors.Is(err, ErrTokenRejected):
-		it.Status = ItemPending
-		if r.job.Token == token {
+		item.Status = ItemPending
+		if r.job.Token == sealed {
 			r.job.WaitingForSignIn = true
 		}
-	case err != nil:
-		it.Status, it.Error, it.Problem = ItemFailed, err.Error(), problemOf(err)
-	default:
-		it.Status, it.ArchiveID, it.Error, it.Problem = ItemDone, archiveID, "", i18n.Message{}
-		if note != "" {
-			it.Note = note
+	case err != nil && (fenced() || verifyOnly):
+		// Cut by the fence, or a check of a cancelled job that failed: the outcome is unknown,
+		// the line stays pending and MaybeSent (the next runner, or a retry, checks it).
+		item.Status = ItemPending
+		if verifyOnly {
+			if r.unchecked == nil {
+				r.unchecked = map[int]bool{}
+			}
+			r.unchecked[i] = true
 		}
+	case err != nil:
+		item.Status, item.Error, item.Problem = ItemFailed, err.Error(), problemOf(err)
+	default:
+		item.Status, item.ArchiveID, item.Error, item.Problem, item.MaybeSent = ItemDone, archiveID, "", i18n.Message{}, false
 	}
-	r.dirty = true
 }
 
-// flush writes the runner's items and status, and reads what others changed (cancel, token).
-// final releases the lease.
-func (r *runner) flush(final bool) {
+// settle changes item i under the runner's lock.
+func (r *runner) settle(i int, fn func(it *Item)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fn(&r.job.Items[i])
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// flush writes the runner's items and status, and reads what others changed (cancel, token). It
+// fails with ErrState when another runner holds the job, ErrNotFound when the record vanished.
+// A successful write moves the fence; final releases the lease.
+func (r *runner) flush(final bool) error {
 	r.mu.Lock()
 	mine := *r.job
 	mine.Items = slices.Clone(r.job.Items)
 	r.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), min(10*time.Second, r.m.opts.LeaseTerm/2))
 	defer cancel()
+	written := r.m.now()
 	stored, err := r.m.update(ctx, mine.ID, func(j *Job) error {
 		if j.Lease != r.m.replicaID {
 			return ErrState // another runner took over
 		}
-		cancelRequested, token, expiry, waiting := j.CancelRequested, j.Token, j.TokenExpiry, j.WaitingForSignIn
+		cancelRequested, token, tokenID, expiry, waiting := j.CancelRequested, j.Token, j.TokenID, j.TokenExpiry, j.WaitingForSignIn
 		tokenChanged := token != mine.Token
 		*j = mine
 		j.CancelRequested = cancelRequested || mine.CancelRequested
-		if tokenChanged {
-			j.Token, j.TokenExpiry = token, expiry
-			j.WaitingForSignIn = false
-		} else {
+		switch {
+		case !j.Active():
+			// Ended: the token goes with it.
+		case tokenChanged:
+			j.Token, j.TokenID, j.TokenExpiry = token, tokenID, expiry
+			j.WaitingForSignIn = token == "" // taken away (sign-out): wait for the next sign-in
+		default:
 			j.WaitingForSignIn = mine.WaitingForSignIn || waiting
 		}
 		if final {
 			j.Lease, j.LeaseUntil = "", time.Time{}
 		} else {
-			j.LeaseUntil = r.m.now().Add(leaseTerm)
+			j.LeaseUntil = r.m.now().Add(r.m.opts.LeaseTerm)
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	switch {
-	case errors.Is(err, ErrState) || errors.Is(err, ErrNotFound):
-		r.lostLease = true
-	case err != nil:
-		r.m.opts.Logger.Warn("jobs: writing progress failed", slog.String("job", mine.ID), slog.Any("err", err))
-	default:
-		r.job.CancelRequested = stored.CancelRequested
-		if stored.Token != r.job.Token {
-			r.job.Token, r.job.TokenExpiry, r.job.WaitingForSignIn = stored.Token, stored.TokenExpiry, false
-		}
-		r.dirty = false
+	r.fence = r.m.fenceAfter(written)
+	r.job.CancelRequested = stored.CancelRequested
+	if stored.Token != r.job.Token && r.job.Active() {
+		r.job.Token, r.job.TokenID, r.job.TokenExpiry, r.job.WaitingForSignIn = stored.Token, stored.TokenID, stored.TokenExpiry, stored.WaitingForSignIn
 	}
+	return nil
 }

@@ -184,6 +184,11 @@ func (cs *CookieStore) Remember(ctx context.Context, key string, ttl time.Durati
 	return first, cs.opts.failed("registry", err)
 }
 
+// Seen implements Recaller.
+func (cs *CookieStore) Seen(ctx context.Context, key string) (bool, error) {
+	return seen(ctx, cs.revocations, key, cs.opts.failed)
+}
+
 // Codecs implements CodecSource.
 func (cs *CookieStore) Codecs(purpose string, maxAge time.Duration) []securecookie.Codec {
 	return cs.keys.codecs(purpose, maxAge)

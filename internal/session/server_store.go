@@ -448,6 +448,11 @@ func (ss *ServerStore) Remember(ctx context.Context, key string, ttl time.Durati
 	return first, ss.opts.failed("registry", err)
 }
 
+// Seen implements Recaller.
+func (ss *ServerStore) Seen(ctx context.Context, key string) (bool, error) {
+	return seen(ctx, ss.kv, key, ss.opts.failed)
+}
+
 func newSessionID() (string, error) {
 	raw := make([]byte, sessionIDBytes)
 	if _, err := rand.Read(raw); err != nil {

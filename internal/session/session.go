@@ -187,6 +187,25 @@ type Registry interface {
 	Remember(ctx context.Context, key string, ttl time.Duration) (bool, error)
 }
 
+// Recaller is implemented by every store: Seen tells whether Remember recorded key (and it has not
+// expired) without recording it. A back-channel logout checks its jti with Seen, ends the sessions,
+// and only then remembers the jti, so a failure in between lets the provider's retry succeed.
+type Recaller interface {
+	Seen(ctx context.Context, key string) (bool, error)
+}
+
+// seen is Seen over a kv.
+func seen(ctx context.Context, store kv, key string, failed func(string, error) error) (bool, error) {
+	_, err := store.get(ctx, "seen:"+hashName(key))
+	switch {
+	case errors.Is(err, errNotFound):
+		return false, nil
+	case err != nil:
+		return false, failed("registry", err)
+	}
+	return true, nil
+}
+
 // Reloader is implemented by stores that keep the session server-side (file and redis), where another
 // request or another replica may have saved a newer version since this request loaded it. The cookie
 // store does not implement it: its session is the request's cookie, and there is nothing newer to read.

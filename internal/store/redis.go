@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -123,3 +125,19 @@ func (r *Redis) Delete(ctx context.Context, key string) error {
 
 // Close implements Store.
 func (r *Redis) Close() error { return r.client.Close() }
+
+// RedisLogger routes go-redis's own messages (connection pool and reconnection notes, which it
+// otherwise prints as plain text on standard error, in the middle of a JSON log) to logger, as
+// warnings with component=redis. Install it once at start-up with redis.SetLogger (go-redis keeps
+// one logger per process).
+func RedisLogger(logger *slog.Logger) interface {
+	Printf(ctx context.Context, format string, v ...any)
+} {
+	return redisLogger{logger.With(slog.String("component", "redis"))}
+}
+
+type redisLogger struct{ logger *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.logger.WarnContext(ctx, strings.TrimSpace(fmt.Sprintf(format, v...)))
+}

@@ -33,6 +33,10 @@ func (s *Server) adminHandler() http.Handler {
 		body, _ := marshalJSON(reqs)
 		_ = writeJSON(w, http.StatusOK, body)
 	})
+	mux.HandleFunc("GET /_sim/archive-conflicts", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := marshalJSON(map[string]int{"archiveConflicts": s.ArchiveConflicts()})
+		_ = writeJSON(w, http.StatusOK, body)
+	})
 	mux.HandleFunc("POST /_sim/reset-requests", func(w http.ResponseWriter, r *http.Request) {
 		s.ResetRequests()
 		w.WriteHeader(http.StatusNoContent)

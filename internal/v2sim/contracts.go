@@ -379,7 +379,8 @@ func (s *Server) removeSignature(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// GET /v2/contract/contractNumber/{contractNumber}/archive: archives once, then answers the same archive (A7).
+// GET /v2/contract/contractNumber/{contractNumber}/archive: archives once, then answers the same archive (A7),
+// or 409 in strict archive mode (Options.StrictArchive).
 func (s *Server) archiveContract(w http.ResponseWriter, r *http.Request) error {
 	if err := requireNoBody(r); err != nil {
 		return err
@@ -388,6 +389,10 @@ func (s *Server) archiveContract(w http.ResponseWriter, r *http.Request) error {
 		c, err := s.contractByNumberParam(r)
 		if err != nil {
 			return nil, err
+		}
+		if c.ArchiveID != "" && s.opts.StrictArchive {
+			s.archiveConflicts++
+			return nil, errConflict("contract %s is archived already (as %s)", c.Number, c.ArchiveID)
 		}
 		if c.ArchiveID == "" {
 			before := c.Status
@@ -541,4 +546,40 @@ func (s *Server) auditPDF(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writePDF(w, http.StatusOK, fmt.Sprintf("validation-audit-%d.pdf", quoteID), pdf)
+}
+
+// ArchiveConflicts counts the archive calls refused in strict archive mode (Options.StrictArchive)
+// because the contract was archived already: a batch that archived a contract twice.
+func (s *Server) ArchiveConflicts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.archiveConflicts
+}
+
+// SeedContracts generates n more contracts, each of a new quote of seeded customer 1 with one cart,
+// and returns their numbers: batch tests and benchmarks need many contracts to archive without
+// driving the whole quote flow for each.
+func (s *Server) SeedContracts(n int) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cu := s.customerByID(1)
+	if cu == nil || len(cu.CPQIDs) == 0 {
+		return nil, fmt.Errorf("v2sim: seed contracts: customer 1 has no CPQ id")
+	}
+	t := s.cat.tofs[11]
+	root := s.cat.products[102]
+	if t == nil || root == nil {
+		return nil, fmt.Errorf("v2sim: seed contracts: catalogue has no TOF 11 or product 102")
+	}
+	numbers := make([]string, 0, n)
+	for range n {
+		q := s.createQuote(nil, cu.CPQIDs[0], 1, 0)
+		s.addCartTo(nil, q, t, root, "Batch")
+		c, err := s.generate(nil, q)
+		if err != nil {
+			return numbers, fmt.Errorf("v2sim: seed contracts: %w", err)
+		}
+		numbers = append(numbers, c.Number)
+	}
+	return numbers, nil
 }

@@ -45,6 +45,11 @@ type Options struct {
 	// X-Contract-Number headers) instead of the contract document, as docs/v2-assumptions.md A7 allows.
 	GeneratePDF bool
 
+	// StrictArchive makes a second archive call for a contract answer 409 CONFLICT instead of the same
+	// archive (A7 lets the v2 API answer either way), and counts it (ArchiveConflicts): a batch that
+	// archives a contract twice is then seen, not hidden by an idempotent answer.
+	StrictArchive bool
+
 	// Admin enables the HTTP control API under /_sim/ (requests log, faults).
 	Admin bool
 

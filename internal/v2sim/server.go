@@ -42,6 +42,8 @@ type Server struct {
 	quotesByCustomer map[int32][]int64
 	contracts        map[int32]*contract
 	contractByNumber map[string]*contract
+	// archiveConflicts counts second archive calls refused in strict archive mode.
+	archiveConflicts int
 	spillDir         string
 	nextQuoteID      int64
 	nextBasketID     int64

@@ -35,6 +35,8 @@ type Watcher struct {
 }
 
 type entry struct {
+	// readers are the viewers whose own read of the key succeeded, and when (see ReadBy).
+	readers  map[string]time.Time
 	tag      string
 	readAt   time.Time // zero: never read
 	usedAt   time.Time
@@ -52,6 +54,40 @@ func New(interval time.Duration, now func() time.Time) *Watcher {
 		now = time.Now
 	}
 	return &Watcher{interval: interval, idleAfter: 20 * interval, now: now, entries: map[string]*entry{}}
+}
+
+// OwnReadValid is how long a viewer's own successful read of a key lets the shared tag answer
+// them "not modified" without reading again.
+const OwnReadValid = 2 * time.Minute
+
+// ReadBy records that viewer's own read of key (with their own token) succeeded just now.
+func (w *Watcher) ReadBy(key, viewer string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	e := w.entries[key]
+	if e == nil {
+		e = &entry{usedAt: now}
+		w.entries[key] = e
+	}
+	if e.readers == nil {
+		e.readers = map[string]time.Time{}
+	}
+	e.readers[viewer] = now
+}
+
+// ReadRecentlyBy reports whether viewer's own read of key succeeded within OwnReadValid. Only then
+// may a shared tag (read with whoever asked first) answer them "not modified": otherwise a person
+// whose token cannot read the object could learn from the tag that it exists and how it stands.
+func (w *Watcher) ReadRecentlyBy(key, viewer string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e := w.entries[key]
+	if e == nil || viewer == "" {
+		return false
+	}
+	at, ok := e.readers[viewer]
+	return ok && w.now().Sub(at) < OwnReadValid
 }
 
 // Interval is the shortest time between two upstream reads of one key.
@@ -140,6 +176,12 @@ func (w *Watcher) sweep(now time.Time) {
 	for key, e := range w.entries {
 		if e.inflight == nil && now.Sub(e.usedAt) > w.idleAfter {
 			delete(w.entries, key)
+			continue
+		}
+		for viewer, at := range e.readers {
+			if now.Sub(at) >= OwnReadValid {
+				delete(e.readers, viewer)
+			}
 		}
 	}
 }

@@ -90,3 +90,21 @@ func TestTagErrorIsNotCachedAndObserveAnswersWithoutRead(t *testing.T) {
 		t.Error("an idle entry was kept")
 	}
 }
+
+// TestReadRecentlyByIsPerViewerAndExpires: a viewer's own read counts for that viewer only, and for
+// OwnReadValid.
+func TestReadRecentlyByIsPerViewerAndExpires(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	w := New(time.Second, func() time.Time { return now })
+	if w.ReadRecentlyBy("quote:1", "alice") {
+		t.Fatal("nobody read yet")
+	}
+	w.ReadBy("quote:1", "alice")
+	if !w.ReadRecentlyBy("quote:1", "alice") || w.ReadRecentlyBy("quote:1", "bob") || w.ReadRecentlyBy("quote:2", "alice") {
+		t.Fatal("a read counts for its viewer and key only")
+	}
+	now = now.Add(OwnReadValid)
+	if w.ReadRecentlyBy("quote:1", "alice") {
+		t.Fatal("an own read older than OwnReadValid still counts")
+	}
+}

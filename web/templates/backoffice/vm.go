@@ -37,6 +37,8 @@ type BatchItemRow struct {
 	Level     components.BadgeLevel
 	ArchiveID string
 	Message   string // the error or note
+	// Verified: the line was checked on the v2 API after an interruption.
+	Verified bool
 }
 
 // BatchVM is a batch's page: the preview of a draft, or the progress and result of a started one.
@@ -61,6 +63,12 @@ type BatchVM struct {
 	WaitingForSignIn bool
 	CanRetry         bool
 	Resumed          int
+	// RecordLost: the store lost the record mid-run; the runner wrote back its copy, stopped
+	// (the user resumes it).
+	RecordLost bool
+	// Verified counts the lines checked on the v2 API after an interruption; Unverified those
+	// that may have been sent and are not checked yet.
+	Verified, Unverified int
 	// Rows are the lines shown: every line of a draft; failed and rejected lines afterwards.
 	Rows []BatchItemRow
 	// Concurrency is the setting, told to the user.

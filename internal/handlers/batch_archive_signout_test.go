@@ -1,0 +1,74 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/v2sim"
+)
+
+// TestBatchArchiveSignOutPausesTheBatchAndDeletesItsToken: while a batch runs, the raw store holds
+// its token sealed only; the owner signs out, and the batch pauses (waiting for a sign-in) with
+// no token left in the store and no archive call sent after the calls in flight.
+func TestBatchArchiveSignOutPausesTheBatchAndDeletesItsToken(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	var numbers []string
+	for range 10 {
+		_, c := e.newContract(t)
+		numbers = append(numbers, c.ContractNumber)
+	}
+	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {strings.Join(numbers, "\n")}})
+	batchPath := posted.Header.Get("Location")
+	if posted.StatusCode != http.StatusSeeOther {
+		t.Fatalf("check: %d", posted.StatusCode)
+	}
+	id := batchPath[strings.LastIndex(batchPath, "/")+1:]
+	e.sim.SetFault("contracts.archive", v2sim.Fault{Delay: 300 * time.Millisecond})
+	if started := postForm(t, e.p, e.user, batchPath+"/start", url.Values{}); started.StatusCode != http.StatusSeeOther {
+		t.Fatalf("start: %d", started.StatusCode)
+	}
+	raw := func() (string, jobs.Job) {
+		b, err := e.p.state.Get(context.Background(), "job/"+id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var j jobs.Job
+		if err := json.Unmarshal(b, &j); err != nil {
+			t.Fatal(err)
+		}
+		return string(b), j
+	}
+	text, running := raw()
+	if !strings.Contains(text, `"token":"sealed1.`) || strings.Contains(text, `"token":"eyJ`) {
+		t.Fatalf("the running batch's token is not sealed in the store: %.400s", text)
+	}
+	if out := e.p.do(t, e.user, http.MethodPost, "/auth/logout", nil, map[string]string{"Origin": e.p.URL}); out.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign out: %d", out.StatusCode)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		text, running = raw()
+		if running.WaitingForSignIn && running.Counts().Running == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the batch did not pause after sign-out: %s %+v", running.Status, running.Counts())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if strings.Contains(text, `"token"`) || running.Token != "" || !running.Active() || running.Counts().Left == 0 {
+		t.Fatalf("after sign-out: token kept %v, %s, %+v", strings.Contains(text, `"token"`), running.Status, running.Counts())
+	}
+	sent := len(e.requestsTo("contracts.archive"))
+	time.Sleep(700 * time.Millisecond) // a paused batch sends nothing
+	if now := len(e.requestsTo("contracts.archive")); now != sent {
+		t.Fatalf("%d archive calls after the batch paused", now-sent)
+	}
+}

@@ -1,0 +1,237 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cpqportal/portal/internal/store"
+)
+
+// TestRecordVanishedStopsAndTellsWhy: the job's record disappears mid-run (Redis restarted
+// empty): the runner stops sending, writes back its own copy as stopped with the reason, and the
+// owner resumes it; every contract ends archived exactly once.
+func TestRecordVanishedStopsAndTellsWhy(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "p.db"))
+	defer st.Close()
+	v2 := &strictV2{archived: map[string]bool{}, delay: 5 * time.Millisecond}
+	m := NewManager(Options{Store: st, Archiver: v2, Concurrency: 3, LeaseTerm: time.Second, ScanInterval: 50 * time.Millisecond})
+	defer m.Close()
+	m.Run()
+	ctx := context.Background()
+	j, _ := m.Create(ctx, "alice", "", items(150))
+	if _, err := m.Start(ctx, j.ID, "alice", "token", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, m, j.ID, func(j *Job) bool { return j.Counts().Done >= 10 })
+	if err := st.Delete(ctx, keyPrefix+j.ID); err != nil {
+		t.Fatal(err)
+	}
+	var stopped *Job
+	for deadline := time.Now().Add(10 * time.Second); stopped == nil; {
+		if got, err := m.Get(ctx, j.ID, "alice"); err == nil {
+			stopped = got
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the vanished record was never written back: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if stopped.Status != StatusStopped || stopped.StopReason != StopRecordLost || stopped.Token != "" || stopped.Lease != "" {
+		t.Fatalf("written back as %s (%q), token kept %v, lease %q", stopped.Status, stopped.StopReason, stopped.Token != "", stopped.Lease)
+	}
+	c := stopped.Counts()
+	if c.Left == 0 || c.Running != 0 || c.Done+c.Left != 150 {
+		t.Fatalf("stopped counts %+v", c)
+	}
+	v2.mu.Lock()
+	archived := len(v2.archived)
+	v2.mu.Unlock()
+	if archived != c.Done {
+		t.Fatalf("%d archived, %d reported done: the runner went on after its record vanished", archived, c.Done)
+	}
+	if _, err := m.RetryFailed(ctx, j.ID, "alice", "token2", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	end := waitFor(t, m, j.ID, func(j *Job) bool { return j.Status == StatusFinished })
+	v2.mu.Lock()
+	defer v2.mu.Unlock()
+	if end.Counts().Done != 150 || len(v2.archived) != 150 || v2.doubles != 0 {
+		t.Fatalf("after resume %+v, %d archived, %d twice", end.Counts(), len(v2.archived), v2.doubles)
+	}
+}
+
+// TestCancelChecksLinesThatMayHaveBeenSent: cancelling a job whose runner died with lines in
+// flight does not call those lines "not archived" unchecked: a runner reads each contract first.
+func TestCancelChecksLinesThatMayHaveBeenSent(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "p.db"))
+	defer st.Close()
+	v2 := &strictV2{archived: map[string]bool{"C-001": true}}
+	m := NewManager(Options{Store: st, Archiver: v2, Concurrency: 2, ScanInterval: 50 * time.Millisecond})
+	defer m.Close()
+	ctx := context.Background()
+	// A job as a runner that died leaves it: three lines claimed, its lease over.
+	list := items(10)
+	for i := range 3 {
+		list[i].Status, list[i].MaybeSent = ItemRunning, true
+	}
+	dead := Job{ID: randomID(), Owner: "alice", Status: StatusRunning, Items: list, Token: "token", Lease: "dead", LeaseUntil: time.Now().Add(-time.Second)}
+	raw, _ := json.Marshal(&dead)
+	if err := st.Put(ctx, keyPrefix+dead.ID, raw, keep); err != nil {
+		t.Fatal(err)
+	}
+	m.markActive(ctx, dead.ID)
+	cancelling, err := m.Cancel(ctx, dead.ID, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cancelling.Active() {
+		t.Fatalf("cancelled at once (%s) with lines that may have been sent", cancelling.Status)
+	}
+	m.Run()
+	end := waitFor(t, m, dead.ID, func(j *Job) bool { return j.Status == StatusCancelled })
+	first := end.Items[0]
+	if first.Status != ItemDone || !first.Verified || first.Note != NoteArchivedBeforeInterruption {
+		t.Fatalf("line 1 (archived before the runner died): %+v", first)
+	}
+	for _, it := range end.Items[1:3] {
+		if it.Status != ItemPending || !it.Verified || it.MaybeSent {
+			t.Fatalf("line %d (checked, not archived): %+v", it.Line, it)
+		}
+	}
+	for _, it := range end.Items[3:] {
+		if it.Status != ItemPending || it.Verified {
+			t.Fatalf("line %d (never sent): %+v", it.Line, it)
+		}
+	}
+	v2.mu.Lock()
+	defer v2.mu.Unlock()
+	if len(v2.archived) != 1 {
+		t.Fatalf("a cancelled job archived: %v", v2.archived)
+	}
+	if end.Token != "" {
+		t.Fatal("the cancelled job keeps its token")
+	}
+}
+
+// refusingV2 refuses the token "old" for one contract (401 at the end of a batch).
+type refusingV2 struct {
+	*strictV2
+	number string
+}
+
+func (r refusingV2) Archive(ctx context.Context, token, number string) (string, error) {
+	if number == r.number && token == "old" {
+		return "", ErrTokenRejected
+	}
+	return r.strictV2.Archive(ctx, token, number)
+}
+
+// TestTokenRefusedAtTheEndKeepsTheBatchPaused: a line sent back to pending by a 401 at the end
+// keeps the batch paused (never "finished" with a line left), until a fresh token finishes it.
+func TestTokenRefusedAtTheEndKeepsTheBatchPaused(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "p.db"))
+	defer st.Close()
+	v2 := refusingV2{&strictV2{archived: map[string]bool{}}, "C-010"}
+	m := NewManager(Options{Store: st, Archiver: v2, Concurrency: 2})
+	defer m.Close()
+	ctx := context.Background()
+	j, _ := m.Create(ctx, "alice", "", items(10))
+	if _, err := m.Start(ctx, j.ID, "alice", "old", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	paused := waitFor(t, m, j.ID, func(j *Job) bool { return j.WaitingForSignIn && j.Counts().Done == 9 })
+	time.Sleep(3 * flushInterval) // would the runner call it finished?
+	paused, _ = m.Get(ctx, j.ID, "alice")
+	if paused.Status == StatusFinished || !paused.Active() || paused.Counts().Left != 1 {
+		t.Fatalf("paused batch is %s with %+v", paused.Status, paused.Counts())
+	}
+	if err := m.HandOverToken(ctx, j.ID, "alice", "fresh", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	end := waitFor(t, m, j.ID, func(j *Job) bool { return j.Status == StatusFinished })
+	if c := end.Counts(); c.Done != 10 || c.Left != 0 {
+		t.Fatalf("%+v", c)
+	}
+}
+
+// TestQuotasAndNoEmptyDraft: a list with nothing to archive is not stored; a user's drafts and
+// running batches stop at their quotas (another user is not counted).
+func TestQuotasAndNoEmptyDraft(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "p.db"))
+	defer st.Close()
+	v2 := &strictV2{archived: map[string]bool{}, delay: 50 * time.Millisecond}
+	m := NewManager(Options{Store: st, Archiver: v2, MaxDrafts: 2, MaxActive: 1})
+	defer m.Close()
+	ctx := context.Background()
+	rejected := []Item{{Line: 1, Number: "x", Status: ItemRejected}, {Line: 2, Number: "y", Status: ItemDone, Note: NoteAlreadyArchived}}
+	if _, err := m.Create(ctx, "alice", "", rejected); !errors.Is(err, ErrNothingToArchive) {
+		t.Fatalf("nothing to archive: %v", err)
+	}
+	a, _ := m.Create(ctx, "alice", "", items(20))
+	b, _ := m.Create(ctx, "alice", "", items(2))
+	var quota *QuotaError
+	if _, err := m.Create(ctx, "alice", "", items(2)); !errors.As(err, &quota) || quota.Message.Key != "batch.quota.drafts" {
+		t.Fatalf("third draft: %v", err)
+	}
+	if _, err := m.Create(ctx, "bob", "", items(2)); err != nil {
+		t.Fatalf("another user's draft: %v", err)
+	}
+	if _, err := m.Start(ctx, a.ID, "alice", "token", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Start(ctx, b.ID, "alice", "token", time.Time{}); !errors.As(err, &quota) || quota.Message.Key != "batch.quota.running" {
+		t.Fatalf("second running batch: %v", err)
+	}
+	waitFor(t, m, a.ID, func(j *Job) bool { return j.Status == StatusFinished })
+	if _, err := m.Start(ctx, b.ID, "alice", "token", time.Time{}); err != nil {
+		t.Fatalf("after the first ended: %v", err)
+	}
+	if list, _ := m.List(ctx, "alice"); len(list) != 2 {
+		t.Fatalf("alice lists %d batches", len(list))
+	}
+}
+
+// countingStore counts reads of job records.
+type countingStore struct {
+	store.Store
+	reads atomic.Int32
+}
+
+func (c *countingStore) Get(ctx context.Context, key string) ([]byte, error) {
+	if strings.HasPrefix(key, keyPrefix) {
+		c.reads.Add(1)
+	}
+	return c.Store.Get(ctx, key)
+}
+
+// TestScansReadOnlyActiveJobs: a replica's scans read the records of the active index, not every
+// job (only the periodic sweep does).
+func TestScansReadOnlyActiveJobs(t *testing.T) {
+	base := openStore(t, filepath.Join(t.TempDir(), "p.db"))
+	defer base.Close()
+	st := &countingStore{Store: base}
+	m := NewManager(Options{Store: st, Archiver: &strictV2{archived: map[string]bool{}}, MaxDrafts: 100})
+	defer m.Close()
+	ctx := context.Background()
+	for range 40 {
+		if _, err := m.Create(ctx, "alice", "", items(3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.scan() // the first scan is a sweep: it reads every record
+	if got := st.reads.Load(); got < 40 {
+		t.Fatalf("the sweep read %d records", got)
+	}
+	st.reads.Store(0)
+	for range 5 {
+		m.scan()
+	}
+	if got := st.reads.Load(); got != 0 {
+		t.Fatalf("scans with no active job read %d records", got)
+	}
+}
