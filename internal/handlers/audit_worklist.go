@@ -97,7 +97,7 @@ func parseWorklistRequest(c *gin.Context) worklistRequest {
 
 // gather reads and filters the rows of req (with the user's token).
 func (h *Handler) gatherWorklist(c *gin.Context, req worklistRequest) ([]worklist.Row, int, []worklist.Problem, error) {
-	rows, problems, err := worklist.Gather(h.apiContext(c), worklist.V2{API: h.api}, req.quoteIDs, max(h.cfg.BatchConcurrency, 1))
+	rows, problems, err := worklist.Gather(h.apiContext(c), h.worklistSource(c), req.quoteIDs, max(h.cfg.BatchConcurrency, 1))
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -184,9 +184,9 @@ func worklistPicks(tr *i18n.Translator, items []recent.Item, picked map[string]b
 
 func worklistRowVM(tr *i18n.Translator, r worklist.Row) backoffice.WorklistRow {
 	row := backoffice.WorklistRow{QuoteID: strconv.FormatInt(r.QuoteID, 10), AuditURL: auditURL(r.QuoteID), Customer: worklistCustomer(tr, r),
-		When: timeText(tr, r.At), WhenISO: timeISO(r.At), Who: r.Actor, Action: r.Action, ActionLabel: contracts.ActionLabel(tr, r.Action), Summary: r.Summary}
-	for _, ch := range r.Changes {
-		row.Changes = append(row.Changes, backoffice.WorklistChange{Field: ch.Field, Before: ch.Before, After: ch.After})
+		When: timestampText(tr, r.At), WhenISO: timeISO(r.At), Who: r.Who(), Action: r.Action, ActionLabel: contracts.ActionLabel(tr, r.Action), Summary: r.Summary}
+	for _, ch := range r.Words(tr) {
+		row.Changes = append(row.Changes, backoffice.WorklistChange{Field: ch.Field, Before: cut(ch.Before), After: cut(ch.After)})
 	}
 	return row
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/export"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/web/templates/contracts"
 )
 
 // exportWorklist answers GET /audits/worklist/export?format=csv|xlsx&...: the rows the worklist
@@ -49,7 +50,7 @@ func (h *Handler) exportWorklist(c *gin.Context) {
 	}
 	for _, r := range rows {
 		if err := w.WriteRow([]string{strconv.FormatInt(r.QuoteID, 10), strconv.Itoa(int(r.CustomerID)), r.Customer,
-			r.At.UTC().Format(time.RFC3339), r.Actor, r.Action, r.Summary, r.ChangesText()}); err != nil {
+			r.At.UTC().Format(time.RFC3339), r.Who(), contracts.ActionLabel(tr, r.Action), r.Summary, r.ChangesText(tr)}); err != nil {
 			h.log(c).Warn("worklist export was cut", "err", err)
 			return
 		}

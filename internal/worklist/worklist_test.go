@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 type fakeSource map[int64]Audit
@@ -42,7 +44,11 @@ func TestGatherAndFilter(t *testing.T) {
 	if len(problems) != 1 || problems[0].QuoteID != 3 {
 		t.Fatalf("problems %+v", problems)
 	}
-	if got := rows[0].ChangesText(); got != "name: Old -> New" {
+	bundle, err := i18n.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rows[0].ChangesText(bundle.Translator(i18n.Source)); got != "Name: Old -> New" {
 		t.Fatalf("changes %q", got)
 	}
 	for name, tc := range map[string]struct {
