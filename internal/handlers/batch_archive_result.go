@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"strconv"
-
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/export"
@@ -24,9 +22,13 @@ func (h *Handler) downloadBatchResult(c *gin.Context) {
 	c.Header("Content-Type", export.CSV.ContentType())
 	c.Header("Content-Disposition", contentDisposition("attachment", name))
 	c.Header("Cache-Control", "no-store")
-	header := []string{tr.T("batch.result.col.number"), tr.T("batch.result.col.status"), tr.T("batch.result.col.archive_id"),
-		tr.T("batch.result.col.error"), tr.T("batch.result.col.line"), tr.T("batch.result.col.note")}
-	w, err := export.New(export.CSV, c.Writer, "", header)
+	// The customer is the one the validation found for the line (jobs.Item.Customer; empty for a
+	// line that was never found).
+	columns := []export.Column{{Header: tr.T("batch.result.col.number")}, {Header: tr.T("batch.result.col.status")},
+		{Header: tr.T("batch.result.col.archive_id")}, {Header: tr.T("batch.result.col.error")},
+		{Header: tr.T("batch.result.col.line"), Kind: export.Integer}, {Header: tr.T("batch.result.col.note")},
+		{Header: tr.T("batch.result.col.customer")}}
+	w, err := export.New(export.CSV, c.Writer, exportOptions(tr, "", columns))
 	if err != nil {
 		h.log(c).Error("batch result: export failed", "err", err)
 		return
@@ -34,7 +36,7 @@ func (h *Handler) downloadBatchResult(c *gin.Context) {
 	cancelled := job.Status == jobs.StatusCancelled
 	for _, it := range job.Items {
 		status, _ := itemStatusText(tr, it, job.Status == jobs.StatusDraft, cancelled)
-		row := []string{it.Number, status, it.ArchiveID, it.ProblemMessage().In(tr), strconv.Itoa(it.Line), it.NoteMessage().In(tr)}
+		row := []any{it.Number, status, it.ArchiveID, it.ProblemMessage().In(tr), it.Line, it.NoteMessage().In(tr), it.Customer}
 		if err := w.WriteRow(row); err != nil {
 			h.log(c).Warn("batch result: the download was cut", "err", err)
 			return

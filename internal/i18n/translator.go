@@ -201,6 +201,13 @@ func (t *Translator) ParseDecimal(s string) (float64, error) {
 	return v, nil
 }
 
+// DecimalSeparator is the locale's decimal mark: "." (en) or "," (it, fr, de, es). It decides the
+// CSV convention of exports (internal/export.ConventionFor).
+func (t *Translator) DecimalSeparator() string {
+	decimal, _ := t.separators()
+	return decimal
+}
+
 // separators are the locale's decimal and grouping separators, read from how it writes 12345.5
 // ("12<group>345<decimal>5"; five digits, since some locales do not group four).
 func (t *Translator) separators() (decimal, group string) {
