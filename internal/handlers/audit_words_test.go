@@ -196,3 +196,31 @@ func TestAuditInPeoplesWords(t *testing.T) {
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestAuditTimesInThePersonsZone: with the zone cookie app.js writes, the audit shows its times
+// in that zone and names it; a zone the database does not know falls back to UTC.
+func TestAuditTimesInThePersonsZone(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	ref := e.newQuote(t)
+	tokyo, err := time.LoadLocation("Asia/Tokyo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for zone, want := range map[string]*time.Location{"Asia/Tokyo": tokyo, "Mars/Olympus": time.UTC} {
+		resp := e.p.get(t, e.user, auditURL(ref.quoteID), map[string]string{"Cookie": "portal_tz=" + zone})
+		doc := parseHTML(t, resp.body)
+		if got := doc.Find(`[data-testid="audit-zone"]`).Text(); !strings.Contains(got, want.String()) {
+			t.Errorf("%s: the zone is named %q, want %s", zone, got, want)
+		}
+		entry := doc.Find(`[data-testid="audit-entry"] time`).First()
+		at, err := time.Parse(time.RFC3339, entry.AttrOr("datetime", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := at.In(want)
+		if shown := entry.Text(); !strings.Contains(shown, local.Format("15:04:05")+" "+local.Format("MST")) {
+			t.Errorf("%s: time %q, want %s", zone, shown, local.Format("15:04:05 MST"))
+		}
+	}
+}

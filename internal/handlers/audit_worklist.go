@@ -43,7 +43,7 @@ func parseWorklistRequest(c *gin.Context) worklistRequest {
 	var req worklistRequest
 	req.quotesText = strings.Join(q["quotes"], "\n")
 	req.from, req.to = strings.TrimSpace(q.Get("from")), strings.TrimSpace(q.Get("to"))
-	req.filter = worklist.Filter{User: q.Get("user"), Action: q.Get("action"), Customer: q.Get("customer")}
+	req.filter = worklist.Filter{User: q.Get("user"), Action: q.Get("action"), Customer: q.Get("customer"), Zone: tr(c).Zone()}
 	for _, s := range []string{req.quotesText, req.filter.User, req.filter.Customer} {
 		if !utf8.ValidString(s) {
 			req.problem = i18n.M("worklist.error.invalid_chars")

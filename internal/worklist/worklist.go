@@ -219,8 +219,10 @@ func Gather(ctx context.Context, src Source, quoteIDs []int64, concurrency int) 
 
 // Filter keeps the rows the user asked for. Empty fields do not filter.
 type Filter struct {
-	// From and To are days (UTC), both included; zero: open.
+	// From and To are days (dates at midnight UTC, as parsed), both included; zero: open. An
+	// entry's day is its date in Zone (the reader's time zone; nil: UTC).
 	From, To time.Time
+	Zone     *time.Location
 	// User matches the actor or the person's name (case-insensitive, part of it).
 	User string
 	// Action is one action (exact).
@@ -232,9 +234,14 @@ type Filter struct {
 // Apply returns the rows that pass f.
 func (f Filter) Apply(rows []Row) []Row {
 	user, customer := strings.ToLower(strings.TrimSpace(f.User)), strings.ToLower(strings.TrimSpace(f.Customer))
+	zone := f.Zone
+	if zone == nil {
+		zone = time.UTC
+	}
 	var out []Row
 	for _, r := range rows {
-		day := r.At.UTC().Truncate(24 * time.Hour)
+		at := r.At.In(zone)
+		day := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
 		switch {
 		case !f.From.IsZero() && day.Before(f.From):
 		case !f.To.IsZero() && day.After(f.To):

@@ -81,3 +81,19 @@ func TestParseQuoteIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterDaysInTheReadersZone: a day filter means the reader's day, not UTC's.
+func TestFilterDaysInTheReadersZone(t *testing.T) {
+	rome, err := time.LoadLocation("Europe/Rome")
+	if err != nil {
+		t.Skip(err)
+	}
+	lateUTC := Row{At: time.Date(2026, 11, 2, 23, 30, 0, 0, time.UTC)} // 3 November, 00:30 in Rome
+	nov3 := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)
+	if got := (Filter{From: nov3, To: nov3, Zone: rome}).Apply([]Row{lateUTC}); len(got) != 1 {
+		t.Error("an entry of 3 November in Rome is left out of 3 November")
+	}
+	if got := (Filter{From: nov3, To: nov3}).Apply([]Row{lateUTC}); len(got) != 0 {
+		t.Error("in UTC the entry is of 2 November")
+	}
+}
