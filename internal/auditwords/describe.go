@@ -289,3 +289,20 @@ func words(tr *i18n.Translator, v any) string {
 	}
 	return ""
 }
+
+// toldByChanges are the actions (A7) whose changes, in words, tell what happened: the v2's
+// summary of such an entry (an English sentence with internal ids, "Cart 700007 added with ...")
+// is left out of the pages, where the changes are shown (it stays in the raw JSON and the
+// exports). The others (QUOTE_CREATED, SIGNATURE_REQUESTED, ...) keep it: their changes say less
+// than their summary (who was asked to sign).
+var toldByChanges = map[string]bool{
+	"CART_ADDED": true, "CART_REMOVED": true, "ITEM_ADDED": true, "ITEM_REMOVED": true, "QUANTITY_CHANGED": true,
+	"DISCOUNTS_APPLIED": true, "REPRICED": true, "PACKAGE_ADDED": true, "PRICELIST_CHANGED": true,
+	"ATTACHMENT_ADDED": true, "ATTACHMENT_DELETED": true, "CONTRACT_GENERATED": true, "CUSTOMER_UPDATED": true,
+}
+
+// ShowSummary reports whether a page shows the v2's summary of an entry of action with
+// changes recorded: not when the changes in words tell the same.
+func ShowSummary(action string, changes int) bool {
+	return changes == 0 || !toldByChanges[action]
+}

@@ -109,8 +109,10 @@ func auditVM(tr *i18n.Translator, quoteID int64, audit *apiclient.ValidationAudi
 			Actor:          names.Person(e.Actor),
 			Action:         e.Action,
 			ActionLabel:    contracts.ActionLabel(tr, e.Action),
-			Summary:        e.Summary,
 			CustomerChange: e.Action == auditActionCustomerUpdated,
+		}
+		if auditwords.ShowSummary(e.Action, len(e.Changes)) {
+			entry.Summary = e.Summary
 		}
 		for _, ch := range e.Changes {
 			words := auditwords.Describe(tr, names, ch.Field, auditValue(ch.Before), auditValue(ch.After))

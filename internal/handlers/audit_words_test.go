@@ -154,6 +154,13 @@ func TestAuditInPeoplesWords(t *testing.T) {
 	if !slices.IsSortedFunc(times, func(a, b time.Time) int { return b.Compare(a) }) {
 		t.Errorf("entries are not newest first: %v", times)
 	}
+	// The v2's English sentences with internal ids give way to the changes in words.
+	if n := timeline.Find(`[data-action="CART_ADDED"] [data-testid="audit-summary"], [data-action="DISCOUNTS_APPLIED"] [data-testid="audit-summary"]`).Length(); n != 0 {
+		t.Errorf("%d entries told by their changes still show the v2's summary", n)
+	}
+	if timeline.Find(`[data-action="SIGNATURE_REQUESTED"] [data-testid="audit-summary"]`).Length() != 1 {
+		t.Error("the signature request lost its summary (who was asked)")
+	}
 	timeline.Find(`[data-testid="audit-change"]`).Each(func(_ int, s *goquery.Selection) {
 		text := strings.Join(strings.Fields(s.Text()), " ")
 		if strings.ContainsAny(text, `{}[]"`) || strings.Contains(text, "discountId") {

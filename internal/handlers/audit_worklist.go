@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cpqportal/portal/internal/auditwords"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/worklist"
@@ -184,7 +185,10 @@ func worklistPicks(tr *i18n.Translator, items []recent.Item, picked map[string]b
 
 func worklistRowVM(tr *i18n.Translator, r worklist.Row) backoffice.WorklistRow {
 	row := backoffice.WorklistRow{QuoteID: strconv.FormatInt(r.QuoteID, 10), AuditURL: auditURL(r.QuoteID), Customer: worklistCustomer(tr, r),
-		When: timestampText(tr, r.At), WhenISO: timeISO(r.At), Who: r.Who(), Action: r.Action, ActionLabel: contracts.ActionLabel(tr, r.Action), Summary: r.Summary}
+		When: timestampText(tr, r.At), WhenISO: timeISO(r.At), Who: r.Who(), Action: r.Action, ActionLabel: contracts.ActionLabel(tr, r.Action)}
+	if auditwords.ShowSummary(r.Action, len(r.Changes)) {
+		row.Summary = r.Summary
+	}
 	for _, ch := range r.Words(tr) {
 		row.Changes = append(row.Changes, backoffice.WorklistChange{Field: ch.Field, Before: cut(ch.Before), After: cut(ch.After)})
 	}
