@@ -197,6 +197,16 @@ func TestAuditInPeoplesWords(t *testing.T) {
 	if got := changeText("carts[" + itoa64(cart.BasketID) + "].quantity"); !strings.Contains(got, "Quantity of") || !strings.Contains(got, cart.Root.Name) {
 		t.Errorf("quantity: %q", got)
 	}
+	// The worklist shows the same words.
+	wl := parseHTML(t, e.p.get(t, e.user, "/audits/worklist?quotes="+itoa64(quoteID), nil).body)
+	var lines []string
+	wl.Find(`[data-testid="worklist-change"]`).Each(func(_ int, s *goquery.Selection) {
+		lines = append(lines, strings.Join(strings.Fields(s.Text()), " "))
+	})
+	all := strings.Join(lines, "\n")
+	if !strings.Contains(all, "Negotiated discounts: (empty) → "+extra.Name) || strings.ContainsAny(all, `{}[]"@`) {
+		t.Errorf("worklist changes:\n%s", all)
+	}
 	if zone := doc.Find(`[data-testid="audit-zone"]`).Text(); !strings.Contains(zone, "UTC") {
 		t.Errorf("the time zone is not named: %q", zone)
 	}
