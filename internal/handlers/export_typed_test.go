@@ -3,10 +3,16 @@ package handlers
 import (
 	"bytes"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/xuri/excelize/v2"
+
+	"github.com/cpqportal/portal/internal/customercache"
 )
 
 // TestCustomerExportsInTheReadersConvention: the CSV export opens in an Italian spreadsheet
@@ -88,5 +94,35 @@ func TestCustomerExportsInTheReadersConvention(t *testing.T) {
 	}
 	if w, _ := book.GetColWidth(sheet, "B"); w < 20 {
 		t.Errorf("the name column is %v wide", w)
+	}
+}
+
+// TestCustomerListSearchFoldsAndSearchesCityAndOwners: the list's search reads "impianti spa" as
+// "Impianti S.p.A." would be written, and finds customers by city and by owner.
+func TestCustomerListSearchFoldsAndSearchesCityAndOwners(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	customer, err := e.api.Customers.Get(e.ctx(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(q string) []string {
+		t.Helper()
+		resp := e.p.get(t, e.user, "/customers?q="+url.QueryEscape(q), nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("search %q: %d", q, resp.StatusCode)
+		}
+		var out []string
+		parseHTML(t, resp.body).Find(`[data-testid="customer-row"]`).Each(func(_ int, s *goquery.Selection) {
+			out = append(out, s.AttrOr("data-customer-id", ""))
+		})
+		return out
+	}
+	// The name as people type it: no capitals, accents or full stops.
+	typed := strings.ToLower(customercache.Fold(customer.Name))
+	for _, q := range []string{typed, customer.Address.City, customercache.Fold(customer.Owners[0].Name) + " " + strings.Fields(customer.Name)[0]} {
+		if got := ids(q); !slices.Contains(got, "1") {
+			t.Errorf("search %q does not find customer 1 (%s, %s, %s): %v", q, customer.Name, customer.Address.City, customer.Owners[0].Name, got)
+		}
 	}
 }
