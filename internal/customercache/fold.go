@@ -17,7 +17,7 @@ import (
 
 // appendFold appends the folded form of s to dst. ASCII text is folded byte by byte, without
 // allocating.
-func appendFold(dst []byte, s string) []byte {
+func appendFold[T string | []byte](dst []byte, s T) []byte {
 	start := len(dst)
 	space := false // a space is pending
 	put := func(r rune) {
@@ -42,7 +42,7 @@ func appendFold(dst []byte, s string) []byte {
 			}
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := utf8.DecodeRune([]byte(s[i:min(i+utf8.UTFMax, len(s))]))
 		i += size
 		switch {
 		case r == '’' || r == 'ʼ' || r == '‘':
@@ -51,15 +51,34 @@ func appendFold(dst []byte, s string) []byte {
 			space = true
 			continue
 		}
-		// Decompose the rune and keep it without its combining marks.
-		var buf [32]byte
-		for _, d := range string(norm.NFD.AppendString(buf[:0], s[i-size:i])) {
+		// Decompose the rune (the database's table, no allocation) and keep it without its
+		// combining marks.
+		var buf [utf8.UTFMax]byte
+		n := utf8.EncodeRune(buf[:], r)
+		decomposed := norm.NFD.Properties(buf[:n]).Decomposition()
+		if decomposed == nil {
+			decomposed = buf[:n]
+		}
+		for j := 0; j < len(decomposed); {
+			d, dsize := utf8.DecodeRune(decomposed[j:])
+			j += dsize
 			if !unicode.Is(unicode.Mn, d) {
 				put(unicode.ToLower(d))
 			}
 		}
 	}
 	return dst
+}
+
+// foldChanges reports whether folding a lower-case word may change it: it has a full stop, an
+// apostrophe, white space or a non-ASCII byte.
+func foldChanges(word []byte) bool {
+	for _, c := range word {
+		if c >= utf8.RuneSelf || c == '.' || c == '\'' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' {
+			return true
+		}
+	}
+	return false
 }
 
 // Fold is the folded form of s.
