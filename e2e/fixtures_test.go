@@ -208,7 +208,7 @@ func v2Actor(t *testing.T, user, password, quotePath string) string {
 		check(t, err, "an audit entry's time")
 		who, err := entries.Nth(i).GetByTestId("audit-actor").TextContent()
 		check(t, err, "an audit entry's actor")
-		if at >= newest {
+		if at > newest { // newest first: the first of the newest second is the latest
 			newest, actor = at, strings.TrimSpace(who)
 		}
 	}

@@ -39,9 +39,15 @@ func downloadBytes(t *testing.T, page playwright.Page, locator playwright.Locato
 	return data, download.SuggestedFilename()
 }
 
+// parseCSV reads an export as an English spreadsheet does: a UTF-8 byte-order mark, then
+// comma-separated cells (docs/i18n.md: semicolons where the decimal mark is a comma).
 func parseCSV(t *testing.T, data []byte) [][]string {
 	t.Helper()
-	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	rest, ok := bytes.CutPrefix(data, []byte("\xEF\xBB\xBF"))
+	if !ok {
+		t.Fatalf("the CSV has no byte-order mark: %.40q", data)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(rest)).ReadAll()
 	check(t, err, "parse the CSV")
 	return rows
 }
@@ -104,7 +110,7 @@ func TestAuditWorklistFiltersAndExports(t *testing.T) {
 	// Export what the filters show: CSV (neutralised) and XLSX (parsed back).
 	csvData, csvName := downloadBytes(t, page, page.GetByTestId("worklist-export-csv"), "the CSV export")
 	csvRows := parseCSV(t, csvData)
-	if !strings.HasSuffix(csvName, ".csv") || len(csvRows) != 2 || csvRows[0][0] != "quote" || csvRows[1][0] != id(quote3) || csvRows[1][5] != "CUSTOMER_UPDATED" {
+	if !strings.HasSuffix(csvName, ".csv") || len(csvRows) != 2 || csvRows[0][0] != "quote" || csvRows[1][0] != id(quote3) || csvRows[1][5] != "Customer updated" {
 		t.Fatalf("CSV export %s: %q", csvName, csvRows)
 	}
 	if csvRows[1][2] != "'"+hostile {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -13,7 +14,10 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/auditwords"
+	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/worklist"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -74,13 +78,15 @@ func (h *Handler) showAudit(c *gin.Context) {
 		h.fail(c, fmt.Errorf("audits: validation audit of quote %d: %w", quoteID, err))
 		return
 	}
-	vm := auditVM(tr(c), quoteID, audit)
+	vm := auditVM(tr(c), quoteID, audit, h.auditNames(c, quoteID, audit.CustomerID))
 	vm.ShowPreview = true
 	h.renderPage(c, http.StatusOK, t(c, "audit.title", strconv.FormatInt(quoteID, 10)), layout.SectionAudits, contracts.AuditPage(vm))
 }
 
-// auditVM builds the audit view of a quote.
-func auditVM(tr *i18n.Translator, quoteID int64, audit *apiclient.ValidationAudit) contracts.AuditVM {
+// auditVM builds the audit view of a quote: newest entry first (entries of the same second in
+// reverse of the v2's order, which lists them as they happened), each change in the reader's
+// words (internal/auditwords), people by name where the v2 API gives one (names may be nil).
+func auditVM(tr *i18n.Translator, quoteID int64, audit *apiclient.ValidationAudit, names *auditwords.Names) contracts.AuditVM {
 	url := auditURL(quoteID)
 	customerID := audit.CustomerID
 	vm := contracts.AuditVM{
@@ -90,22 +96,28 @@ func auditVM(tr *i18n.Translator, quoteID int64, audit *apiclient.ValidationAudi
 		Raw:         audit.Raw,
 		PDFURL:      url + "/pdf",
 		PreviewURL:  url + "/pdf?inline=1",
+		Zone:        tr.Zone().String(),
 	}
-	for _, e := range audit.Entries {
+	entries := slices.Clone(audit.Entries)
+	slices.Reverse(entries)
+	slices.SortStableFunc(entries, func(a, b apiclient.AuditEntry) int { return b.At.Compare(a.At) })
+	for _, e := range entries {
 		entry := contracts.AuditEntryVM{
 			ID:             string(e.EntryID),
-			At:             timeText(tr, e.At),
+			At:             timestampText(tr, e.At),
 			AtISO:          timeISO(e.At),
-			Actor:          e.Actor,
+			Actor:          names.Person(e.Actor),
 			Action:         e.Action,
 			ActionLabel:    contracts.ActionLabel(tr, e.Action),
-			Summary:        e.Summary,
 			CustomerChange: e.Action == auditActionCustomerUpdated,
 		}
+		if auditwords.ShowSummary(e.Action, len(e.Changes)) {
+			entry.Summary = e.Summary
+		}
 		for _, ch := range e.Changes {
-			before, after := auditValue(ch.Before), auditValue(ch.After)
+			words := auditwords.Describe(tr, names, ch.Field, auditValue(ch.Before), auditValue(ch.After))
 			entry.Changes = append(entry.Changes, contracts.AuditChangeVM{
-				Field: ch.Field, Before: before, After: after, Changed: before != after,
+				Key: ch.Field, Field: words.Field, Before: cut(words.Before), After: cut(words.After), Changed: words.Changed,
 			})
 		}
 		vm.Entries = append(vm.Entries, entry)
@@ -113,8 +125,38 @@ func auditVM(tr *i18n.Translator, quoteID int64, audit *apiclient.ValidationAudi
 	return vm
 }
 
-// auditValue shows a change's before or after value: strings as their text (A7 says they are
-// strings), anything else as compact JSON, null or absent as "", long values cut.
+// auditNames gathers, best effort, what the audit of quoteID names by id (worklist.V2.Names):
+// a few v2 reads with the viewer's token; what cannot be read is written as numbered words.
+func (h *Handler) auditNames(c *gin.Context, quoteID int64, customerID int32) *auditwords.Names {
+	names, _ := h.worklistSource(c).Names(h.apiContext(c), quoteID, customerID)
+	return names
+}
+
+// worklistSource is the v2 source of audits and their names for the viewer of c.
+func (h *Handler) worklistSource(c *gin.Context) worklist.V2 {
+	user := auth.CurrentUser(c)
+	return worklist.V2{API: h.api, Configurators: h.configuratorNamesQuietly(c), ViewerName: user.Name, ViewerEmail: user.Email}
+}
+
+// configuratorNamesQuietly is configuratorNamesOrNil for pages where the names are a nicety:
+// a failure only leaves them out (nil).
+func (h *Handler) configuratorNamesQuietly(c *gin.Context) map[int32]string {
+	key := customerCacheKey(c)
+	if names, ok := h.configurators.get(key); ok {
+		return names
+	}
+	list, err := h.api.CPQ.List(h.apiContext(c))
+	if err != nil {
+		return nil
+	}
+	names := configuratorNames(list)
+	h.configurators.put(key, names)
+	return names
+}
+
+// auditValue shows a change's before or after value as the v2 API wrote it: strings as their
+// text (A7 says they are strings), anything else as compact JSON, null or absent as "".
+// auditwords.Describe then puts it into words.
 func auditValue(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	text := ""
@@ -133,6 +175,11 @@ func auditValue(raw json.RawMessage) string {
 			text = buf.String()
 		}
 	}
+	return text
+}
+
+// cut bounds a value shown in the timeline (the raw JSON has it whole).
+func cut(text string) string {
 	if utf8.RuneCountInString(text) > maxAuditValueRunes {
 		runes := []rune(text)
 		text = string(runes[:maxAuditValueRunes]) + "…"

@@ -114,11 +114,14 @@ func TestAuditValue(t *testing.T) {
 		{`[1, 2]`, "[1,2]"},
 		{`{"a": 1}`, `{"a":1}`},
 		{`42`, "42"},
-		{`"` + strings.Repeat("é", 600) + `"`, strings.Repeat("é", 500) + "…"},
+		{`"` + strings.Repeat("é", 600) + `"`, strings.Repeat("é", 600)},
 	}
 	for _, tc := range cases {
 		if got := auditValue(json.RawMessage(tc.raw)); got != tc.want {
 			t.Errorf("auditValue(%.20s) = %.20q, want %.20q", tc.raw, got, tc.want)
 		}
+	}
+	if got := cut(strings.Repeat("é", 600)); got != strings.Repeat("é", 500)+"…" {
+		t.Errorf("cut: %.20q", got)
 	}
 }

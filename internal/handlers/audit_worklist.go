@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cpqportal/portal/internal/auditwords"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/worklist"
@@ -43,7 +44,7 @@ func parseWorklistRequest(c *gin.Context) worklistRequest {
 	var req worklistRequest
 	req.quotesText = strings.Join(q["quotes"], "\n")
 	req.from, req.to = strings.TrimSpace(q.Get("from")), strings.TrimSpace(q.Get("to"))
-	req.filter = worklist.Filter{User: q.Get("user"), Action: q.Get("action"), Customer: q.Get("customer")}
+	req.filter = worklist.Filter{User: q.Get("user"), Action: q.Get("action"), Customer: q.Get("customer"), Zone: tr(c).Zone()}
 	for _, s := range []string{req.quotesText, req.filter.User, req.filter.Customer} {
 		if !utf8.ValidString(s) {
 			req.problem = i18n.M("worklist.error.invalid_chars")
@@ -97,7 +98,7 @@ func parseWorklistRequest(c *gin.Context) worklistRequest {
 
 // gather reads and filters the rows of req (with the user's token).
 func (h *Handler) gatherWorklist(c *gin.Context, req worklistRequest) ([]worklist.Row, int, []worklist.Problem, error) {
-	rows, problems, err := worklist.Gather(h.apiContext(c), worklist.V2{API: h.api}, req.quoteIDs, max(h.cfg.BatchConcurrency, 1))
+	rows, problems, err := worklist.Gather(h.apiContext(c), h.worklistSource(c), req.quoteIDs, max(h.cfg.BatchConcurrency, 1))
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -184,9 +185,12 @@ func worklistPicks(tr *i18n.Translator, items []recent.Item, picked map[string]b
 
 func worklistRowVM(tr *i18n.Translator, r worklist.Row) backoffice.WorklistRow {
 	row := backoffice.WorklistRow{QuoteID: strconv.FormatInt(r.QuoteID, 10), AuditURL: auditURL(r.QuoteID), Customer: worklistCustomer(tr, r),
-		When: timeText(tr, r.At), WhenISO: timeISO(r.At), Who: r.Actor, Action: r.Action, ActionLabel: contracts.ActionLabel(tr, r.Action), Summary: r.Summary}
-	for _, ch := range r.Changes {
-		row.Changes = append(row.Changes, backoffice.WorklistChange{Field: ch.Field, Before: ch.Before, After: ch.After})
+		When: timestampText(tr, r.At), WhenISO: timeISO(r.At), Who: r.Who(), Action: r.Action, ActionLabel: contracts.ActionLabel(tr, r.Action)}
+	if auditwords.ShowSummary(r.Action, len(r.Changes)) {
+		row.Summary = r.Summary
+	}
+	for _, ch := range r.Words(tr) {
+		row.Changes = append(row.Changes, backoffice.WorklistChange{Field: ch.Field, Before: cut(ch.Before), After: cut(ch.After)})
 	}
 	return row
 }

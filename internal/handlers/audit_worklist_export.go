@@ -1,13 +1,11 @@
 package handlers
 
 import (
-	"strconv"
-	"time"
-
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/export"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/web/templates/contracts"
 )
 
 // exportWorklist answers GET /audits/worklist/export?format=csv|xlsx&...: the rows the worklist
@@ -38,23 +36,24 @@ func (h *Handler) exportWorklist(c *gin.Context) {
 		return
 	}
 	tr := tr(c)
-	// The file's name and column headings are in the reader's language; the columns' order and
-	// the cells (RFC 3339 times, the v2 API's codes) stay the same in every language.
+	// The file's name, column headings and cells are in the reader's language, convention and
+	// time zone (the heading names it); the columns' order stays the same in every language.
 	name := safeFileName(tr.T("export.worklist.file", h.now().UTC().Format("20060102-150405"), string(format)), "audit-worklist."+string(format))
 	c.Header("Content-Type", format.ContentType())
 	c.Header("Content-Disposition", contentDisposition("attachment", name))
 	c.Header("Cache-Control", "no-store")
-	header := []string{tr.T("export.worklist.col.quote"), tr.T("export.worklist.col.customer_id"), tr.T("export.worklist.col.customer"),
-		tr.T("export.worklist.col.when"), tr.T("export.worklist.col.who"), tr.T("export.worklist.col.action"),
-		tr.T("export.worklist.col.summary"), tr.T("export.worklist.col.changes")}
-	w, err := export.New(format, c.Writer, tr.T("export.worklist.sheet"), header)
+	columns := []export.Column{{Header: tr.T("export.worklist.col.quote"), Kind: export.Integer}, {Header: tr.T("export.worklist.col.customer_id"), Kind: export.Integer},
+		{Header: tr.T("export.worklist.col.customer"), Width: 28}, {Header: exportZoneHeader(tr, tr.T("export.worklist.col.when")), Kind: export.DateTime},
+		{Header: tr.T("export.worklist.col.who"), Width: 20}, {Header: tr.T("export.worklist.col.action"), Width: 22},
+		{Header: tr.T("export.worklist.col.summary"), Width: 48}, {Header: tr.T("export.worklist.col.changes"), Width: 60}}
+	w, err := export.New(format, c.Writer, exportOptions(tr, tr.T("export.worklist.sheet"), columns))
 	if err != nil {
 		h.log(c).Error("worklist export failed", "err", err)
 		return
 	}
 	for _, r := range rows {
-		if err := w.WriteRow([]string{strconv.FormatInt(r.QuoteID, 10), strconv.Itoa(int(r.CustomerID)), r.Customer,
-			r.At.UTC().Format(time.RFC3339), r.Actor, r.Action, r.Summary, r.ChangesText()}); err != nil {
+		if err := w.WriteRow([]any{r.QuoteID, int64(r.CustomerID), r.Customer,
+			r.At, r.Who(), contracts.ActionLabel(tr, r.Action), r.Summary, r.ChangesText(tr)}); err != nil {
 			h.log(c).Warn("worklist export was cut", "err", err)
 			return
 		}

@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"strconv"
-
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/export"
@@ -24,9 +22,13 @@ func (h *Handler) downloadBatchResult(c *gin.Context) {
 	c.Header("Content-Type", export.CSV.ContentType())
 	c.Header("Content-Disposition", contentDisposition("attachment", name))
 	c.Header("Cache-Control", "no-store")
-	header := []string{tr.T("batch.result.col.number"), tr.T("batch.result.col.status"), tr.T("batch.result.col.archive_id"),
-		tr.T("batch.result.col.error"), tr.T("batch.result.col.line"), tr.T("batch.result.col.note"), tr.T("batch.result.col.verified")}
-	w, err := export.New(export.CSV, c.Writer, "", header)
+	// The customer is the one the validation found for the line (jobs.Item.Customer; empty for a
+	// line that was never found).
+	columns := []export.Column{{Header: tr.T("batch.result.col.number")}, {Header: tr.T("batch.result.col.status")},
+		{Header: tr.T("batch.result.col.archive_id")}, {Header: tr.T("batch.result.col.error")},
+		{Header: tr.T("batch.result.col.line"), Kind: export.Integer}, {Header: tr.T("batch.result.col.note")},
+		{Header: tr.T("batch.result.col.customer")}, {Header: tr.T("batch.result.col.verified")}}
+	w, err := export.New(export.CSV, c.Writer, exportOptions(tr, "", columns))
 	if err != nil {
 		h.log(c).Error("batch result: export failed", "err", err)
 		return
@@ -38,7 +40,7 @@ func (h *Handler) downloadBatchResult(c *gin.Context) {
 		if it.Verified {
 			verified = tr.T("batch.result.yes")
 		}
-		row := []string{it.Number, status, it.ArchiveID, it.ProblemMessage().In(tr), strconv.Itoa(it.Line), it.NoteMessage().In(tr), verified}
+		row := []any{it.Number, status, it.ArchiveID, it.ProblemMessage().In(tr), it.Line, it.NoteMessage().In(tr), it.Customer, verified}
 		if err := w.WriteRow(row); err != nil {
 			h.log(c).Warn("batch result: the download was cut", "err", err)
 			return

@@ -83,9 +83,9 @@ func TestBatchArchiveJourneyAndOwnership(t *testing.T) {
 	if !strings.HasPrefix(result.Header.Get("Content-Disposition"), "attachment") {
 		t.Errorf("Content-Disposition %q", result.Header.Get("Content-Disposition"))
 	}
-	rows, err := csv.NewReader(strings.NewReader(result.body)).ReadAll()
-	if err != nil || len(rows) != 4 {
-		t.Fatalf("CSV %q %v", rows, err)
+	rows := parseExportCSV(t, result.body, ',')
+	if len(rows) != 4 {
+		t.Fatalf("CSV %q", rows)
 	}
 	if rows[1][0] != first.ContractNumber || rows[1][1] != "archived" || rows[1][2] == "" || rows[2][1] != "archived" {
 		t.Errorf("archived lines: %q", rows[1:3])
@@ -115,4 +115,21 @@ func TestWorklistAndExportsRefuseBadInput(t *testing.T) {
 	if n := len(e.requestsTo("contracts.audit")); n != 0 {
 		t.Errorf("%d audit calls for refused requests", n)
 	}
+}
+
+// parseExportCSV reads an export as a spreadsheet in the reader's locale would: it must start
+// with a UTF-8 byte-order mark and separate cells with comma.
+func parseExportCSV(t *testing.T, body string, comma rune) [][]string {
+	t.Helper()
+	rest, ok := strings.CutPrefix(body, "\uFEFF")
+	if !ok {
+		t.Fatalf("the CSV has no byte-order mark: %.40q", body)
+	}
+	r := csv.NewReader(strings.NewReader(rest))
+	r.Comma = comma
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatalf("CSV with %q: %v", comma, err)
+	}
+	return rows
 }

@@ -386,6 +386,14 @@ func timeText(tr *i18n.Translator, t time.Time) string {
 	return tr.DateTime(t)
 }
 
+// timestampText is a time to the second, in the reader's language and time zone (audits).
+func timestampText(tr *i18n.Translator, t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return tr.Timestamp(t)
+}
+
 // timeISO is the machine-readable form for <time datetime>.
 func timeISO(t time.Time) string {
 	if t.IsZero() {

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/csv"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -74,11 +73,12 @@ func TestContractsAndBackOfficeSpeakItalian(t *testing.T) {
 	if cd := result.Header.Get("Content-Disposition"); !strings.Contains(cd, "filename=archiviazione-lotto-") {
 		t.Errorf("result CSV named %q", cd)
 	}
-	rows, err := csv.NewReader(strings.NewReader(result.body)).ReadAll()
-	if err != nil || len(rows) != 5 {
-		t.Fatalf("result CSV %q %v", rows, err)
+	// Italian: the reader's convention (semicolons, a byte-order mark).
+	rows := parseExportCSV(t, result.body, ';')
+	if len(rows) != 5 {
+		t.Fatalf("result CSV %q", rows)
 	}
-	if got := strings.Join(rows[0], ","); got != "numero di contratto,stato,id archivio,errore,riga,nota,verificato dopo interruzione" {
+	if got := strings.Join(rows[0], ","); got != "numero di contratto,stato,id archivio,errore,riga,nota,cliente,verificato dopo interruzione" {
 		t.Errorf("result CSV headings %q", got)
 	}
 	if rows[1][1] != "sarà archiviato" || rows[2][1] != "escluso" || rows[2][3] != "duplicato della riga 1" || rows[2][4] != "2" {
@@ -109,11 +109,11 @@ func TestContractsAndBackOfficeSpeakItalian(t *testing.T) {
 	if cd := export.Header.Get("Content-Disposition"); !strings.Contains(cd, "filename=elenco-audit-") || !strings.HasSuffix(cd, ".csv") {
 		t.Errorf("worklist export named %q", cd)
 	}
-	exported, err := csv.NewReader(strings.NewReader(export.body)).ReadAll()
-	if err != nil || len(exported) < 2 {
-		t.Fatalf("worklist export %q %v", exported, err)
+	exported := parseExportCSV(t, export.body, ';')
+	if len(exported) < 2 {
+		t.Fatalf("worklist export %q", exported)
 	}
-	if got := strings.Join(exported[0], ","); got != "offerta,id cliente,cliente,quando,chi,azione,sintesi,modifiche" {
+	if got := strings.Join(exported[0], ","); got != "offerta,id cliente,cliente,quando (UTC),chi,azione,sintesi,modifiche" {
 		t.Errorf("worklist export headings %q", got)
 	}
 
@@ -121,7 +121,7 @@ func TestContractsAndBackOfficeSpeakItalian(t *testing.T) {
 	if cd := customers.Header.Get("Content-Disposition"); !strings.Contains(cd, "filename=clienti-") {
 		t.Errorf("customer export named %q", cd)
 	}
-	if head, _, _ := strings.Cut(customers.body, "\n"); head != "id,nome,partita IVA,e-mail,segmento,città,paese,responsabili,configuratori,aggiornato" {
+	if head, _, _ := strings.Cut(customers.body, "\n"); head != "\uFEFFid;nome;partita IVA;e-mail;segmento;città;paese;responsabili;configuratori;aggiornato (UTC)" {
 		t.Errorf("customer export headings %q", head)
 	}
 

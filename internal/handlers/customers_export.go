@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -23,26 +22,34 @@ func (p customerListParams) exportURL(format string) string {
 	return "/customers/export?" + q.Encode()
 }
 
-// customerExportHeader are the columns of a customer export.
-func customerExportHeader(tr *i18n.Translator) []string {
-	return []string{
-		tr.T("customers.export.col.id"), tr.T("customers.export.col.name"), tr.T("customers.export.col.tax_id"),
-		tr.T("customers.export.col.email"), tr.T("customers.export.col.segment"), tr.T("customers.export.col.city"),
-		tr.T("customers.export.col.country"), tr.T("customers.export.col.owners"), tr.T("customers.export.col.configurators"),
-		tr.T("customers.export.col.updated"),
+// customerExportColumns are the columns of a customer export. The tax id stays text (leading
+// zeros, letters); the id is a number, the update a date.
+func customerExportColumns(tr *i18n.Translator) []export.Column {
+	return []export.Column{
+		{Header: tr.T("customers.export.col.id"), Kind: export.Integer}, {Header: tr.T("customers.export.col.name"), Width: 32},
+		{Header: tr.T("customers.export.col.tax_id"), Width: 16}, {Header: tr.T("customers.export.col.email"), Width: 28},
+		{Header: tr.T("customers.export.col.segment"), Width: 16}, {Header: tr.T("customers.export.col.city"), Width: 18},
+		{Header: tr.T("customers.export.col.country"), Width: 10}, {Header: tr.T("customers.export.col.owners"), Width: 28},
+		{Header: tr.T("customers.export.col.configurators"), Width: 28},
+		{Header: exportZoneHeader(tr, tr.T("customers.export.col.updated")), Kind: export.DateTime},
 	}
 }
 
-func customerExportRow(r customercache.Row) []string {
-	cpqs := make([]string, len(r.CPQIDs))
+// customerExportRow is one customer in the reader's words: the segment as a word, configurators
+// by name (names may be nil: their numbered words then).
+func customerExportRow(tr *i18n.Translator, configurators map[int32]string, r customercache.Row, cells []any) []any {
+	var cpqs strings.Builder
 	for i, id := range r.CPQIDs {
-		cpqs[i] = strconv.Itoa(int(id))
+		if i > 0 {
+			cpqs.WriteString(", ")
+		}
+		if name, ok := configurators[id]; ok {
+			cpqs.WriteString(name)
+		} else {
+			cpqs.WriteString(tr.T("customer.configurator_id", strconv.Itoa(int(id))))
+		}
 	}
-	updated := ""
-	if !r.UpdatedAt.IsZero() {
-		updated = r.UpdatedAt.UTC().Format(time.RFC3339)
-	}
-	return []string{strconv.Itoa(int(r.ID)), r.Name, r.TaxID, r.Email, r.Segment, r.City, r.Country, r.Owners, strings.Join(cpqs, " "), updated}
+	return append(cells[:0], int64(r.ID), r.Name, r.TaxID, r.Email, segmentLabel(tr, r.Segment), r.City, r.Country, r.Owners, cpqs.String(), r.UpdatedAt)
 }
 
 // exportCustomers answers GET /customers/export?format=csv|xlsx&q=&cpqId=&sort=&dir=: every
@@ -99,16 +106,20 @@ func (h *Handler) exportCustomers(c *gin.Context) {
 	c.Header("Content-Type", format.ContentType())
 	c.Header("Content-Disposition", contentDisposition("attachment", name))
 	c.Header("Cache-Control", "no-store")
-	w, err := export.New(format, c.Writer, t(c, "customers.list.title"), customerExportHeader(tr(c)))
+	tr := tr(c)
+	configurators := h.configuratorNamesQuietly(c)
+	w, err := export.New(format, c.Writer, exportOptions(tr, t(c, "customers.list.title"), customerExportColumns(tr)))
 	if err != nil {
 		h.log(c).Error("customer export failed", "err", err)
 		return
 	}
+	var cells []any
 	err = walk(func(r customercache.Row) error {
 		if err := context.Cause(c.Request.Context()); err != nil {
 			return err // the user left
 		}
-		return w.WriteRow(customerExportRow(r))
+		cells = customerExportRow(tr, configurators, r, cells)
+		return w.WriteRow(cells)
 	})
 	if err == nil {
 		err = w.Close()

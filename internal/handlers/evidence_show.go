@@ -29,7 +29,7 @@ func (h *Handler) showEvidence(c *gin.Context) {
 	base := contractPath(contractID) + "/evidence"
 	vm := contracts.EvidenceVM{
 		Contract: contractVM(tr(c), ev.contract),
-		Audit:    auditVM(tr(c), ev.contract.QuoteID, ev.audit),
+		Audit:    auditVM(tr(c), ev.contract.QuoteID, ev.audit, h.auditNames(c, ev.contract.QuoteID, ev.audit.CustomerID)),
 		ZipURL:   base + ".zip",
 	}
 	for _, a := range ev.artifacts {

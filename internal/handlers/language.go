@@ -15,10 +15,11 @@ import (
 const languageCookieMaxAge = 365 * 24 * time.Hour
 
 // language puts the request's translator in its context (templates and the error edge read it
-// from there) and says which language the response is in. Responses differ by the preference
+// from there), showing times in the person's time zone (the zone cookie app.js keeps, UTC
+// without one: docs/i18n.md), and says which language the response is in. Responses differ by the preference
 // cookie and Accept-Language, but no cache keeps them (no-store, securityHeaders), so no Vary.
 func (h *Handler) language(c *gin.Context) {
-	tr := h.i18n.Translator(h.i18n.Match(c.Request))
+	tr := h.i18n.Translator(h.i18n.Match(c.Request)).InZone(h.i18n.Zone(c.Request))
 	c.Request = c.Request.WithContext(i18n.WithTranslator(c.Request.Context(), tr))
 	c.Header("Content-Language", tr.Lang())
 	c.Next()

@@ -37,6 +37,7 @@ type Bundle struct {
 	keys        []string // the source catalogue's keys, sorted
 	translators map[language.Tag]*Translator
 	pseudo      bool // serve Pseudo too
+	zones       zones
 }
 
 // verbPattern finds the printf verbs of a message (with explicit argument indexes, flags, width

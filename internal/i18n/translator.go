@@ -31,8 +31,12 @@ type Translator struct {
 	// printer when their arguments are strings.
 	templates map[string]*stringTemplate
 
-	// derived holds texts built from the catalogue alone (Derived), by name.
-	derived sync.Map
+	// derived holds texts built from the catalogue alone (Derived), by name; shared by the
+	// translator's copies in other time zones (InZone).
+	derived *sync.Map
+
+	// zone is where times are shown (UTC unless InZone said otherwise).
+	zone *time.Location
 }
 
 // newTranslator returns the translator of tag; messages are its catalogue (key to message; none
@@ -41,7 +45,8 @@ func newTranslator(tag language.Tag, printer *message.Printer, locale currency.L
 	money := currency.NewFormatter(locale)
 	money.MaxDigits = 2
 	t := &Translator{tag: tag, printer: printer, money: money, locale: locale,
-		plain: make(map[string]string, len(messages)), templates: map[string]*stringTemplate{}}
+		plain: make(map[string]string, len(messages)), templates: map[string]*stringTemplate{},
+		derived: &sync.Map{}, zone: time.UTC}
 	for key, msg := range messages {
 		t.plain[key] = printer.Sprintf(key)
 		if tpl, ok := compileStringTemplate(msg); ok {
@@ -50,6 +55,20 @@ func newTranslator(tag language.Tag, printer *message.Printer, locale currency.L
 	}
 	return t
 }
+
+// InZone is the translator showing times in zone (the person's time zone, docs/i18n.md): a
+// shallow copy sharing the catalogue, formats and caches. A nil zone or UTC gives t itself.
+func (t *Translator) InZone(zone *time.Location) *Translator {
+	if zone == nil || zone == t.zone || zone.String() == t.zone.String() {
+		return t
+	}
+	c := *t
+	c.zone = zone
+	return &c
+}
+
+// Zone is where the translator shows times.
+func (t *Translator) Zone() *time.Location { return t.zone }
 
 // Tag is the translator's language.
 func (t *Translator) Tag() language.Tag { return t.tag }
@@ -112,18 +131,26 @@ func (t *Translator) Percent(fraction float64) string {
 	return t.printer.Sprint(number.Percent(fraction, number.MaxFractionDigits(2)))
 }
 
-// Date writes the day, the month's abbreviation and the year in the language's order, in UTC:
-// "25 Nov 2026", "25 nov 2026", "25. Nov. 2026".
+// Date writes the day, the month's abbreviation and the year in the language's order, in the
+// translator's time zone: "25 Nov 2026", "25 nov 2026", "25. Nov. 2026".
 func (t *Translator) Date(at time.Time) string {
-	at = at.UTC()
+	at = at.In(t.zone)
 	// Day and year as plain digits: the printer would group a year's digits ("2,026").
 	return t.T("date.pattern", strconv.Itoa(at.Day()), t.T(monthKeys[at.Month()-1]), strconv.Itoa(at.Year()))
 }
 
-// DateTime is Date with the time of day (24 hours) and the time zone, UTC.
+// DateTime is Date with the time of day (24 hours) and the time zone's abbreviation ("UTC",
+// "CET", or an offset such as "+03" where the zone has no abbreviation), in the translator's zone.
 func (t *Translator) DateTime(at time.Time) string {
-	at = at.UTC()
-	return t.T("datetime.pattern", t.Date(at), at.Format("15:04"), "UTC")
+	at = at.In(t.zone)
+	return t.T("datetime.pattern", t.Date(at), at.Format("15:04"), at.Format("MST"))
+}
+
+// Timestamp is DateTime to the second, for records such as audits where the order of events
+// within a minute matters.
+func (t *Translator) Timestamp(at time.Time) string {
+	at = at.In(t.zone)
+	return t.T("datetime.pattern", t.Date(at), at.Format("15:04:05"), at.Format("MST"))
 }
 
 var monthKeys = [12]string{
@@ -172,6 +199,13 @@ func (t *Translator) ParseDecimal(s string) (float64, error) {
 		return 0, fmt.Errorf("%w: %q", ErrNotANumber, s)
 	}
 	return v, nil
+}
+
+// DecimalSeparator is the locale's decimal mark: "." (en) or "," (it, fr, de, es). It decides the
+// CSV convention of exports (internal/export.ConventionFor).
+func (t *Translator) DecimalSeparator() string {
+	decimal, _ := t.separators()
+	return decimal
 }
 
 // separators are the locale's decimal and grouping separators, read from how it writes 12345.5

@@ -6,12 +6,22 @@ import (
 	"fmt"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/auditwords"
 )
 
-// V2 is the Source of the v2 API (spec 4.4 validation audit, 4.5 customer); the token rides in
-// ctx (apiclient.WithToken).
+// maxQuoteReads bounds the configurators tried for a quote's document (call 10 needs the
+// quote's configurator, which the audit does not name; the customer's are tried in turn).
+const maxQuoteReads = 3
+
+// V2 is the Source of the v2 API (spec 4.4 validation audit, 4.5 customer, 4.1 call 10); the
+// token rides in ctx (apiclient.WithToken).
 type V2 struct {
 	API *apiclient.Client
+	// Configurators are the configurators' names (may be nil); Viewer is the person reading,
+	// whose own entries then show their name.
+	Configurators map[int32]string
+	ViewerName    string
+	ViewerEmail   string
 }
 
 // Audit implements Source.
@@ -23,7 +33,8 @@ func (v V2) Audit(ctx context.Context, quoteID int64) (Audit, error) {
 	if err != nil {
 		return Audit{}, fmt.Errorf("worklist: audit of quote %d: %w", quoteID, err)
 	}
-	out := Audit{CustomerID: a.CustomerID}
+	names, customerName := v.Names(ctx, quoteID, a.CustomerID)
+	out := Audit{CustomerID: a.CustomerID, CustomerName: customerName, Names: names}
 	for _, e := range a.Entries {
 		row := Row{At: e.At, Actor: e.Actor, Action: e.Action, Summary: e.Summary}
 		for _, c := range e.Changes {
@@ -32,6 +43,30 @@ func (v V2) Audit(ctx context.Context, quoteID int64) (Audit, error) {
 		out.Entries = append(out.Entries, row)
 	}
 	return out, nil
+}
+
+// Names gathers what the audit of quoteID names by id, best effort: the customer's owners, the
+// quote's document (carts, items, price lists, discounts, packages, attachments), the
+// configurators and the viewer; and the customer's name. A document that cannot be read teaches
+// nothing: its ids are then written as numbered words.
+func (v V2) Names(ctx context.Context, quoteID int64, customerID int32) (*auditwords.Names, string) {
+	names := &auditwords.Names{Configurators: v.Configurators}
+	names.AddPerson(v.ViewerName, v.ViewerEmail)
+	customer, err := v.API.Customers.Get(ctx, customerID)
+	if err != nil {
+		return names, ""
+	}
+	names.AddCustomer(customer)
+	for i, cpqID := range customer.CPQIDs {
+		if i == maxQuoteReads || ctx.Err() != nil {
+			break
+		}
+		if quote, err := v.API.CPQ.TOFList(ctx, cpqID, customerID, quoteID); err == nil {
+			names.AddQuote(quote)
+			break
+		}
+	}
+	return names, customer.Name
 }
 
 // CustomerName implements Source.

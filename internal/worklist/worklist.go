@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/cpqportal/portal/internal/auditwords"
 	"github.com/cpqportal/portal/internal/i18n"
 )
 
@@ -38,24 +39,51 @@ type Row struct {
 	Action     string
 	Summary    string
 	Changes    []Change
+	// Names are what the quote's audit names by id (shared by the rows of one quote; nil: none).
+	Names *auditwords.Names
+	// seq is the entry's place in its quote's audit (the v2 API lists them oldest first).
+	seq int
 }
 
-// ChangesText is the changes on one line each: "field: before -> after".
-func (r Row) ChangesText() string {
+// Who is the person of the row: their name where the v2 API gives it, else the actor.
+func (r Row) Who() string { return r.Names.Person(r.Actor) }
+
+// Words are the row's changes in tr's words (auditwords).
+func (r Row) Words(tr *i18n.Translator) []auditwords.Change {
+	out := make([]auditwords.Change, 0, len(r.Changes))
+	for _, c := range r.Changes {
+		out = append(out, auditwords.Describe(tr, r.Names, c.Field, c.Before, c.After))
+	}
+	return out
+}
+
+// ChangesText is the changes in tr's words, one a line: "field: before -> after".
+func (r Row) ChangesText(tr *i18n.Translator) string {
 	var b strings.Builder
-	for i, c := range r.Changes {
+	for i, c := range r.Words(tr) {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%s: %s -> %s", c.Field, c.Before, c.After)
+		fmt.Fprintf(&b, "%s: %s -> %s", c.Field, orEmpty(tr, c.Before), orEmpty(tr, c.After))
 	}
 	return b.String()
+}
+
+func orEmpty(tr *i18n.Translator, s string) string {
+	if s == "" {
+		return tr.T("audit.change.empty")
+	}
+	return s
 }
 
 // Audit is what Gather needs of one quote's audit.
 type Audit struct {
 	CustomerID int32
-	Entries    []Row // QuoteID, CustomerID and Customer are filled in by Gather
+	// CustomerName, when the source read it already, spares Gather a CustomerName call.
+	CustomerName string
+	// Names are what the audit names by id (may be nil).
+	Names   *auditwords.Names
+	Entries []Row // QuoteID, CustomerID, Customer and Names are filled in by Gather
 }
 
 // Source reads audits and customer names (the v2 API with the user's token).
@@ -108,7 +136,7 @@ func ParseQuoteIDs(texts ...string) ([]int64, error) {
 }
 
 // Gather reads the audits of quoteIDs, concurrency at a time, and returns their entries as rows
-// (newest first) and the quotes that could not be read. An error other than ErrNotFound for a
+// (newest first; entries of one quote within the same second in reverse of the v2's order, so the latest is on top) and the quotes that could not be read. An error other than ErrNotFound for a
 // quote is a problem of that quote too, unless ctx ended (then it is returned).
 func Gather(ctx context.Context, src Source, quoteIDs []int64, concurrency int) ([]Row, []Problem, error) {
 	var (
@@ -153,10 +181,14 @@ func Gather(ctx context.Context, src Source, quoteIDs []int64, concurrency int) 
 					mu.Unlock()
 					continue
 				}
-				name := nameOf(audit.CustomerID)
+				name := audit.CustomerName
+				if name == "" {
+					name = nameOf(audit.CustomerID)
+				}
 				mu.Lock()
-				for _, e := range audit.Entries {
-					e.QuoteID, e.CustomerID, e.Customer = id, audit.CustomerID, name
+				for i, e := range audit.Entries {
+					e.seq = i
+					e.QuoteID, e.CustomerID, e.Customer, e.Names = id, audit.CustomerID, name, audit.Names
 					rows = append(rows, e)
 				}
 				mu.Unlock()
@@ -175,7 +207,11 @@ func Gather(ctx context.Context, src Source, quoteIDs []int64, concurrency int) 
 		if !rows[a].At.Equal(rows[b].At) {
 			return rows[a].At.After(rows[b].At)
 		}
-		return rows[a].QuoteID < rows[b].QuoteID
+		if rows[a].QuoteID != rows[b].QuoteID {
+			return rows[a].QuoteID < rows[b].QuoteID
+		}
+		// Entries of the same second: the later one (in the v2's order) first.
+		return rows[a].seq > rows[b].seq
 	})
 	sort.Slice(problems, func(a, b int) bool { return problems[a].QuoteID < problems[b].QuoteID })
 	return rows, problems, nil
@@ -183,9 +219,11 @@ func Gather(ctx context.Context, src Source, quoteIDs []int64, concurrency int) 
 
 // Filter keeps the rows the user asked for. Empty fields do not filter.
 type Filter struct {
-	// From and To are days (UTC), both included; zero: open.
+	// From and To are days (dates at midnight UTC, as parsed), both included; zero: open. An
+	// entry's day is its date in Zone (the reader's time zone; nil: UTC).
 	From, To time.Time
-	// User matches the actor (case-insensitive, part of it).
+	Zone     *time.Location
+	// User matches the actor or the person's name (case-insensitive, part of it).
 	User string
 	// Action is one action (exact).
 	Action string
@@ -196,13 +234,18 @@ type Filter struct {
 // Apply returns the rows that pass f.
 func (f Filter) Apply(rows []Row) []Row {
 	user, customer := strings.ToLower(strings.TrimSpace(f.User)), strings.ToLower(strings.TrimSpace(f.Customer))
+	zone := f.Zone
+	if zone == nil {
+		zone = time.UTC
+	}
 	var out []Row
 	for _, r := range rows {
-		day := r.At.UTC().Truncate(24 * time.Hour)
+		at := r.At.In(zone)
+		day := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
 		switch {
 		case !f.From.IsZero() && day.Before(f.From):
 		case !f.To.IsZero() && day.After(f.To):
-		case user != "" && !strings.Contains(strings.ToLower(r.Actor), user):
+		case user != "" && !strings.Contains(strings.ToLower(r.Actor), user) && !strings.Contains(strings.ToLower(r.Who()), user):
 		case f.Action != "" && r.Action != f.Action:
 		case customer != "" && !strings.Contains(strings.ToLower(r.Customer), customer) && strconv.Itoa(int(r.CustomerID)) != customer:
 		default:

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 type fakeSource map[int64]Audit
@@ -42,7 +44,11 @@ func TestGatherAndFilter(t *testing.T) {
 	if len(problems) != 1 || problems[0].QuoteID != 3 {
 		t.Fatalf("problems %+v", problems)
 	}
-	if got := rows[0].ChangesText(); got != "name: Old -> New" {
+	bundle, err := i18n.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rows[0].ChangesText(bundle.Translator(i18n.Source)); got != "Name: Old -> New" {
 		t.Fatalf("changes %q", got)
 	}
 	for name, tc := range map[string]struct {
@@ -73,5 +79,21 @@ func TestParseQuoteIDs(t *testing.T) {
 		if _, err := ParseQuoteIDs(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// TestFilterDaysInTheReadersZone: a day filter means the reader's day, not UTC's.
+func TestFilterDaysInTheReadersZone(t *testing.T) {
+	rome, err := time.LoadLocation("Europe/Rome")
+	if err != nil {
+		t.Skip(err)
+	}
+	lateUTC := Row{At: time.Date(2026, 11, 2, 23, 30, 0, 0, time.UTC)} // 3 November, 00:30 in Rome
+	nov3 := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)
+	if got := (Filter{From: nov3, To: nov3, Zone: rome}).Apply([]Row{lateUTC}); len(got) != 1 {
+		t.Error("an entry of 3 November in Rome is left out of 3 November")
+	}
+	if got := (Filter{From: nov3, To: nov3}).Apply([]Row{lateUTC}); len(got) != 0 {
+		t.Error("in UTC the entry is of 2 November")
 	}
 }

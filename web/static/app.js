@@ -1112,3 +1112,19 @@ function portalText(key) {
     if (carts) carts.focus();
   });
 })();
+
+// ---- Time zone (issue 26, docs/i18n.md) ----
+// The server shows times in the person's time zone: the browser's own, kept in the portal_tz
+// cookie (a preference like the language; the server checks it against the time zone database
+// and falls back to UTC). Written only when it changes; pages rendered before it show UTC.
+(function () {
+  "use strict";
+  var zone;
+  try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (e) { return; }
+  if (!zone || !/^[A-Za-z0-9_+\/-]{1,64}$/.test(zone)) return;
+  var kept = document.cookie.match(/(?:^|;\s*)portal_tz=([^;]*)/);
+  if (kept && kept[1] === zone) return;
+  document.cookie = "portal_tz=" + zone + "; path=/; max-age=31536000; samesite=lax" +
+    (window.location.protocol === "https:" ? "; secure" : "");
+})();
+// ---- end time zone ----

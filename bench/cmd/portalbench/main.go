@@ -13,6 +13,8 @@
 //	stream_*       1 GiB upload and download through the portal and directly; portal peak RSS
 //	backoffice_*   a 1,000-contract batch archive (time, portal RSS); the XLSX export of 100,000
 //	               customers (time, peak RSS during the export, target < 64 MiB)
+//	export_*       the XLSX export's own extra memory for 100,000 and 1,000,000 rows (a child
+//	               process each): within 10 % of each other, or the group fails
 //	allocs_*       allocations per request of the main handlers (go test -bench), against
 //	               bench/alloc_budgets.json
 //
@@ -36,7 +38,7 @@ import (
 )
 
 // groups are the measurement groups, in the order they run.
-var groups = []string{"overhead", "weight", "quote", "poll", "list", "stream", "backoffice", "allocs"}
+var groups = []string{"overhead", "weight", "quote", "poll", "list", "stream", "backoffice", "export", "allocs"}
 
 type options struct {
 	out        string
@@ -52,6 +54,13 @@ type options struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == exportMemoryMode {
+		if err := runExportMemory(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "portalbench export memory:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == proxyMode {
 		if err := serveProxy(os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "portalbench proxy:", err)
@@ -198,6 +207,7 @@ func runGroups(ctx context.Context, opts options, lab *lab, rep *report, stderr 
 	step("list", func() error { return measureList(ctx, lab, rep) })
 	step("stream", func() error { return measureStream(ctx, lab, rep) })
 	step("backoffice", func() error { return measureBackoffice(ctx, lab, rep) })
+	step("export", func() error { return measureExportMemory(ctx, rep, stderr) })
 	step("allocs", func() error { return measureAllocs(ctx, lab, rep) })
 	return failures
 }

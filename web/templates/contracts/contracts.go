@@ -252,6 +252,8 @@ type AuditVM struct {
 	PreviewURL  string
 	// ShowPreview embeds the PDF audit (the audit page does; the evidence page links it).
 	ShowPreview bool
+	// Zone names the time zone the times are shown in (an IANA name, "UTC" by default).
+	Zone string
 }
 
 // AuditEntryVM is one entry of the audit timeline.
@@ -270,6 +272,8 @@ type AuditEntryVM struct {
 
 // AuditChangeVM is one field's change. Empty values are shown as "(empty)".
 type AuditChangeVM struct {
+	// Key is the field as the v2 API names it (carts[12].quantity); Field its label in words.
+	Key     string
 	Field   string
 	Before  string
 	After   string

@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// TestTimesInTheBrowsersTimeZone: a browser in Tokyo (the context's time zone) sees the audit's
+// times in Tokyo time, to the second, with the zone named (docs/i18n.md: app.js keeps the
+// browser's zone in the portal_tz cookie). Works against an external v2 API: the test makes its
+// own customer and quote and reads the times the audit gives.
+func TestTimesInTheBrowsersTimeZone(t *testing.T) {
+	const zone = "Asia/Tokyo" // no daylight saving time: the expected text never depends on the date
+	tokyo, err := time.LoadLocation(zone)
+	check(t, err, "load "+zone)
+	browserContext, err := suite.browser.NewContext(playwright.BrowserNewContextOptions{
+		BaseURL:    playwright.String(suite.portalURL),
+		Locale:     playwright.String("en-GB"),
+		TimezoneId: playwright.String(zone),
+	})
+	check(t, err, "a browser context in "+zone)
+	page, err := browserContext.NewPage()
+	check(t, err, "new page")
+	t.Cleanup(func() {
+		if t.Failed() {
+			saveArtifacts(t, page)
+		}
+		_ = browserContext.Close()
+	})
+
+	login(t, page, salesUser, salesPassword)
+	_, err = page.WaitForFunction(`() => document.cookie.includes("portal_tz=`+zone+`")`, nil)
+	check(t, err, "app.js keeps the browser's time zone")
+	customer := createTestCustomer(t, page, "Zone")
+	_, quoteID, _ := createTestQuote(t, page, customer, "Zone")
+
+	_, err = page.Goto("/audits/" + quoteID)
+	check(t, err, "open the audit")
+	check(t, suite.expect.Locator(page.GetByTestId("audit-zone")).ToContainText(zone), "the audit names the time zone")
+	entry := page.GetByTestId("audit-entry").First().Locator("time")
+	check(t, suite.expect.Locator(entry).ToBeVisible(), "the audit has an entry")
+	iso, err := entry.GetAttribute("datetime")
+	check(t, err, "the entry's time")
+	at, err := time.Parse(time.RFC3339, iso)
+	check(t, err, "parse "+iso)
+	want := at.In(tokyo).Format("15:04:05") + " JST"
+	check(t, suite.expect.Locator(entry).ToContainText(want), "the entry's time in Tokyo, to the second")
+}
+
+// TestAuditShowsNoJSON: discounts applied in the quote page read as their names on the audit
+// page, and no change of the audit shows JSON (issue 26). Works against an external v2 API: the
+// test takes the first discounts the quote offers, whatever they are called.
+func TestAuditShowsNoJSON(t *testing.T) {
+	page := newPage(t)
+	login(t, page, salesUser, salesPassword)
+	customer := createTestCustomer(t, page, "Words")
+	quotePath, quoteID, _ := createTestQuote(t, page, customer, "Words")
+	_, err := page.Goto(quotePath)
+	check(t, err, "open the quote")
+	check(t, page.GetByTestId("quote-discounts-open").Click(), "open the discounts")
+	check(t, suite.expect.Locator(page.GetByTestId("discounts-form")).ToBeVisible(), "the discounts form")
+	regular := page.GetByTestId("discount-option")
+	extras := page.GetByTestId("extra-option")
+	nRegular, err := regular.Count()
+	check(t, err, "count the discounts")
+	nExtras, err := extras.Count()
+	check(t, err, "count the extra discounts")
+	if nRegular == 0 && nExtras == 0 {
+		t.Skip("the quote offers no discount")
+	}
+	var names []string
+	if nRegular > 0 {
+		check(t, regular.First().Locator("input").Check(), "tick a discount")
+		name, err := regular.First().Locator("label").Evaluate(`l => l.firstChild.textContent.trim()`, nil)
+		check(t, err, "the discount's name")
+		names = append(names, name.(string))
+	}
+	if nExtras > 0 {
+		check(t, extras.First().GetByTestId("extra-value").Fill("1"), "an extra discount of 1 %")
+	}
+	check(t, page.GetByTestId("discounts-submit").Click(), "apply the discounts")
+	applied := page.GetByTestId("quote-applied-discount").Or(page.GetByTestId("quote-extra-discount"))
+	check(t, suite.expect.Locator(applied.First()).ToBeVisible(), "the quote shows the discounts")
+
+	_, err = page.Goto("/audits/" + quoteID)
+	check(t, err, "open the audit")
+	entry := page.Locator(`[data-testid="audit-entry"][data-action="DISCOUNTS_APPLIED"]`)
+	check(t, suite.expect.Locator(entry).ToHaveCount(1), "the audit has the discounts")
+	for _, name := range names {
+		check(t, suite.expect.Locator(entry.GetByTestId("audit-change")).ToContainText([]string{name}), "the discount is named "+name)
+	}
+	changes, err := page.GetByTestId("audit-change").AllTextContents()
+	check(t, err, "the audit's changes")
+	for _, text := range changes {
+		if strings.ContainsAny(text, "{}[]\"") {
+			t.Errorf("a change shows JSON: %q", text)
+		}
+	}
+}
