@@ -142,7 +142,7 @@ func (q *Query) matches(r *Row, find, findNumber string) bool {
 		return true
 	}
 	if findNumber != "" {
-		if n, err := strconv.ParseInt(findNumber, 10, 64); err == nil && r.QuoteID == n {
+		if n, err := strconv.ParseInt(findNumber, 10, 64); err == nil && r.QuoteID == n { // only for numbers
 			return true
 		}
 		if r.ContractNumber != "" && strings.Contains(strings.ToLower(r.ContractNumber), findNumber) {
@@ -174,7 +174,9 @@ func (q *Query) entryOf(r *Row) entry {
 	return entry{key: key, id: id, row: r}
 }
 
-func compareEntries(a, b entry) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.id, b.id)) }
+func compareEntries(a, b entry) int {
+	return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.id, b.id))
+}
 
 // topK orders the first k entries (the pages up to the one shown) and leaves the rest: a list
 // of 10,000 rows showing page 1 sorts 25, not 10,000.
