@@ -80,6 +80,10 @@ func (ix *Index) List(ctx context.Context, v Viewer, q Query) (Page, error) {
 	q.PerPage = min(q.PerPage, MaxPerPage)
 	find := strings.ToLower(strings.TrimSpace(q.Find))
 	findNumber := strings.TrimPrefix(find, "#")
+	findID, err := strconv.ParseInt(findNumber, 10, 64)
+	if err != nil {
+		findID = -1
+	}
 	var matches []entry
 	configurators := map[int32]string{}
 	key := v.Key()
@@ -95,7 +99,7 @@ func (ix *Index) List(ctx context.Context, v Viewer, q Query) (Page, error) {
 			if r.CPQID != 0 && configurators[r.CPQID] == "" {
 				configurators[r.CPQID] = firstNonEmpty(r.Configurator, strconv.Itoa(int(r.CPQID)))
 			}
-			if !q.matches(r, find, findNumber) {
+			if !q.matches(r, find, findNumber, findID) {
 				continue
 			}
 			matches = append(matches, q.entryOf(r))
@@ -119,7 +123,7 @@ func (ix *Index) List(ctx context.Context, v Viewer, q Query) (Page, error) {
 }
 
 // matches applies the filters (not kind, visibility and scope).
-func (q *Query) matches(r *Row, find, findNumber string) bool {
+func (q *Query) matches(r *Row, find, findNumber string, findID int64) bool {
 	if len(q.Stages) > 0 && !slices.Contains(q.Stages, r.Stage) {
 		return false
 	}
@@ -142,7 +146,7 @@ func (q *Query) matches(r *Row, find, findNumber string) bool {
 		return true
 	}
 	if findNumber != "" {
-		if n, err := strconv.ParseInt(findNumber, 10, 64); err == nil && r.QuoteID == n { // only for numbers
+		if r.QuoteID == findID {
 			return true
 		}
 		if r.ContractNumber != "" && strings.Contains(strings.ToLower(r.ContractNumber), findNumber) {
