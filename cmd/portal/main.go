@@ -259,6 +259,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		IdleTimeout:      cfg.SessionIdleTimeout,
 		AbsoluteLifetime: cfg.SessionLifetime,
 		HTTPClient:       &http.Client{Timeout: 10 * time.Second, Transport: idpTransport},
+		RolesClaim:       cfg.RolesClaim,
 	}, sessionStore, logger) // auth adds component=auth itself
 	p := &portal{auth: authenticator, store: sessionStore}
 	fail := func(err error) (*portal, error) {

@@ -84,6 +84,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Now is the clock (default time.Now); tests move it to make tokens and sessions look old.
 	Now func() time.Time
+	// RolesClaim names the ID token claim with the user's roles, a dotted path for nested claims
+	// (roles, groups, realm_access.roles); "roles" when empty.
+	RolesClaim string
 }
 
 // User is the signed-in user.
@@ -314,6 +317,15 @@ func CurrentUser(c *gin.Context) User {
 		return User{}
 	}
 	return User{Subject: s.Subject, Name: s.Name, Email: s.Email}
+}
+
+// CurrentRoles returns the signed-in user's roles (the ID token's roles claim at sign-in,
+// Config.RolesClaim), or nil.
+func CurrentRoles(c *gin.Context) []string {
+	if s := CurrentSession(c); s != nil {
+		return s.Roles
+	}
+	return nil
 }
 
 // AccessToken returns the signed-in user's current access token (refreshed if needed), or "".
