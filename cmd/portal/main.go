@@ -40,6 +40,7 @@ import (
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/recent"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/telemetry"
@@ -290,11 +291,13 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		return fail(err)
 	}
 	p.state = state
-	p.jobs = jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: cfg.BatchConcurrency,
+	work := workindex.New(state, workindex.Options{})
+	p.jobs = jobs.NewManager(jobs.Options{Store: state, Archiver: indexedArchiver{V2: jobs.V2{API: api}, work: work, logger: logger}, Concurrency: cfg.BatchConcurrency,
 		Logger: logger.With(slog.String("component", "jobs"))})
 	p.jobs.Run()
 	deps := handlers.Deps{
 		Recent:      recent.New(state, nil),
+		Work:        work,
 		Jobs:        p.jobs,
 		Config:      cfg,
 		Logger:      logger,

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/contracts"
 )
 
@@ -68,6 +69,9 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 		}
 		tag = contractChangeTag(own)
 		h.changes.Observe(contractWatchKey(contractID), tag)
+	}
+	if tag != seen {
+		h.indexContract(c, own, workindex.ActRefreshed) // a colleague's change reaches the lists too
 	}
 	c.Header("ETag", `"`+tag+`"`)
 	if tag == seen {

@@ -36,6 +36,7 @@ import (
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/watch"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web"
 )
 
@@ -101,6 +102,9 @@ type Deps struct {
 	Jobs *jobs.Manager
 	// I18n is the message catalogues and the choice of language; the embedded catalogues when nil.
 	I18n *i18n.Bundle
+	// Work is the work index of quotes and contracts (internal/workindex); nil turns the work lists
+	// off (tests).
+	Work *workindex.Index
 }
 
 // Handler holds the dependencies of every route. All handlers are its methods; it has no
@@ -137,6 +141,8 @@ type Handler struct {
 	changes *watch.Watcher
 	// i18n picks each request's language and holds the catalogues (language.go).
 	i18n *i18n.Bundle
+	// work is the work index (work_index.go; nil: off).
+	work *workindex.Index
 }
 
 // liveNoticeInterval is the shortest time between two upstream reads of one open quote or
@@ -172,6 +178,7 @@ func New(deps Deps) (*Handler, error) {
 		recent:      deps.Recent,
 		jobs:        deps.Jobs,
 		i18n:        deps.I18n,
+		work:        deps.Work,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.buffers = newBufferPool()

@@ -576,3 +576,29 @@ func firstNonEmpty(values ...string) string {
 	}
 	return ""
 }
+
+// MarkArchived records that the contract with this number was archived (a batch archive's
+// result: the v2 archive call succeeded). Only a contract the index already has is changed; the
+// row's owners stay as they were.
+func (ix *Index) MarkArchived(ctx context.Context, number string) error {
+	if err := ix.refresh(ctx, false); err != nil {
+		return err
+	}
+	var found *Row
+	ix.mu.RLock()
+	for n := range ix.shards {
+		for _, r := range ix.shards[n] {
+			if r.Kind == KindContract && r.ContractNumber == number {
+				found = r
+				break
+			}
+		}
+	}
+	ix.mu.RUnlock()
+	if found == nil {
+		return nil
+	}
+	return ix.ObserveContract(ctx, Viewer{}, ContractSighting{ContractID: found.ContractID, Number: number, QuoteID: found.QuoteID,
+		CPQID: found.CPQID, CustomerID: found.CustomerID, Facts: ContractFacts{Status: v2StatusArchived, Archived: true},
+		OneOffCents: found.OneOffCents, MonthlyCents: found.MonthlyCents}, ActRefreshed)
+}
