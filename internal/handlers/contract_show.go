@@ -10,8 +10,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
-	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/layout"

@@ -10,11 +10,11 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
-	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/layout"
 	"github.com/cpqportal/portal/web/templates/quotes"
