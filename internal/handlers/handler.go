@@ -187,6 +187,9 @@ func New(deps Deps) (*Handler, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
+	if h.cfg.WorkStaleAfter <= 0 {
+		h.cfg.WorkStaleAfter = 10 * time.Minute
+	}
 	if h.i18n == nil {
 		bundle, err := i18n.Load()
 		if err != nil {

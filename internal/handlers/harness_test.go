@@ -25,6 +25,7 @@ import (
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/recent"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/internal/session"
 	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/v2sim"
@@ -144,6 +145,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		Addr: srv.Listener.Addr().String(), PublicURL: public, V2APIURL: v2, V2Timeout: opts.v2Timeout,
 		OIDCIssuer: issuer, OIDCClientID: config.DemoClientID, UploadLimit: opts.uploadLimit,
 		CustomerCacheTTL: opts.customerCacheTTL, V2ReadyCheck: opts.readyCheck, V2HealthURL: opts.healthURL,
+		TeamRoles: []string{"backoffice", "team-lead"}, BackofficeRoles: []string{"backoffice"},
 	}
 	idp := gin.WrapH(http.StripPrefix("/idp", provider.Handler()))
 	state, err := statestore.OpenBolt(filepath.Join(t.TempDir(), "portal.db"))
@@ -159,6 +161,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
 		Recent:      recent.New(state, nil),
 		Jobs:        jobManager,
+		Work:        workindex.New(state, workindex.Options{}),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,148 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+)
+
+// workRows lists the rows of a work list as id -> stage.
+func workRows(t *testing.T, e *docsEnv, path string) map[string]string {
+	t.Helper()
+	resp := e.p.do(t, e.user, http.MethodGet, path, nil, nil)
+	doc := quoteMust(t, path, resp, http.StatusOK)
+	rows := map[string]string{}
+	doc.Find(`[data-testid="work-row"]`).Each(func(_ int, s *goquery.Selection) {
+		rows[s.AttrOr("data-id", "")] = s.AttrOr("data-stage", "")
+	})
+	return rows
+}
+
+// TestWorkStageRulesThroughHandlers follows one quote and its contract through every stage rule,
+// each stage read from the portal's own answers (docs/work-index.md, "Stage rules").
+func TestWorkStageRulesThroughHandlers(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	hx := map[string]string{"HX-Request": "true", "Origin": e.p.URL, "Content-Type": "application/x-www-form-urlencoded"}
+
+	// Rule: a quote without a contract is a draft.
+	ref := e.newQuote(t)
+	quoteMust(t, "quote page", e.p.do(t, e.user, http.MethodGet, ref.baseURL(), nil, nil), http.StatusOK)
+	quoteID := strconv.FormatInt(ref.quoteID, 10)
+	if got := workRows(t, e, "/work/quotes?scope=all")[quoteID]; got != "draft" {
+		t.Fatalf("new quote: stage %q, want draft", got)
+	}
+
+	// Rule: a generated contract (GENERATED, no request) is "generated", and so is its quote.
+	resp := e.p.do(t, e.user, http.MethodPost, ref.baseURL()+"/contract", strings.NewReader(""), hx)
+	quoteMust(t, "generate", resp, http.StatusOK)
+	contract := e.quote(t, ref).Contract
+	if contract == nil {
+		t.Fatal("no contract generated")
+	}
+	contractID := strconv.Itoa(int(contract.ContractID))
+	if got := workRows(t, e, "/work/contracts?stage=generated")[contractID]; got != "generated" {
+		t.Errorf("generated contract: %q", got)
+	}
+	if got := workRows(t, e, "/work/quotes?scope=all&stage=generated")[quoteID]; got != "generated" {
+		t.Errorf("quote of a generated contract: %q", got)
+	}
+
+	// Rule: a SENT signature request is "out for signature".
+	form := url.Values{"email": {"signer@example.com"}, "signerName": {"Signer"}}
+	quoteMust(t, "send for signature", e.p.do(t, e.user, http.MethodPost, "/contracts/"+contractID+"/signature", strings.NewReader(form.Encode()), hx), http.StatusOK)
+	if got := workRows(t, e, "/work/contracts?stage=signature")[contractID]; got != "signature" {
+		t.Errorf("sent for signature: %q", got)
+	}
+	if rows := workRows(t, e, "/work/contracts?stage=generated"); rows[contractID] != "" {
+		t.Errorf("contract out for signature still listed as generated")
+	}
+
+	// Rule: a removed request takes the contract back to "generated".
+	quoteMust(t, "remove the request", e.p.do(t, e.user, http.MethodDelete, "/contracts/"+contractID+"/signature", nil, hx), http.StatusOK)
+	if got := workRows(t, e, "/work/contracts?stage=generated")[contractID]; got != "generated" {
+		t.Errorf("after removing the request: %q", got)
+	}
+
+	// Rule: archived wins.
+	quoteMust(t, "archive", e.p.do(t, e.user, http.MethodPost, "/contracts/"+contractID+"/archive", strings.NewReader(""), hx), http.StatusOK)
+	if got := workRows(t, e, "/work/contracts?stage=archived")[contractID]; got != "archived" {
+		t.Errorf("archived: %q", got)
+	}
+	if got := workRows(t, e, "/work/quotes?scope=all")[quoteID]; got != "archived" {
+		t.Errorf("quote of an archived contract: %q", got)
+	}
+}
+
+// TestWorkListBadFilters: malformed filters answer 400 with the form, never a 5xx.
+func TestWorkListBadFilters(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	for _, q := range []string{
+		"from=31-12-2026", "to=2026-02-30", "from=2026-03-02&to=2026-03-01", "page=0", "page=abc", "page=99999999999",
+		"stage=bogus", "customer=-1", "customer=1e3", "cpq=x", "sort=price", "dir=up", "scope=everyone",
+		"q=" + strings.Repeat("x", 201),
+	} {
+		for _, path := range []string{"/work/quotes?", "/work/contracts?"} {
+			resp := e.p.do(t, e.user, http.MethodGet, path+q, nil, nil)
+			doc := quoteMust(t, path+q, resp, http.StatusBadRequest)
+			if doc.Find(`[data-testid="work-filters"]`).Length() != 1 || doc.Find(".error-summary").Length() != 1 {
+				t.Errorf("%s%s: no form with its errors", path, q)
+			}
+		}
+	}
+	if resp := e.p.do(t, e.user, http.MethodGet, "/work/contracts?stage=draft", nil, nil); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a contract cannot be a draft: %d", resp.StatusCode)
+	}
+	quoteMust(t, "good filters", e.p.do(t, e.user, http.MethodGet, "/work/quotes?stage=draft&stage=archived&from=2026-01-01&to=2026-12-31&sort=value&dir=asc&page=3&q=acme&customer=1&cpq=1", nil, nil), http.StatusOK)
+}
+
+// TestWorkRowLeavesOn404: a row the v2 API answers 404 for, read with the viewer's token, leaves
+// the viewer's lists.
+func TestWorkRowLeavesOn404(t *testing.T) {
+	t.Parallel()
+	var hide atomic.Value
+	hide.Store("")
+	e := newDocsEnv(t, docsOptions{wrap: func(sim http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if p := hide.Load().(string); p != "" && r.URL.Path == p {
+				http.Error(w, `{"code":"NOT_FOUND","message":"no such contract"}`, http.StatusNotFound)
+				return
+			}
+			sim.ServeHTTP(w, r)
+		})
+	}})
+	_, contract := e.newContract(t)
+	id := strconv.Itoa(int(contract.ContractID))
+	quoteMust(t, "contract page", e.p.do(t, e.user, http.MethodGet, "/contracts/"+id, nil, nil), http.StatusOK)
+	if _, ok := workRows(t, e, "/work/contracts")[id]; !ok {
+		t.Fatal("the opened contract is not listed")
+	}
+	hide.Store("/v2/contract/" + id)
+	rows := workRows(t, e, "/work/contracts?refresh=1")
+	if _, ok := rows[id]; ok {
+		t.Error("the row the v2 API answers 404 for is still shown")
+	}
+	hide.Store("")
+	if _, ok := workRows(t, e, "/work/contracts")[id]; ok {
+		t.Error("the row came back without a successful read")
+	}
+}
+
+// TestWorkStartPageByRole: sales lands on My quotes, back office on the contracts list.
+func TestWorkStartPageByRole(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t, portalOptions{})
+	for user, want := range map[string]string{"sales": "/work/quotes", "backoffice": "/work/contracts"} {
+		c := p.login(t, user, user+"-demo")
+		resp := p.get(t, c, "/work", nil)
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want {
+			t.Errorf("%s: /work answered %d to %q, want %s", user, resp.StatusCode, resp.Header.Get("Location"), want)
+		}
+	}
+}
