@@ -25,10 +25,10 @@ import (
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/recent"
-	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/internal/session"
 	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/v2sim"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web"
 )
 
