@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
@@ -84,7 +85,7 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 	}
 	notice := h.changeNotice(ctx, c, own.QuoteID, since)
 	vm := contracts.LiveNoticeVM{Who: notice.Who, Ago: notice.Ago, Actions: notice.Actions, ReloadURL: contractPath(contractID)}
-	h.render(c, http.StatusOK, contracts.LiveNotice(vm))
+	h.render(c, http.StatusOK, templ.Join(contracts.LiveNotice(vm), followingRegions(tr(c), own)))
 }
 
 // markContractSeen tells the page (header X-Live-Tag, read by app.js) and the watcher the contract's

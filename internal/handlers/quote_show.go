@@ -60,8 +60,10 @@ func (h *Handler) showQuote(c *gin.Context) {
 	h.touchRecent(c, recentQuoteItem(ref, q, customerName))
 	h.indexQuote(c, ref.CPQID, ref.CustomerID, q, customerName, cpqName, workindex.ActOpened)
 	h.changes.Observe(quoteWatchKey(ref), changeTag(digestOf(q)))
-	h.renderPage(c, http.StatusOK, t(c, "quote.title", idText(ref.QuoteID)), layout.SectionQuotes,
-		quotes.QuotePage(quotePageVM(tr(c), ref, q, customerName, cpqName, hasCPQSession(c, cpqKeyOf(ref)))))
+	vm := quotePageVM(tr(c), ref, q, customerName, cpqName, hasCPQSession(c, cpqKeyOf(ref)))
+	vm.ContractBanner, vm.ChangeConfirm = h.contractBanner(c, q)
+	vm.ChangeScript = h.assets.URL("change-confirm.js")
+	h.renderPage(c, http.StatusOK, t(c, "quote.title", idText(ref.QuoteID)), layout.SectionQuotes, quotes.QuotePage(vm))
 }
 
 // quotePageVM builds the whole page.

@@ -5,13 +5,18 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 
+	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/workindex"
+	"github.com/cpqportal/portal/web/templates/contracts"
+	"github.com/cpqportal/portal/web/templates/work"
 )
 
 // The work index (internal/workindex, docs/work-index.md): every v2 answer that carries a quote or
@@ -195,4 +200,59 @@ func (h *Handler) indexGenerated(c *gin.Context, ref quoteRef, quote *apiclient.
 			QuoteID: ref.quoteID, CPQID: ref.cpqID, CustomerID: ref.customerID, Status: "GENERATED", Totals: quote.Totals}, act)
 	}
 	h.indexQuote(c, ref.cpqID, ref.customerID, quote, "", "", workindex.ActChanged)
+}
+
+// followingRegions are the contract page's status badge and signature region as out-of-band
+// swaps, sent with a live notice: the page follows a colleague's change at once (an archived
+// contract loses its signature actions, so no click ends in an error), and the notice still offers
+// the reload for the rest.
+func followingRegions(tr *i18n.Translator, contract *apiclient.Contract) templ.Component {
+	status := contracts.StatusOf(tr, contract.Status)
+	status.OOB = true
+	signature := signatureVM(tr, contract)
+	signature.OOB = true
+	return templ.Join(contracts.StatusBadge(status), contracts.SignaturePartial(signature))
+}
+
+// contractBanner is the quote page's banner when the quote has a contract (the quote document's
+// contract), with the stage the work index last saw (generated when it has not seen the contract
+// yet: workindex.StageOfQuote), and the question asked before every change of the quote.
+func (h *Handler) contractBanner(c *gin.Context, q *apiclient.Quote) (templ.Component, string) {
+	if q.Contract == nil || q.Contract.ContractID < 1 {
+		return nil, ""
+	}
+	trl := tr(c)
+	number := firstNonEmptyString(q.Contract.ContractNumber, "#"+strconv.Itoa(int(q.Contract.ContractID)))
+	vm := work.BannerVM{Number: number, Href: contractPath(q.Contract.ContractID)}
+	stage := workindex.StageOfQuote(true, "")
+	if h.work != nil {
+		if row, ok := h.work.Lookup(c.Request.Context(), h.viewer(c), workindex.KindContract, int64(q.Contract.ContractID)); ok {
+			stage = workindex.StageOfQuote(true, row.Stage)
+			vm.AsOf = trl.DateTime(row.SeenAt)
+		}
+	}
+	vm.StageLabel, vm.StageLevel = stageLabel(trl, stage), stageLevel(stage)
+	confirm := "work.banner.confirm.generated"
+	vm.Warning = trl.T("work.banner.warning.generated")
+	switch stage {
+	case workindex.StageSignature:
+		confirm, vm.Warning = "work.banner.confirm.signature", trl.T("work.banner.warning.signature")
+	case workindex.StageArchived:
+		confirm, vm.Warning, vm.Archived = "work.banner.confirm.archived", trl.T("work.banner.warning.archived"), true
+	}
+	return work.ContractBanner(vm), trl.T(confirm, number)
+}
+
+// generateSummary is what "Generate contract" asks to confirm before it creates the legal
+// document: the customer (its name as the work index last saw it, else its number), the carts and
+// the net totals of the quote document just read.
+func (h *Handler) generateSummary(trl *i18n.Translator, ref quoteRef, quote *apiclient.Quote) string {
+	customer := trl.T("worklist.customer_fallback", strconv.Itoa(int(ref.customerID)))
+	if h.work != nil {
+		if row, ok := h.work.Peek(workindex.KindQuote, ref.quoteID); ok && row.Customer != "" {
+			customer = row.Customer
+		}
+	}
+	return trl.T("work.generate.confirm", strconv.FormatInt(ref.quoteID, 10), customer, len(quote.Carts),
+		trl.Money(cents(quote.Totals.NetActivation), "EUR"), trl.Money(cents(quote.Totals.NetRecurring), "EUR"))
 }

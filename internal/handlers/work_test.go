@@ -38,6 +38,12 @@ func TestWorkStageRulesThroughHandlers(t *testing.T) {
 		t.Fatalf("new quote: stage %q, want draft", got)
 	}
 
+	// "Generate contract" confirms with a summary first.
+	docs := quoteMust(t, "documents", e.p.do(t, e.user, http.MethodGet, ref.baseURL()+"/documents", nil, map[string]string{"HX-Request": "true"}), http.StatusOK)
+	if summary := docs.Find(`[data-testid="generate-form"]`).AttrOr("hx-confirm", ""); !strings.Contains(summary, "quote "+quoteID) || !strings.Contains(summary, "1 cart") {
+		t.Errorf("generate confirmation: %q", summary)
+	}
+
 	// Rule: a generated contract (GENERATED, no request) is "generated", and so is its quote.
 	resp := e.p.do(t, e.user, http.MethodPost, ref.baseURL()+"/contract", strings.NewReader(""), hx)
 	quoteMust(t, "generate", resp, http.StatusOK)
@@ -61,6 +67,17 @@ func TestWorkStageRulesThroughHandlers(t *testing.T) {
 	}
 	if rows := workRows(t, e, "/work/contracts?stage=generated"); rows[contractID] != "" {
 		t.Errorf("contract out for signature still listed as generated")
+	}
+
+	// The quote page says so at the top and asks before every change.
+	doc := quoteMust(t, "quote page with a contract", e.p.do(t, e.user, http.MethodGet, ref.baseURL(), nil, nil), http.StatusOK)
+	banner := doc.Find(`[data-testid="quote-contract-banner"]`)
+	if banner.Length() != 1 || banner.AttrOr("data-stage-label", "") != "Out for signature" ||
+		!strings.Contains(doc.Find(`[data-testid="quote-page"]`).AttrOr("data-change-confirm", ""), "out for signature") {
+		t.Errorf("contract banner: %q / confirm %q", banner.Text(), doc.Find(`[data-testid="quote-page"]`).AttrOr("data-change-confirm", ""))
+	}
+	if src := doc.Find(`script[src*="change-confirm"]`).AttrOr("src", ""); !strings.HasPrefix(src, "/static/") || strings.Contains(src, "missing") {
+		t.Errorf("change-confirm script: %q", src)
 	}
 
 	// Rule: a removed request takes the contract back to "generated".

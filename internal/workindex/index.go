@@ -602,3 +602,14 @@ func (ix *Index) MarkArchived(ctx context.Context, number string) error {
 		CPQID: found.CPQID, CustomerID: found.CustomerID, Facts: ContractFacts{Status: v2StatusArchived, Archived: true},
 		OneOffCents: found.OneOffCents, MonthlyCents: found.MonthlyCents}, ActRefreshed)
 }
+
+// Peek returns a row from this replica's projection without a store read and without a
+// visibility check: for labels of an object the viewer has just read from the v2 API themselves
+// (the customer's name on a quote they have open), never for lists.
+func (ix *Index) Peek(kind Kind, id int64) (Row, bool) {
+	r, ok := ix.lookup(keyOf(kind, id))
+	if !ok {
+		return Row{}, false
+	}
+	return *r, true
+}

@@ -48,6 +48,8 @@ type DocumentsVM struct {
 	Generated *GeneratedVM
 	// AuditURL is the quote's validation audit page.
 	AuditURL string
+	// GenerateConfirm is the summary "Generate contract" asks to confirm (customer, carts, totals).
+	GenerateConfirm string
 }
 
 // UploadURL is where the upload form posts.
