@@ -86,7 +86,8 @@ func (h *Handler) checkBatch(c *gin.Context) {
 		h.fail(c, badRequest("error.form_unreadable"))
 		return
 	}
-	text := c.PostForm("numbers")
+	// One textarea, or one value per contract selected on the contracts list ("Archive selected").
+	text := strings.Join(c.PostFormArray("numbers"), "\n")
 	vm := batchNewVM(tr(c), text)
 	entries := jobs.ParseText(text)
 	if header, err := c.FormFile("file"); err == nil && header.Size > 0 {

@@ -256,3 +256,34 @@ func (h *Handler) generateSummary(trl *i18n.Translator, ref quoteRef, quote *api
 	return trl.T("work.generate.confirm", strconv.FormatInt(ref.quoteID, 10), customer, len(quote.Carts),
 		trl.Money(cents(quote.Totals.NetActivation), "EUR"), trl.Money(cents(quote.Totals.NetRecurring), "EUR"))
 }
+
+// customerWorkRows is how many quotes and contracts the customer page shows (the full lists are
+// a link away).
+const customerWorkRows = 10
+
+// customerWork is the customer page's section of the customer's quotes and contracts the user
+// may see, most recently changed first, stale rows re-read with the user's token.
+func (h *Handler) customerWork(c *gin.Context, customerID int32) templ.Component {
+	if h.work == nil {
+		return nil
+	}
+	trl := tr(c)
+	id := strconv.Itoa(int(customerID))
+	vm := work.CustomerWorkVM{QuotesURL: "/work/quotes?scope=all&customer=" + id, ContractsURL: "/work/contracts?customer=" + id}
+	v := h.viewer(c)
+	for _, kind := range []workindex.Kind{workindex.KindQuote, workindex.KindContract} {
+		page, err := h.work.List(c.Request.Context(), v, workindex.Query{Kind: kind, Scope: workindex.ScopeAll, CustomerID: customerID, PerPage: customerWorkRows})
+		if err != nil {
+			h.log(c).Warn("work index: customer's work unavailable", slog.Any("err", err))
+			return work.CustomerWork(work.CustomerWorkVM{Unavailable: true})
+		}
+		for _, r := range h.refreshRows(c, page.Rows, false) {
+			if kind == workindex.KindQuote {
+				vm.Quotes = append(vm.Quotes, workRowVM(trl, r))
+			} else {
+				vm.Contracts = append(vm.Contracts, workRowVM(trl, r))
+			}
+		}
+	}
+	return work.CustomerWork(vm)
+}

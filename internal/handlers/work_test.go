@@ -94,6 +94,15 @@ func TestWorkStageRulesThroughHandlers(t *testing.T) {
 	if got := workRows(t, e, "/work/quotes?scope=all")[quoteID]; got != "archived" {
 		t.Errorf("quote of an archived contract: %q", got)
 	}
+
+	// The customer page lists the customer's quote and contract with their stages.
+	customer := quoteMust(t, "customer page", e.p.do(t, e.user, http.MethodGet, "/customers/"+strconv.Itoa(int(ref.customerID)), nil, nil), http.StatusOK)
+	if got := customer.Find(`[data-testid="customer-quotes"] [data-id="` + quoteID + `"]`).AttrOr("data-stage", ""); got != "archived" {
+		t.Errorf("customer page, quote: %q", got)
+	}
+	if got := customer.Find(`[data-testid="customer-contracts"] [data-id="` + contractID + `"]`).AttrOr("data-stage", ""); got != "archived" {
+		t.Errorf("customer page, contract: %q", got)
+	}
 }
 
 // TestWorkListBadFilters: malformed filters answer 400 with the form, never a 5xx.
