@@ -99,6 +99,9 @@ func (h *Handler) batchVM(tr *i18n.Translator, j *jobs.Job) backoffice.BatchVM {
 		WaitingForSignIn: j.Active() && j.WaitingForSignIn, Resumed: j.Resumes, Concurrency: max(h.cfg.BatchConcurrency, 1),
 	}
 	vm.CanRetry = !vm.Active && !vm.Draft && c.Failed > 0
+	if vm.Draft {
+		vm.IncludeUnsent, vm.IncludeAll = unsentNumbers(j)
+	}
 	vm.Summary = tr.T("batch.preview.summary",
 		backoffice.Count(tr, c.Left, "batch.preview.pending.one", "batch.preview.pending.other"),
 		backoffice.Count(tr, c.Done, "batch.preview.done.one", "batch.preview.done.other"),
@@ -121,6 +124,9 @@ func (h *Handler) batchVM(tr *i18n.Translator, j *jobs.Job) backoffice.BatchVM {
 			row.Message = it.NoteMessage().In(tr)
 		}
 		vm.Rows = append(vm.Rows, row)
+	}
+	if vm.Draft {
+		h.addBatchStages(tr, vm.Rows)
 	}
 	return vm
 }

@@ -172,3 +172,41 @@ func TestWorkStartPageByRole(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkBatchLeavesOutUnsent: "Archive selected" from the contracts list leaves out a contract
+// never sent for signature, with the reason and its stage, and the person can include it.
+func TestWorkBatchLeavesOutUnsent(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	_, unsent := e.newContract(t)
+	_, sent := e.newContract(t)
+	hx := map[string]string{"HX-Request": "true", "Origin": e.p.URL, "Content-Type": "application/x-www-form-urlencoded"}
+	form := url.Values{"email": {"signer@example.com"}, "signerName": {"Signer"}}
+	quoteMust(t, "send for signature", e.p.do(t, e.user, http.MethodPost, "/contracts/"+strconv.Itoa(int(sent.ContractID))+"/signature", strings.NewReader(form.Encode()), hx), http.StatusOK)
+
+	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {unsent.ContractNumber, sent.ContractNumber}, "leave_unsent": {"1"}})
+	if posted.StatusCode != http.StatusSeeOther {
+		t.Fatalf("check: %d", posted.StatusCode)
+	}
+	doc := parseHTML(t, e.p.get(t, e.user, posted.Header.Get("Location"), nil).body)
+	if got := strings.Join(strings.Fields(doc.Find(`[data-testid="batch-preview-summary"]`).Text()), " "); !strings.HasPrefix(got, "1 contract will be archived") {
+		t.Errorf("preview: %q", got)
+	}
+	if msg := doc.Find(`[data-testid="batch-row-message"]`).Text(); !strings.Contains(msg, "never sent for signature") {
+		t.Errorf("no reason given: %q", msg)
+	}
+	if stages := doc.Find(`[data-testid="batch-row-stage"]`).Text(); !strings.Contains(stages, "Out for signature") || !strings.Contains(stages, "Contract generated") {
+		t.Errorf("stages: %q", stages)
+	}
+	include := doc.Find(`[data-testid="batch-include-unsent"]`)
+	if include.Length() != 1 {
+		t.Fatal("no way to include the contract left out")
+	}
+	values := url.Values{}
+	include.Find("input").Each(func(_ int, s *goquery.Selection) { values.Add(s.AttrOr("name", ""), s.AttrOr("value", "")) })
+	again := postForm(t, e.p, e.user, "/contracts/batch-archive", values)
+	doc = parseHTML(t, e.p.get(t, e.user, again.Header.Get("Location"), nil).body)
+	if got := strings.Join(strings.Fields(doc.Find(`[data-testid="batch-preview-summary"]`).Text()), " "); !strings.HasPrefix(got, "2 contracts will be archived") {
+		t.Errorf("after including: %q", got)
+	}
+}

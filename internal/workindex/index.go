@@ -613,3 +613,23 @@ func (ix *Index) Peek(kind Kind, id int64) (Row, bool) {
 	}
 	return *r, true
 }
+
+// ContractStages returns the stage of each contract number this replica's projection has (one
+// pass over the rows), for a page that lists contracts the viewer has just read themselves.
+func (ix *Index) ContractStages(numbers []string) map[string]Stage {
+	want := make(map[string]bool, len(numbers))
+	for _, n := range numbers {
+		want[n] = true
+	}
+	out := make(map[string]Stage, len(numbers))
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	for n := range ix.shards {
+		for _, r := range ix.shards[n] {
+			if r.Kind == KindContract && want[r.ContractNumber] {
+				out[r.ContractNumber] = r.Stage
+			}
+		}
+	}
+	return out
+}
