@@ -97,10 +97,10 @@ func TestWorkStageRulesThroughHandlers(t *testing.T) {
 
 	// The customer page lists the customer's quote and contract with their stages.
 	customer := quoteMust(t, "customer page", e.p.do(t, e.user, http.MethodGet, "/customers/"+strconv.Itoa(int(ref.customerID)), nil, nil), http.StatusOK)
-	if got := customer.Find(`[data-testid="customer-quotes"] [data-id="` + quoteID + `"]`).AttrOr("data-stage", ""); got != "archived" {
+	if got := customer.Find(`[data-testid="customer-quotes"] [data-id="`+quoteID+`"]`).AttrOr("data-stage", ""); got != "archived" {
 		t.Errorf("customer page, quote: %q", got)
 	}
-	if got := customer.Find(`[data-testid="customer-contracts"] [data-id="` + contractID + `"]`).AttrOr("data-stage", ""); got != "archived" {
+	if got := customer.Find(`[data-testid="customer-contracts"] [data-id="`+contractID+`"]`).AttrOr("data-stage", ""); got != "archived" {
 		t.Errorf("customer page, contract: %q", got)
 	}
 }

@@ -49,7 +49,7 @@ type BatchVM struct {
 	// IncludeAll are the other numbers of the draft that "Include them" checks again.
 	IncludeAll []string
 	ID         string
-	URL           string
+	URL        string
 	// Draft is true before the user confirmed: the page shows what will happen.
 	Draft bool
 	// The counts.
