@@ -110,7 +110,7 @@ func TestWorkContractFollowsTheDeal(t *testing.T) {
 	workGoto(t, rep, contractPath)
 	check(t, rep.GetByTestId("signature-email").Fill("signer@example.com"), "signer's e-mail")
 	check(t, rep.GetByTestId("signature-signer").Fill("Signer"), "signer's name")
-	check(t, rep.GetByTestId("signature-send").Click(), "send for signature")
+	clickSettled(t, rep, rep.GetByTestId("signature-send"), "send for signature")
 	check(t, suite.expect.Locator(rep.GetByTestId("signature-remove")).ToBeVisible(), "the request is out")
 	workGoto(t, rep, "/work/contracts?stage=signature")
 	check(t, suite.expect.Locator(workRow(rep, contractID)).ToHaveAttribute("data-stage", "signature"), "out for signature")
@@ -157,7 +157,7 @@ func TestWorkContractFollowsTheDeal(t *testing.T) {
 
 	// The colleague archives the contract on its page; the rep's open page follows.
 	workGoto(t, clerk, contractPath)
-	check(t, clerk.GetByTestId("archive-button").Click(), "archive")
+	clickSettled(t, clerk, clerk.GetByTestId("archive-button"), "archive")
 	check(t, suite.expect.Locator(clerk.GetByTestId("archive-details")).ToBeVisible(), "archived")
 	check(t, suite.expect.Locator(rep.GetByTestId("signature-archived")).ToBeVisible(), "the rep's page loses the signature actions")
 	check(t, suite.expect.Locator(rep.GetByTestId("signature-remove")).ToHaveCount(0), "no signature button left")
