@@ -36,7 +36,7 @@ import (
 )
 
 // groups are the measurement groups, in the order they run.
-var groups = []string{"overhead", "weight", "quote", "poll", "list", "stream", "backoffice", "allocs"}
+var groups = []string{"overhead", "weight", "quote", "poll", "list", "stream", "backoffice", "allocs", "workindex"}
 
 type options struct {
 	out        string
@@ -199,6 +199,7 @@ func runGroups(ctx context.Context, opts options, lab *lab, rep *report, stderr 
 	step("stream", func() error { return measureStream(ctx, lab, rep) })
 	step("backoffice", func() error { return measureBackoffice(ctx, lab, rep) })
 	step("allocs", func() error { return measureAllocs(ctx, lab, rep) })
+	step("workindex", func() error { return measureWorkIndex(ctx, lab, rep) })
 	return failures
 }
 
