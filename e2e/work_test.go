@@ -161,6 +161,7 @@ func TestWorkContractFollowsTheDeal(t *testing.T) {
 	check(t, suite.expect.Locator(clerk.GetByTestId("archive-details")).ToBeVisible(), "archived")
 	check(t, suite.expect.Locator(rep.GetByTestId("signature-archived")).ToBeVisible(), "the rep's page loses the signature actions")
 	check(t, suite.expect.Locator(rep.GetByTestId("signature-remove")).ToHaveCount(0), "no signature button left")
+	check(t, suite.expect.Locator(rep.GetByTestId("archive-button")).ToHaveCount(0), "no archive button left")
 	check(t, suite.expect.Locator(rep.GetByTestId("contract-status")).ToHaveAttribute("data-status", "Archived"), "the badge says archived")
 
 	workGoto(t, rep, "/work/contracts?stage=archived")

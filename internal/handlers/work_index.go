@@ -202,16 +202,18 @@ func (h *Handler) indexGenerated(c *gin.Context, ref quoteRef, quote *apiclient.
 	h.indexQuote(c, ref.cpqID, ref.customerID, quote, "", "", workindex.ActChanged)
 }
 
-// followingRegions are the contract page's status badge and signature region as out-of-band
-// swaps, sent with a live notice: the page follows a colleague's change at once (an archived
-// contract loses its signature actions, so no click ends in an error), and the notice still offers
-// the reload for the rest.
+// followingRegions are the contract page's status badge, signature region and archive region as
+// out-of-band swaps, sent with a live notice: the page follows a colleague's change at once (an
+// archived contract loses its signature and archive actions, so no click ends in an error), and
+// the notice still offers the reload for the rest.
 func followingRegions(tr *i18n.Translator, contract *apiclient.Contract) templ.Component {
 	status := contracts.StatusOf(tr, contract.Status)
 	status.OOB = true
 	signature := signatureVM(tr, contract)
 	signature.OOB = true
-	return templ.Join(contracts.StatusBadge(status), contracts.SignaturePartial(signature))
+	archive := archiveVM(tr, contract)
+	archive.OOB = true
+	return templ.Join(contracts.StatusBadge(status), contracts.SignaturePartial(signature), contracts.ArchivePartial(archive))
 }
 
 // contractBanner is the quote page's banner when the quote has a contract (the quote document's

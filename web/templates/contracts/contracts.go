@@ -188,6 +188,8 @@ type ArchiveVM struct {
 	ArchivedAt string
 	// JustArchived is set in the answer to "Archive".
 	JustArchived bool
+	// OOB renders the region as an htmx out-of-band swap (with a live notice: a colleague archived it).
+	OOB bool
 }
 
 // URL is where "Archive" posts.
