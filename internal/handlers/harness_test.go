@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -70,6 +71,8 @@ type portalOptions struct {
 	healthURL  *url.URL
 	// now is the handlers' clock (default time.Now).
 	now func() time.Time
+	// workStore, when set, holds the work index instead of the portal's state store (faults).
+	workStore statestore.Store
 }
 
 // testPortal is one running portal with its provider and simulator.
@@ -161,7 +164,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
 		Recent:      recent.New(state, nil),
 		Jobs:        jobManager,
-		Work:        workindex.New(state, workindex.Options{}),
+		Work:        workindex.New(cmp.Or[statestore.Store](opts.workStore, state), workindex.Options{}),
 	})
 	if err != nil {
 		t.Fatal(err)

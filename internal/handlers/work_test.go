@@ -1,14 +1,20 @@
 package handlers
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
+
+	"github.com/cpqportal/portal/internal/v2sim"
 )
 
 // workRows lists the rows of a work list as id -> stage.
@@ -208,5 +214,48 @@ func TestWorkBatchLeavesOutUnsent(t *testing.T) {
 	doc = parseHTML(t, e.p.get(t, e.user, again.Header.Get("Location"), nil).body)
 	if got := strings.Join(strings.Fields(doc.Find(`[data-testid="batch-preview-summary"]`).Text()), " "); !strings.HasPrefix(got, "2 contracts will be archived") {
 		t.Errorf("after including: %q", got)
+	}
+}
+
+// failingStore is a state store that cannot be reached (Redis down).
+type failingStore struct{}
+
+var errStoreDown = errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")
+
+func (failingStore) Get(context.Context, string) ([]byte, error)              { return nil, errStoreDown }
+func (failingStore) Put(context.Context, string, []byte, time.Duration) error { return errStoreDown }
+func (failingStore) Keys(context.Context, string) ([]string, error)           { return nil, errStoreDown }
+func (failingStore) Delete(context.Context, string) error                     { return errStoreDown }
+func (failingStore) Close() error                                             { return nil }
+func (failingStore) Update(context.Context, string, time.Duration, func([]byte) ([]byte, error)) error {
+	return errStoreDown
+}
+
+// TestWorkStoreUnreachable: the lists say "lists unavailable right now"; creating, showing and
+// changing a quote keep working (index writes are logged, never fail an action).
+func TestWorkStoreUnreachable(t *testing.T) {
+	t.Parallel()
+	sim := v2sim.New(v2sim.Options{Customers: 5, Seed: 1})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(func() { srv.Close(); _ = sim.Close() })
+	p := newPortal(t, portalOptions{v2URL: srv.URL, workStore: failingStore{}})
+	u := newQuoteUser(t, p, sim)
+	quoteURL := u.createQuote(1, 1, 11, 102, "Store down")
+	doc, _ := u.page(quoteURL)
+	if doc.Find(`[data-testid="quote-page"]`).Length() != 1 {
+		t.Fatal("the quote page is not shown")
+	}
+	for _, path := range []string{"/work/quotes", "/work/contracts"} {
+		list := quoteMust(t, path, u.get(path, false), http.StatusOK)
+		if !strings.Contains(list.Find(`[data-testid="work-unavailable"]`).Text(), "Lists unavailable right now") {
+			t.Errorf("%s does not say the lists are unavailable", path)
+		}
+	}
+	customer := quoteMust(t, "customer page", u.get("/customers/1", false), http.StatusOK)
+	if customer.Find(`[data-testid="customer-work"] [data-testid="work-unavailable"]`).Length() != 1 {
+		t.Error("the customer page does not say its lists are unavailable")
+	}
+	if !strings.Contains(p.logs.String(), "work index: quote not recorded") {
+		t.Error("the failed index write was not logged")
 	}
 }
