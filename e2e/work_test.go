@@ -46,6 +46,12 @@ func TestWorkMyQuotesAndVisibility(t *testing.T) {
 	check(t, suite.expect.Page(rep).ToHaveURL(regexp.MustCompile(`q=`)), "the filter is in the URL")
 	check(t, suite.expect.Locator(rep.Locator(`[data-testid="work-row"]`)).ToHaveCount(1), "only this customer's quote")
 
+	src := axeSource(t)
+	checkAxe(t, rep, src, "the quotes list, filtered")
+	workGoto(t, rep, "/work/contracts?from=2026-13-01")
+	check(t, suite.expect.Locator(rep.GetByTestId("work-from-error")).ToBeVisible(), "a malformed date is answered with the form")
+	checkAxe(t, rep, src, "the contracts list with a filter error")
+
 	workGoto(t, rep, "/customers/"+strconv.Itoa(customer.ID))
 	check(t, suite.expect.Locator(rep.Locator(`[data-testid="customer-quotes"] [data-id="`+quoteID+`"]`)).ToHaveAttribute("data-stage", "draft"),
 		"the customer's page lists the quote with its stage")
