@@ -189,6 +189,26 @@ type Index struct {
 	gens      [numShards]uint64
 	checked   time.Time
 	loaded    bool
+	// downUntil: the store failed; until then reads and writes give up at once instead of waiting
+	// for it again on every page and action.
+	downUntil time.Time
+}
+
+// storeDownFor is how long the index stops asking a store that failed.
+const storeDownFor = 5 * time.Second
+
+// storeDown reports whether the store failed a moment ago.
+func (ix *Index) storeDown() bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.opts.Now().Before(ix.downUntil)
+}
+
+// markDown notes a store failure.
+func (ix *Index) markDown() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.downUntil = ix.opts.Now().Add(storeDownFor)
 }
 
 // New returns an index kept in st.
@@ -379,6 +399,9 @@ func (ix *Index) write(ctx context.Context, k rowKey, v Viewer, act Act, create 
 // update runs fn on row k inside an atomic Update of its shard, then bumps the shard's
 // generation and installs the shard in this replica's projection.
 func (ix *Index) update(ctx context.Context, k rowKey, fn func(r *Row, exists bool) bool) error {
+	if ix.storeDown() {
+		return fmt.Errorf("workindex: write %s %d: %w (the store failed a moment ago)", k.kind, k.id, ErrUnavailable)
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ix.opts.WriteTimeout)
 	defer cancel()
 	n := shardOf(k)
@@ -415,6 +438,7 @@ func (ix *Index) update(ctx context.Context, k rowKey, fn func(r *Row, exists bo
 		return json.Marshal(doc)
 	})
 	if err != nil {
+		ix.markDown()
 		return fmt.Errorf("workindex: write %s %d: %w", k.kind, k.id, err)
 	}
 	if written == nil {
@@ -507,8 +531,12 @@ func (ix *Index) refresh(ctx context.Context, force bool) error {
 	if fresh && !force {
 		return nil
 	}
+	if ix.storeDown() {
+		return fmt.Errorf("%w: the store failed a moment ago", ErrUnavailable)
+	}
 	raw, err := ix.store.Get(ctx, genKey)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		ix.markDown()
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	gens := make([]uint64, numShards)
@@ -533,6 +561,7 @@ func (ix *Index) refresh(ctx context.Context, force bool) error {
 			continue
 		}
 		if err != nil {
+			ix.markDown()
 			return fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
 		doc := &shardDoc{}

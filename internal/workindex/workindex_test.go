@@ -323,3 +323,45 @@ func assertStage(t *testing.T, what string, quote, contract, want Stage) {
 		t.Errorf("%s: quote %q contract %q, want %q", what, quote, contract, want)
 	}
 }
+
+// countingStore fails every call and counts them.
+type countingStore struct {
+	brokenStore
+	calls *int
+}
+
+func (s countingStore) Get(ctx context.Context, key string) ([]byte, error) {
+	*s.calls++
+	return nil, errDown
+}
+
+func (s countingStore) Update(ctx context.Context, key string, ttl time.Duration, fn func([]byte) ([]byte, error)) error {
+	*s.calls++
+	return errDown
+}
+
+// TestStoreDownIsNotAskedAgainAtOnce: after a failure the index gives up at once for a few
+// seconds, so pages and actions do not wait for a dead store each time.
+func TestStoreDownIsNotAskedAgainAtOnce(t *testing.T) {
+	t.Parallel()
+	calls := 0
+	c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
+	ix := New(countingStore{calls: &calls}, Options{Now: c.now, RefreshEvery: time.Nanosecond})
+	ctx := context.Background()
+	for range 5 {
+		if _, err := ix.List(ctx, alice, Query{Kind: KindQuote}); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("List: %v", err)
+		}
+		if err := ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1}, ActCreated); err == nil {
+			t.Fatal("write reported no error")
+		}
+	}
+	if calls != 1 {
+		t.Errorf("the store was asked %d times, want 1", calls)
+	}
+	c.t = c.t.Add(storeDownFor + time.Second)
+	_, _ = ix.List(ctx, alice, Query{Kind: KindQuote})
+	if calls != 2 {
+		t.Errorf("after the pause the store was asked %d times in all, want 2", calls)
+	}
+}
