@@ -211,6 +211,8 @@ func TestA11yEveryPageAndStateLightAndDark(t *testing.T) {
 	}{{"light", false}, {"dark", true}} {
 		t.Run(scheme.name, func(t *testing.T) {
 			page := newPageWith(t, pageOptions{dark: scheme.dark})
+			// The world's quote has a contract: each change of it asks first (issue 25); yes.
+			page.OnDialog(func(d playwright.Dialog) { _ = d.Accept() })
 			login(t, page, salesUser, salesPassword)
 			w := buildA11yWorld(t, page)
 			state := func(name string) string { return name + " (" + scheme.name + ")" }
@@ -343,6 +345,8 @@ func tabUntil(t *testing.T, page playwright.Page, selector string, max int) {
 // quote's quantity; focus is always visible and lands where the user expects after each update.
 func TestA11yKeyboardOnlyJourney(t *testing.T) {
 	page := newPage(t)
+	// The world's quote has a contract: each change of it asks first (issue 25); yes.
+	page.OnDialog(func(d playwright.Dialog) { _ = d.Accept() })
 	login(t, page, salesUser, salesPassword)
 	w := buildA11yWorld(t, page)
 

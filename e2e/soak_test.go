@@ -513,7 +513,7 @@ func (u *soakUser) signIn(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if done.status != http.StatusOK || done.url.Path != "/customers" {
+	if done.status != http.StatusOK || !strings.HasPrefix(done.url.Path, "/work/") {
 		return fmt.Errorf("sign-in ended at %s with %d", done.url, done.status)
 	}
 	return nil

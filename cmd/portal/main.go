@@ -45,6 +45,7 @@ import (
 	"github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/telemetry"
 	"github.com/cpqportal/portal/internal/v2sim"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web"
 )
 
@@ -289,6 +290,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 				logger.Error("pausing the batches of a signed-out user failed", slog.Any("err", err))
 			}
 		},
+		RolesClaim: cfg.RolesClaim,
 	}, sessionStore, logger) // auth adds component=auth itself
 	p := &portal{auth: authenticator, store: sessionStore}
 	fail := func(err error) (*portal, error) {
@@ -324,12 +326,14 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	if err != nil {
 		return fail(fmt.Errorf("PORTAL_SESSION_KEYS: %w", err))
 	}
-	p.jobs = jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: cfg.BatchConcurrency,
-		Sealer: sealer, Logger: logger.With(slog.String("component", "jobs"))})
+	work := workindex.New(state, workindex.Options{})
+	p.jobs = jobs.NewManager(jobs.Options{Store: state, Archiver: indexedArchiver{V2: jobs.V2{API: api}, work: work, logger: logger},
+		Concurrency: cfg.BatchConcurrency, Sealer: sealer, Logger: logger.With(slog.String("component", "jobs"))})
 	jobManager = p.jobs
 	p.jobs.Run()
 	deps := handlers.Deps{
 		Recent:      recent.New(state, nil),
+		Work:        work,
 		Jobs:        p.jobs,
 		Config:      cfg,
 		Logger:      logger,

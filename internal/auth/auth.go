@@ -90,6 +90,9 @@ type Config struct {
 	// tokens they hold (internal/jobs). It runs after the sessions ended, with a context that
 	// outlives the request.
 	OnSessionsEnded func(ctx context.Context, subject string)
+	// RolesClaim names the ID token claim with the user's roles, a dotted path for nested claims
+	// (roles, groups, realm_access.roles); "roles" when empty.
+	RolesClaim string
 }
 
 // User is the signed-in user.
@@ -326,6 +329,15 @@ func CurrentUser(c *gin.Context) User {
 		return User{}
 	}
 	return User{Subject: s.Subject, Name: s.Name, Email: s.Email}
+}
+
+// CurrentRoles returns the signed-in user's roles (the ID token's roles claim at sign-in,
+// Config.RolesClaim), or nil.
+func CurrentRoles(c *gin.Context) []string {
+	if s := CurrentSession(c); s != nil {
+		return s.Roles
+	}
+	return nil
 }
 
 // AccessToken returns the signed-in user's current access token (refreshed if needed), or "".

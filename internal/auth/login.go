@@ -232,6 +232,7 @@ func (a *Authenticator) Callback(c *gin.Context) {
 		Subject:      user.Subject,
 		Name:         user.Name,
 		Email:        user.Email,
+		Roles:        a.rolesOf(idToken),
 		AccessToken:  token.AccessToken,
 		RefreshToken: token.RefreshToken,
 		IDToken:      rawIDToken,

@@ -110,6 +110,19 @@ type Config struct {
 	UploadLimit int64
 	// CustomerCacheTTL is how long the customer list is reused before asking the v2 API again.
 	CustomerCacheTTL time.Duration
+
+	// RolesClaim names the ID token claim that carries the user's roles: a top-level name
+	// ("roles": Entra app roles and the demo provider; "groups": Dex) or a dotted path into nested
+	// objects ("realm_access.roles": Keycloak realm roles). docs/work-index.md.
+	RolesClaim string
+	// TeamRoles may see every quote and contract of the work index (team-wide lists); others see
+	// the ones they created, changed or opened.
+	TeamRoles []string
+	// BackofficeRoles land on the contracts list; everyone else on My quotes.
+	BackofficeRoles []string
+	// WorkStaleAfter: a work-index row last seen longer ago is re-read with the viewer's token
+	// before a list shows it.
+	WorkStaleAfter time.Duration
 	// ShutdownGrace is how long in-flight requests get to finish on SIGTERM.
 	ShutdownGrace time.Duration
 	// ShutdownDrain is how long, within ShutdownGrace, the portal keeps accepting requests after
@@ -379,6 +392,28 @@ func settings() []setting {
 					return fmt.Errorf("must be a duration such as 30s or 0, not %q", raw)
 				}
 				c.CustomerCacheTTL = d
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_ROLES_CLAIM", "roles-claim", "roles", "ID token claim with the user's roles: roles (Entra, demo), groups (Dex), realm_access.roles (Keycloak)"},
+			apply: func(c *Config, raw string) error {
+				raw = strings.TrimSpace(raw)
+				if raw == "" || strings.HasPrefix(raw, ".") || strings.HasSuffix(raw, ".") || strings.Contains(raw, "..") {
+					return fmt.Errorf("must be a claim name or a dotted path such as realm_access.roles, not %q", raw)
+				}
+				c.RolesClaim = raw
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_TEAM_ROLES", "team-roles", "backoffice,team-lead", "Roles that see every quote and contract of the work index (comma-separated)"},
+			apply: func(c *Config, raw string) error { c.TeamRoles = roleList(raw); return nil }},
+		{Setting: Setting{"PORTAL_BACKOFFICE_ROLES", "backoffice-roles", "backoffice", "Roles whose start page is the contracts list (comma-separated)"},
+			apply: func(c *Config, raw string) error { c.BackofficeRoles = roleList(raw); return nil }},
+		{Setting: Setting{"PORTAL_WORK_STALE_AFTER", "work-stale-after", "10m", "A list re-reads a quote or contract last seen longer ago, with the viewer's token"},
+			apply: func(c *Config, raw string) error {
+				d, err := time.ParseDuration(raw)
+				if err != nil || d <= 0 {
+					return fmt.Errorf("must be a positive duration such as 10m, not %q", raw)
+				}
+				c.WorkStaleAfter = d
 				return nil
 			}},
 		{Setting: Setting{"PORTAL_SHUTDOWN_GRACE", "shutdown-grace", "20s", "Time given to in-flight requests on SIGTERM"},
@@ -664,6 +699,10 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("session_lifetime", c.SessionLifetime),
 		slog.Int64("upload_limit", c.UploadLimit),
 		slog.Duration("customer_cache_ttl", c.CustomerCacheTTL),
+		slog.String("roles_claim", c.RolesClaim),
+		slog.Any("team_roles", c.TeamRoles),
+		slog.Any("backoffice_roles", c.BackofficeRoles),
+		slog.Duration("work_stale_after", c.WorkStaleAfter),
 		slog.Any("trusted_proxies", c.TrustedProxies),
 		slog.String("metrics_addr", c.MetricsAddr),
 		slog.Bool("demo", c.Demo),
@@ -806,4 +845,15 @@ func randomToken(n int) (string, error) {
 		return "", err
 	}
 	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// roleList splits a comma-separated list of roles, dropping blanks.
+func roleList(raw string) []string {
+	var roles []string
+	for _, r := range strings.Split(raw, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			roles = append(roles, r)
+		}
+	}
+	return roles
 }

@@ -479,6 +479,11 @@ func (s *storage) SetUserinfoFromRequest(_ context.Context, info *oidc.UserInfo,
 			info.AppendClaims("sid", r.sessionID)
 		}
 	}
+	// The ID token carries the user's roles too: the portal reads them from it (PORTAL_ROLES_CLAIM,
+	// default "roles") for the start page and the team-wide lists.
+	if user, ok := s.users.bySubject[req.GetSubject()]; ok && user.Role != "" {
+		info.AppendClaims("roles", []string{user.Role})
+	}
 	return s.setUserinfo(info, req.GetSubject(), scopes)
 }
 

@@ -95,6 +95,7 @@ func (h *Handler) documentsVM(tr *i18n.Translator, ref quoteRef, quote *apiclien
 	if quote.Contract != nil && quote.Contract.ContractID >= 1 {
 		vm.Contract = contractLink(quote.Contract.ContractID, quote.Contract.ContractNumber)
 	}
+	vm.GenerateConfirm = h.generateSummary(tr, ref, quote)
 	return vm
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/backoffice"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -86,7 +87,8 @@ func (h *Handler) checkBatch(c *gin.Context) {
 		h.fail(c, badRequest("error.form_unreadable"))
 		return
 	}
-	text := c.PostForm("numbers")
+	// One textarea, or one value per contract selected on the contracts list ("Archive selected").
+	text := strings.Join(c.PostFormArray("numbers"), "\n")
 	vm := batchNewVM(tr(c), text)
 	entries := jobs.ParseText(text)
 	if header, err := c.FormFile("file"); err == nil && header.Size > 0 {
@@ -124,10 +126,14 @@ func (h *Handler) checkBatch(c *gin.Context) {
 		h.renderBatchNew(c, http.StatusUnprocessableEntity, vm)
 		return
 	}
-	items, err := jobs.Validate(c.Request.Context(), entries, h.cfg.BatchConcurrency, jobs.V2{API: h.api}.Lookup(auth.AccessToken(c)))
+	stages := &batchStages{stages: map[string]workindex.Stage{}}
+	items, err := jobs.Validate(c.Request.Context(), entries, h.cfg.BatchConcurrency, h.batchLookup(c, auth.AccessToken(c), stages))
 	if err != nil {
 		h.fail(c, fmt.Errorf("batch archive: check the list: %w", err))
 		return
+	}
+	if c.PostForm("leave_unsent") == "1" && c.PostForm("include_unsent") != "1" {
+		leaveOutUnsent(items, stages) // "Archive selected" from the contracts list: docs/backoffice.md
 	}
 	user := auth.CurrentUser(c)
 	job, err := h.jobs.Create(c.Request.Context(), user.Subject, user.Name, items)

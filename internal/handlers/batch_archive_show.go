@@ -103,6 +103,9 @@ func (h *Handler) batchVM(tr *i18n.Translator, j *jobs.Job) backoffice.BatchVM {
 	vm.CanRetry = !vm.Active && !vm.Draft && c.Failed > 0 && j.Status != jobs.StatusStopped
 	vm.RecordLost = j.Status == jobs.StatusStopped
 	vm.Verified, vm.Unverified = j.Verified(), j.Unverified()
+	if vm.Draft {
+		vm.IncludeUnsent, vm.IncludeAll = unsentNumbers(j)
+	}
 	vm.Summary = tr.T("batch.preview.summary",
 		backoffice.Count(tr, c.Left, "batch.preview.pending.one", "batch.preview.pending.other"),
 		backoffice.Count(tr, c.Done, "batch.preview.done.one", "batch.preview.done.other"),
@@ -129,6 +132,9 @@ func (h *Handler) batchVM(tr *i18n.Translator, j *jobs.Job) backoffice.BatchVM {
 		}
 		row.Verified = it.Verified
 		vm.Rows = append(vm.Rows, row)
+	}
+	if vm.Draft {
+		h.addBatchStages(tr, vm.Rows)
 	}
 	return vm
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -64,6 +65,7 @@ func (h *Handler) archiveContract(c *gin.Context) {
 	status.OOB = true
 	message := t(c, "archive.toast", contractNumberOf(contract), archive.ArchiveID)
 	h.markContractSeen(c, contract)
+	h.indexContract(c, contract, workindex.ActChanged)
 	h.toast(c, components.ToastSuccess, message)
 	announce(c, message)
 	h.render(c, http.StatusOK, templ.Join(contracts.ArchivePartial(archive), contracts.SignaturePartial(signature), contracts.StatusBadge(status)))

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/contracts"
 )
 
@@ -75,6 +77,9 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 		tag = contractChangeTag(own)
 		h.observeOwnRead(c, key, tag)
 	}
+	if tag != seen {
+		h.indexContract(c, own, workindex.ActRefreshed) // a colleague's change reaches the lists too
+	}
 	c.Header("ETag", `"`+tag+`"`)
 	if tag == seen {
 		c.Status(http.StatusNotModified)
@@ -86,7 +91,7 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 	}
 	notice := h.changeNotice(ctx, c, own.QuoteID, since)
 	vm := contracts.LiveNoticeVM{Who: notice.Who, Ago: notice.Ago, Actions: notice.Actions, ReloadURL: contractPath(contractID)}
-	h.render(c, http.StatusOK, contracts.LiveNotice(vm))
+	h.render(c, http.StatusOK, templ.Join(contracts.LiveNotice(vm), followingRegions(tr(c), own)))
 }
 
 // markContractSeen tells the page (header X-Live-Tag, read by app.js) and the watcher the contract's

@@ -47,6 +47,7 @@ func (h *Handler) generateContract(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	h.indexGenerated(c, ref, quote, result)
 	vm := h.documentsVM(tr(c), ref, quote)
 	vm.Generated = generated
 	if vm.Contract == nil && result.ContractID >= 1 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -123,6 +124,7 @@ func (h *Handler) showContract(c *gin.Context) {
 	}
 	vm := contractVM(tr(c), contract)
 	h.touchRecent(c, recentContractItem(contract))
+	h.indexContract(c, contract, workindex.ActOpened)
 	vm.LiveURL = contractPath(contract.ContractID) + "/changes"
 	vm.LiveTag = contractChangeTag(contract)
 	vm.LiveSince = strconv.FormatInt(h.now().UnixMilli(), 10)

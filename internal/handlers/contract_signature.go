@@ -14,6 +14,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 )
@@ -214,6 +215,7 @@ func (h *Handler) answerSignature(c *gin.Context, contractID int32, message stri
 	status := contracts.StatusOf(tr(c), contract.Status)
 	status.OOB = true
 	h.markContractSeen(c, contract)
+	h.indexContract(c, contract, workindex.ActChanged)
 	h.toast(c, components.ToastSuccess, message)
 	announce(c, message)
 	h.render(c, http.StatusOK, templ.Join(contracts.SignaturePartial(signatureVM(tr(c), contract)), contracts.StatusBadge(status)))

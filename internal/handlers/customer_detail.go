@@ -38,7 +38,9 @@ func (h *Handler) showCustomer(c *gin.Context) {
 	if !ok {
 		return
 	}
-	h.renderPage(c, http.StatusOK, cust.Name, layout.SectionCustomers, customers.DetailPage(h.customerDetailVM(c, cust, names)))
+	vm := h.customerDetailVM(c, cust, names)
+	vm.Work = h.customerWork(c, customerID)
+	h.renderPage(c, http.StatusOK, cust.Name, layout.SectionCustomers, customers.DetailPage(vm))
 }
 
 // configuratorNamesOrNil lists the configurators' names; when the list is unavailable the page

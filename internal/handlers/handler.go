@@ -37,6 +37,7 @@ import (
 	"github.com/cpqportal/portal/internal/quota"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/watch"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web"
 )
 
@@ -102,6 +103,9 @@ type Deps struct {
 	Jobs *jobs.Manager
 	// I18n is the message catalogues and the choice of language; the embedded catalogues when nil.
 	I18n *i18n.Bundle
+	// Work is the work index of quotes and contracts (internal/workindex); nil turns the work lists
+	// off (tests).
+	Work *workindex.Index
 }
 
 // Handler holds the dependencies of every route. All handlers are its methods; it has no
@@ -140,6 +144,8 @@ type Handler struct {
 	i18n *i18n.Bundle
 	// exports bounds each user's file exports in flight on this replica (exportsPerUser).
 	exports *quota.InFlight
+	// work is the work index (work_index.go; nil: off).
+	work *workindex.Index
 }
 
 // exportsPerUser is how many file exports (customers, audit worklist) one user may have running
@@ -179,6 +185,7 @@ func New(deps Deps) (*Handler, error) {
 		recent:      deps.Recent,
 		jobs:        deps.Jobs,
 		i18n:        deps.I18n,
+		work:        deps.Work,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.exports = quota.NewInFlight(exportsPerUser)
@@ -187,6 +194,9 @@ func New(deps Deps) (*Handler, error) {
 	h.gzipWriters = newGzipPool(h.buffers)
 	if h.now == nil {
 		h.now = time.Now
+	}
+	if h.cfg.WorkStaleAfter <= 0 {
+		h.cfg.WorkStaleAfter = 10 * time.Minute
 	}
 	if h.i18n == nil {
 		bundle, err := i18n.Load()

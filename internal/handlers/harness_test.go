@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -28,6 +29,7 @@ import (
 	"github.com/cpqportal/portal/internal/session"
 	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/v2sim"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web"
 )
 
@@ -69,6 +71,8 @@ type portalOptions struct {
 	healthURL  *url.URL
 	// now is the handlers' clock (default time.Now).
 	now func() time.Time
+	// workStore, when set, holds the work index instead of the portal's state store (faults).
+	workStore statestore.Store
 }
 
 // testPortal is one running portal with its provider and simulator.
@@ -151,6 +155,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		Addr: srv.Listener.Addr().String(), PublicURL: public, V2APIURL: v2, V2Timeout: opts.v2Timeout,
 		OIDCIssuer: issuer, OIDCClientID: config.DemoClientID, UploadLimit: opts.uploadLimit,
 		CustomerCacheTTL: opts.customerCacheTTL, V2ReadyCheck: opts.readyCheck, V2HealthURL: opts.healthURL,
+		TeamRoles: []string{"backoffice", "team-lead"}, BackofficeRoles: []string{"backoffice"},
 	}
 	idp := gin.WrapH(http.StripPrefix("/idp", provider.Handler()))
 	state, err := statestore.OpenBolt(filepath.Join(t.TempDir(), "portal.db"))
@@ -171,6 +176,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
 		Recent:      recent.New(state, nil),
 		Jobs:        jobManager,
+		Work:        workindex.New(cmp.Or[statestore.Store](opts.workStore, state), workindex.Options{}),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/quotes"
 )
@@ -53,6 +54,7 @@ func (h *Handler) actionSession(c *gin.Context, a *quoteAction) (string, bool) {
 // screen readers, and the changed regions.
 func (h *Handler) respondUpdate(c *gin.Context, q *apiclient.Quote, vm quotes.UpdateVM, message string) {
 	h.observeOwnRead(c, quoteWatchKey(vm.Ref), vm.DigestTag) // other viewers learn of it at their next poll
+	h.indexQuote(c, vm.Ref.CPQID, vm.Ref.CustomerID, q, "", "", workindex.ActChanged)
 	h.toast(c, components.ToastSuccess, message)
 	announce(c, message+" "+totalText(tr(c), q))
 	h.render(c, http.StatusOK, quotes.UpdatePartial(vm))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/layout"
 	"github.com/cpqportal/portal/web/templates/quotes"
 )
@@ -57,9 +58,12 @@ func (h *Handler) showQuote(c *gin.Context) {
 		return
 	}
 	h.touchRecent(c, recentQuoteItem(ref, q, customerName))
+	h.indexQuote(c, ref.CPQID, ref.CustomerID, q, customerName, cpqName, workindex.ActOpened)
 	h.observeOwnRead(c, quoteWatchKey(ref), changeTag(digestOf(q)))
-	h.renderPage(c, http.StatusOK, t(c, "quote.title", idText(ref.QuoteID)), layout.SectionQuotes,
-		quotes.QuotePage(quotePageVM(tr(c), ref, q, customerName, cpqName, hasCPQSession(c, cpqKeyOf(ref)))))
+	vm := quotePageVM(tr(c), ref, q, customerName, cpqName, hasCPQSession(c, cpqKeyOf(ref)))
+	vm.ContractBanner, vm.ChangeConfirm = h.contractBanner(c, q)
+	vm.ChangeScript = h.assets.URL("change-confirm.js")
+	h.renderPage(c, http.StatusOK, t(c, "quote.title", idText(ref.QuoteID)), layout.SectionQuotes, quotes.QuotePage(vm))
 }
 
 // quotePageVM builds the whole page.

@@ -14,6 +14,7 @@ import (
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/layout"
 	"github.com/cpqportal/portal/web/templates/quotes"
@@ -362,6 +363,7 @@ func (h *Handler) createQuote(c *gin.Context) {
 		}
 	}
 	h.log(c).Info("quote created", slog.Int64("quote_id", q.QuoteID))
+	h.indexQuote(c, cpqID, customerID, q, "", "", workindex.ActCreated)
 	if !isHTMX(c) {
 		c.Redirect(http.StatusSeeOther, ref.URL())
 		return

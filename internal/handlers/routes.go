@@ -141,6 +141,11 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.GET("/contracts/:contractId/evidence.zip", h.downloadEvidenceZip)
 	pages.GET("/contracts/:contractId/evidence/:artifact", h.downloadEvidenceArtifact)
 
+	// --- Work lists (internal/workindex, docs/work-index.md) ---
+	pages.GET("/work", h.showWorkStart) // the start page by role
+	pages.GET("/work/quotes", h.showWorkQuotes)
+	pages.GET("/work/contracts", h.showWorkContracts)
+
 	// --- Audits ---
 	pages.GET("/audits", h.showAuditSearch)
 	// The audit worklist (back office): many quotes' audits in one table, filters, CSV/XLSX export.
@@ -166,7 +171,8 @@ func (h *Handler) static(c *gin.Context) {
 	h.assets.ServeHTTP(c.Writer, c.Request)
 }
 
-// showHome sends the start page to the customer list (the portal's first task).
+// showHome sends the start page to the work lists, which pick the list by the user's role
+// (sign-in first when needed).
 func (h *Handler) showHome(c *gin.Context) {
-	c.Redirect(http.StatusSeeOther, "/customers")
+	c.Redirect(http.StatusSeeOther, "/work")
 }

@@ -60,8 +60,8 @@ func TestPagesRenderInTheLayout(t *testing.T) {
 	user := p.login(t, "sales", "sales-demo")
 
 	start := p.get(t, user, "/", nil)
-	if start.StatusCode != http.StatusSeeOther || start.Header.Get("Location") != "/customers" {
-		t.Errorf("/: %d to %q, want 303 to /customers", start.StatusCode, start.Header.Get("Location"))
+	if start.StatusCode != http.StatusSeeOther || start.Header.Get("Location") != "/work" {
+		t.Errorf("/: %d to %q, want 303 to /work", start.StatusCode, start.Header.Get("Location"))
 	}
 	for _, area := range []struct{ path, title string }{
 		{"/customers", "Customers"}, {"/quotes", "Quotes"}, {"/contracts", "Contracts"}, {"/audits", "Audits"},

@@ -34,6 +34,7 @@ import (
 	"github.com/cpqportal/portal/internal/session/redistest"
 	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/v2sim"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web"
 )
 
@@ -204,6 +205,7 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets,
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
 		Recent:      recent.New(state, nil),
+		Work:        workindex.New(state, workindex.Options{}),
 		Jobs:        jobManager,
 		I18n:        bundle,
 	})

@@ -21,13 +21,18 @@ import (
 //
 //	version(1) subject name email access refresh id expiry created lastSeen cpqCount {cpqID customerID quoteID sessionID usedAt}
 //	  then, from version 2: sessionID providerSID userAgent clientIP
+//	  then, from version 3: roleCount {role}
 //
 // Strings are uvarint length + bytes; times are varint Unix seconds (0 = zero time).
 
 const (
-	formatVersion = 2
-	// formatVersion1 had no session id, provider session id, user agent or client IP; it is still read.
+	formatVersion = 3
+	// formatVersion1 had no session id, provider session id, user agent or client IP; formatVersion2
+	// had no roles. Both are still read.
 	formatVersion1 = 1
+	formatVersion2 = 2
+	// maxRoles bounds the roles stored (the sign-in keeps at most 32).
+	maxRoles = 32
 	// maxUserAgent bounds the stored User-Agent (sessions page), so a hostile header cannot bloat sessions.
 	maxUserAgent = 256
 
@@ -72,6 +77,11 @@ func marshal(s *Session, withIDToken bool) []byte {
 	buf = appendString(buf, s.ProviderSID)
 	buf = appendString(buf, truncateUTF8(s.UserAgent, maxUserAgent))
 	buf = appendString(buf, s.ClientIP)
+	roles := s.Roles[:min(len(s.Roles), maxRoles)]
+	buf = binary.AppendUvarint(buf, uint64(len(roles)))
+	for _, role := range roles {
+		buf = appendString(buf, role)
+	}
 	return buf
 }
 
@@ -90,7 +100,7 @@ func truncateUTF8(s string, n int) string {
 func unmarshal(data []byte) (*Session, error) {
 	d := decoder{data: data}
 	version := d.byte()
-	if version != formatVersion && version != formatVersion1 {
+	if version != formatVersion && version != formatVersion2 && version != formatVersion1 {
 		return nil, errMalformed
 	}
 	s := &Session{
@@ -114,11 +124,20 @@ func unmarshal(data []byte) (*Session, error) {
 		entry.UsedAt = d.time()
 		s.CPQ = append(s.CPQ, entry)
 	}
-	if version >= formatVersion {
+	if version >= formatVersion2 {
 		s.ID = d.string()
 		s.ProviderSID = d.string()
 		s.UserAgent = d.string()
 		s.ClientIP = d.string()
+	}
+	if version >= formatVersion {
+		n := d.uvarint()
+		if n > maxRoles {
+			return nil, errMalformed
+		}
+		for range n {
+			s.Roles = append(s.Roles, d.string())
+		}
 	}
 	if d.err != nil || len(d.data) != 0 {
 		return nil, errMalformed

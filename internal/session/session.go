@@ -69,6 +69,8 @@ type Session struct {
 	UserAgent, ClientIP string
 	// Subject, Name and Email identify the user (from the ID token).
 	Subject, Name, Email string
+	// Roles are the user's roles from the ID token's roles claim (PORTAL_ROLES_CLAIM), at sign-in.
+	Roles []string
 	// AccessToken, RefreshToken and IDToken are the user's OpenID Connect tokens. The cookie store may drop
 	// the ID token when the cookies would grow too large (logout then names the client instead).
 	AccessToken, RefreshToken, IDToken string
@@ -84,6 +86,7 @@ type Session struct {
 func (s *Session) clone() *Session {
 	c := *s
 	c.CPQ = slices.Clone(s.CPQ)
+	c.Roles = slices.Clone(s.Roles)
 	return &c
 }
 

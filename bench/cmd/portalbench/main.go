@@ -38,7 +38,7 @@ import (
 )
 
 // groups are the measurement groups, in the order they run.
-var groups = []string{"overhead", "weight", "quote", "poll", "list", "stream", "backoffice", "export", "allocs"}
+var groups = []string{"overhead", "weight", "quote", "poll", "list", "stream", "backoffice", "export", "allocs", "workindex"}
 
 type options struct {
 	out        string
@@ -209,6 +209,7 @@ func runGroups(ctx context.Context, opts options, lab *lab, rep *report, stderr 
 	step("backoffice", func() error { return measureBackoffice(ctx, lab, rep) })
 	step("export", func() error { return measureExportMemory(ctx, rep, stderr) })
 	step("allocs", func() error { return measureAllocs(ctx, lab, rep) })
+	step("workindex", func() error { return measureWorkIndex(ctx, lab, rep) })
 	return failures
 }
 

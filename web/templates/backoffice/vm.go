@@ -39,12 +39,19 @@ type BatchItemRow struct {
 	Message   string // the error or note
 	// Verified: the line was checked on the v2 API after an interruption.
 	Verified bool
+	// Stage is the contract's stage as the work index last saw it (drafts only).
+	Stage string
 }
 
 // BatchVM is a batch's page: the preview of a draft, or the progress and result of a started one.
 type BatchVM struct {
-	ID  string
-	URL string
+	// IncludeUnsent are the contracts a draft left out because they were never sent for signature
+	// (or their request was removed); the preview offers to include them explicitly.
+	IncludeUnsent []string
+	// IncludeAll are the other numbers of the draft that "Include them" checks again.
+	IncludeAll []string
+	ID         string
+	URL        string
 	// Draft is true before the user confirmed: the page shows what will happen.
 	Draft bool
 	// The counts.

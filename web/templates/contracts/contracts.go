@@ -48,6 +48,8 @@ type DocumentsVM struct {
 	Generated *GeneratedVM
 	// AuditURL is the quote's validation audit page.
 	AuditURL string
+	// GenerateConfirm is the summary "Generate contract" asks to confirm (customer, carts, totals).
+	GenerateConfirm string
 }
 
 // UploadURL is where the upload form posts.
@@ -186,6 +188,8 @@ type ArchiveVM struct {
 	ArchivedAt string
 	// JustArchived is set in the answer to "Archive".
 	JustArchived bool
+	// OOB renders the region as an htmx out-of-band swap (with a live notice: a colleague archived it).
+	OOB bool
 }
 
 // URL is where "Archive" posts.

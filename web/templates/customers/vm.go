@@ -176,6 +176,8 @@ func statusBadge(status string) components.BadgeLevel {
 
 // DetailVM is the customer detail page.
 type DetailVM struct {
+	// Work is the customer's quotes and contracts from the work index (nil: off).
+	Work    templ.Component
 	ID      int32
 	Name    string
 	Status  string

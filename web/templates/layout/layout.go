@@ -18,6 +18,8 @@ const (
 	SectionQuotes    Section = "quotes"
 	SectionContracts Section = "contracts"
 	SectionAudits    Section = "audits"
+	// SectionWork is the work lists (My quotes, contracts by stage; internal/workindex).
+	SectionWork Section = "work"
 )
 
 // NavItem is one navigation entry; its words are catalogue keys (internal/i18n).
@@ -31,6 +33,7 @@ type NavItem struct {
 // NavItems lists the main navigation in display order.
 func NavItems() []NavItem {
 	return []NavItem{
+		{SectionWork, "work.nav", "work.nav.back", "/work"},
 		{SectionCustomers, "nav.customers", "nav.back.customers", "/customers"},
 		{SectionQuotes, "nav.quotes", "nav.back.quotes", "/quotes"},
 		{SectionContracts, "nav.contracts", "nav.back.contracts", "/contracts"},

@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/a-h/templ"
+
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 )
@@ -208,6 +210,12 @@ type TOF struct {
 
 // QuoteVM is the quote page.
 type QuoteVM struct {
+	// ContractBanner, when set, is shown at the top: the quote has a contract (internal/workindex);
+	// ChangeConfirm is then asked before every change (app.js, [data-change-confirm]).
+	ContractBanner templ.Component
+	ChangeConfirm  string
+	// ChangeScript is the URL of change-confirm.js, which asks ChangeConfirm (only pages with a contract load it).
+	ChangeScript     string
 	Ref              Ref
 	CustomerName     string
 	ConfiguratorName string

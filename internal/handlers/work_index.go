@@ -1,0 +1,291 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/a-h/templ"
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/workindex"
+	"github.com/cpqportal/portal/web/templates/contracts"
+	"github.com/cpqportal/portal/web/templates/work"
+)
+
+// The work index (internal/workindex, docs/work-index.md): every v2 answer that carries a quote or
+// a contract is recorded here, after the answer and before the page is rendered, with one call.
+// Recording never fails an action: a store problem is logged and the action answers as usual
+// (the next sighting catches up).
+
+// viewer is the signed-in user as the work index knows them; Team when one of their roles is in
+// PORTAL_TEAM_ROLES.
+func (h *Handler) viewer(c *gin.Context) workindex.Viewer {
+	user := auth.CurrentUser(c)
+	return workindex.Viewer{Subject: user.Subject, Name: user.Name, Team: hasAnyRole(auth.CurrentRoles(c), h.cfg.TeamRoles)}
+}
+
+// isBackoffice: the user's start page is the contracts list (PORTAL_BACKOFFICE_ROLES).
+func (h *Handler) isBackoffice(c *gin.Context) bool {
+	return hasAnyRole(auth.CurrentRoles(c), h.cfg.BackofficeRoles)
+}
+
+func hasAnyRole(roles, wanted []string) bool {
+	for _, r := range roles {
+		if slices.Contains(wanted, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// quoteSighting is what a quote document says, for the index.
+func quoteSighting(cpqID, customerID int32, q *apiclient.Quote, customerName, cpqName string) workindex.QuoteSighting {
+	s := workindex.QuoteSighting{
+		QuoteID: q.QuoteID, CPQID: cpqID, CustomerID: customerID, Customer: customerName, Configurator: cpqName,
+		OneOffCents: cents(q.Totals.NetActivation), MonthlyCents: cents(q.Totals.NetRecurring), UpdatedAt: q.UpdatedAt,
+	}
+	if q.Contract != nil {
+		s.ContractID, s.ContractNumber = q.Contract.ContractID, q.Contract.ContractNumber
+	}
+	return s
+}
+
+// contractFacts are the parts of a contract document the stage rules read (workindex.StageOfContract).
+func contractFacts(contract *apiclient.Contract) workindex.ContractFacts {
+	f := workindex.ContractFacts{Status: contract.Status, Archived: contract.Archive.Archived}
+	for _, r := range contract.SignatureRequests {
+		f.SignatureStatuses = append(f.SignatureStatuses, r.Status)
+	}
+	return f
+}
+
+// contractSighting is what a contract document says, for the index.
+func contractSighting(contract *apiclient.Contract) workindex.ContractSighting {
+	return workindex.ContractSighting{
+		ContractID: contract.ContractID, Number: contract.ContractNumber, QuoteID: contract.QuoteID,
+		CPQID: contract.CPQID, CustomerID: contract.CustomerID, Customer: contract.Customer.Name,
+		Facts: contractFacts(contract), OneOffCents: cents(contract.Totals.NetActivation),
+		MonthlyCents: cents(contract.Totals.NetRecurring), CreatedAt: contract.CreatedAt,
+	}
+}
+
+// indexQuote records a quote document the user saw or changed.
+func (h *Handler) indexQuote(c *gin.Context, cpqID, customerID int32, q *apiclient.Quote, customerName, cpqName string, act workindex.Act) {
+	if h.work == nil || q == nil || q.QuoteID < 1 {
+		return
+	}
+	if err := h.work.ObserveQuote(c.Request.Context(), h.viewer(c), quoteSighting(cpqID, customerID, q, customerName, cpqName), act); err != nil {
+		h.log(c).Warn("work index: quote not recorded", slog.Int64("quote_id", q.QuoteID), slog.Any("err", err))
+	}
+}
+
+// indexContract records a contract document the user saw or changed.
+func (h *Handler) indexContract(c *gin.Context, contract *apiclient.Contract, act workindex.Act) {
+	if h.work == nil || contract == nil || contract.ContractID < 1 {
+		return
+	}
+	if err := h.work.ObserveContract(c.Request.Context(), h.viewer(c), contractSighting(contract), act); err != nil {
+		h.log(c).Warn("work index: contract not recorded", slog.Int("contract_id", int(contract.ContractID)), slog.Any("err", err))
+	}
+}
+
+// forgetForViewer takes a row out of the user's lists when the v2 API answered 403 or 404 for it,
+// read with their token; it reports whether err was such an answer.
+func (h *Handler) forgetForViewer(ctx context.Context, c *gin.Context, v workindex.Viewer, kind workindex.Kind, id int64, err error) bool {
+	if !errors.Is(err, apiclient.ErrNotFound) && !errors.Is(err, apiclient.ErrForbidden) {
+		return false
+	}
+	if h.work != nil {
+		if ferr := h.work.Forget(ctx, v, kind, id); ferr != nil {
+			h.log(c).Warn("work index: row not forgotten", slog.String("kind", string(kind)), slog.Int64("id", id), slog.Any("err", ferr))
+		}
+	}
+	return true
+}
+
+// maxStaleRereads bounds the rows of one list page re-read from the v2 API; staleRereadWorkers
+// how many at a time (the page never sends more than this many v2 calls at once).
+const (
+	maxStaleRereads    = 10
+	staleRereadWorkers = 4
+)
+
+// refreshRows re-reads, with the viewer's token and in parallel, the rows of a page last seen
+// longer ago than PORTAL_WORK_STALE_AFTER (all of them when force: the list's "Refresh"), at most
+// maxStaleRereads. A row the v2 API answers 403 or 404 for leaves the viewer's lists and the
+// page; the others are updated in place. Other failures keep the row as it was ("as of" says).
+func (h *Handler) refreshRows(c *gin.Context, rows []workindex.Row, force bool) []workindex.Row {
+	if h.work == nil {
+		return rows
+	}
+	ctx := h.apiContext(c)
+	v := h.viewer(c)
+	now := h.now()
+	var stale []int
+	for i, r := range rows {
+		if force || now.Sub(r.SeenAt) > h.cfg.WorkStaleAfter {
+			stale = append(stale, i)
+		}
+		if len(stale) == maxStaleRereads {
+			break
+		}
+	}
+	if len(stale) == 0 {
+		return rows
+	}
+	gone := make([]bool, len(rows))
+	sem := make(chan struct{}, staleRereadWorkers)
+	var wg sync.WaitGroup
+	for _, i := range stale {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			r := rows[i]
+			switch r.Kind {
+			case workindex.KindContract:
+				contract, err := h.api.Contracts.Get(ctx, r.ContractID)
+				if err != nil {
+					gone[i] = h.forgetForViewer(ctx, c, v, r.Kind, r.ID(), err)
+					return
+				}
+				if err := h.work.ObserveContract(ctx, v, contractSighting(contract), workindex.ActRefreshed); err != nil {
+					h.log(c).Warn("work index: contract not refreshed", slog.Any("err", err))
+				}
+			case workindex.KindQuote:
+				q, err := h.api.CPQ.TOFList(ctx, r.CPQID, r.CustomerID, r.QuoteID)
+				if err != nil {
+					gone[i] = h.forgetForViewer(ctx, c, v, r.Kind, r.ID(), err)
+					return
+				}
+				if err := h.work.ObserveQuote(ctx, v, quoteSighting(r.CPQID, r.CustomerID, q, "", ""), workindex.ActRefreshed); err != nil {
+					h.log(c).Warn("work index: quote not refreshed", slog.Any("err", err))
+				}
+			}
+			if fresh, ok := h.work.Lookup(ctx, v, r.Kind, r.ID()); ok {
+				rows[i] = fresh
+			}
+		})
+	}
+	wg.Wait()
+	kept := rows[:0]
+	for i, r := range rows {
+		if !gone[i] {
+			kept = append(kept, r)
+		}
+	}
+	return kept
+}
+
+// indexGenerated records a generated contract and its quote. The service answers with the
+// contract document or with the PDF alone (docs/v2-assumptions.md A7); after a PDF answer with 201
+// the contract is new, so it is recorded as GENERATED with the quote's totals until its page or a
+// list reads the document.
+func (h *Handler) indexGenerated(c *gin.Context, ref quoteRef, quote *apiclient.Quote, result *apiclient.GenerateResult) {
+	act := workindex.ActOpened
+	if result.Created {
+		act = workindex.ActCreated
+	}
+	switch {
+	case result.Contract != nil:
+		h.indexContract(c, result.Contract, act)
+	case result.Created && result.ContractID > 0:
+		h.indexContract(c, &apiclient.Contract{ContractID: result.ContractID, ContractNumber: result.ContractNumber,
+			QuoteID: ref.quoteID, CPQID: ref.cpqID, CustomerID: ref.customerID, Status: "GENERATED", Totals: quote.Totals}, act)
+	}
+	h.indexQuote(c, ref.cpqID, ref.customerID, quote, "", "", workindex.ActChanged)
+}
+
+// followingRegions are the contract page's status badge, signature region and archive region as
+// out-of-band swaps, sent with a live notice: the page follows a colleague's change at once (an
+// archived contract loses its signature and archive actions, so no click ends in an error), and
+// the notice still offers the reload for the rest.
+func followingRegions(tr *i18n.Translator, contract *apiclient.Contract) templ.Component {
+	status := contracts.StatusOf(tr, contract.Status)
+	status.OOB = true
+	signature := signatureVM(tr, contract)
+	signature.OOB = true
+	archive := archiveVM(tr, contract)
+	archive.OOB = true
+	return templ.Join(contracts.StatusBadge(status), contracts.SignaturePartial(signature), contracts.ArchivePartial(archive))
+}
+
+// contractBanner is the quote page's banner when the quote has a contract (the quote document's
+// contract), with the stage the work index last saw (generated when it has not seen the contract
+// yet: workindex.StageOfQuote), and the question asked before every change of the quote.
+func (h *Handler) contractBanner(c *gin.Context, q *apiclient.Quote) (templ.Component, string) {
+	if q.Contract == nil || q.Contract.ContractID < 1 {
+		return nil, ""
+	}
+	trl := tr(c)
+	number := firstNonEmptyString(q.Contract.ContractNumber, "#"+strconv.Itoa(int(q.Contract.ContractID)))
+	vm := work.BannerVM{Number: number, Href: contractPath(q.Contract.ContractID)}
+	stage := workindex.StageOfQuote(true, "")
+	if h.work != nil {
+		if row, ok := h.work.Lookup(c.Request.Context(), h.viewer(c), workindex.KindContract, int64(q.Contract.ContractID)); ok {
+			stage = workindex.StageOfQuote(true, row.Stage)
+			vm.AsOf = trl.DateTime(row.SeenAt)
+		}
+	}
+	vm.StageLabel, vm.StageLevel = stageLabel(trl, stage), stageLevel(stage)
+	confirm := "work.banner.confirm.generated"
+	vm.Warning = trl.T("work.banner.warning.generated")
+	switch stage {
+	case workindex.StageSignature:
+		confirm, vm.Warning = "work.banner.confirm.signature", trl.T("work.banner.warning.signature")
+	case workindex.StageArchived:
+		confirm, vm.Warning, vm.Archived = "work.banner.confirm.archived", trl.T("work.banner.warning.archived"), true
+	}
+	return work.ContractBanner(vm), trl.T(confirm, number)
+}
+
+// generateSummary is what "Generate contract" asks to confirm before it creates the legal
+// document: the customer (its name as the work index last saw it, else its number), the carts and
+// the net totals of the quote document just read.
+func (h *Handler) generateSummary(trl *i18n.Translator, ref quoteRef, quote *apiclient.Quote) string {
+	customer := trl.T("worklist.customer_fallback", strconv.Itoa(int(ref.customerID)))
+	if h.work != nil {
+		if row, ok := h.work.Peek(workindex.KindQuote, ref.quoteID); ok && row.Customer != "" {
+			customer = row.Customer
+		}
+	}
+	return trl.T("work.generate.confirm", strconv.FormatInt(ref.quoteID, 10), customer, len(quote.Carts),
+		trl.Money(cents(quote.Totals.NetActivation), "EUR"), trl.Money(cents(quote.Totals.NetRecurring), "EUR"))
+}
+
+// customerWorkRows is how many quotes and contracts the customer page shows (the full lists are
+// a link away).
+const customerWorkRows = 10
+
+// customerWork is the customer page's section of the customer's quotes and contracts the user
+// may see, most recently changed first, stale rows re-read with the user's token.
+func (h *Handler) customerWork(c *gin.Context, customerID int32) templ.Component {
+	if h.work == nil {
+		return nil
+	}
+	trl := tr(c)
+	id := strconv.Itoa(int(customerID))
+	vm := work.CustomerWorkVM{QuotesURL: "/work/quotes?scope=all&customer=" + id, ContractsURL: "/work/contracts?customer=" + id}
+	v := h.viewer(c)
+	for _, kind := range []workindex.Kind{workindex.KindQuote, workindex.KindContract} {
+		page, err := h.work.List(c.Request.Context(), v, workindex.Query{Kind: kind, Scope: workindex.ScopeAll, CustomerID: customerID, PerPage: customerWorkRows})
+		if err != nil {
+			h.log(c).Warn("work index: customer's work unavailable", slog.Any("err", err))
+			return work.CustomerWork(work.CustomerWorkVM{Unavailable: true})
+		}
+		for _, r := range h.refreshRows(c, page.Rows, false) {
+			if kind == workindex.KindQuote {
+				vm.Quotes = append(vm.Quotes, workRowVM(trl, r))
+			} else {
+				vm.Contracts = append(vm.Contracts, workRowVM(trl, r))
+			}
+		}
+	}
+	return work.CustomerWork(vm)
+}

@@ -1,0 +1,343 @@
+package handlers
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/workindex"
+	"github.com/cpqportal/portal/web/templates/components"
+	"github.com/cpqportal/portal/web/templates/layout"
+	"github.com/cpqportal/portal/web/templates/quotes"
+	"github.com/cpqportal/portal/web/templates/work"
+)
+
+// The work lists (docs/work-index.md): their filters live in the URL, so a list can be
+// bookmarked, reloaded and sent; malformed filters answer 400 with the form and its messages,
+// never a 5xx. The lists are read from the work index, and the rows of the page shown that are
+// older than PORTAL_WORK_STALE_AFTER are re-read with the viewer's token first (work_index.go).
+
+const (
+	maxWorkFindRunes = 200
+	maxWorkPage      = 100_000
+	workDateLayout   = "2006-01-02"
+)
+
+// errWorkOff: the handler runs without a work index (some tests): the lists say unavailable.
+var errWorkOff = errors.New("the work index is off")
+
+var workDigits = regexp.MustCompile(`^[0-9]{1,10}$`)
+
+// workFilters are a list's filters: the index query, the values as entered and their problems
+// (by input id).
+type workFilters struct {
+	query   workindex.Query
+	scope   string
+	stages  []string
+	values  map[string]string
+	errs    map[string]string
+	refresh bool
+}
+
+// parseWorkFilters reads the list's query string. kind decides the stages offered and the
+// default scope (quotes: mine; contracts: everything the user may see).
+func parseWorkFilters(c *gin.Context, tr *i18n.Translator, kind workindex.Kind) workFilters {
+	values := c.Request.URL.Query()
+	f := workFilters{values: map[string]string{}, errs: map[string]string{}}
+	f.query.Kind = kind
+	f.query.Scope = workindex.ScopeAll
+	if kind == workindex.KindQuote {
+		f.query.Scope = workindex.ScopeMine
+	}
+	switch scope := values.Get("scope"); scope {
+	case "":
+	case string(workindex.ScopeMine), string(workindex.ScopeAll):
+		f.query.Scope = workindex.Scope(scope)
+	default:
+		f.errs["work-scope-mine"] = tr.T("work.error.scope")
+	}
+	f.scope = string(f.query.Scope)
+	for _, raw := range values["stage"] {
+		stage, ok := workindex.ParseStage(raw)
+		if !ok || (kind == workindex.KindContract && stage == workindex.StageDraft) {
+			f.errs["work-stage-"+stageInputOf(kind)] = tr.T("work.error.stage")
+			continue
+		}
+		f.query.Stages = append(f.query.Stages, stage)
+		f.stages = append(f.stages, raw)
+	}
+	if raw := strings.TrimSpace(values.Get("customer")); raw != "" {
+		f.values["customer"] = raw
+		if id, ok := workID(raw); ok {
+			f.query.CustomerID = id
+		} else {
+			f.errs["work-customer"] = tr.T("work.error.customer")
+		}
+	}
+	if raw := values.Get("cpq"); raw != "" {
+		f.values["cpq"] = raw
+		if id, ok := workID(raw); ok {
+			f.query.CPQID = id
+		} else {
+			f.errs["work-cpq"] = tr.T("work.error.configurator")
+		}
+	}
+	from, fromOK := workDate(values.Get("from"))
+	to, toOK := workDate(values.Get("to"))
+	f.values["from"], f.values["to"] = values.Get("from"), values.Get("to")
+	if !fromOK {
+		f.errs["work-from"] = tr.T("work.error.date")
+	}
+	if !toOK {
+		f.errs["work-to"] = tr.T("work.error.date")
+	}
+	if fromOK && toOK && !from.IsZero() && !to.IsZero() && to.Before(from) {
+		f.errs["work-to"] = tr.T("work.error.range")
+	}
+	f.query.From = from
+	if !to.IsZero() {
+		f.query.To = to.AddDate(0, 0, 1) // the whole last day
+	}
+	find := strings.TrimSpace(values.Get("q"))
+	f.values["q"] = find
+	if utf8.RuneCountInString(find) > maxWorkFindRunes || !utf8.ValidString(find) {
+		f.errs["work-find"] = tr.T("work.error.find", maxWorkFindRunes)
+	} else {
+		f.query.Find = find
+	}
+	switch sort := values.Get("sort"); sort {
+	case "", string(workindex.SortChanged):
+		f.query.Sort = workindex.SortChanged
+	case string(workindex.SortValue):
+		f.query.Sort = workindex.SortValue
+	default:
+		f.errs["work-sort"] = tr.T("work.error.sort")
+	}
+	f.values["sort"] = string(f.query.Sort)
+	switch dir := values.Get("dir"); dir {
+	case "", "desc":
+	case "asc":
+		f.query.Asc = true
+		f.values["dir"] = "asc"
+	default:
+		f.errs["work-dir"] = tr.T("work.error.sort")
+	}
+	f.query.Page = 1
+	if raw := values.Get("page"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > maxWorkPage {
+			f.errs["work-find"] = tr.T("work.error.page")
+		} else {
+			f.query.Page = n
+		}
+	}
+	f.refresh = values.Get("refresh") == "1"
+	return f
+}
+
+// stageInputOf is the first stage checkbox of a list (where a stage problem is shown).
+func stageInputOf(kind workindex.Kind) string {
+	if kind == workindex.KindContract {
+		return string(workindex.StageGenerated)
+	}
+	return string(workindex.StageDraft)
+}
+
+func workID(raw string) (int32, bool) {
+	if !workDigits.MatchString(raw) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(raw, 10, 32)
+	return int32(n), err == nil && n >= 1
+}
+
+func workDate(raw string) (time.Time, bool) {
+	if raw == "" {
+		return time.Time{}, true
+	}
+	t, err := time.Parse(workDateLayout, raw)
+	if err != nil || t.Year() < 2000 || t.Year() > 2200 {
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+// workListSpec is what differs between the quotes and the contracts list.
+type workListSpec struct {
+	kind   workindex.Kind
+	path   string
+	title  string
+	stages []workindex.Stage
+	// mineLabel and allLabel name the scopes.
+	mineLabel, allLabel string
+	emptyHint           string
+	section             layout.Section
+}
+
+// showWorkList answers a work list: the page, or the results region for htmx.
+func (h *Handler) showWorkList(c *gin.Context, spec workListSpec) {
+	trl := tr(c)
+	f := parseWorkFilters(c, trl, spec.kind)
+	viewer := h.viewer(c)
+	vm := work.ListVM{Title: spec.title, Action: spec.path, Contracts: spec.kind == workindex.KindContract,
+		Customer: f.values["customer"], From: f.values["from"], To: f.values["to"], Find: f.values["q"],
+		Sort: f.values["sort"], Dir: f.values["dir"], FieldErrors: f.errs}
+	vm.Scopes = []work.Choice{
+		{Value: string(workindex.ScopeMine), Label: spec.mineLabel, Selected: f.scope == string(workindex.ScopeMine)},
+		{Value: string(workindex.ScopeAll), Label: spec.allLabel, Selected: f.scope == string(workindex.ScopeAll)},
+	}
+	for _, st := range spec.stages {
+		vm.Stages = append(vm.Stages, work.Choice{Value: string(st), Label: stageLabel(trl, st), Selected: containsString(f.stages, string(st))})
+	}
+	status := http.StatusOK
+	if len(f.errs) > 0 {
+		status = http.StatusBadRequest
+		for id, msg := range f.errs {
+			vm.Errors = append(vm.Errors, components.FieldError{FieldID: id, Message: msg})
+		}
+		sortFieldErrors(vm.Errors)
+		vm.Results = work.ResultsVM{Invalid: true}
+		if isHTMX(c) {
+			// The filters' messages belong beside the form: the whole page content is answered.
+			c.Header("HX-Retarget", "#main")
+			c.Header("HX-Reswap", "innerHTML")
+			h.render(c, status, work.ListPage(vm))
+			return
+		}
+		h.renderPage(c, status, spec.title, spec.section, work.ListPage(vm))
+		return
+	}
+	page, err := workindex.Page{}, errWorkOff
+	if h.work != nil {
+		page, err = h.work.List(c.Request.Context(), viewer, f.query)
+	}
+	switch {
+	case errors.Is(err, errWorkOff):
+		vm.Results = work.ResultsVM{Unavailable: true}
+	case errors.Is(err, workindex.ErrUnavailable):
+		h.log(c).Warn("work index: list unavailable", slog.Any("err", err))
+		vm.Results = work.ResultsVM{Unavailable: true}
+	case err != nil:
+		h.fail(c, err)
+		return
+	default:
+		rows := h.refreshRows(c, page.Rows, f.refresh)
+		vm.Results = workResultsVM(trl, c.Request.URL, spec, page, rows)
+		for _, o := range page.Configurators {
+			value := strconv.Itoa(int(o.ID))
+			vm.Configurators = append(vm.Configurators, work.Choice{Value: value, Label: o.Name, Selected: f.values["cpq"] == value})
+		}
+	}
+	if isHTMX(c) && c.GetHeader("HX-Target") == work.ResultsID {
+		h.render(c, status, work.ResultsPartial(vm.Results))
+		return
+	}
+	h.renderPage(c, status, spec.title, spec.section, work.ListPage(vm))
+}
+
+// workResultsVM builds the results region of a list page.
+func workResultsVM(trl *i18n.Translator, current *url.URL, spec workListSpec, page workindex.Page, rows []workindex.Row) work.ResultsVM {
+	base := *current
+	q := base.Query()
+	q.Del("refresh")
+	base.RawQuery = q.Encode()
+	refresh := base
+	rq := refresh.Query()
+	rq.Set("refresh", "1")
+	refresh.RawQuery = rq.Encode()
+	vm := work.ResultsVM{
+		Count:      trl.T("work.count", page.Total),
+		Pager:      components.NewPager(base, "page", page.Page, page.Pages, "#"+work.ResultsID),
+		RefreshURL: refresh.RequestURI(),
+		Contracts:  spec.kind == workindex.KindContract,
+		EmptyHint:  spec.emptyHint,
+	}
+	for _, r := range rows {
+		vm.Rows = append(vm.Rows, workRowVM(trl, r))
+	}
+	return vm
+}
+
+// workRowVM is one row in the reader's language.
+func workRowVM(trl *i18n.Translator, r workindex.Row) work.RowVM {
+	vm := work.RowVM{
+		ID: strconv.FormatInt(r.ID(), 10), Customer: r.Customer, CustomerHref: customerHref(r.CustomerID),
+		Configurator: r.Configurator, Stage: string(r.Stage), StageLabel: stageLabel(trl, r.Stage), StageLevel: stageLevel(r.Stage),
+		OneOff: trl.Money(r.OneOffCents, "EUR"), Monthly: trl.Money(r.MonthlyCents, "EUR"),
+		ChangedBy: r.ChangedByName, AsOf: trl.DateTime(r.SeenAt), Number: r.ContractNumber,
+	}
+	if !r.ChangedAt.IsZero() {
+		vm.Changed = trl.DateTime(r.ChangedAt)
+	}
+	if vm.Customer == "" {
+		vm.Customer = trl.T("worklist.customer_fallback", strconv.Itoa(int(r.CustomerID)))
+	}
+	switch r.Kind {
+	case workindex.KindQuote:
+		vm.Label = trl.T("worklist.pick.quote", strconv.FormatInt(r.QuoteID, 10))
+		vm.Href = quotes.Ref{CPQID: r.CPQID, CustomerID: r.CustomerID, QuoteID: r.QuoteID}.URL()
+		if r.ContractID > 0 {
+			vm.ContractLabel = trl.T("contract.title", firstNonEmptyString(r.ContractNumber, "#"+strconv.Itoa(int(r.ContractID))))
+			vm.ContractHref = contractPath(r.ContractID)
+		}
+	case workindex.KindContract:
+		vm.Label = trl.T("contract.title", firstNonEmptyString(r.ContractNumber, "#"+strconv.Itoa(int(r.ContractID))))
+		vm.Href = contractPath(r.ContractID)
+	}
+	return vm
+}
+
+// stageLabel is a stage in the reader's language.
+func stageLabel(trl *i18n.Translator, s workindex.Stage) string {
+	switch s {
+	case workindex.StageDraft:
+		return trl.T("work.stage.draft")
+	case workindex.StageGenerated:
+		return trl.T("work.stage.generated")
+	case workindex.StageSignature:
+		return trl.T("work.stage.signature")
+	case workindex.StageArchived:
+		return trl.T("work.stage.archived")
+	}
+	return string(s)
+}
+
+// stageLevel is a stage's badge colour.
+func stageLevel(s workindex.Stage) components.BadgeLevel {
+	switch s {
+	case workindex.StageGenerated:
+		return components.BadgeInfo
+	case workindex.StageSignature:
+		return components.BadgeWarning
+	case workindex.StageArchived:
+		return components.BadgeSuccess
+	}
+	return components.BadgeNeutral
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func firstNonEmptyString(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

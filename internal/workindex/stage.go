@@ -1,0 +1,93 @@
+package workindex
+
+// Stage is where a quote or contract stands in the deal. The v2 API has no quote states and no
+// list calls (spec sections 3 and 4.1: "not shown"), so the stage is derived, and only from what
+// the v2 API's own documents say (docs/work-index.md, "Stage rules"). Each rule is one branch of
+// StageOfContract or StageOfQuote and has its own unit test.
+type Stage string
+
+// The stages, in the order a deal passes through them.
+const (
+	// StageDraft: a quote without a contract (the quote document's contract is null).
+	StageDraft Stage = "draft"
+	// StageGenerated: a contract exists and is neither out for signature nor archived (also after
+	// its signature request was removed).
+	StageGenerated Stage = "generated"
+	// StageSignature: the contract has an active (SENT) signature request.
+	StageSignature Stage = "signature"
+	// StageArchived: the contract is archived.
+	StageArchived Stage = "archived"
+)
+
+// Stages lists every stage in deal order (for filters and their labels).
+func Stages() []Stage {
+	return []Stage{StageDraft, StageGenerated, StageSignature, StageArchived}
+}
+
+// ContractStages lists the stages a contract can have.
+func ContractStages() []Stage { return []Stage{StageGenerated, StageSignature, StageArchived} }
+
+// ParseStage returns the stage named s, or false.
+func ParseStage(s string) (Stage, bool) {
+	for _, st := range Stages() {
+		if string(st) == s {
+			return st, true
+		}
+	}
+	return "", false
+}
+
+// ContractFacts are the parts of a v2 contract document (GET /v2/contract/{id}, A7) the stage is
+// derived from.
+type ContractFacts struct {
+	// Status is the contract's status: GENERATED, SIGNATURE_REQUESTED or ARCHIVED.
+	Status string
+	// Archived is archive.archived.
+	Archived bool
+	// SignatureStatuses are the statuses of the contract's signature requests (SENT or REMOVED),
+	// as listed in the document; nil when the document lists none.
+	SignatureStatuses []string
+}
+
+// The v2 statuses the rules read (docs/v2-assumptions.md A7).
+const (
+	v2StatusArchived           = "ARCHIVED"
+	v2StatusSignatureRequested = "SIGNATURE_REQUESTED"
+	v2SignatureSent            = "SENT"
+)
+
+// StageOfContract derives a contract's stage from its v2 document:
+//
+//  1. archived wins: archive.archived is true or the status is ARCHIVED;
+//  2. out for signature: a signature request has status SENT;
+//  3. out for signature: the status is SIGNATURE_REQUESTED and the document lists no request at
+//     all (a v2 that reports the status without the requests);
+//  4. otherwise generated: status GENERATED, or every listed request is REMOVED (a removed
+//     signature request takes the contract back to generated, whatever the status says).
+func StageOfContract(f ContractFacts) Stage {
+	if f.Archived || f.Status == v2StatusArchived {
+		return StageArchived
+	}
+	for _, s := range f.SignatureStatuses {
+		if s == v2SignatureSent {
+			return StageSignature
+		}
+	}
+	if f.Status == v2StatusSignatureRequested && len(f.SignatureStatuses) == 0 {
+		return StageSignature
+	}
+	return StageGenerated
+}
+
+// StageOfQuote derives a quote's stage: draft when the quote names no contract; otherwise the
+// stage of its contract as last seen (contractStage), or generated when the portal has not seen
+// the contract itself yet (the quote document says only that one exists).
+func StageOfQuote(hasContract bool, contractStage Stage) Stage {
+	if !hasContract {
+		return StageDraft
+	}
+	if contractStage == "" || contractStage == StageDraft {
+		return StageGenerated
+	}
+	return contractStage
+}

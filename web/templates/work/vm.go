@@ -1,0 +1,103 @@
+// Package work is the pages of the work index (internal/workindex, docs/work-index.md): the quotes
+// list (My quotes, the team's quotes), the contracts list by stage, the customer page's quotes and
+// contracts, and the quote page's contract banner. Handlers build the view models in the reader's
+// language; the templates only lay them out.
+package work
+
+import (
+	"github.com/cpqportal/portal/web/templates/components"
+)
+
+// ResultsID is the id of the results region (the htmx target of the filters, sort and pager).
+const ResultsID = "work-results"
+
+// FormID is the id of the filter form.
+const FormID = "work-filters"
+
+// Choice is a value of a select, radio or checkbox with its label.
+type Choice struct {
+	Value, Label string
+	Selected     bool
+}
+
+// ListVM is the quotes or contracts list page.
+type ListVM struct {
+	// Title is the page heading; Action the list's path (/work/quotes or /work/contracts).
+	Title, Action string
+	// Contracts: the contracts list (selection and "Archive selected").
+	Contracts bool
+	// Scopes are "My ..." and "All I may see" (team-wide for the team roles); empty hides the choice.
+	Scopes []Choice
+	// Stages are the stage checkboxes.
+	Stages []Choice
+	// Configurators are the configurators of the rows the user may see.
+	Configurators []Choice
+	// Customer, From, To, Find, Sort and Dir are the filters as entered.
+	Customer, From, To, Find, Sort, Dir string
+	// Errors are the filters that could not be read (the page answers 400 with them).
+	Errors []components.FieldError
+	// FieldErrors by input id.
+	FieldErrors map[string]string
+	Results     ResultsVM
+}
+
+// ResultsVM is the results region.
+type ResultsVM struct {
+	// Unavailable: the store cannot be read ("lists unavailable right now").
+	Unavailable bool
+	// Invalid: the filters could not be read; nothing is listed.
+	Invalid bool
+	Count   string
+	Rows    []RowVM
+	Pager   components.Pager
+	// SortChanged and SortValue are the sort links; SortedBy is "changed" or "value".
+	SortChanged, SortValue, SortedBy string
+	// RefreshURL re-reads the rows of this page from the v2 API.
+	RefreshURL string
+	// Contracts: rows can be selected for the batch archive.
+	Contracts bool
+	// EmptyHint says how rows get here.
+	EmptyHint string
+}
+
+// RowVM is one quote or contract.
+type RowVM struct {
+	ID, Label, Href string
+	// Number is the contract number (the value of the selection checkbox).
+	Number                 string
+	Customer, CustomerHref string
+	Configurator           string
+	Stage                  string // the stage's value (draft, generated, signature, archived)
+	StageLabel             string
+	StageLevel             components.BadgeLevel
+	OneOff, Monthly        string
+	ChangedBy, Changed     string
+	// AsOf is when the row was last read from the v2 API.
+	AsOf string
+	// ContractLabel and ContractHref: a quote's contract.
+	ContractLabel, ContractHref string
+}
+
+// CustomerWorkVM is the customer page's quotes and contracts.
+type CustomerWorkVM struct {
+	Unavailable bool
+	Quotes      []RowVM
+	Contracts   []RowVM
+	// QuotesURL and ContractsURL are the full lists filtered by this customer.
+	QuotesURL, ContractsURL string
+}
+
+// BannerVM is the quote page's contract banner: the quote has a contract, and changing the quote
+// no longer matches it.
+type BannerVM struct {
+	Number, Href string
+	StageLabel   string
+	StageLevel   components.BadgeLevel
+	// AsOf is when the stage was read.
+	AsOf string
+	// Warning says what a change does to the contract at this stage; Confirm is the question asked
+	// before every change.
+	Warning, Confirm string
+	// Archived: the contract is archived (changes still possible on the quote, never on the contract).
+	Archived bool
+}
