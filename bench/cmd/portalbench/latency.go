@@ -190,8 +190,10 @@ func measureLatency(ctx context.Context, l *lab, rep *report) error {
 		rep.add("latency_"+r.name+"_ms", float64(r.took.Microseconds())/1000, "ms")
 		rep.add("latency_"+r.name+"_floor", float64(r.floor), "round trips")
 	}
-	if len(failures) > 0 {
-		return fmt.Errorf("above the floor: %s", strings.Join(failures, "; "))
+	// Above the floor is a figure, not a failure of the run (the spec's rules are: checkCalls).
+	rep.add("latency_journeys_above_floor", float64(len(failures)), "journeys")
+	for _, f := range failures {
+		fmt.Fprintf(rep.stderr, "portalbench: latency ABOVE FLOOR: %s\n", f)
 	}
 	return nil
 }
