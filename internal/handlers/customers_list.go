@@ -151,7 +151,7 @@ func (h *Handler) showCustomerList(c *gin.Context) {
 		var names map[int32]string
 		if params.CPQID != 0 {
 			// The configurator's name for the source column; without it the id is shown.
-			if list, err := h.api.CPQ.List(ctx); err == nil {
+			if list, err := h.configuratorList(ctx, customerCacheKey(c)); err == nil {
 				names = configuratorNames(list)
 			} else if h.mustFailWhole(err) {
 				h.fail(c, err)
@@ -170,7 +170,7 @@ func (h *Handler) showCustomerList(c *gin.Context) {
 	}
 
 	vm := customers.ListVM{Query: params.Query, CPQID: params.CPQID}
-	list, err := h.api.CPQ.List(ctx)
+	list, err := h.configuratorList(ctx, customerCacheKey(c))
 	var names map[int32]string
 	switch {
 	case err == nil:

@@ -53,8 +53,15 @@ func (h *Handler) pollQuoteChanges(c *gin.Context) {
 		return
 	}
 	// Changed (or this viewer's page is older than the shared tag): what this viewer is shown is
-	// read with their own token.
+	// read with their own token. When the shared tag already told (a colleague's change seen on this
+	// replica), the quote and the audit (who and what) are read side by side (issue 27).
+	since := parseDigest("u=" + c.Query("since")).seenAt()
+	var auditOf func() (*apiclient.ValidationAudit, error)
 	if own == nil {
+		if !since.IsZero() {
+			auditOf = later(func() (*apiclient.ValidationAudit, error) { return h.api.Contracts.ValidationAudit(ctx, ref.QuoteID) })
+			defer auditOf() //nolint:errcheck // waited for on every path; the result is read below
+		}
 		own, err = h.api.CPQ.TOFList(ctx, ref.CPQID, ref.CustomerID, ref.QuoteID)
 		if err != nil {
 			h.fail(c, fmt.Errorf("read quote %d for the live notice: %w", ref.QuoteID, err))
@@ -68,9 +75,14 @@ func (h *Handler) pollQuoteChanges(c *gin.Context) {
 		c.Status(http.StatusNotModified)
 		return
 	}
-	since := parseDigest("u=" + c.Query("since")).seenAt()
-	vm := quotes.LiveNoticeVM{Subject: "quote", ShowURL: ref.Sub("/current"),
-		Notice: h.changeNotice(ctx, c, ref.QuoteID, since)}
+	var notice quotes.ChangeNotice
+	if auditOf != nil {
+		audit, err := auditOf()
+		notice = h.changeNoticeFrom(c, audit, err, since)
+	} else {
+		notice = h.changeNotice(ctx, c, ref.QuoteID, since)
+	}
+	vm := quotes.LiveNoticeVM{Subject: "quote", ShowURL: ref.Sub("/current"), Notice: notice}
 	h.render(c, http.StatusOK, quotes.LiveNotice(vm))
 }
 

@@ -20,7 +20,7 @@ import (
 // by side) and check that what the steps save never skips a call the spec requires. The latency lab
 // (bench/cmd/portalbench/latency.go) measures the same journeys on the built binary.
 
-const roundTripDelay = 40 * time.Millisecond
+const roundTripDelay = 60 * time.Millisecond
 
 // newSlowPortal is a portal whose simulator answers every call after roundTripDelay, with the
 // per-user caches on as in production (PORTAL_CUSTOMER_CACHE_TTL's default).
@@ -130,6 +130,9 @@ func TestStartToQuoteRoundTrips(t *testing.T) {
 	mark = u.mark()
 	pageDoc := quoteMust(t, "quote page", u.get(quoteURL, false), http.StatusOK)
 	if r := rounds(mark); r != 1 {
+		for _, q := range u.requests(mark) {
+			t.Logf("%s %s", q.Time.Format("15:04:05.000"), q.Endpoint)
+		}
 		t.Errorf("quote page: %d round trips, want 1", r)
 	}
 	if n := strings.Count(strings.Join(quoteEndpoints(u.requests(mark)), ","), "cpq.toflist"); n != 1 {
@@ -140,5 +143,126 @@ func TestStartToQuoteRoundTrips(t *testing.T) {
 	}
 	if total > 7 {
 		t.Errorf("start page to quote on screen: %d round trips, want at most 7", total)
+	}
+}
+
+// fastQuote goes through the start flow as the pages send it and returns the quote's address.
+func (u *quoteUser) fastQuote(label string) string {
+	u.t.Helper()
+	doc := quoteMust(u.t, "start", u.post("/quotes/new", url.Values{"cpqId": {"1"}, "customerId": {"1"}}), http.StatusOK)
+	base := "/quotes/new/1/1/tofs/" + doc.Find("[data-testid=quote-tof]").First().AttrOr("data-tof-id", "")
+	doc = quoteMust(u.t, "products", u.get(base+"/products", true), http.StatusOK)
+	form := url.Values{"productId": {doc.Find("[data-testid=quote-product-option]").First().AttrOr("value", "")}, "label": {label}}
+	doc.Find("input[name=tofProduct]").Each(func(_ int, s *goquery.Selection) { form.Add("tofProduct", s.AttrOr("value", "")) })
+	resp := u.post(base, form)
+	quoteMust(u.t, "create", resp, http.StatusOK)
+	return resp.Header.Get("HX-Redirect")
+}
+
+func TestQuoteActionsRoundTrips(t *testing.T) {
+	t.Parallel()
+	p, sim := newSlowPortal(t)
+	u := newQuoteUser(t, p, sim)
+	quoteURL := u.fastQuote("Actions")
+	page, digest := u.page(quoteURL)
+	addButton := page.Find("[data-testid=line-add-addon], button[id$=-add]").First().AttrOr("hx-get", "")
+	if !strings.Contains(addButton, "/addons?tofId=") {
+		t.Fatalf("the add-on button %q does not name the cart's TOF", addButton)
+	}
+
+	// Add-ons panel: the quote and the TOF's products side by side.
+	var panel *goquery.Document
+	eps := u.step("add-ons panel", 1, func() { panel = quoteMust(t, "add-ons panel", u.get(addButton, true), http.StatusOK) })
+	if !slices.Contains(eps, "cpq.toflist") || !slices.Contains(eps, "cpq.validproducts") {
+		t.Errorf("add-ons panel called %v", eps)
+	}
+	addURL := strings.SplitN(addButton, "?", 2)[0]
+	form := url.Values{"tofId": {panel.Find("input[name=tofId]").AttrOr("value", "")},
+		"productId": {panel.Find("input[name=productId]").First().AttrOr("value", "")}}
+
+	// A stale page: the stale check refuses the change, and call 5 is never sent.
+	stale := url.Values{"prev": {"v=1;u=1"}}
+	for k, v := range form {
+		stale[k] = v
+	}
+	eps = u.step("stale add-on", 2, func() { quoteMust(t, "stale add-on", u.post(addURL, stale), http.StatusConflict) })
+	if slices.Contains(eps, "cpq.additem") {
+		t.Errorf("a stale add-on reached call 5: %v", eps)
+	}
+
+	// Add an add-on: the stale check beside call 9, then call 5.
+	form.Set("prev", digest)
+	eps = u.step("add an add-on", 2, func() { quoteMust(t, "add-on", u.post(addURL, form), http.StatusOK) })
+	if i, j := slices.Index(eps, "cpq.toflist"), slices.Index(eps, "cpq.additem"); i < 0 || j < i {
+		t.Errorf("add an add-on called %v: the stale check (call 10) must come before call 5", eps)
+	}
+
+	// Discounts panel: calls 11 and 10 side by side.
+	eps = u.step("discounts panel", 1, func() { quoteMust(t, "discounts", u.get(quoteURL+"/discounts", true), http.StatusOK) })
+	if !slices.Contains(eps, "cpq.discounts") || !slices.Contains(eps, "cpq.toflist") {
+		t.Errorf("discounts panel called %v", eps)
+	}
+
+	// Generate the contract: the documents region's read beside the generation.
+	var region *goquery.Document
+	u.step("generate the contract", 1, func() {
+		region = quoteMust(t, "generate", u.post(quoteURL+"/contract", url.Values{}), http.StatusOK)
+	})
+	contractURL := region.Find("a[href^='/contracts/']").First().AttrOr("href", "")
+	if contractURL == "" {
+		t.Fatal("the documents region links no contract")
+	}
+	// The contract's PDF: the read that names the file beside the download.
+	resp := response{}
+	u.step("contract PDF", 1, func() { resp = u.get(contractURL+"/pdf", false) })
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.body, "%PDF-") || !strings.Contains(resp.Header.Get("Content-Disposition"), "contract-") {
+		t.Errorf("contract PDF: %d %q", resp.StatusCode, resp.Header.Get("Content-Disposition"))
+	}
+}
+
+// TestLiveNoticeReadsInParallel: after a colleague's change on this replica, a viewer's poll reads
+// the quote and the audit side by side, each with the viewer's own token.
+func TestLiveNoticeReadsInParallel(t *testing.T) {
+	t.Parallel()
+	p, sim := newSlowPortal(t)
+	viewer := newQuoteUser(t, p, sim)
+	colleague := newQuoteUser(t, p, sim)
+	quoteURL := colleague.fastQuote("Shared")
+	page, _ := viewer.page(quoteURL)
+	tag := page.Find("#quote-digest").AttrOr("data-tag", "")
+	since := page.Find("#quote-digest").AttrOr("value", "")
+	if i := strings.Index(since, "u="); i >= 0 {
+		since = strings.SplitN(since[i+2:], ";", 2)[0]
+	}
+	_, digest := colleague.page(quoteURL)
+	basket := page.Find("[data-testid=cart]").First().AttrOr("data-basket-id", "")
+	quoteMust(t, "colleague's change", colleague.post(quoteURL+"/carts/"+basket+"/quantity", url.Values{"quantity": {"4"}, "prev": {digest}}), http.StatusOK)
+
+	mark := viewer.mark()
+	resp := viewer.p.do(t, viewer.c, http.MethodGet, quoteURL+"/changes?since="+since, nil,
+		map[string]string{"HX-Request": "true", "If-None-Match": `"` + tag + `"`})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("poll after the change: %d", resp.StatusCode)
+	}
+	reqs := viewer.requests(mark)
+	if eps := quoteEndpoints(reqs); !slices.Contains(eps, "cpq.toflist") || !slices.Contains(eps, "contracts.audit") {
+		t.Errorf("the poll called %v, want the quote and the audit", eps)
+	}
+	if r := roundTripsOf(reqs); r != 1 {
+		t.Errorf("the poll took %d round trips, want 1", r)
+	}
+	viewerToken := ""
+	for _, r := range sim.Requests() {
+		if r.Endpoint == "cpq.toflist" && r.Time.Before(reqs[0].Time) {
+			continue
+		}
+	}
+	for _, r := range reqs {
+		if viewerToken == "" {
+			viewerToken = r.Header.Get("Authorization")
+		}
+		if r.Header.Get("Authorization") != viewerToken {
+			t.Errorf("the poll's reads went with two tokens")
+		}
 	}
 }
