@@ -48,7 +48,7 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 	seen := etagValue(c.GetHeader("If-None-Match"))
 	ctx := h.apiContext(c)
 	var own *apiclient.Contract
-	tag, err := h.changes.Tag(ctx, contractWatchKey(contractID), func(ctx context.Context) (string, error) {
+	tag, err := h.changes.TagFor(ctx, contractWatchKey(contractID), customerCacheKey(c), liveMaxAge(c), func(ctx context.Context) (string, error) {
 		contract, err := h.loadContract(ctx, contractID)
 		if err != nil {
 			return "", err
@@ -67,7 +67,7 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 			return
 		}
 		tag = contractChangeTag(own)
-		h.changes.Observe(contractWatchKey(contractID), tag)
+		h.changes.ObserveBy(contractWatchKey(contractID), customerCacheKey(c), tag)
 	}
 	c.Header("ETag", `"`+tag+`"`)
 	if tag == seen {
@@ -87,6 +87,6 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 // state after the user's own action, so their own change does not come back as a notice.
 func (h *Handler) markContractSeen(c *gin.Context, contract *apiclient.Contract) {
 	tag := contractChangeTag(contract)
-	h.changes.Observe(contractWatchKey(contract.ContractID), tag)
+	h.changes.ObserveBy(contractWatchKey(contract.ContractID), customerCacheKey(c), tag)
 	c.Header("X-Live-Tag", tag)
 }

@@ -126,6 +126,6 @@ func (h *Handler) showContract(c *gin.Context) {
 	vm.LiveURL = contractPath(contract.ContractID) + "/changes"
 	vm.LiveTag = contractChangeTag(contract)
 	vm.LiveSince = strconv.FormatInt(h.now().UnixMilli(), 10)
-	h.changes.Observe(contractWatchKey(contract.ContractID), vm.LiveTag)
+	h.changes.ObserveBy(contractWatchKey(contract.ContractID), customerCacheKey(c), vm.LiveTag)
 	h.renderPage(c, http.StatusOK, t(c, "contract.title", vm.Number), layout.SectionContracts, contracts.ContractPage(vm))
 }

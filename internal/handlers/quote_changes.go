@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -35,7 +36,7 @@ func (h *Handler) pollQuoteChanges(c *gin.Context) {
 	seen := etagValue(c.GetHeader("If-None-Match"))
 	ctx := h.apiContext(c)
 	var own *apiclient.Quote
-	tag, err := h.changes.Tag(ctx, quoteWatchKey(ref), func(ctx context.Context) (string, error) {
+	tag, err := h.changes.TagFor(ctx, quoteWatchKey(ref), customerCacheKey(c), liveMaxAge(c), func(ctx context.Context) (string, error) {
 		q, err := h.api.CPQ.TOFList(ctx, ref.CPQID, ref.CustomerID, ref.QuoteID)
 		if err != nil {
 			return "", err
@@ -68,7 +69,7 @@ func (h *Handler) pollQuoteChanges(c *gin.Context) {
 			return
 		}
 		tag = changeTag(digestOf(own))
-		h.changes.Observe(quoteWatchKey(ref), tag)
+		h.changes.ObserveBy(quoteWatchKey(ref), customerCacheKey(c), tag)
 	}
 	c.Header("ETag", `"`+tag+`"`)
 	if tag == seen {
@@ -103,9 +104,23 @@ func (h *Handler) showCurrentQuote(c *gin.Context) {
 	vm := v.update()
 	carts := v.carts(false)
 	vm.Carts = &carts
-	h.changes.Observe(quoteWatchKey(a.ref), vm.DigestTag)
+	h.changes.ObserveBy(quoteWatchKey(a.ref), customerCacheKey(c), vm.DigestTag)
 	announce(c, t(c, "quote.announce.current")+" "+totalText(tr(c), q))
 	h.render(c, http.StatusOK, quotes.UpdatePartial(vm))
+}
+
+// idleLiveMaxAge is how old a shared change tag an idle page accepts (app.js sends idle=1 when its
+// user has not touched the page for 2 minutes or the tab is hidden; it then polls once a minute):
+// many idle viewers of one quote cost one v2 read a minute on this replica (issue 27).
+const idleLiveMaxAge = time.Minute
+
+// liveMaxAge is the age of a shared change tag this poll accepts: the watcher's interval for an
+// active page, idleLiveMaxAge for an idle one.
+func liveMaxAge(c *gin.Context) time.Duration {
+	if c.Query("idle") == "1" {
+		return idleLiveMaxAge
+	}
+	return 0
 }
 
 // etagValue reads an If-None-Match value: the first entity tag, without W/ and quotes.

@@ -59,7 +59,7 @@ func (h *Handler) showQuote(c *gin.Context) {
 		return
 	}
 	h.touchRecent(c, recentQuoteItem(ref, q, customerName))
-	h.changes.Observe(quoteWatchKey(ref), changeTag(digestOf(q)))
+	h.changes.ObserveBy(quoteWatchKey(ref), customerCacheKey(c), changeTag(digestOf(q)))
 	vm := quotePageVM(tr(c), ref, q, customerName, cpqName, hasCPQSession(c, cpqKeyOf(ref)))
 	// The documents region comes from the same read of the quote: no second call 10 (issue 27).
 	vm.Documents = contracts.DocumentsPartial(h.documentsVM(tr(c),

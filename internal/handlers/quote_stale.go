@@ -62,7 +62,7 @@ func (h *Handler) ensureCurrent(c *gin.Context, a *quoteAction, check staleCheck
 		return false
 	}
 	digest := digestOf(q)
-	h.changes.Observe(quoteWatchKey(a.ref), changeTag(digest))
+	h.changes.ObserveBy(quoteWatchKey(a.ref), customerCacheKey(c), changeTag(digest))
 	if a.prev != nil && a.prev.sameState(parseDigest(digest)) {
 		return true
 	}

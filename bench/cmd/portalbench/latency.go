@@ -123,6 +123,7 @@ type latencyLab struct {
 	addonProductID       int32
 	tofProduct           int32
 	tag, digest, since   string
+	worklist             string // ten quote numbers, one per line
 	contractID           int32
 }
 
@@ -372,6 +373,9 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 				return err
 			}
 			keepDigest(a)
+			return nil
+		}},
+		{name: "addons_panel", floor: 1, must: []string{"cpq.validproducts"}, prepare: func() error {
 			q, err := x.quoteNow()
 			if err != nil {
 				return err
@@ -379,8 +383,7 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 			cart := q.Carts[0]
 			x.basketID, x.rootNodeID = cart.BasketID, cart.Root.NodeID
 			return nil
-		}},
-		{name: "addons_panel", floor: 1, must: []string{"cpq.validproducts"}, run: func() error {
+		}, run: func() error {
 			a, err := x.do(ctx, http.MethodGet, fmt.Sprintf("%s/carts/%d/items/%d/addons?tofId=%d", x.quotePath, x.basketID, x.rootNodeID, x.tofID), nil, true, http.StatusOK)
 			if err != nil {
 				return err
@@ -431,6 +434,12 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 				form("email", "signer@example.com", "signerName", "Sam Signer", "message", ""), true, http.StatusOK)
 			return err
 		}},
+		{name: "audit_worklist_10_quotes", floor: 3,
+			prepare: func() error { return x.prepareWorklist(ctx) },
+			run: func() error {
+				_, err := x.do(ctx, http.MethodGet, "/audits/worklist?quotes="+url.QueryEscape(x.worklist), nil, false, http.StatusOK)
+				return err
+			}},
 		{name: "quote_poll_unchanged", floor: 1,
 			prepare: func() error { return x.preparePoll(ctx, false) },
 			run:     func() error { return x.poll(ctx, http.StatusNotModified) }},
@@ -456,6 +465,20 @@ func (x *latencyLab) productFromChoice(v string) {
 // quoteNow reads the quote from the v2 API directly (outside the measured window).
 func (x *latencyLab) quoteNow() (*apiclient.Quote, error) {
 	return x.api.CPQ.TOFList(x.apiCtx, 1, 1, x.quoteID)
+}
+
+// prepareWorklist makes ten quotes (directly on the simulator, outside the measured window).
+func (x *latencyLab) prepareWorklist(ctx context.Context) error {
+	var ids []string
+	for range 10 {
+		q, err := newBenchQuote(ctx, x.l, x.user)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, strconv.FormatInt(q.quoteID, 10))
+	}
+	x.worklist = strings.Join(ids, "\n")
+	return nil
 }
 
 // preparePoll reads the page's change tag and, for a change, lets a colleague (the same user's
