@@ -44,6 +44,7 @@ import (
 	"github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/telemetry"
 	"github.com/cpqportal/portal/internal/v2sim"
+	"github.com/cpqportal/portal/internal/watch"
 	"github.com/cpqportal/portal/web"
 )
 
@@ -289,12 +290,14 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		return fail(err)
 	}
 	p.state = state
+	jobChanges := watch.NewSignals() // wakes batch progress pages (issue 27)
 	p.jobs = jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: cfg.BatchConcurrency,
-		Logger: logger.With(slog.String("component", "jobs"))})
+		Logger: logger.With(slog.String("component", "jobs")), OnChange: jobChanges.Notify})
 	p.jobs.Run()
 	deps := handlers.Deps{
 		Recent:      recent.New(state, nil),
 		Jobs:        p.jobs,
+		JobChanges:  jobChanges,
 		Config:      cfg,
 		Logger:      logger,
 		API:         api,

@@ -28,6 +28,7 @@ import (
 	"github.com/cpqportal/portal/internal/session"
 	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/v2sim"
+	"github.com/cpqportal/portal/internal/watch"
 	"github.com/cpqportal/portal/web"
 )
 
@@ -151,7 +152,8 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = state.Close() })
-	jobManager := jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: 4, Logger: logger})
+	jobChanges := watch.NewSignals()
+	jobManager := jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: 4, Logger: logger, OnChange: jobChanges.Notify})
 	jobManager.Run()
 	t.Cleanup(jobManager.Close)
 	h, err := New(Deps{
@@ -159,6 +161,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
 		Recent:      recent.New(state, nil),
 		Jobs:        jobManager,
+		JobChanges:  jobChanges,
 	})
 	if err != nil {
 		t.Fatal(err)

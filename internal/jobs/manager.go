@@ -50,6 +50,9 @@ type Options struct {
 	Logger      *slog.Logger
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// OnChange, when set, is called with a job's id after each change of it is stored (progress,
+	// end, cancel), so a page waiting on the job can show it at once (issue 27). It must not block.
+	OnChange func(id string)
 }
 
 // Manager creates jobs, runs the ones it holds the lease of, and answers their state.
@@ -168,6 +171,9 @@ func (m *Manager) update(ctx context.Context, id string, fn func(j *Job) error) 
 	})
 	if err != nil {
 		return nil, err
+	}
+	if m.opts.OnChange != nil {
+		m.opts.OnChange(id)
 	}
 	return out, nil
 }

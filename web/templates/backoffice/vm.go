@@ -43,6 +43,8 @@ type BatchItemRow struct {
 type BatchVM struct {
 	ID  string
 	URL string
+	// Version names what the progress region shows; the region asks for the next one with it.
+	Version string
 	// Draft is true before the user confirmed: the page shows what will happen.
 	Draft bool
 	// The counts.
