@@ -33,11 +33,12 @@ func newSlowPortal(t *testing.T) (*testPortal, *v2sim.Server) {
 	return newPortal(t, portalOptions{v2URL: srv.URL, customerCacheTTL: 30 * time.Second}), sim
 }
 
-// roundTripsOf counts the sequential round trips of reqs (recorded when answered).
+// roundTripsOf counts the sequential round trips of reqs: calls that arrived less than half the
+// delay apart went side by side.
 func roundTripsOf(reqs []v2sim.RecordedRequest) int {
 	times := make([]time.Time, 0, len(reqs))
 	for _, r := range reqs {
-		times = append(times, r.Time)
+		times = append(times, r.Received)
 	}
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
 	rounds := 0

@@ -22,7 +22,7 @@ import (
 // driven through the portal as the browser drives it (the page, then the regions it loads itself).
 // What a person waits for is then the number of v2 round trips made one after the other; the lab
 // reports, per journey, the v2 calls, the sequential round trips (from the simulator's request log:
-// calls answered within half a latency of each other ran side by side), the time, and the floor (the
+// calls that arrived within half a latency of each other ran side by side), the time, and the floor (the
 // fewest round trips the journey can take, the stale check counted once where it applies). A journey
 // fails when it needed more round trips than its floor, when a call was refused (the simulator is
 // strict: R4's X-SessionId and the bearer token, section 5), when a call went with another token than
@@ -51,18 +51,19 @@ type journeyResult struct {
 
 // simCall is the part of the simulator's request log the lab reads.
 type simCall struct {
-	Time     time.Time   `json:"time"`
+	Received time.Time   `json:"received"`
 	Endpoint string      `json:"endpoint"`
 	Status   int         `json:"status"`
 	Header   http.Header `json:"header"`
 }
 
-// roundTrips counts the sequential round trips of calls, each answered latency after it arrived:
-// answers less than half a latency apart belong to the same round.
+// roundTrips counts the sequential round trips of calls: a call that arrived less than half a
+// latency after the first call of a round went beside it (a call sent after another's answer
+// arrives at least one latency later).
 func roundTrips(calls []simCall, latency time.Duration) int {
 	times := make([]time.Time, 0, len(calls))
 	for _, c := range calls {
-		times = append(times, c.Time)
+		times = append(times, c.Received)
 	}
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
 	rounds := 0
