@@ -166,8 +166,8 @@ func TestSoak(t *testing.T) {
 		cores := float64(runtime.NumCPU())
 		perUser := (cpuEnd - cpuStart) / elapsed.Seconds() / float64(users)
 		rate := float64(st.requests.Load()) / elapsed.Seconds() / float64(users)
-		fmt.Fprintf(report, "  portal CPU: %.2f cores for %d users (%.4f cores a user, each sending %.1f requests a second): one replica on %d cores serves about %.0f such users, about %.0f people clicking every 10 s, with the v2 API, not the portal, as the limit\n",
-			(cpuEnd-cpuStart)/elapsed.Seconds(), users, perUser, rate, int(cores), cores/perUser, cores/perUser*rate*10)
+		fmt.Fprintf(report, "  portal CPU: %.2f cores for %d users (%.4f cores a user, each sending %.1f requests a second): its CPU would be full at about %.0f such users on %d cores (%.0f requests a second; about %.0f people clicking every 10 s): time waiting on the v2 API costs the portal no CPU, so the v2 API's capacity is reached first\n",
+			(cpuEnd-cpuStart)/elapsed.Seconds(), users, perUser, rate, cores/perUser, int(cores), cores/perUser*rate, cores/perUser*rate*10)
 	}
 	fmt.Fprintf(report, "  portal RSS: peak %d KiB in the first half (from %s), %d KiB in the second half: growth %.1f %%\n",
 		first, duration/4, second, growth)
