@@ -267,3 +267,27 @@ func TestLiveNoticeReadsInParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateQuoteWithAForgedTOFProduct: the TOF product id the products step carries is the user's
+// own input; a forged one is refused by the v2 API (call 3 checks the pair, A11) and shown on the
+// form, never a 5xx, and no quote is created.
+func TestCreateQuoteWithAForgedTOFProduct(t *testing.T) {
+	t.Parallel()
+	p, sim := newQuotePortal(t, nil)
+	u := newQuoteUser(t, p, sim)
+	doc := quoteMust(t, "start", u.post("/quotes/new", url.Values{"cpqId": {"1"}, "customerId": {"1"}}), http.StatusOK)
+	base := "/quotes/new/1/1/tofs/" + doc.Find("[data-testid=quote-tof]").First().AttrOr("data-tof-id", "")
+	doc = quoteMust(t, "products", u.get(base+"/products", true), http.StatusOK)
+	productID := doc.Find("[data-testid=quote-product-option]").First().AttrOr("value", "")
+	mark := u.mark()
+	resp := u.post(base, url.Values{"productId": {productID}, "label": {"Forged"}, "tofProduct": {productID + ":999999"}})
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(resp.body, "tofProductId") {
+		t.Fatalf("forged TOF product id: %d %.500s", resp.StatusCode, resp.body)
+	}
+	if resp.Header.Get("HX-Redirect") != "" {
+		t.Error("a quote was opened with a forged TOF product id")
+	}
+	if eps := quoteEndpoints(u.requests(mark)); !slices.Equal(eps, []string{"cpq.addcart"}) {
+		t.Errorf("calls %v, want call 3 alone (refused)", eps)
+	}
+}
