@@ -263,3 +263,37 @@ func TestLiveNoticeReadsInParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleLiveNoticeAcceptsAMinuteOldRead: an idle page's poll (idle=1, app.js) is answered from a
+// read up to a minute old, an active page's from one at most the watcher's interval old (issue 27).
+func TestIdleLiveNoticeAcceptsAMinuteOldRead(t *testing.T) {
+	t.Parallel()
+	clock := &quoteClock{now: time.Now()}
+	sim := v2sim.New(v2sim.Options{Customers: 5, Seed: 1})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(func() { srv.Close(); _ = sim.Close() })
+	p := newPortal(t, portalOptions{v2URL: srv.URL, now: clock.Now})
+	u := newQuoteUser(t, p, sim)
+	quoteURL := u.fastQuote("Idle")
+	page, _ := u.page(quoteURL) // the viewer's own read
+	tag := page.Find("#quote-digest").AttrOr("data-tag", "")
+	poll := func(query string) []string {
+		mark := u.mark()
+		resp := u.p.do(t, u.c, http.MethodGet, quoteURL+"/changes"+query, nil, map[string]string{"HX-Request": "true", "If-None-Match": `"` + tag + `"`})
+		if resp.StatusCode != http.StatusNotModified {
+			t.Fatalf("poll %q: %d, want 304", query, resp.StatusCode)
+		}
+		return quoteEndpoints(u.requests(mark))
+	}
+	clock.Advance(30 * time.Second)
+	if eps := poll("?idle=1"); len(eps) != 0 {
+		t.Errorf("an idle poll 30 s after the page's read called %v, want nothing", eps)
+	}
+	if eps := poll(""); !slices.Equal(eps, []string{"cpq.toflist"}) {
+		t.Errorf("an active poll 30 s after the page's read called %v, want call 10", eps)
+	}
+	clock.Advance(61 * time.Second)
+	if eps := poll("?idle=1"); !slices.Equal(eps, []string{"cpq.toflist"}) {
+		t.Errorf("an idle poll over a minute after the last read called %v, want call 10", eps)
+	}
+}
