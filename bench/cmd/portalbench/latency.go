@@ -440,6 +440,28 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 				form("email", "signer@example.com", "signerName", "Sam Signer", "message", ""), true, http.StatusOK)
 			return err
 		}},
+		{name: "contract_page", floor: 1, must: []string{"contracts.get"}, run: func() error {
+			_, err := x.page(ctx, fmt.Sprintf("/contracts/%d", x.contractID))
+			return err
+		}},
+		{name: "audit_page", floor: 1, must: []string{"contracts.audit"}, run: func() error {
+			_, err := x.page(ctx, fmt.Sprintf("/audits/%d", x.quoteID))
+			return err
+		}},
+		// Archive: the contract's number (for the v2 call) and, after it, the contract's new state;
+		// then the archive payload region loads itself (its own contract read and payload).
+		{name: "archive_contract", floor: 2, must: []string{"contracts.archive"}, run: func() error {
+			a, err := x.do(ctx, http.MethodPost, fmt.Sprintf("/contracts/%d/archive", x.contractID), form(), true, http.StatusOK)
+			if err != nil {
+				return err
+			}
+			for _, m := range loadRegionPattern.FindAllSubmatch(a.body, -1) {
+				if _, err := x.do(ctx, http.MethodGet, htmlUnescape(string(m[1])), nil, true, http.StatusOK); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
 		{name: "audit_worklist_10_quotes", floor: 3,
 			prepare: func() error { return x.prepareWorklist(ctx) },
 			run: func() error {

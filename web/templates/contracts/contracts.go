@@ -186,6 +186,9 @@ type ArchiveVM struct {
 	ArchivedAt string
 	// JustArchived is set in the answer to "Archive".
 	JustArchived bool
+	// Payload, when set, is the payload region read along with the answer to "Archive"; nil: the
+	// region loads itself (GET .../archive-payload).
+	Payload *PayloadVM
 }
 
 // URL is where "Archive" posts.
