@@ -37,6 +37,7 @@ type journey struct {
 	name  string
 	floor int
 	// must lists endpoints the journey has to call (in this order), whatever the portal saves.
+	// (Endpoint names are raw string literals: cmd/i18ncheck reads dotted "quoted" words as keys.)
 	must []string
 	// prepare, when set, runs before the measured window (a colleague's change, a wait).
 	prepare func() error
@@ -326,7 +327,7 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 			_, err := x.page(ctx, "/quotes")
 			return err
 		}},
-		{name: "quote_start_session", floor: 1, must: []string{"cpq.init"}, run: func() error {
+		{name: "quote_start_session", floor: 1, must: []string{`cpq.init`}, run: func() error {
 			a, err := x.do(ctx, http.MethodPost, "/quotes/new", form("cpqId", "1", "customerId", "1",
 				"customerName", "Bench customer", "configuratorName", "Bench configurator"), true, http.StatusOK)
 			if err != nil {
@@ -340,7 +341,7 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 			x.tofID = int32(id)
 			return nil
 		}},
-		{name: "quote_start_products", floor: 1, must: []string{"cpq.validproducts"}, run: func() error {
+		{name: "quote_start_products", floor: 1, must: []string{`cpq.validproducts`}, run: func() error {
 			a, err := x.do(ctx, http.MethodGet, fmt.Sprintf("/quotes/new/%d/%d/tofs/%d/products", cpqID, customerID, x.tofID), nil, true, http.StatusOK)
 			if err != nil {
 				return err
@@ -356,7 +357,7 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 			}
 			return nil
 		}},
-		{name: "quote_create", floor: 1, must: []string{"cpq.addcart"}, run: func() error {
+		{name: "quote_create", floor: 1, must: []string{`cpq.addcart`}, run: func() error {
 			v := form("productId", itoa(x.productID), "label", "Latency lab", "customerQuoteId", "")
 			if x.tofProduct != 0 {
 				v.Set("tofProduct", itoa(x.productID)+":"+itoa(x.tofProduct))
@@ -373,7 +374,7 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 			x.quoteID, err = strconv.ParseInt(parts[4], 10, 64)
 			return err
 		}},
-		{name: "quote_page", floor: 1, must: []string{"cpq.toflist"}, run: func() error {
+		{name: "quote_page", floor: 1, must: []string{`cpq.toflist`}, run: func() error {
 			a, err := x.page(ctx, x.quotePath)
 			if err != nil {
 				return err
@@ -381,7 +382,7 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 			keepDigest(a)
 			return nil
 		}},
-		{name: "addons_panel", floor: 1, must: []string{"cpq.validproducts"}, prepare: func() error {
+		{name: "addons_panel", floor: 1, must: []string{`cpq.validproducts`}, prepare: func() error {
 			q, err := x.quoteNow()
 			if err != nil {
 				return err
@@ -402,23 +403,23 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 			x.addonProductID = int32(id)
 			return nil
 		}},
-		{name: "add_addon", floor: 2, must: []string{"cpq.toflist", "cpq.additem"}, run: func() error {
+		{name: "add_addon", floor: 2, must: []string{`cpq.toflist`, `cpq.additem`}, run: func() error {
 			a, err := x.do(ctx, http.MethodPost, fmt.Sprintf("%s/carts/%d/items/%d/addons", x.quotePath, x.basketID, x.rootNodeID),
 				withDigest(form("tofId", itoa(x.tofID), "productId", itoa(x.addonProductID))), true, http.StatusOK)
 			keepDigest(a)
 			return err
 		}},
-		{name: "quantity", floor: 2, must: []string{"cpq.toflist", "cpq.quantity"}, run: func() error {
+		{name: "quantity", floor: 2, must: []string{`cpq.toflist`, `cpq.quantity`}, run: func() error {
 			a, err := x.do(ctx, http.MethodPost, fmt.Sprintf("%s/carts/%d/quantity", x.quotePath, x.basketID),
 				withDigest(form("quantity", "2")), true, http.StatusOK)
 			keepDigest(a)
 			return err
 		}},
-		{name: "discounts_panel", floor: 1, must: []string{"cpq.discounts"}, run: func() error {
+		{name: "discounts_panel", floor: 1, must: []string{`cpq.discounts`}, run: func() error {
 			_, err := x.do(ctx, http.MethodGet, x.quotePath+"/discounts", nil, true, http.StatusOK)
 			return err
 		}},
-		{name: "contract_generate", floor: 1, must: []string{"contracts.generate"}, run: func() error {
+		{name: "contract_generate", floor: 1, must: []string{`contracts.generate`}, run: func() error {
 			a, err := x.do(ctx, http.MethodPost, x.quotePath+"/contract", form(), true, http.StatusOK)
 			if err != nil {
 				return err
@@ -435,22 +436,22 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 			_, err := x.do(ctx, http.MethodGet, fmt.Sprintf("/contracts/%d/pdf?inline=1", x.contractID), nil, false, http.StatusOK)
 			return err
 		}},
-		{name: "send_for_signature", floor: 1, must: []string{"signature.request"}, run: func() error {
+		{name: "send_for_signature", floor: 1, must: []string{`signature.request`}, run: func() error {
 			_, err := x.do(ctx, http.MethodPost, fmt.Sprintf("/contracts/%d/signature", x.contractID),
 				form("email", "signer@example.com", "signerName", "Sam Signer", "message", ""), true, http.StatusOK)
 			return err
 		}},
-		{name: "contract_page", floor: 1, must: []string{"contracts.get"}, run: func() error {
+		{name: "contract_page", floor: 1, must: []string{`contracts.get`}, run: func() error {
 			_, err := x.page(ctx, fmt.Sprintf("/contracts/%d", x.contractID))
 			return err
 		}},
-		{name: "audit_page", floor: 1, must: []string{"contracts.audit"}, run: func() error {
+		{name: "audit_page", floor: 1, must: []string{`contracts.audit`}, run: func() error {
 			_, err := x.page(ctx, fmt.Sprintf("/audits/%d", x.quoteID))
 			return err
 		}},
 		// Archive: the contract's number (for the v2 call) and, after it, the contract's new state;
 		// then the archive payload region loads itself (its own contract read and payload).
-		{name: "archive_contract", floor: 2, must: []string{"contracts.archive"}, run: func() error {
+		{name: "archive_contract", floor: 2, must: []string{`contracts.archive`}, run: func() error {
 			a, err := x.do(ctx, http.MethodPost, fmt.Sprintf("/contracts/%d/archive", x.contractID), form(), true, http.StatusOK)
 			if err != nil {
 				return err
@@ -474,7 +475,7 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 		// The viewer's own poll finds the change: its read (call 10), then the audit for who and what.
 		// When a colleague's change went through this replica, the portal knows the new tag already
 		// and both reads go side by side (one round trip; handler test TestLiveNoticeReadsInParallel).
-		{name: "quote_poll_after_change", floor: 2, must: []string{"cpq.toflist", "contracts.audit"},
+		{name: "quote_poll_after_change", floor: 2, must: []string{`cpq.toflist`, `contracts.audit`},
 			prepare: func() error { return x.preparePoll(ctx, true) },
 			run:     func() error { return x.poll(ctx, http.StatusOK) }},
 	}
@@ -613,7 +614,7 @@ func (x *latencyLab) measureBatchEnd(ctx context.Context, rep *report) error {
 		next = progressLink.FindSubmatch(a.body)
 	}
 	var calls []simCall
-	if err := simAdmin(ctx, x.l, http.MethodGet, "/_sim/requests?endpoint=contracts.archive", &calls); err != nil {
+	if err := simAdmin(ctx, x.l, http.MethodGet, `/_sim/requests?endpoint=contracts.archive`, &calls); err != nil {
 		return err
 	}
 	if len(calls) != len(numbers) {
