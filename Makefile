@@ -96,7 +96,7 @@ bench: ## Measure the portal against a bare reverse proxy and oauth2-proxy (docs
 	@scripts/build-oauth2-proxy.sh
 	go run ./bench/cmd/portalbench -out bench/results.json
 
-soak: deps ## 100 simulated users for SOAK_DURATION (default 2m) against the demo portal; not part of `make test`
+soak: deps ## 100 simulated users for SOAK_DURATION (default 2m) against the demo portal (SOAK_V2_LATENCY=50ms: a v2 that answers like a real one); not part of `make test`
 	SOAK=1 go test -v -count=1 -run '^TestSoak$$' -timeout 10m ./e2e/
 
 FUZZTIME ?= 10s

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,16 +40,29 @@ import (
 // fails on any server error (5xx) or broken connection (no faults are injected, so every one is
 // the portal's), and when the portal's resident memory (VmRSS of its process) grows by 10 % or more
 // between the first and the second half of the run. It prints the figures.
+//
+// The load is what people do (issue 27): each user changes quantities on their own quotes, sending
+// the page's fingerprint as the page does; a share of users (SOAK_PAIRS_PERCENT, default 20) work
+// in pairs on one quote, and after a 409 (the stale check of issue 18: the colleague changed it)
+// redo their change on the current quote with the answer's "Apply my change" form. The share of
+// 409 answers among the changes is reported. SOAK_V2_LATENCY (e.g. 50ms) makes the simulator
+// answer every call that much later, like a real v2 deployment; the report then says how many
+// users one portal replica serves on this machine's cores (its CPU use per user, measured).
 func TestSoak(t *testing.T) {
 	if os.Getenv("SOAK") != "1" {
 		t.Skip("soak test: runs only with SOAK=1 (make soak)")
 	}
 	duration := soakSetting(t, "SOAK_DURATION", 2*time.Minute, time.ParseDuration)
 	users := soakSetting(t, "SOAK_USERS", 100, strconv.Atoi)
+	pairsPercent := soakSetting(t, "SOAK_PAIRS_PERCENT", 20, strconv.Atoi)
+	latency := soakSetting(t, "SOAK_V2_LATENCY", time.Duration(0), time.ParseDuration)
 
 	sim := v2sim.New(v2sim.Options{Customers: 60, Seed: 7}) // accepts the demo provider's tokens as any bearer token
 	simServer := httptest.NewServer(sim)
 	defer func() { simServer.Close(); _ = sim.Close() }()
+	if latency > 0 {
+		sim.SetFault("*", v2sim.Fault{Delay: latency})
+	}
 
 	root, err := repoRoot()
 	if err != nil {
@@ -66,6 +80,7 @@ func TestSoak(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), duration)
 	defer cancel()
 	start := time.Now()
+	cpuStart, _ := cpuSeconds(portal.cmd.Process.Pid)
 
 	// Memory samples of the portal process every 5 s.
 	var samples []rssSample
@@ -89,12 +104,21 @@ func TestSoak(t *testing.T) {
 		}
 	}()
 
+	// Pairs share a quote: users 2k and 2k+1 of the first pairsPercent % of the users.
+	paired := users * pairsPercent / 100 &^ 1
+	pairs := make([]*soakPair, paired/2)
+	for i := range pairs {
+		pairs[i] = &soakPair{}
+	}
 	var wg sync.WaitGroup
 	for i := range users {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			u := newSoakUser(portal.url, st, uint64(i))
+			if i < paired {
+				u.pair = pairs[i/2]
+			}
 			// Stagger the sign-ins a little, as people arrive.
 			select {
 			case <-ctx.Done():
@@ -120,6 +144,7 @@ func TestSoak(t *testing.T) {
 
 	// The figures.
 	elapsed := time.Since(start)
+	cpuEnd, cpuErr := cpuSeconds(portal.cmd.Process.Pid)
 	first, second := rssPeak(samples, duration/4, duration/2), rssPeak(samples, 3*duration/4, duration+time.Minute)
 	growth := 0.0
 	if first > 0 {
@@ -131,6 +156,19 @@ func TestSoak(t *testing.T) {
 		st.requests.Load(), float64(st.requests.Load())/elapsed.Seconds(), st.serverErrors.Load(), st.transportErrors.Load())
 	fmt.Fprintf(report, "  statuses: %s\n", st.statusLine())
 	fmt.Fprintf(report, "  journeys: %s\n", st.journeyLine())
+	changes, conflicts, redone := st.changes.Load(), st.conflicts.Load(), st.redone.Load()
+	fmt.Fprintf(report, "  quantity changes: %d, answered 409 (a colleague changed the quote first): %d (%.1f %%), redone on the current quote: %d; %d of %d users in pairs on one quote\n",
+		changes, conflicts, 100*float64(conflicts)/float64(max(changes, 1)), redone, paired, users)
+	if latency > 0 {
+		fmt.Fprintf(report, "  v2 simulator answering every call in %s\n", latency)
+	}
+	if cpuErr == nil && cpuEnd > cpuStart {
+		cores := float64(runtime.NumCPU())
+		perUser := (cpuEnd - cpuStart) / elapsed.Seconds() / float64(users)
+		rate := float64(st.requests.Load()) / elapsed.Seconds() / float64(users)
+		fmt.Fprintf(report, "  portal CPU: %.2f cores for %d users (%.4f cores a user, each sending %.1f requests a second): its CPU would be full at about %.0f such users on %d cores (%.0f requests a second; about %.0f people clicking every 10 s): time waiting on the v2 API costs the portal no CPU, so the v2 API's capacity is reached first\n",
+			(cpuEnd-cpuStart)/elapsed.Seconds(), users, perUser, rate, cores/perUser, int(cores), cores/perUser*rate, cores/perUser*rate*10)
+	}
 	fmt.Fprintf(report, "  portal RSS: peak %d KiB in the first half (from %s), %d KiB in the second half: growth %.1f %%\n",
 		first, duration/4, second, growth)
 	fmt.Fprintf(report, "  RSS samples (KiB):")
@@ -149,6 +187,9 @@ func TestSoak(t *testing.T) {
 	}
 	if n := st.serverErrors.Load() + st.transportErrors.Load(); n > 0 {
 		t.Errorf("%d server errors or broken connections under load (none were injected)", n)
+	}
+	if changes > 0 && float64(conflicts)/float64(changes) > 0.25 {
+		t.Errorf("%.0f %% of the quantity changes answered 409: more than people sharing a quote meet", 100*float64(conflicts)/float64(changes))
 	}
 	for _, j := range []string{"browse", "search", "customer", "quote", "quantity", "contract"} {
 		if st.journeyCount(j) == 0 {
@@ -196,7 +237,9 @@ func startSoakPortal(t *testing.T, bin, v2URL string) *soakPortal {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "PORTAL_V2_API_URL="+v2URL, "PORTAL_LOG_FORMAT=text", "PORTAL_LOG_LEVEL=warn", "PORTAL_SHUTDOWN_GRACE=10s")
+	// Its data directory (sessions, demo keys) is the test's own temporary one, never e2e/.data.
+	env = append(env, "PORTAL_V2_API_URL="+v2URL, "PORTAL_LOG_FORMAT=text", "PORTAL_LOG_LEVEL=warn", "PORTAL_SHUTDOWN_GRACE=10s",
+		"PORTAL_DATA_DIR="+filepath.Join(t.TempDir(), "data"))
 	p := &soakPortal{log: &tailBuffer{max: 256 << 10}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, "-demo", "-addr", "127.0.0.1:0")
 	p.cmd.Env = env
@@ -316,6 +359,27 @@ func vmRSS(pid int) (int64, error) {
 	return strconv.ParseInt(string(m[1]), 10, 64)
 }
 
+// cpuSeconds reads the user and system CPU time a process has used from /proc (Linux, clock ticks
+// of 1/100 s, as on every Linux Go supports here).
+func cpuSeconds(pid int) (float64, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name (which may hold spaces) start after the last ')'.
+	i := strings.LastIndexByte(string(stat), ')')
+	fields := strings.Fields(string(stat)[i+1:])
+	if len(fields) < 13 {
+		return 0, errors.New("short /proc stat line")
+	}
+	utime, err1 := strconv.ParseFloat(fields[11], 64)
+	stime, err2 := strconv.ParseFloat(fields[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("malformed /proc stat line")
+	}
+	return (utime + stime) / 100, nil
+}
+
 // rssPeak is the highest sample taken in [from, to).
 func rssPeak(samples []rssSample, from, to time.Duration) int64 {
 	var peak int64
@@ -331,6 +395,7 @@ func rssPeak(samples []rssSample, from, to time.Duration) int64 {
 
 type soakStats struct {
 	requests, serverErrors, transportErrors atomic.Int64
+	changes, conflicts, redone              atomic.Int64
 
 	mu       sync.Mutex
 	byStatus map[int]int
@@ -408,8 +473,24 @@ type soakUser struct {
 	client  *http.Client
 	stats   *soakStats
 	rng     *rand.Rand
-	quote   string // the path of the user's own quote, once created
+	quote   string    // the path of the user's own quote, once created
+	pair    *soakPair // set for users who share a quote with a colleague
 	custIDs []string
+}
+
+// soakPair is two users working on one quote: the first quote either of them creates.
+type soakPair struct {
+	mu    sync.Mutex
+	quote string
+}
+
+func (p *soakPair) shared(own string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.quote == "" {
+		p.quote = own
+	}
+	return p.quote
 }
 
 func newSoakUser(base string, st *soakStats, seed uint64) *soakUser {
@@ -624,11 +705,19 @@ func (u *soakUser) quoteJourney(ctx context.Context) {
 var quotePage = regexp.MustCompile(`^/quotes/\d+/\d+/\d+$`)
 var quantityAction = regexp.MustCompile(`/carts/\d+/quantity$`)
 
-// quantity: open the user's quote (or a seeded one) and change a cart's quantity.
+// quantity: open the user's quote (the pair's, for paired users; a new one when the user has
+// none yet) and change a cart's quantity, sending the page's fingerprint as the page does. After a
+// 409 the user redoes the change on the current quote with the answer's "Apply my change" form.
 func (u *soakUser) quantity(ctx context.Context) {
+	if u.quote == "" {
+		u.quoteJourney(ctx)
+		if u.quote == "" {
+			return
+		}
+	}
 	target := u.quote
-	if target == "" {
-		target = "/quotes/1/1/900001"
+	if u.pair != nil {
+		target = u.pair.shared(u.quote)
 	}
 	quote, err := u.do(ctx, http.MethodGet, target, nil, false)
 	if err != nil || quote.doc == nil || quote.status != http.StatusOK {
@@ -646,8 +735,32 @@ func (u *soakUser) quantity(ctx context.Context) {
 		return
 	}
 	values.Set("quantity", strconv.Itoa(1+u.rng.IntN(20)))
+	values.Set("prev", quote.doc.Find("#quote-digest").AttrOr("value", "")) // hx-include="#quote-digest"
 	u.think(ctx)
-	if p, err := u.do(ctx, http.MethodPost, action, values, true); err == nil && p.status == http.StatusOK {
+	p, err := u.do(ctx, http.MethodPost, action, values, true)
+	if err != nil {
+		return
+	}
+	u.stats.changes.Add(1)
+	if p.status == http.StatusConflict && p.doc != nil {
+		u.stats.conflicts.Add(1)
+		replay := p.doc.Find(`form:has([data-testid="conflict-apply"])`).First()
+		redo := replay.AttrOr("hx-post", "")
+		if redo == "" {
+			return
+		}
+		u.think(ctx) // the person reads the notice, then applies their change again
+		if p, err = u.do(ctx, http.MethodPost, redo, formValues(replay), true); err != nil {
+			return
+		}
+		u.stats.changes.Add(1)
+		if p.status == http.StatusConflict {
+			u.stats.conflicts.Add(1)
+			return
+		}
+		u.stats.redone.Add(1)
+	}
+	if p.status == http.StatusOK {
 		u.stats.done("quantity")
 	}
 }
@@ -679,6 +792,8 @@ func formValues(form *goquery.Selection) url.Values {
 			values.Set(name, s.Find("option[selected]").First().AttrOr("value", s.Find("option").First().AttrOr("value", "")))
 		case s.Is("textarea"):
 			values.Set(name, s.Text())
+		case s.Is("input[type=hidden]"):
+			values.Add(name, s.AttrOr("value", ""))
 		default:
 			values.Set(name, s.AttrOr("value", ""))
 		}

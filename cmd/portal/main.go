@@ -45,6 +45,7 @@ import (
 	"github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/telemetry"
 	"github.com/cpqportal/portal/internal/v2sim"
+	"github.com/cpqportal/portal/internal/watch"
 	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web"
 )
@@ -327,14 +328,17 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		return fail(fmt.Errorf("PORTAL_SESSION_KEYS: %w", err))
 	}
 	work := workindex.New(state, workindex.Options{})
+	jobChanges := watch.NewSignals() // wakes batch progress pages (issue 27)
 	p.jobs = jobs.NewManager(jobs.Options{Store: state, Archiver: indexedArchiver{V2: jobs.V2{API: api}, work: work, logger: logger},
-		Concurrency: cfg.BatchConcurrency, Sealer: sealer, Logger: logger.With(slog.String("component", "jobs"))})
+		Concurrency: cfg.BatchConcurrency, Sealer: sealer, Logger: logger.With(slog.String("component", "jobs")),
+		OnChange: jobChanges.Notify})
 	jobManager = p.jobs
 	p.jobs.Run()
 	deps := handlers.Deps{
 		Recent:      recent.New(state, nil),
 		Work:        work,
 		Jobs:        p.jobs,
+		JobChanges:  jobChanges,
 		Config:      cfg,
 		Logger:      logger,
 		API:         api,

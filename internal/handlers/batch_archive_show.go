@@ -1,8 +1,11 @@
 package handlers
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -55,8 +58,19 @@ func (h *Handler) showBatch(c *gin.Context) {
 	h.renderPage(c, http.StatusOK, t(c, "batch.title"), layout.SectionContracts, backoffice.BatchPage(h.batchVM(tr(c), job)))
 }
 
-// showBatchProgress answers GET /contracts/batch-archive/:jobId/progress: the progress region
-// (htmx polls it every second while the batch runs).
+// Progress of a running batch (issue 27): the region asks again as soon as it is shown, with
+// ?after=<what it shows> (BatchVM.Version), and the portal holds the request until the batch's state
+// differs: woken by the jobs manager on this replica (jobs.Options.OnChange), and looking at the
+// store every batchProgressRecheck for a batch run by another replica, for at most
+// batchProgressHold. So the end shows within a quarter of a second, and a waiting page costs a
+// request per change (or per hold) instead of one a second. None of this calls the v2 API.
+const (
+	batchProgressHold    = 10 * time.Second
+	batchProgressRecheck = 200 * time.Millisecond
+)
+
+// showBatchProgress answers GET /contracts/batch-archive/:jobId/progress[?after=<version>]: the
+// progress region, once it differs from after (or after batchProgressHold).
 func (h *Handler) showBatchProgress(c *gin.Context) {
 	job, err := h.loadBatch(c)
 	if err != nil {
@@ -64,8 +78,48 @@ func (h *Handler) showBatchProgress(c *gin.Context) {
 		return
 	}
 	h.handOverToken(c, job)
+	if after := c.Query("after"); after != "" {
+		if job, err = h.waitForBatchChange(c, job, after); err != nil {
+			h.fail(c, err)
+			return
+		}
+	}
 	c.Header("Cache-Control", "no-store")
 	h.render(c, http.StatusOK, backoffice.BatchProgress(h.batchVM(tr(c), job)))
+}
+
+// waitForBatchChange returns the job once what its region shows is no longer after, it ended, or
+// batchProgressHold passed.
+func (h *Handler) waitForBatchChange(c *gin.Context, job *jobs.Job, after string) (*jobs.Job, error) {
+	ctx := c.Request.Context()
+	hold := time.NewTimer(batchProgressHold)
+	defer hold.Stop()
+	recheck := time.NewTicker(batchProgressRecheck)
+	defer recheck.Stop()
+	for job.Active() && batchVersion(job) == after {
+		changed := h.jobChanges.Changed(job.ID)
+		select {
+		case <-changed:
+		case <-recheck.C:
+		case <-hold.C:
+			return job, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		next, err := h.loadBatch(c)
+		if err != nil {
+			return nil, err
+		}
+		job = next
+	}
+	return job, nil
+}
+
+// batchVersion names what a batch's progress region shows (counts, state, items in flight).
+func batchVersion(j *jobs.Job) string {
+	counts := j.Counts()
+	sum := sha256.Sum256(fmt.Appendf(nil, "%v|%s|%t|%t|%d|%v", counts, j.Status, j.CancelRequested, j.WaitingForSignIn, j.Resumes, j.Current()))
+	return hex.EncodeToString(sum[:8])
 }
 
 // batchStatusText says where a batch stands, in words of tr's language.
@@ -99,6 +153,7 @@ func (h *Handler) batchVM(tr *i18n.Translator, j *jobs.Job) backoffice.BatchVM {
 		Total: c.Total, Done: c.Done, Failed: c.Failed, Rejected: c.Rejected, Left: c.Left, Pending: c.Left,
 		Current: j.Current(), Status: batchStatusText(tr, j), Active: j.Active(), Cancelling: j.Active() && j.CancelRequested,
 		WaitingForSignIn: j.Active() && j.WaitingForSignIn, Resumed: j.Resumes, Concurrency: max(h.cfg.BatchConcurrency, 1),
+		Version: batchVersion(j),
 	}
 	vm.CanRetry = !vm.Active && !vm.Draft && c.Failed > 0 && j.Status != jobs.StatusStopped
 	vm.RecordLost = j.Status == jobs.StatusStopped

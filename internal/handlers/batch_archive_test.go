@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cpqportal/portal/internal/v2sim"
 )
 
 func postForm(t *testing.T, p *testPortal, client *http.Client, path string, form url.Values) response {
@@ -132,4 +134,49 @@ func parseExportCSV(t *testing.T, body string, comma rune) [][]string {
 		t.Fatalf("CSV with %q: %v", comma, err)
 	}
 	return rows
+}
+
+// TestBatchProgressWaitsForTheNextState (issue 27): the running batch's region asks for its next
+// state with ?after=; the portal holds that request until the state differs (woken by the jobs
+// manager), so the page follows the batch with a request per change, not one a second, and gets
+// the end in the answer that was waiting for it.
+func TestBatchProgressWaitsForTheNextState(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	var numbers []string
+	for range 3 {
+		_, contract := e.newContract(t)
+		numbers = append(numbers, contract.ContractNumber)
+	}
+	// Each archive call takes a while, so the batch runs long enough to be watched.
+	e.sim.SetFault("contracts.archive", v2sim.Fault{Delay: 300 * time.Millisecond})
+	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {strings.Join(numbers, "\n")}})
+	batchPath := posted.Header.Get("Location")
+	if started := postForm(t, e.p, e.user, batchPath+"/start", url.Values{}); started.StatusCode != http.StatusSeeOther {
+		t.Fatalf("start: %d", started.StatusCode)
+	}
+	next := parseHTML(t, e.p.get(t, e.user, batchPath, nil).body).Find(`[data-testid="batch-progress"]`).AttrOr("hx-get", "")
+	requests := 0
+	for next != "" {
+		if !strings.Contains(next, "/progress?after=") {
+			t.Fatalf("the running region asks for %q, not for its next state", next)
+		}
+		if requests++; requests > 20 {
+			t.Fatal("the region kept asking without the batch ending")
+		}
+		asked := time.Now()
+		answer := e.p.get(t, e.user, next, map[string]string{"HX-Request": "true"})
+		region := parseHTML(t, answer.body).Find(`[data-testid="batch-progress"]`)
+		following := region.AttrOr("hx-get", "")
+		if following == next && time.Since(asked) < batchProgressHold {
+			t.Fatalf("the portal answered the state the page already shows (%q) before the hold ended", next)
+		}
+		next = following
+		if next == "" && region.AttrOr("data-status", "") != "Finished" {
+			t.Fatalf("the region stopped asking while %q", region.AttrOr("data-status", ""))
+		}
+	}
+	if n := len(e.requestsTo("contracts.archive")); n != 3 {
+		t.Fatalf("%d archive calls, want 3", n)
+	}
 }

@@ -1,8 +1,11 @@
 package handlers
 
 import (
+	"context"
 	"sync"
 	"time"
+
+	"github.com/cpqportal/portal/internal/apiclient"
 )
 
 const (
@@ -27,7 +30,8 @@ type configuratorCache struct {
 }
 
 type configuratorEntry struct {
-	names     map[int32]string // read-only once stored
+	names     map[int32]string         // read-only once stored
+	list      []apiclient.Configurator // in the v2 API's order; nil when only names were stored
 	fetchedAt time.Time
 }
 
@@ -66,4 +70,52 @@ func (cc *configuratorCache) put(user string, names map[int32]string) {
 		delete(cc.entries, oldestKey)
 	}
 	cc.entries[user] = configuratorEntry{names: names, fetchedAt: cc.now()}
+}
+
+// getList returns the user's configurators in the v2 API's order when they are fresh. The slice
+// must not be modified.
+func (cc *configuratorCache) getList(user string) ([]apiclient.Configurator, bool) {
+	if cc.ttl <= 0 {
+		return nil, false
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	e, ok := cc.entries[user]
+	if !ok || e.list == nil || cc.now().Sub(e.fetchedAt) >= cc.ttl {
+		return nil, false
+	}
+	return e.list, true
+}
+
+// putList stores the user's configurators (and so their names).
+func (cc *configuratorCache) putList(user string, list []apiclient.Configurator) {
+	if cc.ttl <= 0 {
+		return
+	}
+	if list == nil {
+		list = []apiclient.Configurator{}
+	}
+	cc.put(user, configuratorNames(list))
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if e, ok := cc.entries[user]; ok {
+		e.list = list
+		cc.entries[user] = e
+	}
+}
+
+// configuratorList is call 1 for the user whose key and token ctx carries, reused from the cache
+// while fresh (issue 27: the quote start flow and the quote page need the list or a name on every
+// step; one read per user and TTL instead of one per step). Safe to call from a goroutine: it
+// takes no gin context.
+func (h *Handler) configuratorList(ctx context.Context, user string) ([]apiclient.Configurator, error) {
+	if list, ok := h.configurators.getList(user); ok {
+		return list, nil
+	}
+	list, err := h.api.CPQ.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h.configurators.putList(user, list)
+	return list, nil
 }

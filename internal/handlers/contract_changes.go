@@ -14,7 +14,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
-	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/contracts"
 )
@@ -51,7 +50,7 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 	seen := etagValue(c.GetHeader("If-None-Match"))
 	ctx := h.apiContext(c)
 	var own *apiclient.Contract
-	tag, err := h.changes.Tag(ctx, contractWatchKey(contractID), func(ctx context.Context) (string, error) {
+	tag, err := h.changes.TagFor(ctx, contractWatchKey(contractID), customerCacheKey(c), liveMaxAge(c), func(ctx context.Context) (string, error) {
 		contract, err := h.loadContract(ctx, contractID)
 		if err != nil {
 			return "", err
@@ -63,19 +62,14 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 		h.fail(c, fmt.Errorf("has contract %d changed: %w", contractID, err))
 		return
 	}
-	key, viewer := contractWatchKey(contractID), auth.CurrentUser(c).Subject
-	if own != nil {
-		h.changes.ReadBy(key, viewer)
-	}
-	if own == nil && (tag != seen || !h.changes.ReadRecentlyBy(key, viewer)) {
-		// Changed, or this viewer has not read the contract with their own token lately: what
-		// this viewer is told (even "not modified") comes from their own read.
+	if tag != seen && own == nil {
+		// Changed: what this viewer is shown is read with their own token.
 		if own, err = h.loadContract(ctx, contractID); err != nil {
 			h.fail(c, err)
 			return
 		}
 		tag = contractChangeTag(own)
-		h.observeOwnRead(c, key, tag)
+		h.changes.ObserveBy(contractWatchKey(contractID), customerCacheKey(c), tag)
 	}
 	if tag != seen {
 		h.indexContract(c, own, workindex.ActRefreshed) // a colleague's change reaches the lists too
@@ -98,6 +92,6 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 // state after the user's own action, so their own change does not come back as a notice.
 func (h *Handler) markContractSeen(c *gin.Context, contract *apiclient.Contract) {
 	tag := contractChangeTag(contract)
-	h.observeOwnRead(c, contractWatchKey(contract.ContractID), tag)
+	h.changes.ObserveBy(contractWatchKey(contract.ContractID), customerCacheKey(c), tag)
 	c.Header("X-Live-Tag", tag)
 }

@@ -24,6 +24,11 @@ func (h *Handler) generateContract(c *gin.Context) {
 		return
 	}
 	ctx := h.apiContext(c)
+	// The documents region's read of the quote (call 10) goes beside the generation, not after it
+	// (issue 27): generating changes no attachment, and the contract comes from the answer. Only an
+	// answer that names no contract (a bare PDF, A7) makes the quote be read again, after it.
+	quoteOf := later(func() (*apiclient.Quote, error) { return h.loadQuote(ctx, ref) })
+	defer quoteOf() //nolint:errcheck // waited for on every path; the result is read below
 	limit := h.newStartLimit(ctx)
 	defer limit.release()
 	result, err := h.api.Contracts.Generate(limit.ctx, ref.quoteID)
@@ -42,7 +47,10 @@ func (h *Handler) generateContract(c *gin.Context) {
 	}
 	_ = result.Close()
 
-	quote, err := h.loadQuote(ctx, ref)
+	quote, err := quoteOf()
+	if err == nil && result.ContractID < 1 && (quote.Contract == nil || quote.Contract.ContractID < 1) {
+		quote, err = h.loadQuote(ctx, ref)
+	}
 	if err != nil {
 		h.fail(c, err)
 		return

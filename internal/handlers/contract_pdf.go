@@ -23,14 +23,22 @@ func (h *Handler) downloadContractPDF(c *gin.Context) {
 		return
 	}
 	ctx := h.apiContext(c)
-	contract, err := h.loadContract(ctx, contractID)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
+	// The contract is read only for the file's name (its number): that read goes beside the
+	// download, not before it (issue 27). A contract that cannot be read fails the request
+	// before any byte of the PDF is sent.
+	contractOf := later(func() (*apiclient.Contract, error) { return h.loadContract(ctx, contractID) })
+	defer contractOf() //nolint:errcheck // waited for on every path; the result is read below
 	limit := h.newStartLimit(ctx)
 	defer limit.release()
 	download, err := h.api.Contracts.DownloadPDF(limit.ctx, contractID)
+	contract, contractErr := contractOf()
+	if contractErr != nil {
+		if err == nil {
+			_ = download.Close()
+		}
+		h.fail(c, contractErr)
+		return
+	}
 	if err = limit.started(err); err != nil {
 		h.failDocument(c, asPDFError(fmt.Errorf("contracts: PDF of contract %d: %w", contractID, err), "the contract"))
 		return

@@ -128,6 +128,6 @@ func (h *Handler) showContract(c *gin.Context) {
 	vm.LiveURL = contractPath(contract.ContractID) + "/changes"
 	vm.LiveTag = contractChangeTag(contract)
 	vm.LiveSince = strconv.FormatInt(h.now().UnixMilli(), 10)
-	h.observeOwnRead(c, contractWatchKey(contract.ContractID), vm.LiveTag)
+	h.changes.ObserveBy(contractWatchKey(contract.ContractID), customerCacheKey(c), vm.LiveTag)
 	h.renderPage(c, http.StatusOK, t(c, "contract.title", vm.Number), layout.SectionContracts, contracts.ContractPage(vm))
 }

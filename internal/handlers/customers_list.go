@@ -151,7 +151,7 @@ func (h *Handler) showCustomerList(c *gin.Context) {
 		var names map[int32]string
 		if params.CPQID != 0 {
 			// The configurator's name for the source column; without it the id is shown.
-			if list, err := h.api.CPQ.List(ctx); err == nil {
+			if list, err := h.configuratorList(ctx, customerCacheKey(c)); err == nil {
 				names = configuratorNames(list)
 			} else if h.mustFailWhole(err) {
 				h.fail(c, err)
@@ -170,13 +170,23 @@ func (h *Handler) showCustomerList(c *gin.Context) {
 	}
 
 	vm := customers.ListVM{Query: params.Query, CPQID: params.CPQID}
-	list, err := h.api.CPQ.List(ctx)
-	var names map[int32]string
+	// The configurator list (call 1, reused per user) is read beside the results, not before them
+	// (issue 27); it only names the filter's choices and the source column.
+	user := customerCacheKey(c)
+	listOf := later(func() ([]apiclient.Configurator, error) { return h.configuratorList(ctx, user) })
+	defer listOf() //nolint:errcheck // waited for on every path; the result is read below
+	results, _, handled := h.customerResults(c, params, nil, customerListPageWait)
+	if handled {
+		return
+	}
+	list, err := listOf()
 	switch {
 	case err == nil:
-		names = configuratorNames(list)
 		for _, cfg := range list {
 			vm.Configurators = append(vm.Configurators, customers.Configurator{ID: cfg.ID, Name: cfg.Name, Selected: cfg.ID == params.CPQID})
+		}
+		if params.CPQID != 0 {
+			results.SourceLabel = configuratorLabel(tr(c), params.CPQID, configuratorNames(list))
 		}
 	case h.mustFailWhole(err):
 		h.fail(c, err)
@@ -184,10 +194,6 @@ func (h *Handler) showCustomerList(c *gin.Context) {
 	default:
 		h.log(c).Warn("configurator list unavailable on the customer list", "err", err)
 		vm.ConfiguratorsError = t(c, "customers.search.configurators_unavailable")
-	}
-	results, _, handled := h.customerResults(c, params, names, customerListPageWait)
-	if handled {
-		return
 	}
 	vm.Results = results
 	// 200 even when the results region shows an upstream failure: the page itself works (search,

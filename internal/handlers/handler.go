@@ -101,6 +101,9 @@ type Deps struct {
 	Recent *recent.Recent
 	// Jobs runs batch archive jobs; nil answers the batch pages with 503 (tests).
 	Jobs *jobs.Manager
+	// JobChanges is notified (jobs.Options.OnChange) when a job changes, so a progress page waiting
+	// on it answers at once; nil: the page notices within batchProgressRecheck.
+	JobChanges *watch.Signals
 	// I18n is the message catalogues and the choice of language; the embedded catalogues when nil.
 	I18n *i18n.Bundle
 	// Work is the work index of quotes and contracts (internal/workindex); nil turns the work lists
@@ -137,6 +140,8 @@ type Handler struct {
 	recent *recent.Recent
 	// jobs runs batch archive jobs (nil: off).
 	jobs *jobs.Manager
+	// jobChanges wakes progress pages waiting on a job (batch_archive_show.go; never nil).
+	jobChanges *watch.Signals
 	// changes shares "has it changed" reads of open quotes and contracts between their viewers
 	// (one upstream read per interval per quote on this replica: quote_changes.go).
 	changes *watch.Watcher
@@ -184,6 +189,7 @@ func New(deps Deps) (*Handler, error) {
 		version:     deps.Version,
 		recent:      deps.Recent,
 		jobs:        deps.Jobs,
+		jobChanges:  deps.JobChanges,
 		i18n:        deps.I18n,
 		work:        deps.Work,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
@@ -208,6 +214,9 @@ func New(deps Deps) (*Handler, error) {
 	h.customers = newCustomerCache(deps.API, deps.Config, h.now)
 	h.configurators = newConfiguratorCache(deps.Config.CustomerCacheTTL, h.now)
 	h.changes = watch.New(liveNoticeInterval, h.now)
+	if h.jobChanges == nil {
+		h.jobChanges = watch.NewSignals()
+	}
 	if h.version == "" {
 		h.version = "dev"
 	}

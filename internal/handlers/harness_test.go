@@ -29,6 +29,7 @@ import (
 	"github.com/cpqportal/portal/internal/session"
 	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/v2sim"
+	"github.com/cpqportal/portal/internal/watch"
 	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web"
 )
@@ -168,7 +169,8 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobManager = jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: 4, Logger: logger, Sealer: sealer})
+	jobChanges := watch.NewSignals()
+	jobManager = jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: 4, Logger: logger, Sealer: sealer, OnChange: jobChanges.Notify})
 	jobManager.Run()
 	t.Cleanup(jobManager.Close)
 	h, err := New(Deps{
@@ -177,6 +179,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		Recent:      recent.New(state, nil),
 		Jobs:        jobManager,
 		Work:        workindex.New(cmp.Or[statestore.Store](opts.workStore, state), workindex.Options{}),
+		JobChanges:  jobChanges,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -53,7 +53,7 @@ func (h *Handler) actionSession(c *gin.Context, a *quoteAction) (string, bool) {
 // respondUpdate answers a successful change: a toast saying what happened, the new total for
 // screen readers, and the changed regions.
 func (h *Handler) respondUpdate(c *gin.Context, q *apiclient.Quote, vm quotes.UpdateVM, message string) {
-	h.observeOwnRead(c, quoteWatchKey(vm.Ref), vm.DigestTag) // other viewers learn of it at their next poll
+	h.changes.ObserveBy(quoteWatchKey(vm.Ref), customerCacheKey(c), vm.DigestTag) // other viewers learn of it at their next poll
 	h.indexQuote(c, vm.Ref.CPQID, vm.Ref.CustomerID, q, "", "", workindex.ActChanged)
 	h.toast(c, components.ToastSuccess, message)
 	announce(c, message+" "+totalText(tr(c), q))

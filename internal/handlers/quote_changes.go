@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
-	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/web/templates/quotes"
 )
 
@@ -36,7 +36,7 @@ func (h *Handler) pollQuoteChanges(c *gin.Context) {
 	seen := etagValue(c.GetHeader("If-None-Match"))
 	ctx := h.apiContext(c)
 	var own *apiclient.Quote
-	tag, err := h.changes.Tag(ctx, quoteWatchKey(ref), func(ctx context.Context) (string, error) {
+	tag, err := h.changes.TagFor(ctx, quoteWatchKey(ref), customerCacheKey(c), liveMaxAge(c), func(ctx context.Context) (string, error) {
 		q, err := h.api.CPQ.TOFList(ctx, ref.CPQID, ref.CustomerID, ref.QuoteID)
 		if err != nil {
 			return "", err
@@ -48,35 +48,42 @@ func (h *Handler) pollQuoteChanges(c *gin.Context) {
 		h.fail(c, fmt.Errorf("has quote %d changed: %w", ref.QuoteID, err))
 		return
 	}
-	key, viewer := quoteWatchKey(ref), auth.CurrentUser(c).Subject
-	if own != nil {
-		h.changes.ReadBy(key, viewer)
-	}
-	if tag == seen && (own != nil || h.changes.ReadRecentlyBy(key, viewer)) {
+	if tag == seen {
 		c.Header("ETag", `"`+tag+`"`)
 		c.Status(http.StatusNotModified)
 		return
 	}
-	// Changed (or this viewer's page is older than the shared tag, or this viewer has not read the
-	// quote with their own token lately): what this viewer is shown is read with their own token,
-	// so a 304 never tells someone about a quote their token cannot read.
+	// Changed (or this viewer's page is older than the shared tag): what this viewer is shown is
+	// read with their own token. When the shared tag already told (a colleague's change seen on this
+	// replica), the quote and the audit (who and what) are read side by side (issue 27).
+	since := parseDigest("u=" + c.Query("since")).seenAt()
+	var auditOf func() (*apiclient.ValidationAudit, error)
 	if own == nil {
+		if !since.IsZero() {
+			auditOf = later(func() (*apiclient.ValidationAudit, error) { return h.api.Contracts.ValidationAudit(ctx, ref.QuoteID) })
+			defer auditOf() //nolint:errcheck // waited for on every path; the result is read below
+		}
 		own, err = h.api.CPQ.TOFList(ctx, ref.CPQID, ref.CustomerID, ref.QuoteID)
 		if err != nil {
 			h.fail(c, fmt.Errorf("read quote %d for the live notice: %w", ref.QuoteID, err))
 			return
 		}
 		tag = changeTag(digestOf(own))
-		h.observeOwnRead(c, key, tag)
+		h.changes.ObserveBy(quoteWatchKey(ref), customerCacheKey(c), tag)
 	}
 	c.Header("ETag", `"`+tag+`"`)
 	if tag == seen {
 		c.Status(http.StatusNotModified)
 		return
 	}
-	since := parseDigest("u=" + c.Query("since")).seenAt()
-	vm := quotes.LiveNoticeVM{Subject: "quote", ShowURL: ref.Sub("/current"),
-		Notice: h.changeNotice(ctx, c, ref.QuoteID, since)}
+	var notice quotes.ChangeNotice
+	if auditOf != nil {
+		audit, err := auditOf()
+		notice = h.changeNoticeFrom(c, audit, err, since)
+	} else {
+		notice = h.changeNotice(ctx, c, ref.QuoteID, since)
+	}
+	vm := quotes.LiveNoticeVM{Subject: "quote", ShowURL: ref.Sub("/current"), Notice: notice}
 	h.render(c, http.StatusOK, quotes.LiveNotice(vm))
 }
 
@@ -97,9 +104,23 @@ func (h *Handler) showCurrentQuote(c *gin.Context) {
 	vm := v.update()
 	carts := v.carts(false)
 	vm.Carts = &carts
-	h.observeOwnRead(c, quoteWatchKey(a.ref), vm.DigestTag)
+	h.changes.ObserveBy(quoteWatchKey(a.ref), customerCacheKey(c), vm.DigestTag)
 	announce(c, t(c, "quote.announce.current")+" "+totalText(tr(c), q))
 	h.render(c, http.StatusOK, quotes.UpdatePartial(vm))
+}
+
+// idleLiveMaxAge is how old a shared change tag an idle page accepts (app.js sends idle=1 when its
+// user has not touched the page for 2 minutes or the tab is hidden; it then polls once a minute):
+// many idle viewers of one quote cost one v2 read a minute on this replica (issue 27).
+const idleLiveMaxAge = time.Minute
+
+// liveMaxAge is the age of a shared change tag this poll accepts: the watcher's interval for an
+// active page, idleLiveMaxAge for an idle one.
+func liveMaxAge(c *gin.Context) time.Duration {
+	if c.Query("idle") == "1" {
+		return idleLiveMaxAge
+	}
+	return 0
 }
 
 // etagValue reads an If-None-Match value: the first entity tag, without W/ and quotes.
@@ -108,14 +129,4 @@ func etagValue(header string) string {
 	header = strings.TrimSpace(header)
 	header = strings.TrimPrefix(header, "W/")
 	return strings.Trim(header, `"`)
-}
-
-// observeOwnRead records a change tag the signed-in user has just read with their own token (a
-// page shown, an action's answer, a poll's own read): other viewers learn of the change, and this
-// viewer may be answered "not modified" from the shared tag for a while (watch.OwnReadValid).
-func (h *Handler) observeOwnRead(c *gin.Context, key, tag string) {
-	h.changes.Observe(key, tag)
-	if user := auth.CurrentUser(c); user.Subject != "" {
-		h.changes.ReadBy(key, user.Subject)
-	}
 }

@@ -27,17 +27,23 @@ func (h *Handler) showDiscounts(c *gin.Context) {
 	if !ok {
 		return
 	}
+	// What is applied (call 10) is read beside the applicable discounts (call 11), not after them
+	// (issue 27); call 10 needs no configuration session, so it starts before one is.
+	ctx := h.apiContext(c)
+	quoteOf := later(func() (*apiclient.Quote, error) {
+		return h.api.CPQ.TOFList(ctx, a.ref.CPQID, a.ref.CustomerID, a.ref.QuoteID)
+	})
+	defer quoteOf() //nolint:errcheck // waited for on every path; the result is read below
 	sessionID, ok := h.actionSession(c, a)
 	if !ok {
 		return
 	}
-	ctx := h.apiContext(c)
 	discounts, err := h.api.CPQ.ApplicableDiscounts(ctx, sessionID, a.ref.CPQID, a.ref.QuoteID)
 	if err != nil {
 		h.failCPQ(c, a.key, quoteAlert(a.ref), "", nil, fmt.Errorf("applicable discounts of quote %d: %w", a.ref.QuoteID, err))
 		return
 	}
-	q, err := h.api.CPQ.TOFList(ctx, a.ref.CPQID, a.ref.CustomerID, a.ref.QuoteID)
+	q, err := quoteOf()
 	if err != nil {
 		h.fail(c, fmt.Errorf("get quote %d: %w", a.ref.QuoteID, err))
 		return

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -50,6 +51,21 @@ func (h *Handler) showAddons(c *gin.Context) {
 		return
 	}
 	ctx := h.apiContext(c)
+	// The button names the cart's TOF (?tofId=): its products (call 9) are read beside the quote
+	// (call 10) instead of after it (issue 27); the quote still decides, and a TOF that is not the
+	// cart's is read again with the right one.
+	sessionID, ok := h.actionSession(c, a)
+	if !ok {
+		return
+	}
+	askedTOF, _ := formID32(strings.TrimSpace(c.Query("tofId")))
+	productsOf := later(func() ([]apiclient.Product, error) {
+		if askedTOF == 0 {
+			return nil, nil
+		}
+		return h.api.CPQ.ValidProducts(ctx, sessionID, a.ref.CPQID, askedTOF)
+	})
+	defer productsOf() //nolint:errcheck // waited for on every path; the result is read below
 	q, err := h.api.CPQ.TOFList(ctx, a.ref.CPQID, a.ref.CustomerID, a.ref.QuoteID)
 	if err != nil {
 		h.fail(c, fmt.Errorf("get quote %d: %w", a.ref.QuoteID, err))
@@ -65,11 +81,10 @@ func (h *Handler) showAddons(c *gin.Context) {
 		h.fail(c, badRequest("quote.error.item_gone", itemID))
 		return
 	}
-	sessionID, ok := h.actionSession(c, a)
-	if !ok {
-		return
+	products, err := productsOf()
+	if askedTOF != cart.TOFID {
+		products, err = h.api.CPQ.ValidProducts(ctx, sessionID, a.ref.CPQID, cart.TOFID)
 	}
-	products, err := h.api.CPQ.ValidProducts(ctx, sessionID, a.ref.CPQID, cart.TOFID)
 	if err != nil {
 		h.failCPQ(c, a.key, quoteAlert(a.ref), "", nil, fmt.Errorf("valid products of TOF %d: %w", cart.TOFID, err))
 		return
@@ -106,15 +121,21 @@ func (h *Handler) addItem(c *gin.Context) {
 		h.badForm(c, form, formErrors{{FieldID: form + "-choices", Message: t(c, "quote.form.addon")}})
 		return
 	}
-	if !h.ensureCurrent(c, a, staleCheck{pending: t(c, "quote.pending.add_item", idText(productID), idText(parentID)), exists: hasItem(basketID, parentID)}) {
-		return
-	}
 	sessionID, ok := h.actionSession(c, a)
 	if !ok {
 		return
 	}
+	// The add-on's TOF product id (call 9) is read beside the stale check (call 10): both only
+	// read, and call 5 goes only once the check has passed (issue 27).
 	ctx := h.apiContext(c)
-	products, err := h.api.CPQ.ValidProducts(ctx, sessionID, a.ref.CPQID, tofID)
+	productsOf := later(func() ([]apiclient.Product, error) {
+		return h.api.CPQ.ValidProducts(ctx, sessionID, a.ref.CPQID, tofID)
+	})
+	defer productsOf() //nolint:errcheck // waited for on every path; the result is read below
+	if !h.ensureCurrent(c, a, staleCheck{pending: t(c, "quote.pending.add_item", idText(productID), idText(parentID)), exists: hasItem(basketID, parentID)}) {
+		return
+	}
+	products, err := productsOf()
 	if err != nil {
 		h.failCPQ(c, a.key, quoteAlert(a.ref), form, nil, fmt.Errorf("valid products of TOF %d: %w", tofID, err))
 		return

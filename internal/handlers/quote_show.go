@@ -11,6 +11,7 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/workindex"
+	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/layout"
 	"github.com/cpqportal/portal/web/templates/quotes"
 )
@@ -39,8 +40,9 @@ func (h *Handler) showQuote(c *gin.Context) {
 			h.log(c).Warn("customer name unavailable", slog.Any("err", err))
 		}
 	})
+	user := customerCacheKey(c)
 	wg.Go(func() {
-		cfgs, err := h.api.CPQ.List(ctx)
+		cfgs, err := h.configuratorList(ctx, user)
 		if err != nil {
 			h.log(c).Warn("configurator name unavailable", slog.Any("err", err))
 			return
@@ -59,10 +61,13 @@ func (h *Handler) showQuote(c *gin.Context) {
 	}
 	h.touchRecent(c, recentQuoteItem(ref, q, customerName))
 	h.indexQuote(c, ref.CPQID, ref.CustomerID, q, customerName, cpqName, workindex.ActOpened)
-	h.observeOwnRead(c, quoteWatchKey(ref), changeTag(digestOf(q)))
+	h.changes.ObserveBy(quoteWatchKey(ref), customerCacheKey(c), changeTag(digestOf(q)))
 	vm := quotePageVM(tr(c), ref, q, customerName, cpqName, hasCPQSession(c, cpqKeyOf(ref)))
 	vm.ContractBanner, vm.ChangeConfirm = h.contractBanner(c, q)
 	vm.ChangeScript = h.assets.URL("change-confirm.js")
+	// The documents region comes from the same read of the quote: no second call 10 (issue 27).
+	vm.Documents = contracts.DocumentsPartial(h.documentsVM(tr(c),
+		quoteRef{cpqID: ref.CPQID, customerID: ref.CustomerID, quoteID: ref.QuoteID}, q))
 	h.renderPage(c, http.StatusOK, t(c, "quote.title", idText(ref.QuoteID)), layout.SectionQuotes, quotes.QuotePage(vm))
 }
 

@@ -62,7 +62,7 @@ func (h *Handler) ensureCurrent(c *gin.Context, a *quoteAction, check staleCheck
 		return false
 	}
 	digest := digestOf(q)
-	h.observeOwnRead(c, quoteWatchKey(a.ref), changeTag(digest))
+	h.changes.ObserveBy(quoteWatchKey(a.ref), customerCacheKey(c), changeTag(digest))
 	if a.prev != nil && a.prev.sameState(parseDigest(digest)) {
 		return true
 	}
@@ -239,11 +239,20 @@ var auditActions = map[string]string{
 // changeNotice says who changed the quote after since and what, from the validation audit read
 // with the user's own token. Best effort: without the audit (or since), the notice says less.
 func (h *Handler) changeNotice(ctx context.Context, c *gin.Context, quoteID int64, since time.Time) quotes.ChangeNotice {
+	if since.IsZero() {
+		return quotes.ChangeNotice{}
+	}
+	audit, err := h.api.Contracts.ValidationAudit(ctx, quoteID)
+	return h.changeNoticeFrom(c, audit, err, since)
+}
+
+// changeNoticeFrom builds the notice from an audit already read (err: its read failed; the
+// notice then says nothing of who and what).
+func (h *Handler) changeNoticeFrom(c *gin.Context, audit *apiclient.ValidationAudit, err error, since time.Time) quotes.ChangeNotice {
 	var n quotes.ChangeNotice
 	if since.IsZero() {
 		return n
 	}
-	audit, err := h.api.Contracts.ValidationAudit(ctx, quoteID)
 	if err != nil {
 		h.log(c).Warn("validation audit unavailable for the change notice", slog.Any("err", err))
 		return n

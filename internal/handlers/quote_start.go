@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
@@ -43,10 +45,29 @@ func (h *Handler) showQuoteStart(c *gin.Context) {
 			return
 		}
 	}
-	ctx := h.apiContext(c)
-	configurators, err := h.api.CPQ.List(ctx)
-	if err != nil {
-		h.fail(c, fmt.Errorf("list configurators: %w", err))
+	ctx, user := h.apiContext(c), customerCacheKey(c)
+	// Call 1 and, when the page starts from a customer, that customer's read go side by side; the
+	// configurator list is reused per user for a short time (configuratorCache), so a start page
+	// after the customers area makes one round trip (issue 27).
+	var configurators []apiclient.Configurator
+	var customer *apiclient.Customer
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		if configurators, err = h.configuratorList(gctx, user); err != nil {
+			return fmt.Errorf("list configurators: %w", err)
+		}
+		return nil
+	})
+	if customerID != 0 {
+		g.Go(func() (err error) {
+			if customer, err = h.api.Customers.Get(gctx, customerID); err != nil {
+				return fmt.Errorf("get customer %d: %w", customerID, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		h.fail(c, err)
 		return
 	}
 	vm := quotes.StartVM{Recent: recentRows(tr(c), h.recentItems(c, recent.KindQuote))}
@@ -60,14 +81,9 @@ func (h *Handler) showQuoteStart(c *gin.Context) {
 		return
 	}
 
-	if customerID != 0 {
+	if customer != nil {
 		// Started from a customer: offer that customer, on the configurator asked for, else the
 		// first of the customer's configurators.
-		customer, err := h.api.Customers.Get(ctx, customerID)
-		if err != nil {
-			h.fail(c, fmt.Errorf("get customer %d: %w", customerID, err))
-			return
-		}
 		for _, id := range customer.CPQIDs {
 			if cpqID == 0 && known[id] {
 				cpqID = id
@@ -177,33 +193,42 @@ func (h *Handler) startQuoteSession(c *gin.Context) {
 		h.badForm(c, "quote-start-form", errs)
 		return
 	}
+	// The names only label the step: they are read alongside call 2 (the configurator's from the
+	// user's cached list), never after it, and the step is shown without them if they fail.
+	ctx, user := h.apiContext(c), customerCacheKey(c)
+	customerName := t(c, "start.customer_numbered", idText(customerID))
+	configuratorName := t(c, "start.configurator_numbered", idText(cpqID))
+	var labels sync.WaitGroup
+	labels.Go(func() {
+		if cu, err := h.api.Customers.Get(ctx, customerID); err == nil {
+			customerName = cu.Name
+		} else {
+			h.log(c).Warn("customer name unavailable", slog.Any("err", err))
+		}
+	})
+	labels.Go(func() {
+		if cfgs, err := h.configuratorList(ctx, user); err == nil {
+			for _, cfg := range cfgs {
+				if cfg.ID == cpqID {
+					configuratorName = cfg.Name
+				}
+			}
+		}
+	})
 	res, err := h.startCPQSession(c, session.CPQKey{CPQID: cpqID, CustomerID: customerID})
+	labels.Wait()
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	vm := quotes.StartTOFsVM{CPQID: cpqID, CustomerID: customerID, CustomerName: t(c, "start.customer_numbered", idText(customerID)),
-		ConfiguratorName: t(c, "start.configurator_numbered", idText(cpqID))}
+	vm := quotes.StartTOFsVM{CPQID: cpqID, CustomerID: customerID, CustomerName: customerName,
+		ConfiguratorName: configuratorName}
 	for _, tof := range res.TOFList {
 		name := tof.Name
 		if name == "" {
 			name = t(c, "quote.tof.numbered", idText(tof.ID))
 		}
 		vm.TOFs = append(vm.TOFs, quotes.TOF{ID: tof.ID, Name: name, Description: tof.Description})
-	}
-	// The names only label the step: the session is started whatever they say.
-	ctx := h.apiContext(c)
-	if cu, err := h.api.Customers.Get(ctx, customerID); err == nil {
-		vm.CustomerName = cu.Name
-	} else {
-		h.log(c).Warn("customer name unavailable", slog.Any("err", err))
-	}
-	if cfgs, err := h.api.CPQ.List(ctx); err == nil {
-		for _, cfg := range cfgs {
-			if cfg.ID == cpqID {
-				vm.ConfiguratorName = cfg.Name
-			}
-		}
 	}
 	announce(c, t(c, "start.session_started"))
 	if !isHTMX(c) {
@@ -331,15 +356,20 @@ func (h *Handler) createQuote(c *gin.Context) {
 		return
 	}
 	ctx := h.apiContext(c)
-	products, err := h.api.CPQ.ValidProducts(ctx, sessionID, cpqID, tofID)
-	if err != nil {
-		h.failCPQ(c, key, alert, form, nil, fmt.Errorf("valid products of TOF %d: %w", tofID, err))
-		return
-	}
-	product, ok := findProduct(products, productID, "MAIN")
+	// The products step sends each main product's TOF product id along (tofProduct=<productId>:<id>),
+	// so creating the quote needs no second call 9 (issue 27). It is the user's own input, checked
+	// by the v2 API like any other field of call 3; without it, call 9 tells.
+	product, ok := tofProductOf(c, productID)
 	if !ok {
-		h.badForm(c, form, formErrors{{FieldID: "quote-products", Message: t(c, "start.form.product_listed")}})
-		return
+		products, err := h.api.CPQ.ValidProducts(ctx, sessionID, cpqID, tofID)
+		if err != nil {
+			h.failCPQ(c, key, alert, form, nil, fmt.Errorf("valid products of TOF %d: %w", tofID, err))
+			return
+		}
+		if product, ok = findProduct(products, productID, "MAIN"); !ok {
+			h.badForm(c, form, formErrors{{FieldID: "quote-products", Message: t(c, "start.form.product_listed")}})
+			return
+		}
 	}
 	q, err := h.api.CPQ.AddCart(ctx, sessionID, cpqID, tofID, apiclient.AddCartRequest{
 		ProductID: product.ProductID, TOFProductID: product.TOFProductID, CustomerID: customerID,
@@ -370,6 +400,24 @@ func (h *Handler) createQuote(c *gin.Context) {
 	}
 	c.Header("HX-Redirect", ref.URL())
 	c.Status(http.StatusOK)
+}
+
+// tofProductOf reads the chosen main product's TOF product id from the form's tofProduct values
+// ("<productId>:<tofProductId>", one per product the step offered).
+func tofProductOf(c *gin.Context, productID int32) (apiclient.Product, bool) {
+	for _, v := range c.Request.PostForm["tofProduct"] {
+		main, tof, ok := strings.Cut(v, ":")
+		if !ok {
+			continue
+		}
+		if id, ok := formID32(main); !ok || id != productID {
+			continue
+		}
+		if tofProductID, ok := formID32(tof); ok {
+			return apiclient.Product{ProductID: productID, TOFProductID: tofProductID, Kind: "MAIN"}, true
+		}
+	}
+	return apiclient.Product{}, false
 }
 
 // openQuote is GET /quotes/open?cpqId=&customerId=&quoteId=: the quote's address from its numbers.

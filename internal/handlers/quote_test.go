@@ -99,8 +99,9 @@ func TestQuoteJourneyUsesEverySixteenCallsWithSessionRule(t *testing.T) {
 	if got := quoteText(page.Find(`[data-testid="quote-customer"]`)); got == "" || got == "Customer 1" {
 		t.Errorf("the customer's name is not shown: %q", got)
 	}
-	if page.Find(`#quote-documents[hx-get="`+quoteURL+`/documents"][hx-trigger="load"]`).Length() != 1 {
-		t.Error("the quote page has no Documents slot for the documents area")
+	// The documents area's region comes with the page, from the same read of the quote (issue 27).
+	if page.Find(`#quote-documents [data-testid]`).Length() == 0 || page.Find(`#quote-documents[hx-get]`).Length() != 0 {
+		t.Error("the quote page does not show the documents area's region with the page")
 	}
 	cart1 := page.Find(`[data-testid="cart"]`).AttrOr("data-basket-id", "")
 	root := quoteLineOf(page.Selection, 102).AttrOr("data-node-id", "")

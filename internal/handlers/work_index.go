@@ -192,6 +192,13 @@ func (h *Handler) indexGenerated(c *gin.Context, ref quoteRef, quote *apiclient.
 	if result.Created {
 		act = workindex.ActCreated
 	}
+	// The quote is read beside the generation (issue 27), so it may predate the contract: the
+	// answer names it, and the quote's row must not fall back to "draft".
+	if (quote.Contract == nil || quote.Contract.ContractID < 1) && result.ContractID > 0 {
+		withContract := *quote
+		withContract.Contract = &apiclient.ContractRef{ContractID: result.ContractID, ContractNumber: result.ContractNumber}
+		quote = &withContract
+	}
 	switch {
 	case result.Contract != nil:
 		h.indexContract(c, result.Contract, act)

@@ -73,6 +73,9 @@ type Options struct {
 	// MaxDrafts is how many batches not started one user may keep (DefaultMaxDrafts when zero);
 	// MaxActive how many of theirs may be queued or running at once (DefaultMaxActive when zero).
 	MaxDrafts, MaxActive int
+	// OnChange, when set, is called with a job's id after each change of it is stored (progress,
+	// end, cancel), so a page waiting on the job can show it at once (issue 27). It must not block.
+	OnChange func(id string)
 }
 
 // TokenSealer encrypts a job's token at rest, bound to the job's id.
@@ -257,6 +260,9 @@ func (m *Manager) update(ctx context.Context, id string, fn func(j *Job) error) 
 	})
 	if err != nil {
 		return nil, err
+	}
+	if m.opts.OnChange != nil {
+		m.opts.OnChange(id)
 	}
 	return out, nil
 }

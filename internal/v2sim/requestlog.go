@@ -16,7 +16,10 @@ const (
 
 // RecordedRequest is one request the simulator received, for tests that check what a client sent.
 type RecordedRequest struct {
-	Time time.Time `json:"time"`
+	// Time is when the answer was written; Received when the request arrived (before any latency
+	// fault), so a client's sequential round trips can be told from its parallel calls.
+	Time     time.Time `json:"time"`
+	Received time.Time `json:"received"`
 	// Method and RequestURI exactly as received (RequestURI keeps the client's escaping and query).
 	Method     string `json:"method"`
 	RequestURI string `json:"requestUri"`

@@ -284,7 +284,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // recordRequest adds the request to the request log.
 func (s *Server) recordRequest(r *http.Request, rec *responseRecorder, excerpt string, start time.Time) {
 	s.log.add(RecordedRequest{
-		Time: s.now().UTC(), Method: r.Method, RequestURI: r.RequestURI, EscapedPath: r.URL.EscapedPath(),
+		Time: s.now().UTC(), Received: start.UTC(), Method: r.Method, RequestURI: r.RequestURI, EscapedPath: r.URL.EscapedPath(),
 		Endpoint: rec.endpoint, Header: r.Header.Clone(), Body: excerpt, Status: rec.status,
 	})
 	s.logger.Debug("v2sim request", "method", r.Method, "uri", r.RequestURI, "endpoint", rec.endpoint,

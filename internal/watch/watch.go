@@ -7,6 +7,12 @@
 // waits for that one read. A tag is an opaque fingerprint (a hash): it says "changed or not" and
 // carries no data, so a caller never sees through the tag what another caller's read returned.
 //
+// Sharing is per viewer too (issue 27): TagFor answers the shared tag only to a viewer whose own
+// token read the key within the trust window (their page, an action, their own poll); a viewer
+// whose last own read is older reads again with their own token, so a viewer who lost access
+// learns it from the v2 API instead of being told "unchanged" from someone else's read. An idle
+// page may accept an older shared tag (maxAge), so many idle viewers cost one read per maxAge.
+//
 // State lives in the Watcher value (one per process, built by its owner); there is no package-level
 // state. Entries not asked for during idleAfter are dropped.
 package watch
@@ -25,6 +31,7 @@ type ReadFunc func(ctx context.Context) (string, error)
 type Watcher struct {
 	interval  time.Duration
 	idleAfter time.Duration
+	trust     time.Duration
 	now       func() time.Time
 
 	reads atomic.Int64
@@ -35,8 +42,7 @@ type Watcher struct {
 }
 
 type entry struct {
-	// readers are the viewers whose own read of the key succeeded, and when (see ReadBy).
-	readers  map[string]time.Time
+	viewers  map[string]time.Time // viewer -> when their own token last read the key
 	tag      string
 	readAt   time.Time // zero: never read
 	usedAt   time.Time
@@ -53,42 +59,15 @@ func New(interval time.Duration, now func() time.Time) *Watcher {
 	if now == nil {
 		now = time.Now
 	}
-	return &Watcher{interval: interval, idleAfter: 20 * interval, now: now, entries: map[string]*entry{}}
+	return &Watcher{interval: interval, idleAfter: 20 * interval, trust: DefaultTrust, now: now, entries: map[string]*entry{}}
 }
 
-// OwnReadValid is how long a viewer's own successful read of a key lets the shared tag answer
-// them "not modified" without reading again.
-const OwnReadValid = 2 * time.Minute
+// DefaultTrust is how long a viewer's own read lets them be answered from others' reads.
+const DefaultTrust = 10 * time.Minute
 
-// ReadBy records that viewer's own read of key (with their own token) succeeded just now.
-func (w *Watcher) ReadBy(key, viewer string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	now := w.now()
-	e := w.entries[key]
-	if e == nil {
-		e = &entry{usedAt: now}
-		w.entries[key] = e
-	}
-	if e.readers == nil {
-		e.readers = map[string]time.Time{}
-	}
-	e.readers[viewer] = now
-}
-
-// ReadRecentlyBy reports whether viewer's own read of key succeeded within OwnReadValid. Only then
-// may a shared tag (read with whoever asked first) answer them "not modified": otherwise a person
-// whose token cannot read the object could learn from the tag that it exists and how it stands.
-func (w *Watcher) ReadRecentlyBy(key, viewer string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	e := w.entries[key]
-	if e == nil || viewer == "" {
-		return false
-	}
-	at, ok := e.readers[viewer]
-	return ok && w.now().Sub(at) < OwnReadValid
-}
+// maxViewers bounds the viewers remembered per key (the oldest are forgotten first: they then read
+// with their own token once more).
+const maxViewers = 1000
 
 // Interval is the shortest time between two upstream reads of one key.
 func (w *Watcher) Interval() time.Duration { return w.interval }
@@ -100,6 +79,32 @@ func (w *Watcher) Reads() int64 { return w.reads.Load() }
 // and none is running (then it waits for that one). A failed read is not cached: the error goes to
 // the caller that read and to those that waited.
 func (w *Watcher) Tag(ctx context.Context, key string, read ReadFunc) (string, error) {
+	return w.tag(ctx, key, "", w.interval, read)
+}
+
+// TagFor is Tag for one viewer (a stable id of the person, e.g. their subject): the shared tag is
+// answered only when the viewer's own token read key within the trust window; otherwise read runs
+// (it must use the viewer's own token) whatever the shared tag's age. maxAge > interval accepts an
+// older shared tag (an idle page that polls once a minute); maxAge <= 0 means the interval.
+func (w *Watcher) TagFor(ctx context.Context, key, viewer string, maxAge time.Duration, read ReadFunc) (string, error) {
+	maxAge = max(maxAge, w.interval)
+	w.mu.Lock()
+	e := w.entries[key]
+	trusted := e != nil && viewer != "" && w.now().Sub(e.viewers[viewer]) < w.trust
+	w.mu.Unlock()
+	if !trusted {
+		w.reads.Add(1)
+		tag, err := read(ctx)
+		if err != nil {
+			return "", err
+		}
+		w.ObserveBy(key, viewer, tag)
+		return tag, nil
+	}
+	return w.tag(ctx, key, viewer, maxAge, read)
+}
+
+func (w *Watcher) tag(ctx context.Context, key, viewer string, maxAge time.Duration, read ReadFunc) (string, error) {
 	for {
 		w.mu.Lock()
 		now := w.now()
@@ -110,7 +115,7 @@ func (w *Watcher) Tag(ctx context.Context, key string, read ReadFunc) (string, e
 			w.entries[key] = e
 		}
 		e.usedAt = now
-		if !e.readAt.IsZero() && now.Sub(e.readAt) < w.interval {
+		if !e.readAt.IsZero() && now.Sub(e.readAt) < maxAge {
 			tag := e.tag
 			w.mu.Unlock()
 			return tag, nil
@@ -124,7 +129,7 @@ func (w *Watcher) Tag(ctx context.Context, key string, read ReadFunc) (string, e
 			}
 			w.mu.Lock()
 			err := e.lastErr
-			fresh := !e.readAt.IsZero() && w.now().Sub(e.readAt) < w.interval
+			fresh := !e.readAt.IsZero() && w.now().Sub(e.readAt) < maxAge
 			tag := e.tag
 			w.mu.Unlock()
 			if err != nil {
@@ -146,11 +151,47 @@ func (w *Watcher) Tag(ctx context.Context, key string, read ReadFunc) (string, e
 		e.inflight, e.lastErr = nil, err
 		if err == nil {
 			e.tag, e.readAt = tag, w.now()
+			e.sawBy(viewer, e.readAt)
 		}
 		close(done)
 		w.mu.Unlock()
 		return tag, err
 	}
+}
+
+// sawBy records that viewer's own token read the entry at t. Caller holds w.mu.
+func (e *entry) sawBy(viewer string, t time.Time) {
+	if viewer == "" {
+		return
+	}
+	if e.viewers == nil {
+		e.viewers = map[string]time.Time{}
+	}
+	if _, ok := e.viewers[viewer]; !ok && len(e.viewers) >= maxViewers {
+		oldest, oldestAt := "", time.Time{}
+		for v, at := range e.viewers {
+			if oldest == "" || at.Before(oldestAt) {
+				oldest, oldestAt = v, at
+			}
+		}
+		delete(e.viewers, oldest)
+	}
+	e.viewers[viewer] = t
+}
+
+// ObserveBy is Observe by a viewer who read the tag with their own token (their page, an action):
+// it also opens their trust window (TagFor).
+func (w *Watcher) ObserveBy(key, viewer, tag string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	e := w.entries[key]
+	if e == nil {
+		e = &entry{}
+		w.entries[key] = e
+	}
+	e.tag, e.readAt, e.usedAt, e.lastErr = tag, now, now, nil
+	e.sawBy(viewer, now)
 }
 
 // Observe records a tag the caller has just read itself (a page shown, an action's answer), so the
@@ -176,12 +217,6 @@ func (w *Watcher) sweep(now time.Time) {
 	for key, e := range w.entries {
 		if e.inflight == nil && now.Sub(e.usedAt) > w.idleAfter {
 			delete(w.entries, key)
-			continue
-		}
-		for viewer, at := range e.readers {
-			if now.Sub(at) >= OwnReadValid {
-				delete(e.readers, viewer)
-			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -91,20 +92,55 @@ func TestTagErrorIsNotCachedAndObserveAnswersWithoutRead(t *testing.T) {
 	}
 }
 
-// TestReadRecentlyByIsPerViewerAndExpires: a viewer's own read counts for that viewer only, and for
-// OwnReadValid.
-func TestReadRecentlyByIsPerViewerAndExpires(t *testing.T) {
-	now := time.Unix(1_700_000_000, 0)
-	w := New(time.Second, func() time.Time { return now })
-	if w.ReadRecentlyBy("quote:1", "alice") {
-		t.Fatal("nobody read yet")
+// TagFor shares a read only with viewers whose own token read the key within the trust window; a
+// viewer without one reads with their own read function, however fresh the shared tag.
+func TestTagForSharesOnlyWithViewersWhoReadItThemselves(t *testing.T) {
+	t.Parallel()
+	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	w := New(2*time.Second, clk.Now)
+	reads := map[string]int{}
+	readAs := func(viewer string) ReadFunc {
+		return func(context.Context) (string, error) { reads[viewer]++; return "tag-1", nil }
 	}
-	w.ReadBy("quote:1", "alice")
-	if !w.ReadRecentlyBy("quote:1", "alice") || w.ReadRecentlyBy("quote:1", "bob") || w.ReadRecentlyBy("quote:2", "alice") {
-		t.Fatal("a read counts for its viewer and key only")
+	w.ObserveBy("quote:1", "alice", "tag-1") // alice's page
+	if tag, err := w.TagFor(context.Background(), "quote:1", "alice", 0, readAs("alice")); err != nil || tag != "tag-1" || reads["alice"] != 0 {
+		t.Fatalf("alice within her trust window: %q %v, reads %v", tag, err, reads)
 	}
-	now = now.Add(OwnReadValid)
-	if w.ReadRecentlyBy("quote:1", "alice") {
-		t.Fatal("an own read older than OwnReadValid still counts")
+	if _, err := w.TagFor(context.Background(), "quote:1", "mallory", 0, readAs("mallory")); err != nil || reads["mallory"] != 1 {
+		t.Fatalf("a viewer who never read the quote was answered from another's read (reads %v, err %v)", reads, err)
+	}
+	// mallory's own read opened her window: the next poll within the interval is shared.
+	if _, err := w.TagFor(context.Background(), "quote:1", "mallory", 0, readAs("mallory")); err != nil || reads["mallory"] != 1 {
+		t.Fatalf("reads %v after mallory's own read", reads)
+	}
+	clk.Advance(DefaultTrust)
+	w.Observe("quote:1", "tag-1") // someone else keeps the shared tag fresh
+	if _, err := w.TagFor(context.Background(), "quote:1", "alice", 0, readAs("alice")); err != nil || reads["alice"] != 1 {
+		t.Fatalf("alice past her trust window was not read with her own token (reads %v)", reads)
+	}
+}
+
+// One hundred idle viewers (each polling once a minute, accepting a minute-old tag) of one quote
+// cost one upstream read a minute; active viewers one per interval.
+func TestTagForIdleViewersShareAMinute(t *testing.T) {
+	t.Parallel()
+	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	w := New(2*time.Second, clk.Now)
+	var upstream int
+	read := func(context.Context) (string, error) { upstream++; return "tag-1", nil }
+	viewer := func(i int) string { return "viewer-" + strconv.Itoa(i) }
+	for i := range 100 {
+		w.ObserveBy("quote:1", viewer(i), "tag-1") // each opened the page
+	}
+	for minute := range 3 {
+		for i := range 100 { // polls spread over the minute
+			clk.Advance(600 * time.Millisecond)
+			if _, err := w.TagFor(context.Background(), "quote:1", viewer(i), time.Minute, read); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if upstream > minute+1 {
+			t.Fatalf("after %d minutes of 100 idle viewers: %d upstream reads, want at most %d", minute+1, upstream, minute+1)
+		}
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/cpqportal/portal/internal/auditwords"
 	"github.com/cpqportal/portal/internal/i18n"
 )
@@ -148,6 +150,9 @@ func Gather(ctx context.Context, src Source, quoteIDs []int64, concurrency int) 
 		work     = make(chan int64)
 		fatal    error
 	)
+	// Quotes of one customer are common: their name is read once, and workers asking for it while
+	// that read runs wait for it instead of reading it again (issue 27).
+	var lookups singleflight.Group
 	nameOf := func(id int32) string {
 		mu.Lock()
 		name, ok := names[id]
@@ -155,14 +160,17 @@ func Gather(ctx context.Context, src Source, quoteIDs []int64, concurrency int) 
 		if ok {
 			return name
 		}
-		name, err := src.CustomerName(ctx, id)
-		if err != nil {
-			name = ""
-		}
-		mu.Lock()
-		names[id] = name
-		mu.Unlock()
-		return name
+		v, _, _ := lookups.Do(strconv.FormatInt(int64(id), 10), func() (any, error) {
+			name, err := src.CustomerName(ctx, id)
+			if err != nil {
+				name = ""
+			}
+			mu.Lock()
+			names[id] = name
+			mu.Unlock()
+			return name, nil
+		})
+		return v.(string)
 	}
 	for range max(concurrency, 1) {
 		wg.Go(func() {

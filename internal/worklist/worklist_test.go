@@ -3,6 +3,8 @@ package worklist
 import (
 	"context"
 	"errors"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,5 +97,43 @@ func TestFilterDaysInTheReadersZone(t *testing.T) {
 	}
 	if got := (Filter{From: nov3, To: nov3}).Apply([]Row{lateUTC}); len(got) != 0 {
 		t.Error("in UTC the entry is of 2 November")
+	}
+}
+
+// slowSource answers every audit at once and every customer name after a pause, counting the
+// name reads, so workers ask for the same name while its read runs.
+type slowSource struct {
+	mu        sync.Mutex
+	nameReads map[int32]int
+}
+
+func (s *slowSource) Audit(_ context.Context, id int64) (Audit, error) {
+	return Audit{CustomerID: int32(id % 2), Entries: []Row{{At: day(1), Actor: "sam", Action: "QUOTE_CREATED"}}}, nil
+}
+
+func (s *slowSource) CustomerName(_ context.Context, id int32) (string, error) {
+	s.mu.Lock()
+	s.nameReads[id]++
+	s.mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	return "Customer " + strconv.Itoa(int(id)), nil
+}
+
+// TestGatherReadsEachCustomerOnce: ten quotes of two customers read each customer's name once,
+// even when workers ask for it at the same moment (issue 27: shared in-flight lookups).
+func TestGatherReadsEachCustomerOnce(t *testing.T) {
+	src := &slowSource{nameReads: map[int32]int{}}
+	ids := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	rows, problems, err := Gather(context.Background(), src, ids, len(ids))
+	if err != nil || len(problems) != 0 || len(rows) != len(ids) {
+		t.Fatalf("rows %d, problems %v, err %v", len(rows), problems, err)
+	}
+	for _, r := range rows {
+		if r.Customer != "Customer "+strconv.Itoa(int(r.CustomerID)) {
+			t.Errorf("quote %d: customer %q", r.QuoteID, r.Customer)
+		}
+	}
+	if len(src.nameReads) != 2 || src.nameReads[0] != 1 || src.nameReads[1] != 1 {
+		t.Errorf("customer name reads %v, want one per customer", src.nameReads)
 	}
 }

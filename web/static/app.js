@@ -975,20 +975,26 @@ function portalText(key) {
 
 // Live notices (docs/quotes.md): [data-live-poll] polls with If-None-Match (304: nothing new; 200:
 // a polite banner, focus untouched), backs off on errors and while hidden or idle, stops when the
-// session ends. [data-dismiss-conflict] closes the "quote changed" notice.
+// session ends. Cost (issue 27, docs/performance.md): an active page polls every 1.5 s (the portal
+// reads the v2 API at most once per 2 s per quote, so a colleague's change shows within 5 s); a
+// page untouched for 2 minutes or in a hidden tab polls once a minute with idle=1 (the portal then
+// answers from a read up to a minute old), so it costs at most one v2 read a minute. [data-dismiss-conflict] closes the "quote changed" notice.
 (function () {
   "use strict";
 
   var VISIBLE_MS = 1500;
-  var HIDDEN_MS = 30000;
+  var IDLE_AFTER_MS = 2 * 60 * 1000;
+  var SLOW_MS = 60000; // idle or hidden
   var MAX_BACKOFF_MS = 60000;
   var IDLE_PAUSE_MS = 15 * 60 * 1000;
   var lastActivity = Date.now();
   var pollers = [];
 
+  function idle() { return document.hidden || Date.now() - lastActivity > IDLE_AFTER_MS; }
   function touched() {
+    var wasIdle = idle();
     lastActivity = Date.now();
-    pollers.forEach(function (p) { p.resume(); });
+    pollers.forEach(function (p) { p.resume(wasIdle); });
   }
   ["keydown", "pointerdown", "wheel", "touchstart"].forEach(function (type) {
     document.addEventListener(type, touched, { passive: true, capture: true });
@@ -1025,7 +1031,7 @@ function portalText(key) {
       if (stopped) return;
       window.clearTimeout(timer);
       if (delay === undefined) {
-        delay = document.hidden ? HIDDEN_MS : VISIBLE_MS;
+        delay = idle() ? SLOW_MS : VISIBLE_MS;
         if (failures > 0) delay = Math.min(MAX_BACKOFF_MS, delay * Math.pow(2, failures));
       }
       timer = window.setTimeout(poll, delay);
@@ -1037,8 +1043,11 @@ function portalText(key) {
       var tag = currentTag();
       if (tag !== pageTag) { pageTag = tag; known = tag; } // the page itself moved on (an action)
       var s = since();
+      var query = [];
+      if (s) query.push("since=" + encodeURIComponent(s));
+      if (idle()) query.push("idle=1");
       inflight = true;
-      window.fetch(url + (s ? "?since=" + encodeURIComponent(s) : ""), {
+      window.fetch(url + (query.length ? "?" + query.join("&") : ""), {
         method: "GET",
         credentials: "same-origin",
         cache: "no-store",
@@ -1069,8 +1078,10 @@ function portalText(key) {
       });
     }
     var poller = {
-      resume: function () {
-        if (paused && !stopped) { paused = false; schedule(0); }
+      // Back from a pause or from the slow idle pace: look now rather than up to a minute later.
+      resume: function (wasIdle) {
+        if (stopped || inflight) return;
+        if (paused || wasIdle) { paused = false; schedule(0); }
       }
     };
     document.addEventListener("visibilitychange", function () {

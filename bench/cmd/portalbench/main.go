@@ -8,6 +8,8 @@
 //	overhead_*     customer detail page through the portal vs the same v2 call through the bare proxy
 //	page_weight_*  compressed bytes of the first load of the customers and quote pages
 //	quote_action_* each quote-builder action through the portal's routes
+//	latency_*      every journey with the v2 API answering in 50 ms: v2 calls, sequential round trips,
+//	               time and floor, as a table on stderr (issue 27)
 //	live_poll_*    100 viewers polling one quote's live notice: upstream reads per interval (issue 18)
 //	list_*         first page and search keystroke over 100,000 customers, cold and warm; portal RSS
 //	stream_*       1 GiB upload and download through the portal and directly; portal peak RSS
@@ -38,7 +40,7 @@ import (
 )
 
 // groups are the measurement groups, in the order they run.
-var groups = []string{"overhead", "weight", "quote", "poll", "list", "stream", "backoffice", "export", "allocs", "workindex"}
+var groups = []string{"overhead", "weight", "quote", "latency", "poll", "list", "stream", "backoffice", "export", "allocs", "workindex"}
 
 type options struct {
 	out        string
@@ -203,6 +205,7 @@ func runGroups(ctx context.Context, opts options, lab *lab, rep *report, stderr 
 	step("overhead", func() error { return measureOverhead(ctx, lab, rep) })
 	step("weight", func() error { return measurePageWeight(ctx, lab, rep) })
 	step("quote", func() error { return measureQuoteActions(ctx, lab, rep) })
+	step("latency", func() error { return measureLatency(ctx, lab, rep) })
 	step("poll", func() error { return measurePolling(ctx, lab, rep) })
 	step("list", func() error { return measureList(ctx, lab, rep) })
 	step("stream", func() error { return measureStream(ctx, lab, rep) })

@@ -93,10 +93,61 @@ func measurePolling(ctx context.Context, l *lab, rep *report) error {
 	}
 	intervals := duration.Seconds() / pollInterval.Seconds()
 	rep.add("live_poll_upstream_reads_per_interval_100_viewers", float64(len(reads))/intervals, "reads")
+	rep.add("live_poll_upstream_reads_per_hour_100_viewers", float64(len(reads))*3600/duration.Seconds(), "reads/h")
 	rep.add("live_poll_requests_per_second_100_viewers", float64(polls.Load())/duration.Seconds(), "req/s")
 	rep.add("live_poll_not_modified_ratio", float64(notModified.Load())/float64(max(polls.Load(), 1)), "")
+	return measureIdlePolling(ctx, l, rep, browser, page, tag)
+}
+
+// measureIdlePolling: the same 100 viewers, all idle (app.js: no input for 2 minutes, or a hidden
+// tab), each polling once a minute with idle=1 at its own moment of the minute (issue 27). The
+// figure is the v2 reads an hour this costs; one idle page alone costs at most one read a minute
+// (its one poll), 60 an hour, by construction of the cadence.
+func measureIdlePolling(ctx context.Context, l *lab, rep *report, browser *http.Client, page, tag string) error {
+	window := time.Minute
+	if l.opts.quick {
+		window = 10 * time.Second
+	}
+	// The first read after the active run's last one is the shared read of the minute.
+	time.Sleep(pollInterval)
+	if err := simAdmin(ctx, l, http.MethodPost, "/_sim/reset-requests", nil); err != nil {
+		return err
+	}
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	for range pollViewers {
+		wg.Go(func() {
+			time.Sleep(rand.N(window))
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, page+"/changes?idle=1", nil)
+			req.Header.Set("If-None-Match", `"`+tag+`"`)
+			req.Header.Set("HX-Request", "true")
+			resp, err := browser.Do(req)
+			if err != nil {
+				failed.Add(1)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotModified {
+				failed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() > 0 {
+		return fmt.Errorf("%d of %d idle polls did not answer 304", failed.Load(), pollViewers)
+	}
+	var reads []json.RawMessage
+	if err := simAdmin(ctx, l, http.MethodGet, "/_sim/requests?endpoint=cpq.toflist", &reads); err != nil {
+		return err
+	}
+	rep.add("live_poll_idle_upstream_reads_per_hour_100_viewers", float64(len(reads))*3600/window.Seconds(), "reads/h")
+	rep.add("live_poll_idle_upstream_reads_per_hour_one_page", 3600/idlePollEvery.Seconds(), "reads/h")
 	return nil
 }
+
+// idlePollEvery is app.js's pace of an idle or hidden page (SLOW_MS).
+const idlePollEvery = time.Minute
 
 // simAdmin calls the simulator's control API (the lab starts it with -admin); out, when set,
 // receives the JSON answer.

@@ -52,6 +52,8 @@ type BatchVM struct {
 	IncludeAll []string
 	ID         string
 	URL        string
+	// Version names what the progress region shows; the region asks for the next one with it.
+	Version string
 	// Draft is true before the user confirmed: the page shows what will happen.
 	Draft bool
 	// The counts.

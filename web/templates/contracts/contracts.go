@@ -190,6 +190,9 @@ type ArchiveVM struct {
 	JustArchived bool
 	// OOB renders the region as an htmx out-of-band swap (with a live notice: a colleague archived it).
 	OOB bool
+	// Payload, when set, is the payload region read along with the answer to "Archive"; nil: the
+	// region loads itself (GET .../archive-payload).
+	Payload *PayloadVM
 }
 
 // URL is where "Archive" posts.

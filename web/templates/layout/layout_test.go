@@ -64,7 +64,7 @@ func TestPageSignedIn(t *testing.T) {
 	}
 	var hrefs []string
 	doc.Find("nav a").Each(func(_ int, s *goquery.Selection) { hrefs = append(hrefs, s.AttrOr("href", "")+"="+s.Text()) })
-	if strings.Join(hrefs, ",") != "/customers=Customers,/quotes=Quotes,/contracts=Contracts,/audits=Audits" {
+	if strings.Join(hrefs, ",") != "/work=My work,/customers=Customers,/quotes=Quotes,/contracts=Contracts,/audits=Audits" {
 		t.Errorf("navigation = %v", hrefs)
 	}
 	if got := doc.Find(`[data-testid="user-name"]`).Text(); got != "Sam <b>Sales</b>" {

@@ -231,6 +231,9 @@ type QuoteVM struct {
 	// HasSession tells whether the user holds a configuration session for this quote; without one
 	// the first action starts it.
 	HasSession bool
+	// Documents is the documents region (the documents area's partial) rendered from the same read
+	// of the quote as the page; nil: the region loads itself (GET .../documents).
+	Documents templ.Component
 }
 
 // UpdateVM is the answer of an action that changed prices: the region it targets plus the

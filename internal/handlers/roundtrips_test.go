@@ -1,0 +1,299 @@
+package handlers
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/cpqportal/portal/internal/v2sim"
+)
+
+// Round trips to the v2 API (issue 27): with the simulator answering every call after a set delay,
+// the calls a click makes one after the other are what a person waits for. These tests count the
+// calls and the sequential round trips of each step (answers less than half the delay apart ran side
+// by side) and check that what the steps save never skips a call the spec requires. The latency lab
+// (bench/cmd/portalbench/latency.go) measures the same journeys on the built binary.
+
+const roundTripDelay = 60 * time.Millisecond
+
+// newSlowPortal is a portal whose simulator answers every call after roundTripDelay, with the
+// per-user caches on as in production (PORTAL_CUSTOMER_CACHE_TTL's default).
+func newSlowPortal(t *testing.T) (*testPortal, *v2sim.Server) {
+	t.Helper()
+	sim := v2sim.New(v2sim.Options{Customers: 5, Seed: 1})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(func() { srv.Close(); _ = sim.Close() })
+	sim.SetFault("*", v2sim.Fault{Delay: roundTripDelay})
+	return newPortal(t, portalOptions{v2URL: srv.URL, customerCacheTTL: 30 * time.Second}), sim
+}
+
+// roundTripsOf counts the sequential round trips of reqs: calls that arrived less than half the
+// delay apart went side by side.
+func roundTripsOf(reqs []v2sim.RecordedRequest) int {
+	times := make([]time.Time, 0, len(reqs))
+	for _, r := range reqs {
+		times = append(times, r.Received)
+	}
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	rounds := 0
+	var start time.Time
+	for _, at := range times {
+		if rounds == 0 || at.Sub(start) > roundTripDelay/2 {
+			rounds++
+			start = at
+		}
+	}
+	return rounds
+}
+
+// step runs one click and checks its round trips and calls; it returns the calls' endpoints.
+func (u *quoteUser) step(what string, maxRounds int, do func()) []string {
+	u.t.Helper()
+	mark := u.mark()
+	do()
+	reqs := u.requests(mark)
+	for _, r := range reqs {
+		if r.Status >= 400 {
+			u.t.Errorf("%s: %s answered %d", what, r.Endpoint, r.Status)
+		}
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+			u.t.Errorf("%s: %s went without the user's token", what, r.Endpoint)
+		}
+	}
+	if got := roundTripsOf(reqs); got > maxRounds {
+		u.t.Errorf("%s: %d sequential round trips (%v), want at most %d", what, got, quoteEndpoints(reqs), maxRounds)
+	}
+	return quoteEndpoints(reqs)
+}
+
+func TestStartToQuoteRoundTrips(t *testing.T) {
+	t.Parallel()
+	p, sim := newSlowPortal(t)
+	u := newQuoteUser(t, p, sim)
+
+	total := 0
+	rounds := func(mark int) int { r := roundTripsOf(u.requests(mark)); total += r; return r }
+
+	// The start page, cold: call 1, then the first configurator's customers.
+	mark := u.mark()
+	u.step("start page", 2, func() { quoteMust(t, "start page", u.get("/quotes", false), http.StatusOK) })
+	rounds(mark)
+
+	// Start the session: call 2 with the labels' reads beside it; the configurator list is the
+	// one the start page read (per-user cache).
+	mark = u.mark()
+	doc := quoteMust(t, "start", u.post("/quotes/new", url.Values{"cpqId": {"1"}, "customerId": {"1"}}), http.StatusOK)
+	if r := rounds(mark); r != 1 {
+		t.Errorf("start the session: %d round trips (%v), want 1", r, quoteEndpoints(u.requests(mark)))
+	}
+	if eps := quoteEndpoints(u.requests(mark)); !slices.Contains(eps, "cpq.init") || slices.Contains(eps, "cpq.list") {
+		t.Errorf("start the session called %v: want call 2 and no second call 1", eps)
+	}
+	tofID := doc.Find("[data-testid=quote-tof]").First().AttrOr("data-tof-id", "")
+	if tofID == "" {
+		t.Fatal("the session step offers no offer type")
+	}
+
+	base := "/quotes/new/1/1/tofs/" + tofID
+	mark = u.mark()
+	doc = quoteMust(t, "products", u.get(base+"/products", true), http.StatusOK)
+	rounds(mark)
+	productID := doc.Find("[data-testid=quote-product-option]").First().AttrOr("value", "")
+	form := url.Values{"productId": {productID}, "label": {"Round trips"}}
+	doc.Find("input[name=tofProduct]").Each(func(_ int, s *goquery.Selection) { form.Add("tofProduct", s.AttrOr("value", "")) })
+	if len(form["tofProduct"]) == 0 {
+		t.Fatal("the products step carries no TOF product ids")
+	}
+
+	// Create: call 3 alone (the TOF product id came with the form), with X-SessionId (R4).
+	mark = u.mark()
+	resp := u.post(base, form)
+	quoteMust(t, "create", resp, http.StatusOK)
+	if r := rounds(mark); r != 1 {
+		t.Errorf("create: %d round trips, want 1", r)
+	}
+	created := u.requests(mark)
+	if eps := quoteEndpoints(created); !slices.Equal(eps, []string{"cpq.addcart"}) {
+		t.Errorf("create called %v, want only call 3", eps)
+	}
+	if len(created) == 1 && created[0].Header.Get("X-SessionId") == "" {
+		t.Error("call 3 went without X-SessionId (R4)")
+	}
+
+	// The quote page with its documents region: one read of call 10, names beside it.
+	quoteURL := resp.Header.Get("HX-Redirect")
+	mark = u.mark()
+	pageDoc := quoteMust(t, "quote page", u.get(quoteURL, false), http.StatusOK)
+	if r := rounds(mark); r != 1 {
+		for _, q := range u.requests(mark) {
+			t.Logf("%s %s", q.Time.Format("15:04:05.000"), q.Endpoint)
+		}
+		t.Errorf("quote page: %d round trips, want 1", r)
+	}
+	if n := strings.Count(strings.Join(quoteEndpoints(u.requests(mark)), ","), "cpq.toflist"); n != 1 {
+		t.Errorf("quote page read call 10 %d times, want once", n)
+	}
+	if pageDoc.Find("#quote-documents[hx-get]").Length() != 0 || pageDoc.Find("#quote-documents [data-testid]").Length() == 0 {
+		t.Error("the documents region is not rendered with the page (it would read call 10 again)")
+	}
+	if total > 7 {
+		t.Errorf("start page to quote on screen: %d round trips, want at most 7", total)
+	}
+}
+
+// fastQuote goes through the start flow as the pages send it and returns the quote's address.
+func (u *quoteUser) fastQuote(label string) string {
+	u.t.Helper()
+	doc := quoteMust(u.t, "start", u.post("/quotes/new", url.Values{"cpqId": {"1"}, "customerId": {"1"}}), http.StatusOK)
+	base := "/quotes/new/1/1/tofs/" + doc.Find("[data-testid=quote-tof]").First().AttrOr("data-tof-id", "")
+	doc = quoteMust(u.t, "products", u.get(base+"/products", true), http.StatusOK)
+	form := url.Values{"productId": {doc.Find("[data-testid=quote-product-option]").First().AttrOr("value", "")}, "label": {label}}
+	doc.Find("input[name=tofProduct]").Each(func(_ int, s *goquery.Selection) { form.Add("tofProduct", s.AttrOr("value", "")) })
+	resp := u.post(base, form)
+	quoteMust(u.t, "create", resp, http.StatusOK)
+	return resp.Header.Get("HX-Redirect")
+}
+
+func TestQuoteActionsRoundTrips(t *testing.T) {
+	t.Parallel()
+	p, sim := newSlowPortal(t)
+	u := newQuoteUser(t, p, sim)
+	quoteURL := u.fastQuote("Actions")
+	page, digest := u.page(quoteURL)
+	addButton := page.Find("[data-testid=line-add-addon], button[id$=-add]").First().AttrOr("hx-get", "")
+	if !strings.Contains(addButton, "/addons?tofId=") {
+		t.Fatalf("the add-on button %q does not name the cart's TOF", addButton)
+	}
+
+	// Add-ons panel: the quote and the TOF's products side by side.
+	var panel *goquery.Document
+	eps := u.step("add-ons panel", 1, func() { panel = quoteMust(t, "add-ons panel", u.get(addButton, true), http.StatusOK) })
+	if !slices.Contains(eps, "cpq.toflist") || !slices.Contains(eps, "cpq.validproducts") {
+		t.Errorf("add-ons panel called %v", eps)
+	}
+	addURL := strings.SplitN(addButton, "?", 2)[0]
+	form := url.Values{"tofId": {panel.Find("input[name=tofId]").AttrOr("value", "")},
+		"productId": {panel.Find("input[name=productId]").First().AttrOr("value", "")}}
+
+	// A stale page: the stale check refuses the change, and call 5 is never sent.
+	stale := url.Values{"prev": {"v=1;u=1"}}
+	for k, v := range form {
+		stale[k] = v
+	}
+	eps = u.step("stale add-on", 2, func() { quoteMust(t, "stale add-on", u.post(addURL, stale), http.StatusConflict) })
+	if slices.Contains(eps, "cpq.additem") {
+		t.Errorf("a stale add-on reached call 5: %v", eps)
+	}
+
+	// Add an add-on: the stale check beside call 9, then call 5.
+	form.Set("prev", digest)
+	eps = u.step("add an add-on", 2, func() { quoteMust(t, "add-on", u.post(addURL, form), http.StatusOK) })
+	if i, j := slices.Index(eps, "cpq.toflist"), slices.Index(eps, "cpq.additem"); i < 0 || j < i {
+		t.Errorf("add an add-on called %v: the stale check (call 10) must come before call 5", eps)
+	}
+
+	// Discounts panel: calls 11 and 10 side by side.
+	eps = u.step("discounts panel", 1, func() { quoteMust(t, "discounts", u.get(quoteURL+"/discounts", true), http.StatusOK) })
+	if !slices.Contains(eps, "cpq.discounts") || !slices.Contains(eps, "cpq.toflist") {
+		t.Errorf("discounts panel called %v", eps)
+	}
+
+	// Generate the contract: the documents region's read beside the generation.
+	var region *goquery.Document
+	u.step("generate the contract", 1, func() {
+		region = quoteMust(t, "generate", u.post(quoteURL+"/contract", url.Values{}), http.StatusOK)
+	})
+	contractURL := region.Find("a[href^='/contracts/']").First().AttrOr("href", "")
+	if contractURL == "" {
+		t.Fatal("the documents region links no contract")
+	}
+	// The contract's PDF: the read that names the file beside the download.
+	resp := response{}
+	u.step("contract PDF", 1, func() { resp = u.get(contractURL+"/pdf", false) })
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.body, "%PDF-") || !strings.Contains(resp.Header.Get("Content-Disposition"), "contract-") {
+		t.Errorf("contract PDF: %d %q", resp.StatusCode, resp.Header.Get("Content-Disposition"))
+	}
+}
+
+// TestLiveNoticeReadsInParallel: after a colleague's change on this replica, a viewer's poll reads
+// the quote and the audit side by side, each with the viewer's own token.
+func TestLiveNoticeReadsInParallel(t *testing.T) {
+	t.Parallel()
+	p, sim := newSlowPortal(t)
+	viewer := newQuoteUser(t, p, sim)
+	colleague := &quoteUser{t: t, p: p, sim: sim, c: p.login(t, "backoffice", "backoffice-demo")}
+	quoteURL := colleague.fastQuote("Shared")
+	pageMark := viewer.mark()
+	page, _ := viewer.page(quoteURL)
+	viewerToken := ""
+	if reqs := viewer.requests(pageMark); len(reqs) > 0 {
+		viewerToken = reqs[0].Header.Get("Authorization")
+	}
+	tag := page.Find("#quote-digest").AttrOr("data-tag", "")
+	since := page.Find("#quote-digest").AttrOr("value", "")
+	if i := strings.Index(since, "u="); i >= 0 {
+		since = strings.SplitN(since[i+2:], ";", 2)[0]
+	}
+	_, digest := colleague.page(quoteURL)
+	basket := page.Find("[data-testid=cart]").First().AttrOr("data-basket-id", "")
+	quoteMust(t, "colleague's change", colleague.post(quoteURL+"/carts/"+basket+"/quantity", url.Values{"quantity": {"4"}, "prev": {digest}}), http.StatusOK)
+
+	mark := viewer.mark()
+	resp := viewer.p.do(t, viewer.c, http.MethodGet, quoteURL+"/changes?since="+since, nil,
+		map[string]string{"HX-Request": "true", "If-None-Match": `"` + tag + `"`})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("poll after the change: %d", resp.StatusCode)
+	}
+	reqs := viewer.requests(mark)
+	if eps := quoteEndpoints(reqs); !slices.Contains(eps, "cpq.toflist") || !slices.Contains(eps, "contracts.audit") {
+		t.Errorf("the poll called %v, want the quote and the audit", eps)
+	}
+	if r := roundTripsOf(reqs); r != 1 {
+		t.Errorf("the poll took %d round trips, want 1", r)
+	}
+	for _, r := range reqs {
+		if got := r.Header.Get("Authorization"); got != viewerToken || got == "" {
+			t.Errorf("the poll's %s went with another token than the viewer's own", r.Endpoint)
+		}
+	}
+}
+
+// TestIdleLiveNoticeAcceptsAMinuteOldRead: an idle page's poll (idle=1, app.js) is answered from a
+// read up to a minute old, an active page's from one at most the watcher's interval old (issue 27).
+func TestIdleLiveNoticeAcceptsAMinuteOldRead(t *testing.T) {
+	t.Parallel()
+	clock := &quoteClock{now: time.Now()}
+	sim := v2sim.New(v2sim.Options{Customers: 5, Seed: 1})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(func() { srv.Close(); _ = sim.Close() })
+	p := newPortal(t, portalOptions{v2URL: srv.URL, now: clock.Now})
+	u := newQuoteUser(t, p, sim)
+	quoteURL := u.fastQuote("Idle")
+	page, _ := u.page(quoteURL) // the viewer's own read
+	tag := page.Find("#quote-digest").AttrOr("data-tag", "")
+	poll := func(query string) []string {
+		mark := u.mark()
+		resp := u.p.do(t, u.c, http.MethodGet, quoteURL+"/changes"+query, nil, map[string]string{"HX-Request": "true", "If-None-Match": `"` + tag + `"`})
+		if resp.StatusCode != http.StatusNotModified {
+			t.Fatalf("poll %q: %d, want 304", query, resp.StatusCode)
+		}
+		return quoteEndpoints(u.requests(mark))
+	}
+	clock.Advance(30 * time.Second)
+	if eps := poll("?idle=1"); len(eps) != 0 {
+		t.Errorf("an idle poll 30 s after the page's read called %v, want nothing", eps)
+	}
+	if eps := poll(""); !slices.Equal(eps, []string{"cpq.toflist"}) {
+		t.Errorf("an active poll 30 s after the page's read called %v, want call 10", eps)
+	}
+	clock.Advance(61 * time.Second)
+	if eps := poll("?idle=1"); !slices.Equal(eps, []string{"cpq.toflist"}) {
+		t.Errorf("an idle poll over a minute after the last read called %v, want call 10", eps)
+	}
+}
