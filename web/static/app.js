@@ -973,6 +973,52 @@ function portalText(key) {
   });
 })();
 
+// ---------------------------------------------------------------------------------------------
+// Quiet moments (issue 26, "a click that sends nothing"): portalWhenQuiet(fn) runs fn at once, or,
+// while a pointer is pressed or an htmx request of this page is on its way, just after both are
+// over (after the click that ends the press has been handled, after the answer has been swapped).
+// Whatever changes the page on its own (the live notice's poll) goes through it, so nothing moves
+// or is replaced between a person's press and release (the release would land elsewhere and the
+// click would not happen), and a notice is judged against the page after the person's own action
+// has been answered (their own change is not a colleague's).
+// ---------------------------------------------------------------------------------------------
+var portalWhenQuiet = (function () {
+  "use strict";
+  var pressed = false;
+  var inflight = new Set();
+  var waiting = [];
+
+  function quiet() { return !pressed && inflight.size === 0; }
+  function flush() {
+    if (!quiet()) return;
+    var run = waiting;
+    waiting = [];
+    run.forEach(function (fn) { try { fn(); } catch (e) { /* one failing job must not stop the others */ } });
+  }
+  // The click event follows pointerup in the same input task: flush on the next task, after it.
+  function later() { window.setTimeout(flush, 0); }
+
+  document.addEventListener("pointerdown", function (event) {
+    if (event.isPrimary !== false) pressed = true;
+  }, { capture: true, passive: true });
+  ["pointerup", "pointercancel"].forEach(function (type) {
+    window.addEventListener(type, function () { pressed = false; later(); }, { capture: true, passive: true });
+  });
+  window.addEventListener("blur", function () { pressed = false; later(); });
+  // loadend comes after htmx's load handler (the swap, htmx:afterRequest), and after errors and aborts.
+  document.addEventListener("htmx:beforeSend", function (event) {
+    var xhr = event.detail && event.detail.xhr;
+    if (!xhr || inflight.has(xhr)) return;
+    inflight.add(xhr);
+    xhr.addEventListener("loadend", function () { inflight.delete(xhr); later(); });
+  });
+
+  return function (fn) {
+    if (quiet()) fn();
+    else waiting.push(fn);
+  };
+})();
+
 // Live notices (docs/quotes.md): [data-live-poll] polls with If-None-Match (304: nothing new; 200:
 // a polite banner, focus untouched), backs off on errors and while hidden or idle, stops when the
 // session ends. [data-dismiss-conflict] closes the "quote changed" notice.
@@ -1055,11 +1101,19 @@ function portalText(key) {
         var etag = stripTag(resp.headers.get("ETag"));
         return resp.text().then(function (html) {
           if (etag) known = etag;
-          if (etag && etag === currentTag()) return; // the page already shows it
-          // Server-rendered and escaped by templ; swapped by htmx (which wires its buttons), never focused.
-          // The live region itself stays (a new region would not be announced): emptied, then filled.
-          slot.textContent = "";
-          if (window.htmx) window.htmx.swap(slot, html, { swapStyle: "beforeend" });
+          // Not under a press, nor before the person's own action is answered (its X-Live-Tag may
+          // say the page already shows this state).
+          // data-live-waiting marks a notice held back until then.
+          region.setAttribute("data-live-waiting", "");
+          portalWhenQuiet(function () {
+            region.removeAttribute("data-live-waiting");
+            if (etag && etag === currentTag()) return; // the page already shows it
+            if (!document.body.contains(slot)) return;
+            // Server-rendered and escaped by templ; swapped by htmx (which wires its buttons), never focused.
+            // The live region itself stays (a new region would not be announced): emptied, then filled.
+            slot.textContent = "";
+            if (window.htmx) window.htmx.swap(slot, html, { swapStyle: "beforeend" });
+          });
         });
       }).catch(function () {
         failures++;
