@@ -35,6 +35,7 @@ type pageOptions struct {
 	dark          bool
 	width, height int    // viewport; Playwright's 1280x720 when 0
 	locale        string // the browser's language (Accept-Language); en-GB when empty
+	touch         bool   // a phone: touch screen and mobile viewport (pointer: coarse)
 }
 
 // newPageWith opens a page like newPage (own context, artifacts on failure, browser complaints
@@ -51,6 +52,10 @@ func newPageWith(t *testing.T, o pageOptions) playwright.Page {
 	}
 	if o.dark {
 		opts.ColorScheme = playwright.ColorSchemeDark
+	}
+	if o.touch {
+		opts.HasTouch = playwright.Bool(true)
+		opts.IsMobile = playwright.Bool(true)
 	}
 	if o.width > 0 {
 		opts.Viewport = &playwright.Size{Width: o.width, Height: o.height}

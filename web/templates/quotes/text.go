@@ -163,3 +163,21 @@ func plainNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) 
 func addonsHint(ctx context.Context, n int) string {
 	return i18n.From(ctx).Plural(n, "start.products.addons.one", "start.products.addons.other")
 }
+
+// sessionState is the quote page's data-session: "active" when the quote has a configuration
+// session, "later" when one starts with the first change.
+func sessionState(active bool) string {
+	if active {
+		return "active"
+	}
+	return "later"
+}
+
+// extraLabel names the extra discounts' row of the totals: the discount the person chose ("Negotiated
+// discount") when there is one, the generic "Extra discount" for several.
+func extraLabel(ctx context.Context, extras []ExtraDiscount) string {
+	if len(extras) == 1 && extras[0].Name != "" {
+		return extras[0].Name
+	}
+	return i18n.T(ctx, "quote.breakdown.extra")
+}
