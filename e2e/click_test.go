@@ -18,10 +18,12 @@ const clickPollHeld = 20 * time.Second
 
 // clickFakeNotice is a live notice as the portal renders it (contracts.LiveNotice).
 const clickFakeNotice = `<div class="live-notice" data-testid="live-notice">` +
-	`<span data-testid="live-notice-text">This contract was changed by a colleague 1 s ago.</span></div>`
+	`<span data-testid="live-notice-text">This contract was changed by a colleague <time data-ago="1">1 s ago</time>.</span></div>`
 
 func TestContractClickUnderLiveNotice(t *testing.T) {
 	page := newPage(t)
+	// The page's clock runs as usual until the test moves it on (the notice's "… ago").
+	check(t, page.Clock().Install(), "control the page's clock")
 	login(t, page, salesUser, salesPassword)
 	docsAcceptDialogs(page)
 	_, quotePath := docsCreateQuote(t, page, "Click")
@@ -84,6 +86,10 @@ func TestContractClickUnderLiveNotice(t *testing.T) {
 		t.Errorf("the notice moved the page: the details went from y=%v to y=%v", detailsBefore.Y, detailsAfter.Y)
 	}
 	check(t, page.Unroute(regexp.MustCompile(`/contracts/\d+/changes`)), "stop holding the polls")
+
+	// Its "… ago" follows the clock.
+	check(t, page.Clock().FastForward("01:05"), "a minute goes by")
+	check(t, suite.expect.Locator(notice.Locator("time")).ToHaveText("1 min ago"), "the notice says how long ago, as time goes by")
 
 	// The notice stays in sight wherever the person scrolls.
 	_, err = page.Evaluate(`() => window.scrollTo(0, document.documentElement.scrollHeight)`)

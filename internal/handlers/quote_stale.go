@@ -270,6 +270,7 @@ func (h *Handler) changeNotice(ctx context.Context, c *gin.Context, quoteID int6
 	n.Who = strings.Join(actors, ", ")
 	if !last.IsZero() {
 		n.Ago = agoText(tr(c), h.now().Sub(last))
+		n.AgoSeconds = max(0, int64(h.now().Sub(last)/time.Second))
 	}
 	return n
 }

@@ -1094,6 +1094,10 @@ var portalWhenQuiet = (function () {
         if (resp.status === 304) { failures = 0; return null; }
         if (resp.type === "opaqueredirect" || resp.status === 401 || resp.status === 403 || resp.headers.get("HX-Redirect")) {
           stopped = true;
+          // The session ended (revoked, signed out elsewhere, expired): say so in the open tab (issue 26).
+          if (/[?&]reason=/.test(resp.headers.get("HX-Redirect") || "")) {
+            document.dispatchEvent(new CustomEvent("showToast", { detail: { level: "error", message: portalText("session_ended") } }));
+          }
           return null;
         }
         if (!resp.ok) { failures++; return null; }
@@ -1145,6 +1149,21 @@ var portalWhenQuiet = (function () {
   }
 
   document.addEventListener("DOMContentLoaded", function () { startAll(document); });
+
+  // "… ago" in a notice (<time data-ago="seconds at render">) follows the clock (issue 26): counted
+  // from when this page received it, so the two machines' clocks never matter.
+  function tickAgo() {
+    var now = Date.now();
+    document.querySelectorAll("time[data-ago]").forEach(function (el) {
+      if (!el.dataset.agoBase) el.dataset.agoBase = String(now);
+      var s = Math.max(0, Math.floor(parseInt(el.getAttribute("data-ago"), 10) + (now - parseInt(el.dataset.agoBase, 10)) / 1000));
+      if (isNaN(s)) return;
+      var text = s < 60 ? portalText("ago_seconds", s) : s < 3600 ? portalText("ago_minutes", Math.floor(s / 60)) : portalText("ago_hours", Math.floor(s / 3600));
+      if (el.textContent !== text) el.textContent = text;
+    });
+  }
+  window.setInterval(tickAgo, 5000);
+  document.addEventListener("htmx:load", tickAgo);
 
   // An action's answer may carry X-Live-Tag: the state the page now shows (the user's own change),
   // for regions whose tag is their own data-tag (the contract page).

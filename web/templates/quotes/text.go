@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/web/templates/components"
 )
 
 // Words and numbers of the quote pages in the reader's language (the translator rides in ctx).
@@ -180,4 +181,12 @@ func extraLabel(ctx context.Context, extras []ExtraDiscount) string {
 		return extras[0].Name
 	}
 	return i18n.T(ctx, "quote.breakdown.extra")
+}
+
+// marked is n with its "… ago" part replaced by components.AgoMark, for components.AgoSentence.
+func (n ChangeNotice) marked() ChangeNotice {
+	if n.Ago != "" {
+		n.Ago = components.AgoMark
+	}
+	return n
 }
