@@ -459,6 +459,7 @@ function portalText(key) {
     var slot = panel && panel.parentElement;
     if (!slot) return;
     var scope = slot.closest("tr") || slot.closest("section");
+    if (scope && scope.classList.contains("line-panel-row")) scope = scope.previousElementSibling; // its line
     slot.textContent = "";
     var back = scope && scope.querySelector("button");
     if (back) back.focus();
