@@ -47,6 +47,10 @@ func TestScreenshots(t *testing.T) {
 			check(t, page.Locator(`[data-testid="quote-discounts-open"]`).Click(), "open the discounts")
 			check(t, suite.expect.Locator(page.Locator(`[data-testid="discount-option"]`).First()).ToBeVisible(), "the discounts")
 		}},
+		{"quote-addons", w.quotePath, `[data-testid="cart"]`, func() {
+			check(t, page.GetByTestId("line-add-addon").First().Click(), "open the add-ons of the first line")
+			check(t, suite.expect.Locator(page.GetByTestId("addon-panel")).ToBeVisible(), "the add-on chooser")
+		}},
 		{"contract", w.contractPath, `[data-testid="contract-details"]`, nil},
 		{"evidence", w.contractPath + "/evidence", `[data-testid="page-title"]`, nil},
 		{"audit", "/audits/" + w.quoteID, `[data-testid="audit-timeline"]`, nil},
