@@ -1014,9 +1014,15 @@ var portalWhenQuiet = (function () {
     xhr.addEventListener("loadend", function () { inflight.delete(xhr); later(); });
   });
 
+  // A press or a request that never ends (a pointerup lost outside the window, a hung request) holds
+  // nothing longer than MAX_HOLD_MS.
+  var MAX_HOLD_MS = 10000;
   return function (fn) {
-    if (quiet()) fn();
-    else waiting.push(fn);
+    if (quiet()) { fn(); return; }
+    var done = false;
+    var once = function () { if (!done) { done = true; fn(); } };
+    waiting.push(once);
+    window.setTimeout(once, MAX_HOLD_MS);
   };
 })();
 
