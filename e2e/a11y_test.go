@@ -35,6 +35,7 @@ type pageOptions struct {
 	dark          bool
 	width, height int    // viewport; Playwright's 1280x720 when 0
 	locale        string // the browser's language (Accept-Language); en-GB when empty
+	touch         bool   // a phone: touch screen and mobile viewport (pointer: coarse)
 }
 
 // newPageWith opens a page like newPage (own context, artifacts on failure, browser complaints
@@ -51,6 +52,10 @@ func newPageWith(t *testing.T, o pageOptions) playwright.Page {
 	}
 	if o.dark {
 		opts.ColorScheme = playwright.ColorSchemeDark
+	}
+	if o.touch {
+		opts.HasTouch = playwright.Bool(true)
+		opts.IsMobile = playwright.Bool(true)
 	}
 	if o.width > 0 {
 		opts.Viewport = &playwright.Size{Width: o.width, Height: o.height}
@@ -127,7 +132,10 @@ func checkAxe(t *testing.T, page playwright.Page, src, state string) {
 		_, err := page.Evaluate(src)
 		check(t, err, "load axe-core into "+state)
 	}
-	raw, err := page.Evaluate(`async () => JSON.stringify((await axe.run(document, {resultTypes: ["violations"]})).violations)`)
+	// The WCAG 2.0-2.2 A and AA rules and axe's best practices; wcag22aa turns on target-size (2.5.8),
+	// which axe leaves off by default (issue 26).
+	raw, err := page.Evaluate(`async () => JSON.stringify((await axe.run(document, {resultTypes: ["violations"],
+		runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]}})).violations)`)
 	check(t, err, "run axe on "+state)
 	var violations []axeViolation
 	if err := json.Unmarshal([]byte(raw.(string)), &violations); err != nil {

@@ -173,6 +173,7 @@ func TestCustomersAddAndChangeOwner(t *testing.T) {
 	owners := page.Locator(`[data-testid="owner"]`)
 	check(t, suite.expect.Locator(page.Locator(`[data-testid="owners-empty"]`)).ToBeVisible(), "no owner yet")
 
+	custOpenOwnerForms(t, page)
 	check(t, page.Locator(`[data-testid="owner-add-id"]`).Fill("abc"), "type a bad owner id")
 	check(t, page.Locator(`[data-testid="owner-add-submit"]`).Click(), "add")
 	check(t, suite.expect.Locator(page.Locator(`[data-testid="owner-add-form"] [data-testid="field-error"]`)).ToContainText("whole number"),
@@ -192,9 +193,11 @@ func TestCustomersAddAndChangeOwner(t *testing.T) {
 	check(t, suite.expect.Locator(owners.First().Locator(`[data-testid="owner-name"]`)).Not().ToBeEmpty(), "the owner's name is shown")
 
 	// Replace all owners at once (PUT /v2/customer/{id}/owners): two owners become the one kept.
+	custOpenOwnerForms(t, page)
 	check(t, page.Locator(`[data-testid="owner-add-id"]`).Fill("1002"), "type owner 1002 again")
 	check(t, page.Locator(`[data-testid="owner-add-submit"]`).Click(), "add owner 1002")
 	check(t, suite.expect.Locator(owners).ToHaveCount(2), "two owners")
+	custOpenOwnerForms(t, page)
 	replace := page.Locator(`[data-testid="owners-replace-form"]`)
 	check(t, replace.Locator("input").Fill("1002 1002"), "list an owner twice")
 	check(t, replace.Locator(`[data-testid="owners-replace-submit"]`).Click(), "replace (and confirm)")
@@ -243,4 +246,16 @@ func TestCustomersStartQuote(t *testing.T) {
 	check(t, page.Locator(`[data-testid="start-quote"]`).Click(), "start a quote")
 	check(t, suite.expect.Page(page).ToHaveURL(regexp.MustCompile(`/quotes/new\?customerId=`+id+`&cpqId=1$`)),
 		"the quote builder opens for the customer and its one configurator")
+}
+
+// custOpenOwnerForms unfolds "Add or replace owners" (folded below the customer's facts, issue 26).
+func custOpenOwnerForms(t *testing.T, page playwright.Page) {
+	t.Helper()
+	details := page.GetByTestId("owners-manage")
+	open, err := details.Evaluate(`d => d.open`, nil)
+	check(t, err, "is Add or replace owners open")
+	if open != true {
+		check(t, details.Locator("summary").Click(), "open Add or replace owners")
+	}
+	check(t, suite.expect.Locator(page.GetByTestId("owner-add-form")).ToBeVisible(), "the owner forms are shown")
 }

@@ -12,7 +12,8 @@ import (
 	"github.com/cpqportal/portal/internal/i18n"
 )
 
-// TestScreenshots takes a 1280x800 screenshot of each main page. With SCREENSHOTS=1 (make
+// TestScreenshots takes a 1280x800 screenshot of each main page, and 390x844 ones of a phone in
+// Italian (phone-*.png). With SCREENSHOTS=1 (make
 // screenshots) they are written to docs/screenshots/<page>.png for the README; otherwise to a
 // temporary directory. Either way each must be a PNG of exactly 1280x800 showing its page.
 func TestScreenshots(t *testing.T) {
@@ -45,6 +46,10 @@ func TestScreenshots(t *testing.T) {
 		{"quote-discounts", w.quotePath, `[data-testid="cart"]`, func() {
 			check(t, page.Locator(`[data-testid="quote-discounts-open"]`).Click(), "open the discounts")
 			check(t, suite.expect.Locator(page.Locator(`[data-testid="discount-option"]`).First()).ToBeVisible(), "the discounts")
+		}},
+		{"quote-addons", w.quotePath, `[data-testid="cart"]`, func() {
+			check(t, page.GetByTestId("line-add-addon").First().Click(), "open the add-ons of the first line")
+			check(t, suite.expect.Locator(page.GetByTestId("addon-panel")).ToBeVisible(), "the add-on chooser")
 		}},
 		{"contract", w.contractPath, `[data-testid="contract-details"]`, nil},
 		{"evidence", w.contractPath + "/evidence", `[data-testid="page-title"]`, nil},
@@ -94,5 +99,44 @@ func TestScreenshots(t *testing.T) {
 			t.Errorf("%s: not a %dx%d PNG (%v)", name, width, height, err)
 		}
 	}
-	t.Logf("%d screenshots in %s", len(shots)+len(i18n.Languages)-1, dir)
+	// A phone in Italian (390x844, touch; issue 26): phone-<page>.png.
+	const phoneW, phoneH = 390, 844
+	phone := newPageWith(t, pageOptions{width: phoneW, height: phoneH, locale: "it-IT", touch: true})
+	check(t, phone.Context().AddCookies([]playwright.OptionalCookie{{
+		Name: i18n.CookieName, Value: "it", URL: playwright.String(suite.portalURL),
+	}}), "choose Italian on the phone")
+	login(t, phone, salesUser, salesPassword)
+	phoneShots := []struct {
+		name, path, ready string
+		prepare           func()
+	}{
+		{"phone-customers", "/customers", `[data-testid="customer-row"]`, nil},
+		{"phone-language-menu", "/customers", `[data-testid="customer-row"]`, func() {
+			check(t, phone.Locator(`[data-testid="language-menu"] summary`).Click(), "open the language menu")
+			check(t, suite.expect.Locator(phone.GetByTestId("language-de")).ToBeVisible(), "the languages")
+		}},
+		{"phone-customer", w.customerPath(), `[data-testid="customer-name"]`, nil},
+		{"phone-quote", w.quotePath, `[data-testid="cart"]`, nil},
+		{"phone-quote-cart", w.quotePath, `[data-testid="cart"]`, func() {
+			check(t, phone.GetByTestId("cart").First().GetByTestId("cart-quantity").ScrollIntoViewIfNeeded(), "scroll to a cart")
+		}},
+		{"phone-contract", w.contractPath, `[data-testid="contract-details"]`, nil},
+	}
+	for _, s := range phoneShots {
+		visit(t, phone, s.path, s.ready)
+		if s.prepare != nil {
+			s.prepare()
+		}
+		file := filepath.Join(dir, s.name+".png")
+		data, err := phone.Screenshot(playwright.PageScreenshotOptions{
+			Path:       playwright.String(file),
+			Animations: playwright.ScreenshotAnimationsDisabled,
+			Caret:      playwright.ScreenshotCaretHide,
+		})
+		check(t, err, "screenshot of "+s.name)
+		if cfg, err := png.DecodeConfig(bytes.NewReader(data)); err != nil || cfg.Width != phoneW || cfg.Height != phoneH {
+			t.Errorf("%s: not a %dx%d PNG (%v, %dx%d)", s.name, phoneW, phoneH, err, cfg.Width, cfg.Height)
+		}
+	}
+	t.Logf("%d screenshots in %s", len(shots)+len(i18n.Languages)-1+len(phoneShots), dir)
 }

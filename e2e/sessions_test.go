@@ -54,6 +54,9 @@ func expectSignedOut(t *testing.T, page playwright.Page, name, why string) {
 	t.Helper()
 	_, err := page.Goto("/customers")
 	check(t, err, "open /customers")
+	// The portal says why before the sign-in form (issue 26).
+	check(t, suite.expect.Locator(page.GetByTestId("notice-message")).ToContainText("Your session was ended"), why+": the reason is given")
+	check(t, page.GetByTestId("notice-link").Click(), why+": sign in again")
 	check(t, suite.expect.Locator(page.Locator("input[name=username]")).ToBeVisible(), why)
 	check(t, suite.expect.Locator(page.GetByText(name)).ToHaveCount(0), why+" (the user's name is not shown)")
 }

@@ -187,3 +187,19 @@ func TestServeHTTP(t *testing.T) {
 		}
 	})
 }
+
+// Our stylesheet and script are served without their comments; vendored files as they are.
+func TestAssetsDropComments(t *testing.T) {
+	css := withoutComments("app.css", []byte("/* about\n   the rule */\na { color: red; }\n\n/* x */ b { top: 0; }\n"))
+	if string(css) != "a { color: red; }\n b { top: 0; }\n" {
+		t.Errorf("css: %q", css)
+	}
+	js := withoutComments("app.js", []byte("// why\nvar a = \"http://x\"; // kept: not a whole line\n  // indented\n\nf();\n"))
+	if string(js) != "var a = \"http://x\"; // kept: not a whole line\nf();\n" {
+		t.Errorf("js: %q", js)
+	}
+	vendored := []byte("// licence\nx()\n")
+	if got := withoutComments("vendor/htmx.min.js", vendored); string(got) != string(vendored) {
+		t.Errorf("vendored file changed: %q", got)
+	}
+}

@@ -371,8 +371,14 @@ func TestRefreshRefusedSignsOut(t *testing.T) {
 
 	// The old cookie's refresh token is retired and no longer remembered: the provider says invalid_grant.
 	p := fetch(t, noRedirects(oldCookies), http.MethodGet, e.server.URL+"/quotes?tab=1", nil, nil)
-	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/auth/login?return_to=%2Fquotes%3Ftab%3D1" {
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/auth/login?reason=ended&return_to=%2Fquotes%3Ftab%3D1" {
 		t.Fatalf("refused refresh: %d %q", p.status, p.header.Get("Location"))
+	}
+	// The sign-in page says why, and goes on to the provider from its link (issue 26).
+	why := fetch(t, noRedirects(oldCookies), http.MethodGet, e.server.URL+p.header.Get("Location"), nil, nil)
+	if why.status != http.StatusOK || !strings.Contains(why.body, "Your session was ended") ||
+		!strings.Contains(why.body, `href="/auth/login?return_to=%2Fquotes%3Ftab%3D1"`) {
+		t.Errorf("the sign-in page after a refused refresh: %d %.400s", why.status, why.body)
 	}
 	cleared := false
 	for _, line := range p.header.Values("Set-Cookie") {

@@ -80,6 +80,11 @@ func (a *Authenticator) Login(c *gin.Context) {
 		a.renderPage(c, http.StatusInternalServerError, "auth.unavailable.title", i18n.M("auth.misconfigured.message"), "", "")
 		return
 	}
+	if why := signedOutReason(c.Query("reason")); !why.IsZero() {
+		// Say why the person was signed out; the link goes on to the identity provider.
+		a.renderPage(c, http.StatusOK, "auth.signed_out.title", why, loginURL(safeReturnTo(c.Query("return_to")), ""), "auth.link.sign_in_again")
+		return
+	}
 	d, err := a.providerNow(c.Request.Context())
 	if err != nil {
 		a.logger.WarnContext(c.Request.Context(), "sign-in: provider unavailable", "err", err)
@@ -342,4 +347,15 @@ func firstNonEmpty(values ...string) string {
 // noStore keeps auth responses out of caches.
 func noStore(c *gin.Context) {
 	c.Header("Cache-Control", "no-store")
+}
+
+// signedOutReason is the sentence for a sign-in link's reason=, or the zero Message.
+func signedOutReason(reason string) i18n.Message {
+	switch reason {
+	case ReasonEnded:
+		return i18n.M("auth.signed_out.reason_ended")
+	case ReasonExpired:
+		return i18n.M("auth.signed_out.reason_expired")
+	}
+	return i18n.Message{}
 }

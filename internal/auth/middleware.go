@@ -25,7 +25,11 @@ func (a *Authenticator) RequireLogin() gin.HandlerFunc {
 		ctx := c.Request.Context()
 		s, err := session.Load(a.store, c.Request)
 		if errors.Is(err, session.ErrNoSession) {
-			a.Unauthenticated(c)
+			reason := ""
+			if session.HasCookie(c.Request) {
+				reason = ReasonEnded // a session cookie whose session is gone: signed out elsewhere or revoked
+			}
+			a.unauthenticated(c, reason)
 			return
 		}
 		if err != nil {
@@ -40,7 +44,7 @@ func (a *Authenticator) RequireLogin() gin.HandlerFunc {
 		if now.Sub(s.CreatedAt) >= a.cfg.AbsoluteLifetime || now.Sub(s.LastSeen) >= a.cfg.IdleTimeout {
 			a.logger.InfoContext(ctx, "session expired", "subject", s.Subject,
 				"age", now.Sub(s.CreatedAt).Round(time.Second), "idle", now.Sub(s.LastSeen).Round(time.Second))
-			a.endSession(c)
+			a.endSession(c, ReasonExpired)
 			return
 		}
 		changed := false
@@ -60,7 +64,7 @@ func (a *Authenticator) RequireLogin() gin.HandlerFunc {
 		if changed {
 			if err := session.Save(a.store, c.Writer, c.Request, s); err != nil {
 				if errors.Is(err, session.ErrNoSession) {
-					a.endSession(c) // signed out elsewhere meanwhile
+					a.endSession(c, ReasonEnded) // signed out elsewhere meanwhile
 					return
 				}
 				// The request can still be served with the fresh token; the next one will retry.
@@ -87,7 +91,7 @@ func (a *Authenticator) renewIfDue(c *gin.Context, s *session.Session, now time.
 			return false, true
 		}
 		a.logger.InfoContext(ctx, "access token expired and cannot be refreshed", "subject", s.Subject)
-		a.endSession(c)
+		a.endSession(c, ReasonExpired)
 		return false, false
 	}
 	err := a.refresh(c, s)
@@ -96,7 +100,7 @@ func (a *Authenticator) renewIfDue(c *gin.Context, s *session.Session, now time.
 		return true, true
 	case errors.Is(err, ErrSessionEnded):
 		a.logger.InfoContext(ctx, "refresh refused; signing out", "subject", s.Subject, "err", err)
-		a.endSession(c)
+		a.endSession(c, ReasonEnded)
 		a.sessionsEnded(ctx, s.Subject)
 		return false, false
 	case stillValid:
@@ -112,12 +116,22 @@ func (a *Authenticator) renewIfDue(c *gin.Context, s *session.Session, now time.
 	}
 }
 
-// endSession clears the session and answers as Unauthenticated.
-func (a *Authenticator) endSession(c *gin.Context) {
+// Why a signed-in person was signed out (issue 26): the sign-in link carries it as reason=, and the
+// portal says it before sending the person to the identity provider.
+const (
+	// ReasonEnded: the session was signed out elsewhere, revoked from the sessions page, or the
+	// identity provider refused to renew it.
+	ReasonEnded = "ended"
+	// ReasonExpired: the session was unused too long or reached its lifetime.
+	ReasonExpired = "expired"
+)
+
+// endSession clears the session and answers as Unauthenticated, saying why.
+func (a *Authenticator) endSession(c *gin.Context, reason string) {
 	if err := session.Delete(a.store, c.Writer, c.Request); err != nil {
 		a.logger.ErrorContext(c.Request.Context(), "deleting the session failed", "err", err)
 	}
-	a.Unauthenticated(c)
+	a.unauthenticated(c, reason)
 }
 
 // Unauthenticated answers a request that needs a signed-in user and aborts the chain:
@@ -128,6 +142,15 @@ func (a *Authenticator) endSession(c *gin.Context) {
 //
 // Handlers call it after ForceRefresh returned ErrSessionEnded.
 func (a *Authenticator) Unauthenticated(c *gin.Context) {
+	reason := ""
+	if session.HasCookie(c.Request) {
+		reason = ReasonEnded
+	}
+	a.unauthenticated(c, reason)
+}
+
+// unauthenticated is Unauthenticated with the reason the sign-in page gives ("" for none).
+func (a *Authenticator) unauthenticated(c *gin.Context, reason string) {
 	noStore(c)
 	r := c.Request
 	if r.Header.Get("HX-Request") == "true" {
@@ -135,7 +158,7 @@ func (a *Authenticator) Unauthenticated(c *gin.Context) {
 		if returnTo == "" {
 			returnTo = safeReturnTo(r.URL.EscapedPath())
 		}
-		c.Header("HX-Redirect", loginURL(returnTo))
+		c.Header("HX-Redirect", loginURL(returnTo, reason))
 		c.AbortWithStatus(http.StatusUnauthorized)
 		return
 	}
@@ -145,10 +168,14 @@ func (a *Authenticator) Unauthenticated(c *gin.Context) {
 		c.Abort()
 		return
 	}
-	c.Redirect(http.StatusSeeOther, loginURL(safeReturnTo(r.URL.RequestURI())))
+	c.Redirect(http.StatusSeeOther, loginURL(safeReturnTo(r.URL.RequestURI()), reason))
 	c.Abort()
 }
 
-func loginURL(returnTo string) string {
-	return LoginPath + "?" + url.Values{"return_to": {returnTo}}.Encode()
+func loginURL(returnTo, reason string) string {
+	q := url.Values{"return_to": {returnTo}}
+	if reason != "" {
+		q.Set("reason", reason)
+	}
+	return LoginPath + "?" + q.Encode()
 }

@@ -84,7 +84,7 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 		since = time.UnixMilli(ms).Truncate(time.Second)
 	}
 	notice := h.changeNotice(ctx, c, own.QuoteID, since)
-	vm := contracts.LiveNoticeVM{Who: notice.Who, Ago: notice.Ago, Actions: notice.Actions, ReloadURL: contractPath(contractID)}
+	vm := contracts.LiveNoticeVM{Who: notice.Who, Ago: notice.Ago, AgoSeconds: notice.AgoSeconds, Actions: notice.Actions, ReloadURL: contractPath(contractID)}
 	h.render(c, http.StatusOK, templ.Join(contracts.LiveNotice(vm), followingRegions(tr(c), own)))
 }
 

@@ -64,7 +64,7 @@ func TestContractsAndBackOfficeSpeakItalian(t *testing.T) {
 	var messages []string
 	batch.Find(`[data-testid="batch-row-message"]`).Each(func(_ int, s *goquery.Selection) { messages = append(messages, strings.TrimSpace(s.Text())) })
 	want := []string{"", "duplicato della riga 1", "non è un numero di contratto: '/' non è ammesso",
-		"contratto sconosciuto: l’API v2 non ha alcun contratto con questo numero"}
+		"contratto sconosciuto: non esiste alcun contratto con questo numero"}
 	if strings.Join(messages, "|") != strings.Join(want, "|") {
 		t.Errorf("line messages %q, want %q", messages, want)
 	}

@@ -123,6 +123,8 @@ func (h *Handler) showContract(c *gin.Context) {
 		return
 	}
 	vm := contractVM(tr(c), contract)
+	h.nameConfigurator(c, contract, &vm)
+	h.prefillSigner(c, contract, &vm.Signature)
 	h.touchRecent(c, recentContractItem(contract))
 	h.indexContract(c, contract, workindex.ActOpened)
 	vm.LiveURL = contractPath(contract.ContractID) + "/changes"
@@ -130,4 +132,38 @@ func (h *Handler) showContract(c *gin.Context) {
 	vm.LiveSince = strconv.FormatInt(h.now().UnixMilli(), 10)
 	h.changes.ObserveBy(contractWatchKey(contract.ContractID), customerCacheKey(c), vm.LiveTag)
 	h.renderPage(c, http.StatusOK, t(c, "contract.title", vm.Number), layout.SectionContracts, contracts.ContractPage(vm))
+}
+
+// nameConfigurator shows the contract's configurator by its name when the user's configurator
+// names are already at hand (configuratorCache); otherwise its number stays (issue 26: no extra
+// v2 call for a label).
+func (h *Handler) nameConfigurator(c *gin.Context, contract *apiclient.Contract, vm *contracts.ContractVM) {
+	names, ok := h.configurators.get(customerCacheKey(c))
+	if !ok || names[contract.CPQID] == "" {
+		return
+	}
+	key := t(c, "contract.field.configurator")
+	for i := range vm.Details {
+		if vm.Details[i].Key == key {
+			vm.Details[i].Value = names[contract.CPQID]
+		}
+	}
+}
+
+// prefillSigner puts the customer's e-mail into an empty signature form (issue 26): from the
+// user's cached customer list when it has the customer, else from the customer itself (one read,
+// only when the form is offered). A failed read leaves the field empty: it is a convenience.
+func (h *Handler) prefillSigner(c *gin.Context, contract *apiclient.Contract, vm *contracts.SignatureVM) {
+	if vm.Archived || vm.Active != nil || vm.Email.Value != "" || contract.CustomerID == 0 {
+		return
+	}
+	if snap, ok := h.customers.Peek(customerCacheKey(c)); ok {
+		if row, ok := snap.Lookup(contract.CustomerID); ok && row.Email != "" {
+			vm.Email.Value = row.Email
+			return
+		}
+	}
+	if cust, err := h.api.Customers.Get(h.apiContext(c), contract.CustomerID); err == nil && cust.Email != "" {
+		vm.Email.Value = cust.Email
+	}
 }

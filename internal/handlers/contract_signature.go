@@ -218,5 +218,7 @@ func (h *Handler) answerSignature(c *gin.Context, contractID int32, message stri
 	h.indexContract(c, contract, workindex.ActChanged)
 	h.toast(c, components.ToastSuccess, message)
 	announce(c, message)
-	h.render(c, http.StatusOK, templ.Join(contracts.SignaturePartial(signatureVM(tr(c), contract)), contracts.StatusBadge(status)))
+	sig := signatureVM(tr(c), contract)
+	h.prefillSigner(c, contract, &sig)
+	h.render(c, http.StatusOK, templ.Join(contracts.SignaturePartial(sig), contracts.StatusBadge(status)))
 }

@@ -543,3 +543,27 @@ func TestArchiveAndPayload(t *testing.T) {
 		t.Errorf("signature on an archived contract: %d", sig.StatusCode)
 	}
 }
+
+// The signature form offers the customer's e-mail as the signer's (issue 26), on the page and again
+// when a request was removed; a sent request shows no form to fill.
+func TestSignatureFormPrefillsTheCustomersEmail(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	_, contract := e.newContract(t)
+	cust, err := e.api.Customers.Get(e.ctx(), contract.CustomerID)
+	if err != nil || cust.Email == "" {
+		t.Fatalf("the contract's customer %d has no e-mail to offer: %v", contract.CustomerID, err)
+	}
+	page := e.p.get(t, e.user, contractPath(contract.ContractID), nil)
+	if got := parseHTML(t, page.body).Find(`#signature-email`).AttrOr("value", ""); got != cust.Email {
+		t.Errorf("the signer's e-mail is %q, want the customer's %q", got, cust.Email)
+	}
+	sigURL := contractPath(contract.ContractID) + "/signature"
+	if sent := e.htmxDo(t, http.MethodPost, sigURL, url.Values{"email": {"other@example.com"}, "signerName": {"Other"}}); sent.StatusCode != http.StatusOK {
+		t.Fatalf("send: %d", sent.StatusCode)
+	}
+	removed := e.htmxDo(t, http.MethodDelete, sigURL, nil)
+	if got := parseHTML(t, removed.body).Find(`#signature-email`).AttrOr("value", ""); removed.StatusCode != http.StatusOK || got != cust.Email {
+		t.Errorf("after removing the request the form offers %q (status %d), want %q", got, removed.StatusCode, cust.Email)
+	}
+}

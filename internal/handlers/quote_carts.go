@@ -55,8 +55,10 @@ func (h *Handler) actionSession(c *gin.Context, a *quoteAction) (string, bool) {
 func (h *Handler) respondUpdate(c *gin.Context, q *apiclient.Quote, vm quotes.UpdateVM, message string) {
 	h.changes.ObserveBy(quoteWatchKey(vm.Ref), customerCacheKey(c), vm.DigestTag) // other viewers learn of it at their next poll
 	h.indexQuote(c, vm.Ref.CPQID, vm.Ref.CustomerID, q, "", "", workindex.ActChanged)
+	// The toast states the new total too: the person may be far from the summary (issue 26).
+	message += " " + totalText(tr(c), q)
 	h.toast(c, components.ToastSuccess, message)
-	announce(c, message+" "+totalText(tr(c), q))
+	announce(c, message)
 	h.render(c, http.StatusOK, quotes.UpdatePartial(vm))
 }
 
@@ -91,6 +93,10 @@ func (h *Handler) cartsUpdate(c *gin.Context, a *quoteAction, q *apiclient.Quote
 	}
 	vm.Carts = &carts
 	vm.ClearPanel = clearPanel
+	if clearPanel != "" && !focus && focusBasket == 0 {
+		// The panel and its button are gone: the focus goes to the summary, which shows the new total.
+		vm.Summary.Focus = true
+	}
 	if isReplay(c) {
 		c.Header("HX-Retarget", "#quote-carts")
 		c.Header("HX-Reswap", "outerHTML")

@@ -111,7 +111,7 @@ func (h *Handler) applyDiscounts(c *gin.Context) {
 	if n := len(q.AppliedDiscounts) + len(q.ExtraDiscounts); n > 0 {
 		message = tr(c).Plural(n, "quote.toast.discounts_applied.one", "quote.toast.discounts_applied.other")
 	}
-	h.cartsUpdate(c, a, q, false, 0, "", message)
+	h.cartsUpdate(c, a, q, false, 0, "quote-discounts-panel", message) // applied: the panel closes
 }
 
 // discountSelection reads the discount form into the body of call 12. Extra values are typed the

@@ -279,6 +279,7 @@ func (h *Handler) changeNoticeFrom(c *gin.Context, audit *apiclient.ValidationAu
 	n.Who = strings.Join(actors, ", ")
 	if !last.IsZero() {
 		n.Ago = agoText(tr(c), h.now().Sub(last))
+		n.AgoSeconds = max(0, int64(h.now().Sub(last)/time.Second))
 	}
 	return n
 }

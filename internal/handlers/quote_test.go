@@ -95,7 +95,9 @@ func TestQuoteJourneyUsesEverySixteenCallsWithSessionRule(t *testing.T) {
 	quoteWantText(t, "main product", page.Find(`[data-testid="line-name"]`), "Business Mobile 50GB")
 	quoteWantText(t, "quote net one-off", page.Find(`[data-testid="quote-net-activation"]`), "€49.00")
 	quoteWantText(t, "quote net monthly", page.Find(`[data-testid="quote-net-recurring"]`), "€29.90")
-	quoteWantText(t, "the session of the start is the quote's", page.Find(`[data-testid="quote-session-state"]`), "Active")
+	if got := page.Find(`[data-testid="quote-page"]`).AttrOr("data-session", ""); got != "active" {
+		t.Errorf("the session of the start is not the quote's: data-session %q", got)
+	}
 	if got := quoteText(page.Find(`[data-testid="quote-customer"]`)); got == "" || got == "Customer 1" {
 		t.Errorf("the customer's name is not shown: %q", got)
 	}
@@ -404,7 +406,9 @@ func TestQuoteResumedFromItsAddressStartsASessionAtTheFirstAction(t *testing.T) 
 	mark := colleague.mark()
 	page, digest := colleague.page(quoteURL)
 	quoteWantText(t, "the shared quote", page.Find(`[data-testid="cart-title"]`), "Shared")
-	quoteWantText(t, "no session yet", page.Find(`[data-testid="quote-session-state"]`), "Starts with your first change")
+	if got := page.Find(`[data-testid="quote-page"]`).AttrOr("data-session", ""); got != "later" {
+		t.Errorf("a colleague's view has a session already: data-session %q", got)
+	}
 	for _, name := range quoteEndpoints(colleague.requests(mark)) {
 		if name == "cpq.init" || quoteSessionRule[name] {
 			t.Errorf("showing the quote made call %s; call 10 needs no session", name)

@@ -58,7 +58,11 @@ func (h *Handler) writeFallbackError(c *gin.Context) {
 // renderPage renders content inside the page frame (layout.Page) with the given title and the
 // navigation section marked as current.
 func (h *Handler) renderPage(c *gin.Context, status int, title string, section layout.Section, content templ.Component) {
-	h.render(c, status, layout.Page(h.layoutVM(c, title, section), content))
+	vm := h.layoutVM(c, title, section)
+	if status < http.StatusBadRequest {
+		vm.RequestID = "" // only a page that went wrong needs the id support asks for (issue 26)
+	}
+	h.render(c, status, layout.Page(vm, content))
 }
 
 // layoutVM builds the frame's view model: title, current section, asset URLs, the signed-in user.

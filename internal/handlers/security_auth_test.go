@@ -32,13 +32,13 @@ func secWantSignInAnswer(t *testing.T, what, method, path string, htmxReq bool, 
 	t.Helper()
 	switch {
 	case htmxReq:
-		if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("HX-Redirect"), "/auth/login?return_to=") {
+		if _, ok := secSignInLink(resp.Header.Get("HX-Redirect")); resp.StatusCode != http.StatusUnauthorized || !ok {
 			t.Errorf("%s: htmx %s %s answered %d HX-Redirect %q, want 401 with HX-Redirect to the sign-in",
 				what, method, path, resp.StatusCode, resp.Header.Get("HX-Redirect"))
 		}
 	case method == http.MethodGet:
 		want := "/auth/login?" + url.Values{"return_to": {path}}.Encode()
-		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want {
+		if returnTo, ok := secSignInLink(resp.Header.Get("Location")); resp.StatusCode != http.StatusSeeOther || !ok || returnTo != path {
 			t.Errorf("%s: GET %s answered %d Location %q, want 303 to %q", what, path, resp.StatusCode, resp.Header.Get("Location"), want)
 		}
 	default:
@@ -580,4 +580,22 @@ func TestSecurityBackChannelLogoutIsJudgedByItsTokenOnly(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("POST below the back-channel path: %d", resp.StatusCode)
 	}
+}
+
+// secSignInLink reads a link to the sign-in: its return_to, and whether it is one (/auth/login with
+// return_to and at most a known reason, issue 26).
+func secSignInLink(link string) (returnTo string, ok bool) {
+	u, err := url.Parse(link)
+	if err != nil || u.Path != "/auth/login" || u.Host != "" || !u.Query().Has("return_to") {
+		return "", false
+	}
+	q := u.Query()
+	switch q.Get("reason") {
+	case "", "ended", "expired":
+	default:
+		return "", false
+	}
+	q.Del("reason")
+	q.Del("return_to")
+	return u.Query().Get("return_to"), len(q) == 0
 }

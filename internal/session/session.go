@@ -19,6 +19,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gorilla/securecookie"
@@ -331,4 +332,17 @@ func (o Options) remaining(s *Session, now time.Time) int {
 		left = s.CreatedAt.Add(o.AbsoluteLifetime).Sub(now)
 	}
 	return max(1, int(left/time.Second))
+}
+
+// HasCookie reports whether r carries a session cookie of any store (cookie store chunks or a server
+// store's id), valid or not: a request with one but no session had a session that ended (signed out
+// elsewhere, revoked, expired), which the sign-in page then says (issue 26).
+func HasCookie(r *http.Request) bool {
+	for _, c := range r.Cookies() {
+		name := strings.TrimPrefix(c.Name, "__Host-")
+		if c.Value != "" && (strings.HasPrefix(name, cookieBaseName) || name == Name+serverCookieSuffix) {
+			return true
+		}
+	}
+	return false
 }

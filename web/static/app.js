@@ -459,6 +459,7 @@ function portalText(key) {
     var slot = panel && panel.parentElement;
     if (!slot) return;
     var scope = slot.closest("tr") || slot.closest("section");
+    if (scope && scope.classList.contains("line-panel-row")) scope = scope.previousElementSibling; // its line
     slot.textContent = "";
     var back = scope && scope.querySelector("button");
     if (back) back.focus();
@@ -973,6 +974,58 @@ function portalText(key) {
   });
 })();
 
+// ---------------------------------------------------------------------------------------------
+// Quiet moments (issue 26, "a click that sends nothing"): portalWhenQuiet(fn) runs fn at once, or,
+// while a pointer is pressed or an htmx request of this page is on its way, just after both are
+// over (after the click that ends the press has been handled, after the answer has been swapped).
+// Whatever changes the page on its own (the live notice's poll) goes through it, so nothing moves
+// or is replaced between a person's press and release (the release would land elsewhere and the
+// click would not happen), and a notice is judged against the page after the person's own action
+// has been answered (their own change is not a colleague's).
+// ---------------------------------------------------------------------------------------------
+var portalWhenQuiet = (function () {
+  "use strict";
+  var pressed = false;
+  var inflight = new Set();
+  var waiting = [];
+
+  function quiet() { return !pressed && inflight.size === 0; }
+  function flush() {
+    if (!quiet()) return;
+    var run = waiting;
+    waiting = [];
+    run.forEach(function (fn) { try { fn(); } catch (e) { /* one failing job must not stop the others */ } });
+  }
+  // The click event follows pointerup in the same input task: flush on the next task, after it.
+  function later() { window.setTimeout(flush, 0); }
+
+  document.addEventListener("pointerdown", function (event) {
+    if (event.isPrimary !== false) pressed = true;
+  }, { capture: true, passive: true });
+  ["pointerup", "pointercancel"].forEach(function (type) {
+    window.addEventListener(type, function () { pressed = false; later(); }, { capture: true, passive: true });
+  });
+  window.addEventListener("blur", function () { pressed = false; later(); });
+  // loadend comes after htmx's load handler (the swap, htmx:afterRequest), and after errors and aborts.
+  document.addEventListener("htmx:beforeSend", function (event) {
+    var xhr = event.detail && event.detail.xhr;
+    if (!xhr || inflight.has(xhr)) return;
+    inflight.add(xhr);
+    xhr.addEventListener("loadend", function () { inflight.delete(xhr); later(); });
+  });
+
+  // A press or a request that never ends (a pointerup lost outside the window, a hung request) holds
+  // nothing longer than MAX_HOLD_MS.
+  var MAX_HOLD_MS = 10000;
+  return function (fn) {
+    if (quiet()) { fn(); return; }
+    var done = false;
+    var once = function () { if (!done) { done = true; fn(); } };
+    waiting.push(once);
+    window.setTimeout(once, MAX_HOLD_MS);
+  };
+})();
+
 // Live notices (docs/quotes.md): [data-live-poll] polls with If-None-Match (304: nothing new; 200:
 // a polite banner, focus untouched), backs off on errors and while hidden or idle, stops when the
 // session ends. Cost (issue 27, docs/performance.md): an active page polls every 1.5 s (the portal
@@ -1057,6 +1110,10 @@ function portalText(key) {
         if (resp.status === 304) { failures = 0; return null; }
         if (resp.type === "opaqueredirect" || resp.status === 401 || resp.status === 403 || resp.headers.get("HX-Redirect")) {
           stopped = true;
+          // The session ended (revoked, signed out elsewhere, expired): say so in the open tab (issue 26).
+          if (/[?&]reason=/.test(resp.headers.get("HX-Redirect") || "")) {
+            document.dispatchEvent(new CustomEvent("showToast", { detail: { level: "error", message: portalText("session_ended") } }));
+          }
           return null;
         }
         if (!resp.ok) { failures++; return null; }
@@ -1064,11 +1121,19 @@ function portalText(key) {
         var etag = stripTag(resp.headers.get("ETag"));
         return resp.text().then(function (html) {
           if (etag) known = etag;
-          if (etag && etag === currentTag()) return; // the page already shows it
-          // Server-rendered and escaped by templ; swapped by htmx (which wires its buttons), never focused.
-          // The live region itself stays (a new region would not be announced): emptied, then filled.
-          slot.textContent = "";
-          if (window.htmx) window.htmx.swap(slot, html, { swapStyle: "beforeend" });
+          // Not under a press, nor before the person's own action is answered (its X-Live-Tag may
+          // say the page already shows this state).
+          // data-live-waiting marks a notice held back until then.
+          region.setAttribute("data-live-waiting", "");
+          portalWhenQuiet(function () {
+            region.removeAttribute("data-live-waiting");
+            if (etag && etag === currentTag()) return; // the page already shows it
+            if (!document.body.contains(slot)) return;
+            // Server-rendered and escaped by templ; swapped by htmx (which wires its buttons), never focused.
+            // The live region itself stays (a new region would not be announced): emptied, then filled.
+            slot.textContent = "";
+            if (window.htmx) window.htmx.swap(slot, html, { swapStyle: "beforeend" });
+          });
         });
       }).catch(function () {
         failures++;
@@ -1102,6 +1167,21 @@ function portalText(key) {
   }
 
   document.addEventListener("DOMContentLoaded", function () { startAll(document); });
+
+  // "… ago" in a notice (<time data-ago="seconds at render">) follows the clock (issue 26): counted
+  // from when this page received it, so the two machines' clocks never matter.
+  function tickAgo() {
+    var now = Date.now();
+    document.querySelectorAll("time[data-ago]").forEach(function (el) {
+      if (!el.dataset.agoBase) el.dataset.agoBase = String(now);
+      var s = Math.max(0, Math.floor(parseInt(el.getAttribute("data-ago"), 10) + (now - parseInt(el.dataset.agoBase, 10)) / 1000));
+      if (isNaN(s)) return;
+      var text = s < 60 ? portalText("ago_seconds", s) : s < 3600 ? portalText("ago_minutes", Math.floor(s / 60)) : portalText("ago_hours", Math.floor(s / 3600));
+      if (el.textContent !== text) el.textContent = text;
+    });
+  }
+  window.setInterval(tickAgo, 5000);
+  document.addEventListener("htmx:load", tickAgo);
 
   // An action's answer may carry X-Live-Tag: the state the page now shows (the user's own change),
   // for regions whose tag is their own data-tag (the contract page).

@@ -12,14 +12,17 @@ import (
 	"strings"
 
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/web/templates/components"
 )
 
 // LiveNoticeVM is the polite banner of an open contract page whose contract changed elsewhere
 // (issue 18). Who, Ago and Actions come already in the reader's words (the shared change notice).
 type LiveNoticeVM struct {
-	Who     string
-	Ago     string
-	Actions []string
+	Who string
+	Ago string
+	// AgoSeconds is Ago in seconds, from which app.js keeps it up to date.
+	AgoSeconds int64
+	Actions    []string
 	// ReloadURL is the contract page's own address: the notice offers a reload.
 	ReloadURL string
 }
@@ -51,12 +54,7 @@ func LiveNotice(vm LiveNoticeVM) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		var templ_7745c5c3_Var2 string
-		templ_7745c5c3_Var2, templ_7745c5c3_Err = templ.JoinStringErrs(liveNoticeText(i18n.From(ctx), vm))
-		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/contracts/live.templ`, Line: 23, Col: 75}
-		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var2))
+		templ_7745c5c3_Err = components.AgoSentence(liveNoticeText(i18n.From(ctx), vm.marked()), vm.Ago, vm.AgoSeconds).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -64,12 +62,12 @@ func LiveNotice(vm LiveNoticeVM) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		var templ_7745c5c3_Var3 templ.SafeURL
-		templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinURLErrs(templ.SafeURL(vm.ReloadURL))
+		var templ_7745c5c3_Var2 templ.SafeURL
+		templ_7745c5c3_Var2, templ_7745c5c3_Err = templ.JoinURLErrs(templ.SafeURL(vm.ReloadURL))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/contracts/live.templ`, Line: 24, Col: 39}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/contracts/live.templ`, Line: 29, Col: 39}
 		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var2))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -77,12 +75,12 @@ func LiveNotice(vm LiveNoticeVM) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		var templ_7745c5c3_Var4 string
-		templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(i18n.T(ctx, "contract.live.show"))
+		var templ_7745c5c3_Var3 string
+		templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(i18n.T(ctx, "contract.live.show"))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/contracts/live.templ`, Line: 24, Col: 155}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/contracts/live.templ`, Line: 29, Col: 155}
 		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -111,6 +109,14 @@ func liveNoticeText(tr *i18n.Translator, vm LiveNoticeVM) string {
 		return tr.T("contract.live.with_actions", head, strings.Join(vm.Actions, ", "))
 	}
 	return tr.T("contract.live.end", head)
+}
+
+// marked is vm with its "… ago" part replaced by components.AgoMark, for components.AgoSentence.
+func (vm LiveNoticeVM) marked() LiveNoticeVM {
+	if vm.Ago != "" {
+		vm.Ago = components.AgoMark
+	}
+	return vm
 }
 
 var _ = templruntime.GeneratedTemplate

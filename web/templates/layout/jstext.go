@@ -32,6 +32,10 @@ func jsText(tr *i18n.Translator) string {
 		"draft_restored_at": tr.T("js.draft_restored_at", "{1}"),
 		"draft_discard":     tr.T("js.draft_discard"),
 		"draft_discarded":   tr.T("js.draft_discarded"),
+		"session_ended":     tr.T("js.session_ended"),
+		"ago_seconds":       tr.T("quote.ago.seconds", "{1}"),
+		"ago_minutes":       tr.T("quote.ago.minutes", "{1}"),
+		"ago_hours":         tr.T("quote.ago.hours", "{1}"),
 	}
 	encoded, err := json.Marshal(text)
 	if err != nil {

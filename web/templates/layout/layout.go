@@ -65,7 +65,12 @@ const HTMXScript = "vendor/htmx-2.0.11.min.js"
 //     edge (internal/handlers h.fail) answers htmx requests with the real status, a toast fragment
 //     and HX-Retarget: #toasts / HX-Reswap: beforeend, and forms re-render with 422 into their own
 //     target. 204 swaps nothing.
-const HTMXConfig = `{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,` +
+//   - defaultSettleDelay 0: htmx wires the buttons of swapped-in content (processNode) only when the
+//     swap settles, 20 ms later by default; a click in that window landed on a visible, enabled
+//     button that sent nothing (issue 26: "Remove the signature request" clicked right after it
+//     appeared). With 0 the swap and the wiring happen in one task, so no click can fall between.
+//     Nothing here animates the htmx-settling class.
+const HTMXConfig = `{"includeIndicatorStyles":false,"defaultSettleDelay":0,"allowEval":false,"allowScriptTags":false,` +
 	`"selfRequestsOnly":true,"historyCacheSize":0,"refreshOnHistoryMiss":true,"historyRestoreAsHxRequest":false,` +
 	`"responseHandling":[{"code":"204","swap":false},{"code":"[23]..","swap":true},{"code":"[45]..","swap":true,"error":true},{"code":"...","swap":false}]}`
 

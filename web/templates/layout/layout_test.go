@@ -132,6 +132,7 @@ func TestHTMXConfig(t *testing.T) {
 		SelfRequestsOnly          *bool `json:"selfRequestsOnly"`
 		HistoryCacheSize          *int  `json:"historyCacheSize"`
 		HistoryRestoreAsHxRequest *bool `json:"historyRestoreAsHxRequest"`
+		DefaultSettleDelay        *int  `json:"defaultSettleDelay"`
 		ResponseHandling          []struct {
 			Code  string `json:"code"`
 			Swap  bool   `json:"swap"`
@@ -145,6 +146,9 @@ func TestHTMXConfig(t *testing.T) {
 		cfg.AllowScriptTags == nil || *cfg.AllowScriptTags || cfg.SelfRequestsOnly == nil || !*cfg.SelfRequestsOnly ||
 		cfg.HistoryCacheSize == nil || *cfg.HistoryCacheSize != 0 || cfg.HistoryRestoreAsHxRequest == nil || *cfg.HistoryRestoreAsHxRequest {
 		t.Errorf("htmx-config = %s", raw)
+	}
+	if cfg.DefaultSettleDelay == nil || *cfg.DefaultSettleDelay != 0 {
+		t.Errorf("htmx-config has no defaultSettleDelay 0: swapped-in buttons would do nothing for 20 ms: %s", raw)
 	}
 	swapsErrors := false
 	for _, rh := range cfg.ResponseHandling {

@@ -14,6 +14,8 @@ type ChangeNotice struct {
 	Who string
 	// Ago is how long ago ("10 s ago"); empty when unknown.
 	Ago string
+	// AgoSeconds is the same in seconds, from which app.js keeps Ago up to date.
+	AgoSeconds int64
 	// Actions lists what was done, in words ("discounts applied", "cart removed").
 	Actions []string
 }

@@ -103,6 +103,14 @@ func TestMoneyAndInputsInTheReadersLanguage(t *testing.T) {
 	if got := notice.Find(`[data-testid="live-notice-text"]`).Text(); got != "Dieser Vertrag wurde von backoffice geändert." {
 		t.Errorf("German contract notice %q", got)
 	}
+	// "… ago" is an element app.js keeps up to date, inside the translated sentence (issue 26).
+	ago := renderIn(t, language.English, LiveNotice(LiveNoticeVM{Subject: "quote", Notice: ChangeNotice{Who: "backoffice", Ago: "10 s ago", AgoSeconds: 10, Actions: []string{"cart removed"}}}))
+	if got := ago.Find(`[data-testid="live-notice-text"] time[data-ago="10"]`).Text(); got != "10 s ago" {
+		t.Errorf("the notice's time is %q, want 10 s ago in <time data-ago=10>", got)
+	}
+	if got := ago.Find(`[data-testid="live-notice-text"]`).Text(); !strings.Contains(got, "backoffice 10 s ago") || !strings.Contains(got, "cart removed") {
+		t.Errorf("the notice reads %q", got)
+	}
 }
 
 func testCart() CartVM {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/web/templates/components"
 )
 
 // Words and numbers of the quote pages in the reader's language (the translator rides in ctx).
@@ -162,4 +163,30 @@ func plainNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) 
 // addonsHint says how many add-ons the offer type has, in the right grammatical number.
 func addonsHint(ctx context.Context, n int) string {
 	return i18n.From(ctx).Plural(n, "start.products.addons.one", "start.products.addons.other")
+}
+
+// sessionState is the quote page's data-session: "active" when the quote has a configuration
+// session, "later" when one starts with the first change.
+func sessionState(active bool) string {
+	if active {
+		return "active"
+	}
+	return "later"
+}
+
+// extraLabel names the extra discounts' row of the totals: the discount the person chose ("Negotiated
+// discount") when there is one, the generic "Extra discount" for several.
+func extraLabel(ctx context.Context, extras []ExtraDiscount) string {
+	if len(extras) == 1 && extras[0].Name != "" {
+		return extras[0].Name
+	}
+	return i18n.T(ctx, "quote.breakdown.extra")
+}
+
+// marked is n with its "… ago" part replaced by components.AgoMark, for components.AgoSentence.
+func (n ChangeNotice) marked() ChangeNotice {
+	if n.Ago != "" {
+		n.Ago = components.AgoMark
+	}
+	return n
 }
