@@ -144,9 +144,9 @@ func TestTokenRefusedAtTheEndKeepsTheBatchPaused(t *testing.T) {
 	if _, err := m.Start(ctx, j.ID, "alice", "old", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	paused := waitFor(t, m, j.ID, func(j *Job) bool { return j.WaitingForSignIn && j.Counts().Done == 9 })
+	waitFor(t, m, j.ID, func(j *Job) bool { return j.WaitingForSignIn && j.Counts().Done == 9 })
 	time.Sleep(3 * flushInterval) // would the runner call it finished?
-	paused, _ = m.Get(ctx, j.ID, "alice")
+	paused, _ := m.Get(ctx, j.ID, "alice")
 	if paused.Status == StatusFinished || !paused.Active() || paused.Counts().Left != 1 {
 		t.Fatalf("paused batch is %s with %+v", paused.Status, paused.Counts())
 	}
