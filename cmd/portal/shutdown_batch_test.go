@@ -126,7 +126,7 @@ func TestSIGTERMDrainsBatchAndNextRunnerResumes(t *testing.T) {
 	const (
 		lines       = 24
 		concurrency = 4
-		slow        = 400 * time.Millisecond // each archive answer, once released
+		slow        = 300 * time.Millisecond // each archive answer, once released
 		grace       = 5 * time.Second
 	)
 	sim := v2sim.New(v2sim.Options{Customers: 3, Seed: 1, StrictArchive: true})
@@ -172,8 +172,10 @@ func TestSIGTERMDrainsBatchAndNextRunnerResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The drain (1 s) outlasts the held calls' answers (300 ms): a portal that stopped its batches
+	// only after the drain (or after the requests) would send the next lines' calls meanwhile.
 	env := []string{"PORTAL_DATA_DIR=" + dataDir, "PORTAL_SESSION_KEYS=" + sessionKey,
-		"PORTAL_BATCH_CONCURRENCY=" + strconv.Itoa(concurrency), "PORTAL_SHUTDOWN_DRAIN=200ms", "PORTAL_V2_TIMEOUT=10s"}
+		"PORTAL_BATCH_CONCURRENCY=" + strconv.Itoa(concurrency), "PORTAL_SHUTDOWN_DRAIN=1s", "PORTAL_V2_TIMEOUT=10s"}
 	bin := buildPortalBinary(t)
 
 	// 1. The first runner: its archive calls are held at the v2 API, concurrency of them at once.
