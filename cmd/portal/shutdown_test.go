@@ -111,8 +111,9 @@ func buildPortalBinary(t *testing.T) string {
 
 var shutdownListening = regexp.MustCompile(`portal listening on (http://127\.0\.0\.1:\d+)`)
 
-// startShutdownPortal starts the binary and waits until /readyz answers 200.
-func startShutdownPortal(t *testing.T, bin, v2URL, grace string) *shutdownPortal {
+// startShutdownPortal starts the binary and waits until /readyz answers 200. extraEnv entries
+// (KEY=value) come last, so they override the defaults set here.
+func startShutdownPortal(t *testing.T, bin, v2URL, grace string, extraEnv ...string) *shutdownPortal {
 	t.Helper()
 	p := &shutdownPortal{out: &shutdownLog{}, exited: make(chan struct{})}
 	env := []string{}
@@ -123,6 +124,7 @@ func startShutdownPortal(t *testing.T, bin, v2URL, grace string) *shutdownPortal
 	}
 	env = append(env, "PORTAL_V2_API_URL="+v2URL, "PORTAL_SHUTDOWN_GRACE="+grace, "PORTAL_LOG_FORMAT=text",
 		"PORTAL_LOG_LEVEL=info", "PORTAL_V2_TIMEOUT=60s", "PORTAL_UPLOAD_LIMIT=10MB", "PORTAL_DATA_DIR="+t.TempDir())
+	env = append(env, extraEnv...)
 	p.cmd = exec.Command(bin, "-demo", "-addr", "127.0.0.1:0")
 	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out

@@ -47,7 +47,7 @@ func (h *Handler) showBatchNew(c *gin.Context) {
 }
 
 func (h *Handler) renderBatchNew(c *gin.Context, status int, vm backoffice.BatchNewVM) {
-	list, err := h.jobs.List(c.Request.Context(), auth.CurrentUser(c).Subject)
+	list, lost, err := h.jobs.Overview(c.Request.Context(), auth.CurrentUser(c).Subject)
 	if err != nil {
 		h.log(c).Warn("batch archive: listing the user's batches failed", "err", err)
 	}
@@ -58,6 +58,11 @@ func (h *Handler) renderBatchNew(c *gin.Context, status int, vm backoffice.Batch
 		counts := j.Counts()
 		vm.Batches = append(vm.Batches, backoffice.BatchSummary{URL: batchPath(j.ID), Created: tr(c).DateTime(j.CreatedAt),
 			Status: batchStatusText(tr(c), j), Counts: t(c, "batch.list.counts", counts.Done, counts.Failed, counts.Left, counts.Total)})
+	}
+	// Batches the user's own index still names but the store lost: listed as such, never dropped
+	// silently (their page says what that means and what to do).
+	for _, id := range lost {
+		vm.Batches = append(vm.Batches, backoffice.BatchSummary{URL: batchPath(id), Lost: true})
 	}
 	h.renderPage(c, status, t(c, "batch.title"), layout.SectionContracts, backoffice.BatchNewPage(vm))
 }

@@ -12,7 +12,7 @@ import (
 func (h *Handler) downloadBatchResult(c *gin.Context) {
 	job, err := h.loadBatch(c)
 	if err != nil {
-		h.fail(c, err)
+		h.failBatch(c, err)
 		return
 	}
 	tr := tr(c)

@@ -3,7 +3,9 @@ package handlers
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -20,16 +22,36 @@ import (
 // maxBatchRowsShown bounds the lines a batch page lists (the CSV has them all).
 const maxBatchRowsShown = 500
 
-// loadBatch reads the :jobId of the signed-in user (404 for a malformed id or another user's).
+// loadBatch reads the :jobId of the signed-in user: a 400 for a malformed id (the store is not
+// asked), jobs.ErrNotFound for a well-formed one that is not in the store or is another user's.
 func (h *Handler) loadBatch(c *gin.Context) (*jobs.Job, error) {
 	if h.jobs == nil {
 		return nil, errJobsOff
 	}
 	id := c.Param("jobId")
 	if !jobs.ValidID(id) {
-		return nil, fmt.Errorf("batch %q: %w", id, jobs.ErrNotFound)
+		return nil, badRequest("batch.error.bad_id")
 	}
 	return h.jobs.Get(c.Request.Context(), id, auth.CurrentUser(c).Subject)
+}
+
+// failBatch answers a batch page, its progress region or its result download that could not be
+// read. A batch the store does not know (any more: its record was lost, or it was removed or
+// expired; another user's reads the same) is a 404 that says so and what to do, in full: the page
+// for a page or a download, the progress region (no longer polling) for the region's own request.
+// Anything else goes to the error edge.
+func (h *Handler) failBatch(c *gin.Context, err error) {
+	if !errors.Is(err, jobs.ErrNotFound) {
+		h.fail(c, err)
+		return
+	}
+	h.log(c).Info("batch not known", slog.String("path", c.Request.URL.Path), slog.Any("err", err))
+	c.Header("Cache-Control", "no-store")
+	if isHTMX(c) {
+		h.render(c, http.StatusNotFound, backoffice.BatchMissingProgress())
+		return
+	}
+	h.renderPage(c, http.StatusNotFound, t(c, "batch.missing.title"), layout.SectionContracts, backoffice.BatchMissingPage())
 }
 
 // handOverToken gives the user's current access token to their running batch, so it keeps
@@ -51,7 +73,7 @@ func (h *Handler) handOverToken(c *gin.Context, job *jobs.Job) {
 func (h *Handler) showBatch(c *gin.Context) {
 	job, err := h.loadBatch(c)
 	if err != nil {
-		h.fail(c, err)
+		h.failBatch(c, err)
 		return
 	}
 	h.handOverToken(c, job)
@@ -74,13 +96,13 @@ const (
 func (h *Handler) showBatchProgress(c *gin.Context) {
 	job, err := h.loadBatch(c)
 	if err != nil {
-		h.fail(c, err)
+		h.failBatch(c, err)
 		return
 	}
 	h.handOverToken(c, job)
 	if after := c.Query("after"); after != "" {
 		if job, err = h.waitForBatchChange(c, job, after); err != nil {
-			h.fail(c, err)
+			h.failBatch(c, err)
 			return
 		}
 	}

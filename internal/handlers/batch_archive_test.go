@@ -49,11 +49,13 @@ func TestBatchArchiveJourneyAndOwnership(t *testing.T) {
 		e.p.get(t, other, batchPath, nil),
 		e.p.get(t, other, batchPath+"/result.csv", nil),
 		postForm(t, e.p, other, batchPath+"/start", url.Values{}),
-		e.p.get(t, e.user, "/contracts/batch-archive/not-a-batch", nil),
 	} {
 		if r.StatusCode != http.StatusNotFound {
-			t.Errorf("%s %s by someone else / malformed: %d, want 404", r.Request.Method, r.Request.URL.Path, r.StatusCode)
+			t.Errorf("%s %s by someone else: %d, want 404", r.Request.Method, r.Request.URL.Path, r.StatusCode)
 		}
+	}
+	if r := e.p.get(t, e.user, "/contracts/batch-archive/not-a-batch", nil); r.StatusCode != http.StatusBadRequest {
+		t.Errorf("a malformed batch id: %d, want 400", r.StatusCode)
 	}
 
 	started := postForm(t, e.p, e.user, batchPath+"/start", url.Values{})

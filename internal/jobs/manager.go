@@ -336,16 +336,30 @@ func (m *Manager) Get(ctx context.Context, id, owner string) (*Job, error) {
 // List returns the owner's jobs, newest first (through the owner's index: other users' records
 // are not read).
 func (m *Manager) List(ctx context.Context, owner string) ([]*Job, error) {
+	out, _, err := m.Overview(ctx, owner)
+	return out, err
+}
+
+// Overview returns the owner's jobs as List does, and the ids their own index still names whose
+// record is gone (sorted). The index entry is written before the record and, but for the sweep
+// that repairs the index, expires no later than it, so such an id is a batch whose record the
+// store lost (or, rarely, one that just expired): its owner sees it listed as no longer known
+// instead of losing it silently. The entry is left to expire on its own.
+func (m *Manager) Overview(ctx context.Context, owner string) ([]*Job, []string, error) {
 	prefix := ownerPrefix + ownerHash(owner) + "/"
 	keys, err := m.opts.Store.Keys(ctx, prefix)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []*Job
+	var lost []string
 	for _, k := range keys {
-		j, err := m.load(ctx, k[len(prefix):])
+		id := k[len(prefix):]
+		j, err := m.load(ctx, id)
 		if errors.Is(err, ErrNotFound) {
-			_ = m.opts.Store.Delete(ctx, k) // expired
+			if ValidID(id) {
+				lost = append(lost, id)
+			}
 			continue
 		}
 		if err != nil || j.Owner != owner {
@@ -354,7 +368,8 @@ func (m *Manager) List(ctx context.Context, owner string) ([]*Job, error) {
 		out = append(out, j)
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].CreatedAt.After(out[b].CreatedAt) })
-	return out, nil
+	sort.Strings(lost)
+	return out, lost, nil
 }
 
 // owned applies fn to the owner's job.

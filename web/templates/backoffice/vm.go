@@ -26,6 +26,8 @@ type BatchSummary struct {
 	Created string
 	Status  string
 	Counts  string
+	// Lost is a batch the user's index names whose record the state store no longer has.
+	Lost bool
 }
 
 // BatchItemRow is one line of a batch.
