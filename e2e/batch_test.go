@@ -115,7 +115,7 @@ func batchDownloadCSV(t *testing.T, page playwright.Page) [][]string {
 	data, err := os.ReadFile(path)
 	check(t, err, "read the download")
 	rows := parseCSV(t, data)
-	if len(rows) == 0 || strings.Join(rows[0], ",") != "contract number,status,archive id,error,line,note,customer,checked after interruption" {
+	if len(rows) == 0 || strings.Join(rows[0], ",") != "contract number,status,archive id,error,line,note,customer,checked after interruption,stage when checked" {
 		t.Fatalf("CSV header: %q", rows)
 	}
 	return rows[1:]
