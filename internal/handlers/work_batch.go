@@ -67,15 +67,15 @@ func leaveOutUnsent(items []jobs.Item) int {
 }
 
 // unsentNumbers are the numbers a draft left out for their stage (the preview offers to include
-// them) and, when there are any, every usable number of the draft in its lines' order, those
-// included (checked again with include_unsent=1).
+// them) and, when there are any, every line's number in the draft's order (checked again with
+// include_unsent=1: the lines with a problem come back with it, so nothing is dropped silently
+// and a list of one number a line keeps its line numbers).
 func unsentNumbers(j *jobs.Job) (unsent, again []string) {
 	for _, it := range j.Items {
-		switch {
-		case it.Status == jobs.ItemRejected && it.Problem.Key == leftOutUnsent:
+		if it.Status == jobs.ItemRejected && it.Problem.Key == leftOutUnsent {
 			unsent = append(unsent, it.Number)
-			again = append(again, it.Number)
-		case it.Status != jobs.ItemRejected:
+		}
+		if it.Number != "" {
 			again = append(again, it.Number)
 		}
 	}

@@ -51,8 +51,7 @@ type BatchVM struct {
 	// IncludeUnsent are the contracts a draft left out because they were never sent for signature
 	// (or their request was removed); the preview offers to include them explicitly.
 	IncludeUnsent []string
-	// IncludeAll are the numbers "Include them" checks again: every usable line of the draft, in
-	// order, those left out included.
+	// IncludeAll are the numbers "Include them" checks again: every line of the draft, in order.
 	IncludeAll []string
 	ID         string
 	URL        string
