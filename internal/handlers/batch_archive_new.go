@@ -149,7 +149,7 @@ func (h *Handler) checkBatch(c *gin.Context) {
 			// uploaded file are put in the box, so ticking it and checking again needs no new upload.
 			vm.Numbers.Error += " " + t(c, "work.batch.nothing_include_hint")
 			if strings.TrimSpace(vm.Numbers.Value) == "" || usedFile {
-				vm.Numbers.Value = entryNumbers(entries)
+				vm.Numbers.Value = strings.ToValidUTF8(entryNumbers(entries), "\uFFFD")
 			}
 		}
 		vm.Errors = components.SummaryFrom(vm.Numbers)
