@@ -273,6 +273,8 @@ func TestA11yEveryPageAndStateLightAndDark(t *testing.T) {
 			visit(t, page, "/contracts/batch-archive", `[data-testid="batch-form"]`)
 			checkAxe(t, page, src, state("batch archive form"))
 			check(t, page.GetByTestId("batch-numbers").Fill(w.contractNum+"\nnot/a/number"), "paste numbers")
+			// The contract was never sent for signature: left out unless included explicitly.
+			check(t, page.GetByTestId("batch-include-unsent-box").Check(), "include contracts never sent for signature")
 			check(t, page.GetByTestId("batch-check").Click(), "check the list")
 			check(t, suite.expect.Locator(page.GetByTestId("batch-preview")).ToBeVisible(), "the batch preview")
 			checkAxe(t, page, src, state("batch archive preview"))

@@ -85,7 +85,25 @@ func batchOpenForm(t *testing.T, page playwright.Page) {
 	check(t, suite.expect.Locator(page.GetByTestId("batch-form")).ToBeVisible(), "the batch form is shown")
 }
 
-// batchStartWith pastes lines, checks the list and confirms; it returns the batch page's path.
+// batchIncludeUnsent ticks the form's "Include contracts never sent for signature" (the contracts
+// these tests make are only generated, which the check leaves out by default).
+func batchIncludeUnsent(t *testing.T, page playwright.Page) {
+	t.Helper()
+	check(t, page.GetByTestId("batch-include-unsent-box").Check(), "include contracts never sent for signature")
+}
+
+// batchSendForSignature sends the contract out for signature on its page, as a person does.
+func batchSendForSignature(t *testing.T, page playwright.Page, c batchContract) {
+	t.Helper()
+	_, err := page.Goto(c.path)
+	check(t, err, "open the contract")
+	check(t, page.GetByTestId("signature-email").Fill("signer@example.com"), "signer's e-mail")
+	check(t, page.GetByTestId("signature-signer").Fill("Signer"), "signer's name")
+	clickSettled(t, page, page.GetByTestId("signature-send"), "send for signature")
+	check(t, suite.expect.Locator(page.GetByTestId("signature-remove")).ToBeVisible(), "the request is out")
+}
+
+// batchCheck pastes lines and checks the list.
 func batchCheck(t *testing.T, page playwright.Page, lines []string) {
 	t.Helper()
 	check(t, page.GetByTestId("batch-numbers").Fill(strings.Join(lines, "\n")), "paste the numbers")
@@ -115,15 +133,16 @@ func batchDownloadCSV(t *testing.T, page playwright.Page) [][]string {
 	data, err := os.ReadFile(path)
 	check(t, err, "read the download")
 	rows := parseCSV(t, data)
-	if len(rows) == 0 || strings.Join(rows[0], ",") != "contract number,status,archive id,error,line,note,customer,checked after interruption" {
+	if len(rows) == 0 || strings.Join(rows[0], ",") != "contract number,status,archive id,error,line,note,customer,checked after interruption,stage when checked" {
 		t.Fatalf("CSV header: %q", rows)
 	}
 	return rows[1:]
 }
 
-// TestBatchArchiveFailuresRetryAndResult: 50 contracts (one archived beforehand), a duplicate, a
-// malformed and an unknown number; 5 archive calls fail on the v2 side; "retry failed" re-runs
-// only those; the CSV has every line.
+// TestBatchArchiveFailuresRetryAndResult: 50 contracts (one archived beforehand, one out for
+// signature), a duplicate, a malformed and an unknown number; by default the preview leaves out
+// the 48 never sent for signature, each with the reason and its stage, until "Include them"; 5
+// archive calls fail on the v2 side; "retry failed" re-runs only those; the CSV has every line.
 func TestBatchArchiveFailuresRetryAndResult(t *testing.T) {
 	page := newPage(t)
 	login(t, page, backofficeUser, backofficePass)
@@ -134,6 +153,7 @@ func TestBatchArchiveFailuresRetryAndResult(t *testing.T) {
 	if archived.Status() != 200 {
 		t.Fatalf("archiving %s answered %d", contracts[0].path, archived.Status())
 	}
+	batchSendForSignature(t, page, contracts[1])
 	simFault(t, "contracts.archive", map[string]any{"status": 503, "times": 5})
 
 	unknown := fmt.Sprintf("UNKNOWN-%d", rand.Int64N(1e12))
@@ -144,11 +164,23 @@ func TestBatchArchiveFailuresRetryAndResult(t *testing.T) {
 	lines = append(lines, contracts[3].number, "bad/number", unknown) // lines 51, 52, 53
 	batchOpenForm(t, page)
 	batchCheck(t, page, lines)
-	check(t, suite.expect.Locator(page.GetByTestId("batch-preview-summary")).ToContainText(
-		"49 contracts will be archived; 1 is already archived (counted as done); 3 lines have a problem"), "the preview counts")
 	rowOf := func(line int) playwright.Locator {
 		return page.Locator(`[data-testid="batch-row"]`).Filter(playwright.LocatorFilterOptions{Has: page.Locator("td:first-child").GetByText(strconv.Itoa(line), playwright.LocatorGetByTextOptions{Exact: playwright.Bool(true)})})
 	}
+	// By default only the contract out for signature is to be archived; the others never sent
+	// for signature are left out, each saying why and at which stage.
+	check(t, suite.expect.Locator(page.GetByTestId("batch-preview-summary")).ToContainText(
+		"1 contract will be archived; 1 is already archived (counted as done); 51 lines have a problem"), "the preview leaves out the contracts never sent")
+	check(t, suite.expect.Locator(rowOf(2)).ToContainText("will be archived"), "the contract out for signature is archived")
+	check(t, suite.expect.Locator(rowOf(2).GetByTestId("batch-row-stage")).ToHaveText("Out for signature"), "with its stage")
+	check(t, suite.expect.Locator(rowOf(3)).ToContainText("left out"), "a contract never sent is left out")
+	check(t, suite.expect.Locator(rowOf(3).GetByTestId("batch-row-message")).ToContainText("never sent for signature"), "with the reason")
+	check(t, suite.expect.Locator(rowOf(3).GetByTestId("batch-row-stage")).ToHaveText("Contract generated"), "and its stage")
+	check(t, suite.expect.Locator(page.GetByTestId("batch-include-unsent")).ToContainText("48 contract"), "the preview offers to include the 48")
+	check(t, page.GetByTestId("batch-include-unsent-button").Click(), "include them and check again")
+	check(t, suite.expect.Locator(page.GetByTestId("batch-preview-summary")).ToContainText(
+		"49 contracts will be archived; 1 is already archived (counted as done); 3 lines have a problem"), "the preview counts")
+	check(t, suite.expect.Locator(page.GetByTestId("batch-include-unsent")).ToHaveCount(0), "nothing is left out for its stage any more")
 	check(t, suite.expect.Locator(rowOf(51).GetByTestId("batch-row-message")).ToHaveText("duplicate of line 4"), "the duplicate is named with its line")
 	check(t, suite.expect.Locator(rowOf(52).GetByTestId("batch-row-message")).ToContainText("not a contract number"), "the malformed number is named")
 	check(t, suite.expect.Locator(rowOf(53).GetByTestId("batch-row-message")).ToContainText("unknown contract"), "the unknown number is named")
@@ -181,6 +213,9 @@ func TestBatchArchiveFailuresRetryAndResult(t *testing.T) {
 		if r[0] != c.number || r[1] != want || r[2] == "" || r[3] != "" || r[6] == "" {
 			t.Errorf("CSV line %d: %q, want %s %s with an archive id and its customer", i+1, r, c.number, want)
 		}
+	}
+	if rows[1][8] != "Out for signature" || rows[2][8] != "Contract generated" {
+		t.Errorf("CSV stages: %q, %q", rows[1], rows[2])
 	}
 	if rows[50][1] != "left out" || rows[50][3] != "duplicate of line 4" || rows[52][0] != unknown || !strings.Contains(rows[52][3], "unknown contract") {
 		t.Errorf("CSV problem lines: %q", rows[50:])
@@ -216,6 +251,7 @@ func TestBatchArchiveSurvivesReload(t *testing.T) {
 	check(t, err, "write the xlsx")
 
 	batchOpenForm(t, page)
+	batchIncludeUnsent(t, page)
 	check(t, page.GetByTestId("batch-file").SetInputFiles([]playwright.InputFile{{Name: "month-end.xlsx",
 		MimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", Buffer: xlsx.Bytes()}}), "choose the file")
 	check(t, page.GetByTestId("batch-check").Click(), "check the file")
@@ -258,6 +294,7 @@ func TestBatchArchiveCancel(t *testing.T) {
 		lines[i] = c.number
 	}
 	batchOpenForm(t, page)
+	batchIncludeUnsent(t, page)
 	batchCheck(t, page, lines)
 	check(t, page.GetByTestId("batch-start").Click(), "confirm")
 	check(t, suite.expect.Locator(page.GetByTestId("batch-status")).ToHaveText("Archiving"), "the batch runs")

@@ -56,12 +56,12 @@ func TestBatchArchiveStoresNoEmptyDraftAndLimitsDrafts(t *testing.T) {
 	}
 	_, contract := e.newContract(t)
 	for i := range jobs.DefaultMaxDrafts {
-		r := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {contract.ContractNumber}})
+		r := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {contract.ContractNumber}, "include_unsent": {"1"}})
 		if r.StatusCode != http.StatusSeeOther {
 			t.Fatalf("draft %d: %d", i+1, r.StatusCode)
 		}
 	}
-	r := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {contract.ContractNumber}})
+	r := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {contract.ContractNumber}, "include_unsent": {"1"}})
 	text := strings.Join(strings.Fields(parseHTML(t, r.body).Find(`main`).Text()), " ")
 	if r.StatusCode != http.StatusTooManyRequests || !strings.Contains(text, "You already have 20 batches that were checked but not started") {
 		t.Fatalf("over the draft quota: %d %q", r.StatusCode, text)

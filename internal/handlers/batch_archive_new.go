@@ -12,7 +12,6 @@ import (
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
-	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/backoffice"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -95,8 +94,11 @@ func (h *Handler) checkBatch(c *gin.Context) {
 	// One textarea, or one value per contract selected on the contracts list ("Archive selected").
 	text := strings.Join(c.PostFormArray("numbers"), "\n")
 	vm := batchNewVM(tr(c), text)
+	vm.IncludeUnsent = c.PostForm("include_unsent") == "1"
 	entries := jobs.ParseText(text)
+	usedFile := false
 	if header, err := c.FormFile("file"); err == nil && header.Size > 0 {
+		usedFile = true
 		entries, vm.FileError = nil, i18n.Message{}
 		if header.Size > maxBatchFileBytes {
 			vm.FileError = i18n.M("batch.file.too_large", formatBytes(maxBatchFileBytes))
@@ -131,14 +133,14 @@ func (h *Handler) checkBatch(c *gin.Context) {
 		h.renderBatchNew(c, http.StatusUnprocessableEntity, vm)
 		return
 	}
-	stages := &batchStages{stages: map[string]workindex.Stage{}}
-	items, err := jobs.Validate(c.Request.Context(), entries, h.cfg.BatchConcurrency, h.batchLookup(c, auth.AccessToken(c), stages))
+	items, err := jobs.Validate(c.Request.Context(), entries, h.cfg.BatchConcurrency, h.batchLookup(c, auth.AccessToken(c)))
 	if err != nil {
 		h.fail(c, fmt.Errorf("batch archive: check the list: %w", err))
 		return
 	}
-	if c.PostForm("leave_unsent") == "1" && c.PostForm("include_unsent") != "1" {
-		leaveOutUnsent(items, stages) // "Archive selected" from the contracts list: docs/backoffice.md
+	leftOut := 0
+	if !vm.IncludeUnsent {
+		leftOut = leaveOutUnsent(items) // work_batch.go, docs/backoffice.md
 	}
 	user := auth.CurrentUser(c)
 	job, err := h.jobs.Create(c.Request.Context(), user.Subject, user.Name, items)
@@ -147,6 +149,14 @@ func (h *Handler) checkBatch(c *gin.Context) {
 	case errors.Is(err, jobs.ErrNothingToArchive):
 		// No draft is stored for a list with nothing to archive: the form says why, line by line.
 		vm.Numbers.Error = nothingToArchive(tr(c), items)
+		if leftOut > 0 {
+			// Contracts left out for their stage: the form offers to include them. The numbers of an
+			// uploaded file are put in the box, so ticking it and checking again needs no new upload.
+			vm.Numbers.Error += " " + t(c, "work.batch.nothing_include_hint")
+			if strings.TrimSpace(vm.Numbers.Value) == "" || usedFile {
+				vm.Numbers.Value = strings.ToValidUTF8(entryNumbers(entries), "\uFFFD")
+			}
+		}
 		vm.Errors = components.SummaryFrom(vm.Numbers)
 		h.renderBatchNew(c, http.StatusUnprocessableEntity, vm)
 		return
@@ -179,4 +189,13 @@ func nothingToArchive(tr *i18n.Translator, items []jobs.Item) string {
 		msg += " " + strings.Join(problems, "; ")
 	}
 	return msg
+}
+
+// entryNumbers is the list's numbers, one a line.
+func entryNumbers(entries []jobs.Entry) string {
+	numbers := make([]string, len(entries))
+	for i, e := range entries {
+		numbers[i] = e.Number
+	}
+	return strings.Join(numbers, "\n")
 }

@@ -22,12 +22,13 @@ func (h *Handler) downloadBatchResult(c *gin.Context) {
 	c.Header("Content-Type", export.CSV.ContentType())
 	c.Header("Content-Disposition", contentDisposition("attachment", name))
 	c.Header("Cache-Control", "no-store")
-	// The customer is the one the validation found for the line (jobs.Item.Customer; empty for a
-	// line that was never found).
+	// The customer and the stage are the ones the validation found for the line (jobs.Item.Customer
+	// and Stage; empty for a line that was never found). A line left out for its stage says why in
+	// the error column.
 	columns := []export.Column{{Header: tr.T("batch.result.col.number")}, {Header: tr.T("batch.result.col.status")},
 		{Header: tr.T("batch.result.col.archive_id")}, {Header: tr.T("batch.result.col.error")},
 		{Header: tr.T("batch.result.col.line"), Kind: export.Integer}, {Header: tr.T("batch.result.col.note")},
-		{Header: tr.T("batch.result.col.customer")}, {Header: tr.T("batch.result.col.verified")}}
+		{Header: tr.T("batch.result.col.customer")}, {Header: tr.T("batch.result.col.verified")}, {Header: tr.T("batch.result.col.stage")}}
 	w, err := export.New(export.CSV, c.Writer, exportOptions(tr, "", columns))
 	if err != nil {
 		h.log(c).Error("batch result: export failed", "err", err)
@@ -40,7 +41,7 @@ func (h *Handler) downloadBatchResult(c *gin.Context) {
 		if it.Verified {
 			verified = tr.T("batch.result.yes")
 		}
-		row := []any{it.Number, status, it.ArchiveID, it.ProblemMessage().In(tr), it.Line, it.NoteMessage().In(tr), it.Customer, verified}
+		row := []any{it.Number, status, it.ArchiveID, it.ProblemMessage().In(tr), it.Line, it.NoteMessage().In(tr), it.Customer, verified, itemStage(tr, it)}
 		if err := w.WriteRow(row); err != nil {
 			h.log(c).Warn("batch result: the download was cut", "err", err)
 			return

@@ -208,10 +208,13 @@ func (h *Handler) batchVM(tr *i18n.Translator, j *jobs.Job) backoffice.BatchVM {
 			row.Message = tr.T("batch.note.verified")
 		}
 		row.Verified = it.Verified
+		if vm.Draft || it.Status == jobs.ItemRejected {
+			row.Stage = itemStage(tr, it)
+		}
 		vm.Rows = append(vm.Rows, row)
 	}
 	if vm.Draft {
-		h.addBatchStages(tr, vm.Rows)
+		h.addIndexedStages(tr, vm.Rows)
 	}
 	return vm
 }

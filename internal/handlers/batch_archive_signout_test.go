@@ -24,7 +24,7 @@ func TestBatchArchiveSignOutPausesTheBatchAndDeletesItsToken(t *testing.T) {
 		_, c := e.newContract(t)
 		numbers = append(numbers, c.ContractNumber)
 	}
-	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {strings.Join(numbers, "\n")}})
+	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {strings.Join(numbers, "\n")}, "include_unsent": {"1"}})
 	batchPath := posted.Header.Get("Location")
 	if posted.StatusCode != http.StatusSeeOther {
 		t.Fatalf("check: %d", posted.StatusCode)

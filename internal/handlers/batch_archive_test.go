@@ -30,7 +30,7 @@ func TestBatchArchiveJourneyAndOwnership(t *testing.T) {
 		t.Fatalf("empty list: %d", empty.StatusCode)
 	}
 
-	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {first.ContractNumber + "\n" + second.ContractNumber + ", =cmd|x"}})
+	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {first.ContractNumber + "\n" + second.ContractNumber + ", =cmd|x"}, "include_unsent": {"1"}})
 	batchPath := posted.Header.Get("Location")
 	if posted.StatusCode != http.StatusSeeOther || !strings.HasPrefix(batchPath, "/contracts/batch-archive/") {
 		t.Fatalf("check: %d to %q", posted.StatusCode, batchPath)
@@ -152,7 +152,7 @@ func TestBatchProgressWaitsForTheNextState(t *testing.T) {
 	}
 	// Each archive call takes a while, so the batch runs long enough to be watched.
 	e.sim.SetFault("contracts.archive", v2sim.Fault{Delay: 300 * time.Millisecond})
-	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {strings.Join(numbers, "\n")}})
+	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {strings.Join(numbers, "\n")}, "include_unsent": {"1"}})
 	batchPath := posted.Header.Get("Location")
 	if started := postForm(t, e.p, e.user, batchPath+"/start", url.Values{}); started.StatusCode != http.StatusSeeOther {
 		t.Fatalf("start: %d", started.StatusCode)

@@ -46,7 +46,7 @@ func TestContractsAndBackOfficeSpeakItalian(t *testing.T) {
 	}
 
 	// A list with a good number, its duplicate, a malformed and an unknown one.
-	form := url.Values{"numbers": {contract.ContractNumber + "\n" + contract.ContractNumber + "\nbad/one\nC-0000-UNKNOWN"}}
+	form := url.Values{"numbers": {contract.ContractNumber + "\n" + contract.ContractNumber + "\nbad/one\nC-0000-UNKNOWN"}, "include_unsent": {"1"}}
 	headers := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Accept-Language": italian["Accept-Language"]}
 	posted := e.p.do(t, e.user, http.MethodPost, "/contracts/batch-archive", strings.NewReader(form.Encode()), headers)
 	batchPath := posted.Header.Get("Location")
@@ -78,7 +78,7 @@ func TestContractsAndBackOfficeSpeakItalian(t *testing.T) {
 	if len(rows) != 5 {
 		t.Fatalf("result CSV %q", rows)
 	}
-	if got := strings.Join(rows[0], ","); got != "numero di contratto,stato,id archivio,errore,riga,nota,cliente,verificato dopo interruzione" {
+	if got := strings.Join(rows[0], ","); got != "numero di contratto,stato,id archivio,errore,riga,nota,cliente,verificato dopo interruzione,fase al controllo" {
 		t.Errorf("result CSV headings %q", got)
 	}
 	if rows[1][1] != "sarà archiviato" || rows[2][1] != "escluso" || rows[2][3] != "duplicato della riga 1" || rows[2][4] != "2" {

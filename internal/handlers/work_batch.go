@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -16,31 +15,20 @@ import (
 )
 
 // The batch archive's check (POST /contracts/batch-archive) follows the deal: each contract's
-// stage is derived from the document the check reads anyway (workindex.StageOfContract), and a
-// contract that was never sent for signature, or whose request was removed (stage "generated"),
-// is left out with that reason unless the person includes such contracts explicitly
-// (include_unsent=1, the preview's "Include them" button). docs/backoffice.md. The leaving out
-// applies to lists sent with leave_unsent=1 ("Archive selected" on the contracts list); a list
-// typed or uploaded on the batch page is checked as before, its preview showing each stage.
+// stage is derived from the document the check reads anyway (workindex.StageOfContract, the same
+// rules as the work index, so it holds for a contract the index never saw and for any v2), and is
+// kept on the line (jobs.Item.Stage). A contract that was never sent for signature, or whose
+// request was removed (stage "generated"), is left out with that reason, however the list came
+// (typed, pasted, uploaded, "Archive selected"), unless the person includes such contracts
+// explicitly for this batch (include_unsent=1: the form's box, or the preview's "Include them").
+// docs/backoffice.md.
 
 // leftOutUnsent is the reason of a contract left out for its stage.
 const leftOutUnsent = "work.batch.left_out_unsent"
 
-// batchStages remembers the stage of each contract the check read.
-type batchStages struct {
-	mu     sync.Mutex
-	stages map[string]workindex.Stage
-}
-
-func (s *batchStages) set(number string, stage workindex.Stage) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stages[number] = stage
-}
-
-// batchLookup is jobs.V2's Lookup (the same v2 call and the same answers) that also records each
+// batchLookup is jobs.V2's Lookup (the same v2 call and the same answers) that also derives each
 // contract's stage and gives the document to the work index.
-func (h *Handler) batchLookup(c *gin.Context, token string, stages *batchStages) func(ctx context.Context, number string) (jobs.Found, error) {
+func (h *Handler) batchLookup(c *gin.Context, token string) func(ctx context.Context, number string) (jobs.Found, error) {
 	viewer := h.viewer(c)
 	return func(ctx context.Context, number string) (jobs.Found, error) {
 		contract, err := h.api.Contracts.GetByNumber(apiclient.WithToken(ctx, token), number)
@@ -50,7 +38,6 @@ func (h *Handler) batchLookup(c *gin.Context, token string, stages *batchStages)
 		case err != nil:
 			return jobs.Found{}, fmt.Errorf("batch archive: look up contract %q: %w", number, err)
 		}
-		stages.set(number, workindex.StageOfContract(contractFacts(contract)))
 		if h.work != nil {
 			if err := h.work.ObserveContract(ctx, viewer, contractSighting(contract), workindex.ActOpened); err != nil {
 				h.log(c).Warn("work index: batch check not recorded", "err", err)
@@ -60,16 +47,17 @@ func (h *Handler) batchLookup(c *gin.Context, token string, stages *batchStages)
 		if customer == "" {
 			customer = fmt.Sprintf("customer %d", contract.CustomerID)
 		}
-		return jobs.Found{Customer: customer, Archived: isArchived(contract), ArchiveID: string(contract.Archive.ArchiveID)}, nil
+		return jobs.Found{Customer: customer, Archived: isArchived(contract), ArchiveID: string(contract.Archive.ArchiveID),
+			Stage: string(workindex.StageOfContract(contractFacts(contract)))}, nil
 	}
 }
 
-// leaveOutUnsent marks the pending items whose contract is only generated as left out, with the
-// reason; it returns how many.
-func leaveOutUnsent(items []jobs.Item, stages *batchStages) int {
+// leaveOutUnsent marks the pending items whose contract is only generated (as the check read
+// it) as left out, with the reason; it returns how many.
+func leaveOutUnsent(items []jobs.Item) int {
 	left := 0
 	for i := range items {
-		if items[i].Status == jobs.ItemPending && stages.stages[items[i].Number] == workindex.StageGenerated {
+		if items[i].Status == jobs.ItemPending && workindex.Stage(items[i].Stage) == workindex.StageGenerated {
 			items[i].Status = jobs.ItemRejected
 			items[i].Problem = i18n.M(leftOutUnsent)
 			left++
@@ -79,36 +67,48 @@ func leaveOutUnsent(items []jobs.Item, stages *batchStages) int {
 }
 
 // unsentNumbers are the numbers a draft left out for their stage (the preview offers to include
-// them) and, when there are any, the draft's other usable numbers (checked again with them).
-func unsentNumbers(j *jobs.Job) (unsent, others []string) {
+// them) and, when there are any, every line's number in the draft's order (checked again with
+// include_unsent=1: the lines with a problem come back with it, so nothing is dropped silently
+// and a list of one number a line keeps its line numbers).
+func unsentNumbers(j *jobs.Job) (unsent, again []string) {
 	for _, it := range j.Items {
-		switch {
-		case it.Status == jobs.ItemRejected && it.Problem.Key == leftOutUnsent:
+		if it.Status == jobs.ItemRejected && it.Problem.Key == leftOutUnsent {
 			unsent = append(unsent, it.Number)
-		case it.Status != jobs.ItemRejected:
-			others = append(others, it.Number)
+		}
+		if it.Number != "" {
+			again = append(again, it.Number)
 		}
 	}
 	if len(unsent) == 0 {
 		return nil, nil
 	}
-	return unsent, others
+	return unsent, again
 }
 
-// addBatchStages writes each previewed contract's stage (as the work index saw it during the
-// check) into its row.
-func (h *Handler) addBatchStages(tr *i18n.Translator, rows []backoffice.BatchItemRow) {
-	if h.work == nil || len(rows) == 0 {
-		return
-	}
-	numbers := make([]string, 0, len(rows))
+// addIndexedStages fills the stage of the rows that have none (lines checked before the check
+// kept each contract's stage) from the work index.
+func (h *Handler) addIndexedStages(tr *i18n.Translator, rows []backoffice.BatchItemRow) {
+	var numbers []string
 	for _, r := range rows {
-		numbers = append(numbers, r.Number)
+		if r.Stage == "" {
+			numbers = append(numbers, r.Number)
+		}
+	}
+	if h.work == nil || len(numbers) == 0 {
+		return
 	}
 	stages := h.work.ContractStages(numbers)
 	for i := range rows {
-		if st, ok := stages[rows[i].Number]; ok {
+		if st, ok := stages[rows[i].Number]; ok && rows[i].Stage == "" {
 			rows[i].Stage = stageLabel(tr, st)
 		}
 	}
+}
+
+// itemStage is a line's stage as the check read it, in tr's words ("" when unknown).
+func itemStage(tr *i18n.Translator, it jobs.Item) string {
+	if it.Stage == "" {
+		return ""
+	}
+	return stageLabel(tr, workindex.Stage(it.Stage))
 }

@@ -179,8 +179,9 @@ func TestWorkStartPageByRole(t *testing.T) {
 	}
 }
 
-// TestWorkBatchLeavesOutUnsent: "Archive selected" from the contracts list leaves out a contract
-// never sent for signature, with the reason and its stage, and the person can include it.
+// TestWorkBatchLeavesOutUnsent: "Archive selected" from the contracts list (one numbers value per
+// contract) leaves out a contract never sent for signature, with the reason and its stage, and the
+// person can include it.
 func TestWorkBatchLeavesOutUnsent(t *testing.T) {
 	t.Parallel()
 	e := newDocsEnv(t, docsOptions{})
@@ -190,7 +191,7 @@ func TestWorkBatchLeavesOutUnsent(t *testing.T) {
 	form := url.Values{"email": {"signer@example.com"}, "signerName": {"Signer"}}
 	quoteMust(t, "send for signature", e.p.do(t, e.user, http.MethodPost, "/contracts/"+strconv.Itoa(int(sent.ContractID))+"/signature", strings.NewReader(form.Encode()), hx), http.StatusOK)
 
-	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {unsent.ContractNumber, sent.ContractNumber}, "leave_unsent": {"1"}})
+	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {unsent.ContractNumber, sent.ContractNumber}})
 	if posted.StatusCode != http.StatusSeeOther {
 		t.Fatalf("check: %d", posted.StatusCode)
 	}

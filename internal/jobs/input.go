@@ -192,6 +192,9 @@ type Found struct {
 	Customer  string
 	Archived  bool
 	ArchiveID string
+	// Stage is the contract's stage in the caller's words (kept as Item.Stage; the caller may
+	// leave out pending items for it before the draft is stored).
+	Stage string
 }
 
 // ErrUnknown is what a Lookup returns for a contract number the v2 API does not know.
@@ -236,8 +239,9 @@ func Validate(ctx context.Context, entries []Entry, concurrency int, lookup func
 					cancel(err)
 				case found.Archived:
 					items[i].Status, items[i].ArchiveID, items[i].Note, items[i].Customer = ItemDone, found.ArchiveID, NoteAlreadyArchived, found.Customer
+					items[i].Stage = found.Stage
 				default:
-					items[i].Customer = found.Customer
+					items[i].Customer, items[i].Stage = found.Customer, found.Stage
 				}
 			}
 		})

@@ -84,6 +84,9 @@ type Item struct {
 	Note string `json:"note,omitempty"`
 	// Customer is the contract's customer, when the validation found it.
 	Customer string `json:"customer,omitempty"`
+	// Stage is the contract's stage as the validation found it (Found.Stage: the caller's word,
+	// read from the contract document at check time), shown beside the line.
+	Stage string `json:"stage,omitempty"`
 	// Attempts counts archive calls made for this item.
 	Attempts int `json:"attempts,omitempty"`
 	// MaybeSent is set in the same store write that claims the item (status running) before its

@@ -249,9 +249,9 @@ func TestValidate(t *testing.T) {
 		case "C-404":
 			return Found{}, ErrUnknown
 		case "C-9":
-			return Found{Archived: true, ArchiveID: "ARC-9"}, nil
+			return Found{Archived: true, ArchiveID: "ARC-9", Stage: "archived"}, nil
 		}
-		return Found{Customer: "Acme"}, nil
+		return Found{Customer: "Acme", Stage: "signature"}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -277,8 +277,11 @@ func TestValidate(t *testing.T) {
 	if got := items[3].Problem.Args; len(got) != 1 || got[0] != "'/'" {
 		t.Errorf("the malformed number names %v, want '/'", got)
 	}
-	if items[5].Note != NoteAlreadyArchived || items[5].ArchiveID != "ARC-9" {
+	if items[5].Note != NoteAlreadyArchived || items[5].ArchiveID != "ARC-9" || items[5].Stage != "archived" {
 		t.Errorf("archived: %+v", items[5])
+	}
+	if items[0].Stage != "signature" || items[4].Stage != "" {
+		t.Errorf("the stage found is kept on the line, only there: %q, %q", items[0].Stage, items[4].Stage)
 	}
 }
 

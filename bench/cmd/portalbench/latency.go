@@ -586,7 +586,8 @@ func (x *latencyLab) measureBatchEnd(ctx context.Context, rep *report) error {
 		}
 		return resp.Header.Get("Location"), nil
 	}
-	batch, err := post("/contracts/batch-archive", url.Values{"numbers": {strings.Join(numbers, "\n")}})
+	// Only generated contracts: included explicitly (never-sent ones are left out by default).
+	batch, err := post("/contracts/batch-archive", url.Values{"numbers": {strings.Join(numbers, "\n")}, "include_unsent": {"1"}})
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,9 @@ type BatchNewVM struct {
 	Errors    []components.FieldError
 	Batches   []BatchSummary
 	MaxItems  int
+	// IncludeUnsent is the form's "include contracts never sent for signature" box: by default
+	// the check leaves them out (docs/backoffice.md).
+	IncludeUnsent bool
 }
 
 // BatchSummary is one of the user's batches in the list.
@@ -41,7 +44,7 @@ type BatchItemRow struct {
 	Message   string // the error or note
 	// Verified: the line was checked on the v2 API after an interruption.
 	Verified bool
-	// Stage is the contract's stage as the work index last saw it (drafts only).
+	// Stage is the contract's stage as the check read it (drafts, and lines left out).
 	Stage string
 }
 
@@ -50,7 +53,7 @@ type BatchVM struct {
 	// IncludeUnsent are the contracts a draft left out because they were never sent for signature
 	// (or their request was removed); the preview offers to include them explicitly.
 	IncludeUnsent []string
-	// IncludeAll are the other numbers of the draft that "Include them" checks again.
+	// IncludeAll are the numbers "Include them" checks again: every line of the draft, in order.
 	IncludeAll []string
 	ID         string
 	URL        string
