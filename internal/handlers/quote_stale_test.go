@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -17,7 +18,11 @@ import (
 // quote with the manager's changes, and the rep's change offered again. Confirming applies it.
 func TestQuoteStaleMutationIsNotSentUpstream(t *testing.T) {
 	t.Parallel()
-	p, sim := newQuotePortal(t, nil)
+	// The simulator's audit has whole seconds (A10): its clock moves a second between the rep's
+	// last change and the manager's, as people's changes do, so which changes the notice lists does
+	// not depend on where the real clock's second turns.
+	clock := &quoteClock{now: time.Now()}
+	p, sim := newQuotePortal(t, clock)
 	rep := newQuoteUser(t, p, sim)
 	manager := &quoteUser{t: t, p: p, sim: sim, c: p.login(t, "backoffice", "backoffice-demo")}
 
@@ -32,6 +37,7 @@ func TestQuoteStaleMutationIsNotSentUpstream(t *testing.T) {
 	}
 
 	// The manager, on their own page: 10 % loyalty discount, then removes the second cart.
+	clock.Advance(time.Second)
 	_, mDigest := manager.page(quoteURL)
 	upd = quoteMust(t, "manager's discount", manager.post(quoteURL+"/discounts", url.Values{"discountId": {"1"}, "prev": {mDigest}}), http.StatusOK)
 	mDigest = upd.Find("#quote-digest").AttrOr("value", "")
