@@ -80,7 +80,7 @@ func TestBatchListShowsBatchWhoseRecordVanished(t *testing.T) {
 	t.Parallel()
 	e := newDocsEnv(t, docsOptions{})
 	_, contract := e.newContract(t)
-	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {contract.ContractNumber}})
+	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {contract.ContractNumber}, "include_unsent": {"1"}})
 	batchPath := posted.Header.Get("Location")
 	if posted.StatusCode != http.StatusSeeOther || !strings.HasPrefix(batchPath, "/contracts/batch-archive/") {
 		t.Fatalf("check: %d to %q", posted.StatusCode, batchPath)
