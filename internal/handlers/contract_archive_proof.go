@@ -3,7 +3,9 @@ package handlers
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
@@ -64,7 +66,17 @@ func (h *Handler) withArchiveProof(vm contracts.ArchiveVM, contractNumber string
 // the form names none (a page rendered before the button carried it: the handler reads the
 // contract). A number without a valid MAC is refused with 400 before any v2 call.
 func (h *Handler) archiveNumberFromForm(c *gin.Context, contractID int32) (string, error) {
-	number, mac := c.PostForm(archiveNumberField), c.PostForm(archiveMACField)
+	// An unreadable or too large body (the route's 1 MiB limit) is answered as such (400, 413)
+	// before anything is archived. The button posts urlencoded (htmx without files); r.PostForm
+	// never reads a multipart body.
+	if err := c.Request.ParseForm(); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return "", err
+		}
+		return "", badRequest("error.form_unreadable_reload")
+	}
+	number, mac := c.Request.PostForm.Get(archiveNumberField), c.Request.PostForm.Get(archiveMACField)
 	if number == "" && mac == "" {
 		return "", nil
 	}
