@@ -183,7 +183,15 @@ func TestDocumentsContractGenerateSignArchiveEvidence(t *testing.T) {
 	check(t, suite.expect.Locator(page.Locator(`#contract-status`)).ToHaveText("Generated"), "the status is back to generated")
 
 	// Archive, then the payload: tree, search, download.
-	check(t, page.Locator(`[data-testid="archive-button"]`).Click(), "archive (and confirm)")
+	// The button posts the contract's number signed by the portal (the archive call goes first,
+	// docs/v2-assumptions.md A12): the browser sends what the page carries.
+	archivePost, err := page.ExpectRequest(regexp.MustCompile(`/contracts/\d+/archive$`), func() error {
+		return page.Locator(`[data-testid="archive-button"]`).Click()
+	})
+	check(t, err, "archive (and confirm)")
+	if body, err := archivePost.PostData(); err != nil || !strings.Contains(body, "contractNumber=") || !strings.Contains(body, "contractNumberMAC=") {
+		t.Errorf("the archive button posted %q (%v), want the signed contract number", body, err)
+	}
 	check(t, suite.expect.Locator(page.Locator(`[data-testid="archive-result"]`)).ToBeVisible(), "the contract is archived")
 	check(t, suite.expect.Locator(page.Locator(`[data-testid="signature-archived"]`)).ToBeVisible(), "no more signature requests")
 	tree := page.Locator(`#archive-payload-tree [data-testid="json-tree"]`)

@@ -24,21 +24,32 @@ import (
 // archiveContract answers POST /contracts/:contractId/archive (after a confirmation). The v2 call
 // is a GET (GET /v2/contract/contractNumber/{n}/archive, spec 4.4), but archiving changes state, so
 // the portal exposes it as a POST: cross-origin protected, never triggered by a link or a prefetch.
-// The answer is the archive region with the result and, out of band, the signature region (no
-// more requests on an archived contract) and the new status.
+// The button posts the contract's number signed by the portal (contract_archive_proof.go), so the
+// archive call goes first; a changed number is refused before any call, and a form without one
+// (a page older than the signed button) reads the contract to learn it. The answer is the archive
+// region with the result and, out of band, the signature region (no more requests on an archived
+// contract) and the new status.
 func (h *Handler) archiveContract(c *gin.Context) {
 	contractID, err := parseInt32ID(c, "contractId")
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	ctx := h.apiContext(c)
-	contract, err := h.loadContract(ctx, contractID)
+	number, err := h.archiveNumberFromForm(c, contractID)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	result, err := h.api.Contracts.Archive(ctx, contract.ContractNumber)
+	ctx := h.apiContext(c)
+	if number == "" {
+		contract, err := h.loadContract(ctx, contractID)
+		if err != nil {
+			h.fail(c, err)
+			return
+		}
+		number = contract.ContractNumber
+	}
+	result, err := h.api.Contracts.Archive(ctx, number)
 	if err != nil {
 		h.fail(c, fmt.Errorf("contracts: archive contract %d: %w", contractID, err))
 		return
@@ -49,12 +60,12 @@ func (h *Handler) archiveContract(c *gin.Context) {
 	}
 	// The contract's new state and the archive payload are read side by side, and the payload comes
 	// with the answer instead of loading itself afterwards (issue 27: two round trips fewer).
-	number := contract.ContractNumber
 	payloadOf := later(func() (*apiclient.DigitalArchivePayload, error) {
 		return h.api.Contracts.DigitalArchivePayload(ctx, number)
 	})
 	defer payloadOf() //nolint:errcheck // waited for on every path; the result is read below
-	if contract, err = h.loadContract(ctx, contractID); err != nil {
+	contract, err := h.loadContract(ctx, contractID)
+	if err != nil {
 		h.fail(c, err)
 		return
 	}

@@ -85,7 +85,7 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 	}
 	notice := h.changeNotice(ctx, c, own.QuoteID, since)
 	vm := contracts.LiveNoticeVM{Who: notice.Who, Ago: notice.Ago, AgoSeconds: notice.AgoSeconds, Actions: notice.Actions, ReloadURL: contractPath(contractID)}
-	h.render(c, http.StatusOK, templ.Join(contracts.LiveNotice(vm), followingRegions(tr(c), own)))
+	h.render(c, http.StatusOK, templ.Join(contracts.LiveNotice(vm), h.followingRegions(tr(c), own)))
 }
 
 // markContractSeen tells the page (header X-Live-Tag, read by app.js) and the watcher the contract's

@@ -17,8 +17,15 @@ import (
 	"github.com/cpqportal/portal/web/templates/layout"
 )
 
-// contractStatusArchived is the contract status after archiving (docs/v2-assumptions.md A7).
-const contractStatusArchived = "ARCHIVED"
+// Contract and signature request statuses (docs/v2-assumptions.md A7).
+const (
+	// contractStatusArchived is the contract status after archiving.
+	contractStatusArchived = "ARCHIVED"
+	// contractStatusSignatureRequested is the status of a contract with a request out for signature.
+	contractStatusSignatureRequested = "SIGNATURE_REQUESTED"
+	// signatureStatusSent is an active signature request's status.
+	signatureStatusSent = "SENT"
+)
 
 // loadContract reads a contract by id.
 func (h *Handler) loadContract(ctx context.Context, contractID int32) (*apiclient.Contract, error) {
@@ -123,6 +130,7 @@ func (h *Handler) showContract(c *gin.Context) {
 		return
 	}
 	vm := contractVM(tr(c), contract)
+	vm.Archive = h.withArchiveProof(vm.Archive, contract.ContractNumber)
 	h.nameConfigurator(c, contract, &vm)
 	h.prefillSigner(c, contract, &vm.Signature)
 	h.touchRecent(c, recentContractItem(contract))

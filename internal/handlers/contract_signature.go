@@ -156,9 +156,17 @@ func (h *Handler) sendSignatureRequest(c *gin.Context) {
 		Message:    strings.TrimSpace(strings.ReplaceAll(values.Get("message"), "\r\n", "\n")),
 	}
 	ctx := h.apiContext(c)
+	// The signature region shows the contract around the request (its number, earlier requests,
+	// status): it is read beside the request, not after it (issue 27: one round trip), and the
+	// answer's request is put into it (contractWithRequest). A full-page form post only redirects.
+	contractOf := func() (*apiclient.Contract, error) { return h.loadContract(ctx, contractID) }
+	if isHTMX(c) {
+		contractOf = later(contractOf)
+		defer contractOf() //nolint:errcheck // waited for on every path; the result is read below
+	}
 	fieldErrs := validateSignatureForm(tr(c), form)
 	if fieldErrs != nil {
-		contract, err := h.loadContract(ctx, contractID)
+		contract, err := contractOf()
 		if err != nil {
 			h.fail(c, err)
 			return
@@ -166,12 +174,12 @@ func (h *Handler) sendSignatureRequest(c *gin.Context) {
 		h.render(c, http.StatusUnprocessableEntity, contracts.SignaturePartial(signatureVMWith(tr(c), contract, form, fieldErrs)))
 		return
 	}
-	_, err = h.api.Signatures.Create(ctx, apiclient.SignatureInput{
+	request, err := h.api.Signatures.Create(ctx, apiclient.SignatureInput{
 		ContractID: contractID, Email: form.Email, SignerName: form.SignerName, Message: form.Message,
 	})
 	if err != nil {
 		if fe := fieldErrorsFrom(err); fe != nil && errors.Is(err, apiclient.ErrUnprocessable) {
-			contract, loadErr := h.loadContract(ctx, contractID)
+			contract, loadErr := contractOf()
 			if loadErr != nil {
 				h.fail(c, loadErr)
 				return
@@ -182,7 +190,50 @@ func (h *Handler) sendSignatureRequest(c *gin.Context) {
 		h.fail(c, fmt.Errorf("contracts: request the signature of contract %d: %w", contractID, err))
 		return
 	}
-	h.answerSignature(c, contractID, t(c, "signature.sent", form.Email))
+	message := t(c, "signature.sent", form.Email)
+	if !isHTMX(c) {
+		c.Redirect(http.StatusSeeOther, contractPath(contractID))
+		return
+	}
+	contract, err := contractOf()
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if merged, ok := contractWithRequest(contract, request); ok {
+		h.renderSignatureAnswer(c, merged, message)
+		return
+	}
+	// An answer that does not carry the request and its status (A7): the service says what it is now.
+	h.answerSignature(c, contractID, message)
+}
+
+// contractWithRequest is contract as it is once request (the answer to POST /v2/signature, A7: the
+// signature request with its id and status) is made: the request replaces the one with its id, or
+// is added after the others when the contract was read before the service recorded it; a SENT
+// request puts the contract in SIGNATURE_REQUESTED (A7, A11; docs/v2-assumptions.md A12). It
+// reports false when the answer names no request, no status, or another contract.
+func contractWithRequest(contract *apiclient.Contract, request *apiclient.SignatureRequest) (*apiclient.Contract, bool) {
+	if request == nil || request.SignatureRequestID == "" || request.Status == "" ||
+		(request.ContractID != 0 && request.ContractID != contract.ContractID) {
+		return nil, false
+	}
+	merged := *contract
+	merged.SignatureRequests = make([]apiclient.SignatureRequest, 0, len(contract.SignatureRequests)+1)
+	found := false
+	for _, sr := range contract.SignatureRequests {
+		if sr.SignatureRequestID == request.SignatureRequestID {
+			sr, found = *request, true
+		}
+		merged.SignatureRequests = append(merged.SignatureRequests, sr)
+	}
+	if !found {
+		merged.SignatureRequests = append(merged.SignatureRequests, *request)
+	}
+	if request.Status == signatureStatusSent && !isArchived(&merged) {
+		merged.Status = contractStatusSignatureRequested
+	}
+	return &merged, true
 }
 
 // removeSignatureRequest answers DELETE /contracts/:contractId/signature (after a confirmation):
@@ -200,8 +251,8 @@ func (h *Handler) removeSignatureRequest(c *gin.Context) {
 	h.answerSignature(c, contractID, t(c, "signature.removed"))
 }
 
-// answerSignature answers a successful signature action: the signature region and, out of band,
-// the contract's new status, with a toast.
+// answerSignature answers a successful signature action whose answer does not say the contract's
+// new state (a removal answers 204): it reads the contract, then renders as renderSignatureAnswer.
 func (h *Handler) answerSignature(c *gin.Context, contractID int32, message string) {
 	if !isHTMX(c) {
 		c.Redirect(http.StatusSeeOther, contractPath(contractID))
@@ -212,6 +263,13 @@ func (h *Handler) answerSignature(c *gin.Context, contractID int32, message stri
 		h.fail(c, err)
 		return
 	}
+	h.renderSignatureAnswer(c, contract, message)
+}
+
+// renderSignatureAnswer answers a successful signature action with the contract's new state: the
+// signature region and, out of band, the contract's status, with a toast; the live notice and the
+// work index learn the state the user made.
+func (h *Handler) renderSignatureAnswer(c *gin.Context, contract *apiclient.Contract, message string) {
 	status := contracts.StatusOf(tr(c), contract.Status)
 	status.OOB = true
 	h.markContractSeen(c, contract)

@@ -36,6 +36,7 @@ import (
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/quota"
 	"github.com/cpqportal/portal/internal/recent"
+	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/watch"
 	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web"
@@ -138,6 +139,9 @@ type Handler struct {
 	configurators *configuratorCache
 	// recent is each user's recent quotes and contracts (nil: off).
 	recent *recent.Recent
+	// formSigner signs what a page carries in a form instead of the server reading it again
+	// (contract_archive_proof.go); keyed from the session keys.
+	formSigner *session.Signer
 	// jobs runs batch archive jobs (nil: off).
 	jobs *jobs.Manager
 	// jobChanges wakes progress pages waiting on a job (batch_archive_show.go; never nil).
@@ -214,6 +218,11 @@ func New(deps Deps) (*Handler, error) {
 	h.customers = newCustomerCache(deps.API, deps.Config, h.now)
 	h.configurators = newConfiguratorCache(deps.Config.CustomerCacheTTL, h.now)
 	h.changes = watch.New(liveNoticeInterval, h.now)
+	signer, err := newFormSigner(deps.Config.SessionKeys)
+	if err != nil {
+		return nil, err
+	}
+	h.formSigner = signer
 	if h.jobChanges == nil {
 		h.jobChanges = watch.NewSignals()
 	}

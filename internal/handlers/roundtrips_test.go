@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -296,4 +297,106 @@ func TestIdleLiveNoticeAcceptsAMinuteOldRead(t *testing.T) {
 	if eps := poll("?idle=1"); !slices.Equal(eps, []string{"cpq.toflist"}) {
 		t.Errorf("an idle poll over a minute after the last read called %v, want call 10", eps)
 	}
+}
+
+// TestContractActionsRoundTrips: sending for signature takes one round trip (the contract read
+// beside POST /v2/signature, the region rendered from its answer), archiving two (the archive call
+// with the number the page signed, then the contract's new state beside the payload); a changed
+// number is refused before any v2 call.
+func TestContractActionsRoundTrips(t *testing.T) {
+	t.Parallel()
+	p, sim := newSlowPortal(t)
+	u := newQuoteUser(t, p, sim)
+	quoteURL := u.fastQuote("Contract actions")
+	region := quoteMust(t, "generate", u.post(quoteURL+"/contract", url.Values{}), http.StatusOK)
+	contractURL := region.Find("a[href^='/contracts/']").First().AttrOr("href", "")
+	if contractURL == "" {
+		t.Fatal("the documents region links no contract")
+	}
+	contractURL = strings.SplitN(strings.SplitN(contractURL, "?", 2)[0], "#", 2)[0]
+	contractURL = "/contracts/" + strings.SplitN(strings.TrimPrefix(contractURL, "/contracts/"), "/", 2)[0]
+	page := quoteMust(t, "contract page", u.get(contractURL, false), http.StatusOK)
+
+	// Send for signature: one round trip, the request and the contract's read side by side.
+	var sent response
+	eps := u.step("send for signature", 1, func() {
+		sent = u.post(contractURL+"/signature", url.Values{"email": {"sam@example.com"}, "signerName": {"Sam Signer"}, "message": {"Please sign."}})
+	})
+	doc := quoteMust(t, "send for signature", sent, http.StatusOK)
+	if !slices.Equal(sortedCopy(eps), []string{"contracts.get", "signature.request"}) {
+		t.Errorf("send for signature called %v, want the request and one contract read", eps)
+	}
+	if doc.Find(`[data-testid="signature-active"]`).Length() != 1 || !strings.Contains(doc.Find(`[data-testid="signature-active"]`).Text(), "sam@example.com") ||
+		doc.Find(`[data-testid="signature-request"][data-status="SENT"]`).Length() != 1 {
+		t.Errorf("the answer does not show the request sent: %.3000s", sent.body)
+	}
+	if status := doc.Find(`#contract-status[hx-swap-oob="true"]`); !strings.Contains(status.Text(), "Signature requested") {
+		t.Errorf("the answer's status: %q", status.Text())
+	}
+	// The state the answer told the live notice is the one the service now has: the page read
+	// afterwards carries the same tag, so the user's own change does not come back as a notice.
+	after := quoteMust(t, "contract page after sending", u.get(contractURL, false), http.StatusOK)
+	if tag, want := sent.Header.Get("X-Live-Tag"), after.Find("#contract-live").AttrOr("data-tag", ""); tag == "" || tag != want {
+		t.Errorf("X-Live-Tag %q after sending, the contract's tag is %q", tag, want)
+	}
+
+	// Archive: the button carries the number, signed for this contract.
+	button := page.Find(`[data-testid="archive-button"]`)
+	var vals map[string]string
+	if err := json.Unmarshal([]byte(button.AttrOr("hx-vals", "")), &vals); err != nil || vals["contractNumber"] == "" || vals["contractNumberMAC"] == "" {
+		t.Fatalf("the archive button carries no signed number: %q (%v)", button.AttrOr("hx-vals", ""), err)
+	}
+	form := func(number, mac string) url.Values {
+		return url.Values{"contractNumber": {number}, "contractNumberMAC": {mac}}
+	}
+	for _, c := range []struct {
+		what string
+		form url.Values
+	}{
+		{"another number", form(vals["contractNumber"]+"1", vals["contractNumberMAC"])},
+		{"a changed MAC", form(vals["contractNumber"], "A"+vals["contractNumberMAC"][1:])},
+		{"a number without MAC", form(vals["contractNumber"], "")},
+		{"a MAC without number", form("", vals["contractNumberMAC"])},
+	} {
+		mark := u.mark()
+		resp := u.post(contractURL+"/archive", c.form)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(resp.body+resp.Header.Get("HX-Trigger"), "Reload the page") {
+			t.Errorf("archive with %s: %d %q, want 400 with the reason", c.what, resp.StatusCode, resp.Header.Get("HX-Trigger"))
+		}
+		if reqs := u.requests(mark); len(reqs) != 0 {
+			t.Errorf("archive with %s called %v, want nothing", c.what, quoteEndpoints(reqs))
+		}
+	}
+	// The signature of one contract's number does not archive another contract with it.
+	mark := u.mark()
+	if resp := u.post("/contracts/1/archive", form(vals["contractNumber"], vals["contractNumberMAC"])); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("another contract's signed number: %d, want 400", resp.StatusCode)
+	}
+	if reqs := u.requests(mark); len(reqs) != 0 {
+		t.Errorf("another contract's signed number called %v", quoteEndpoints(reqs))
+	}
+
+	var archived response
+	mark = u.mark()
+	eps = u.step("archive", 2, func() {
+		archived = u.post(contractURL+"/archive", form(vals["contractNumber"], vals["contractNumberMAC"]))
+	})
+	adoc := quoteMust(t, "archive", archived, http.StatusOK)
+	if len(eps) != 3 || eps[0] != "contracts.archive" || !slices.Equal(sortedCopy(eps[1:]), []string{"contracts.archivepayload", "contracts.get"}) {
+		t.Errorf("archive called %v, want the archive call, then the contract and its payload side by side", eps)
+	}
+	if adoc.Find(`[data-testid="archive-result"]`).Length() != 1 || adoc.Find(`#archive-payload [data-testid="json-tree"]`).Length() == 0 {
+		t.Errorf("the archive answer: %.2000s", archived.body)
+	}
+	for _, r := range u.requests(mark) {
+		if r.Endpoint == "contracts.archive" && r.EscapedPath != "/v2/contract/contractNumber/"+url.PathEscape(vals["contractNumber"])+"/archive" {
+			t.Errorf("archived %s, want the page's number %s", r.EscapedPath, vals["contractNumber"])
+		}
+	}
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
 }

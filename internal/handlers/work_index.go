@@ -213,12 +213,12 @@ func (h *Handler) indexGenerated(c *gin.Context, ref quoteRef, quote *apiclient.
 // out-of-band swaps, sent with a live notice: the page follows a colleague's change at once (an
 // archived contract loses its signature and archive actions, so no click ends in an error), and
 // the notice still offers the reload for the rest.
-func followingRegions(tr *i18n.Translator, contract *apiclient.Contract) templ.Component {
+func (h *Handler) followingRegions(tr *i18n.Translator, contract *apiclient.Contract) templ.Component {
 	status := contracts.StatusOf(tr, contract.Status)
 	status.OOB = true
 	signature := signatureVM(tr, contract)
 	signature.OOB = true
-	archive := archiveVM(tr, contract)
+	archive := h.withArchiveProof(archiveVM(tr, contract), contract.ContractNumber)
 	archive.OOB = true
 	return templ.Join(contracts.StatusBadge(status), contracts.SignaturePartial(signature), contracts.ArchivePartial(archive))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -129,6 +130,8 @@ type latencyLab struct {
 	tag, digest, since   string
 	worklist             string // ten quote numbers, one per line
 	contractID           int32
+	// archiveVals is what the contract page's archive button posts (hx-vals: the number, signed).
+	archiveVals url.Values
 }
 
 // measureLatency runs every journey once with the simulator answering in labLatency and reports the
@@ -292,6 +295,26 @@ func (x *latencyLab) page(ctx context.Context, path string) (answer, error) {
 
 func htmlUnescape(s string) string { return strings.ReplaceAll(s, "&amp;", "&") }
 
+// archiveButtonPattern finds the hx-vals of the contract page's archive button.
+var archiveButtonPattern = regexp.MustCompile(`<button[^>]*hx-vals="([^"]*)"[^>]*data-testid="archive-button"`)
+
+// archiveButtonVals reads what the archive button posts, as htmx does (hx-vals is JSON).
+func archiveButtonVals(page []byte) (url.Values, error) {
+	m := archiveButtonPattern.FindSubmatch(page)
+	if m == nil {
+		return nil, errors.New("the contract page's archive button carries no hx-vals")
+	}
+	var vals map[string]string
+	if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &vals); err != nil {
+		return nil, fmt.Errorf("the archive button's hx-vals: %w", err)
+	}
+	out := url.Values{}
+	for k, v := range vals {
+		out.Set(k, v)
+	}
+	return out, nil
+}
+
 // journeys are the lab's journeys in the order a person makes them (each may use what the one before
 // read: the quote it created, the contract it generated).
 func (x *latencyLab) journeys(ctx context.Context) []journey {
@@ -442,17 +465,21 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 			return err
 		}},
 		{name: "contract_page", floor: 1, must: []string{`contracts.get`}, run: func() error {
-			_, err := x.page(ctx, fmt.Sprintf("/contracts/%d", x.contractID))
+			a, err := x.page(ctx, fmt.Sprintf("/contracts/%d", x.contractID))
+			if err != nil {
+				return err
+			}
+			x.archiveVals, err = archiveButtonVals(a.body)
 			return err
 		}},
 		{name: "audit_page", floor: 1, must: []string{`contracts.audit`}, run: func() error {
 			_, err := x.page(ctx, fmt.Sprintf("/audits/%d", x.quoteID))
 			return err
 		}},
-		// Archive: the contract's number (for the v2 call) and, after it, the contract's new state;
-		// then the archive payload region loads itself (its own contract read and payload).
+		// Archive: the button posts the contract's number, signed by the portal, so the archive call
+		// goes first; then the contract's new state and the archive payload side by side.
 		{name: "archive_contract", floor: 2, must: []string{`contracts.archive`}, run: func() error {
-			a, err := x.do(ctx, http.MethodPost, fmt.Sprintf("/contracts/%d/archive", x.contractID), form(), true, http.StatusOK)
+			a, err := x.do(ctx, http.MethodPost, fmt.Sprintf("/contracts/%d/archive", x.contractID), x.archiveVals, true, http.StatusOK)
 			if err != nil {
 				return err
 			}

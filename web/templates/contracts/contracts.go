@@ -193,6 +193,23 @@ type ArchiveVM struct {
 	// Payload, when set, is the payload region read along with the answer to "Archive"; nil: the
 	// region loads itself (GET .../archive-payload).
 	Payload *PayloadVM
+	// Proof, when set, is the contract's number the archive button posts, signed by the portal
+	// (the handler takes it back instead of reading the contract again).
+	Proof *ArchiveProof
+}
+
+// ArchiveProof is the signed contract number the archive button carries (hx-vals).
+type ArchiveProof struct {
+	NumberField, Number, MACField, MAC string
+}
+
+// Vals is the button's hx-vals: the number and its MAC as JSON.
+func (p ArchiveProof) Vals() string {
+	vals, err := json.Marshal(map[string]string{p.NumberField: p.Number, p.MACField: p.MAC})
+	if err != nil {
+		return "{}" // unreachable: a map of strings always encodes
+	}
+	return string(vals)
 }
 
 // URL is where "Archive" posts.
