@@ -400,3 +400,25 @@ func sortedCopy(s []string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestAuditPageRoundTrips: the audit page of a quote the portal has seen reads the audit, the
+// customer and the quote document side by side (one round trip); the names still come from the
+// viewer's own reads (issue 27 with issue 26's names).
+func TestAuditPageRoundTrips(t *testing.T) {
+	t.Parallel()
+	p, sim := newSlowPortal(t)
+	u := newQuoteUser(t, p, sim)
+	quoteURL := u.fastQuote("Audit page")
+	quoteID := quoteURL[strings.LastIndex(quoteURL, "/")+1:]
+	_, digest := u.page(quoteURL)
+	quoteMust(t, "a discount", u.post(quoteURL+"/discounts", url.Values{"discountId": {"1"}, "prev": {digest}}), http.StatusOK)
+	var page response
+	eps := u.step("audit page", 1, func() { page = u.get("/audits/"+quoteID, false) })
+	doc := quoteMust(t, "audit page", page, http.StatusOK)
+	if !slices.Equal(sortedCopy(eps), []string{"contracts.audit", "cpq.toflist", "customers.get"}) {
+		t.Errorf("the audit page called %v, want the audit, the customer and the quote", eps)
+	}
+	if text := doc.Find("main").Text(); !strings.Contains(text, "Loyalty") {
+		t.Errorf("the audit does not name the discount: %.300q", text)
+	}
+}
