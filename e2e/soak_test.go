@@ -594,7 +594,7 @@ func (u *soakUser) signIn(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if done.status != http.StatusOK || !strings.HasPrefix(done.url.Path, "/work/") {
+	if done.status != http.StatusOK || done.url.Path != "/customers" {
 		return fmt.Errorf("sign-in ended at %s with %d", done.url, done.status)
 	}
 	return nil
