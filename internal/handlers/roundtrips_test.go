@@ -34,23 +34,13 @@ func newSlowPortal(t *testing.T) (*testPortal, *v2sim.Server) {
 	return newPortal(t, portalOptions{v2URL: srv.URL, customerCacheTTL: 30 * time.Second}), sim
 }
 
-// roundTripsOf counts the sequential round trips of reqs: calls that arrived less than half the
-// delay apart went side by side.
+// roundTripsOf counts the sequential round trips of reqs (v2sim.RoundTrips on their arrivals).
 func roundTripsOf(reqs []v2sim.RecordedRequest) int {
-	times := make([]time.Time, 0, len(reqs))
+	arrivals := make([]time.Time, 0, len(reqs))
 	for _, r := range reqs {
-		times = append(times, r.Received)
+		arrivals = append(arrivals, r.Received)
 	}
-	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
-	rounds := 0
-	var start time.Time
-	for _, at := range times {
-		if rounds == 0 || at.Sub(start) > roundTripDelay/2 {
-			rounds++
-			start = at
-		}
-	}
-	return rounds
+	return v2sim.RoundTrips(arrivals, roundTripDelay)
 }
 
 // step runs one click and checks its round trips and calls; it returns the calls' endpoints.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/v2sim"
 )
 
 // The latency lab (issue 27): the simulator answers every v2 call in labLatency, and each journey is
@@ -61,24 +62,13 @@ type simCall struct {
 	Header   http.Header `json:"header"`
 }
 
-// roundTrips counts the sequential round trips of calls: a call that arrived less than half a
-// latency after the first call of a round went beside it (a call sent after another's answer
-// arrives at least one latency later).
+// roundTrips counts the sequential round trips of calls (v2sim.RoundTrips on their arrivals).
 func roundTrips(calls []simCall, latency time.Duration) int {
-	times := make([]time.Time, 0, len(calls))
+	arrivals := make([]time.Time, 0, len(calls))
 	for _, c := range calls {
-		times = append(times, c.Received)
+		arrivals = append(arrivals, c.Received)
 	}
-	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
-	rounds := 0
-	var roundStart time.Time
-	for _, t := range times {
-		if rounds == 0 || t.Sub(roundStart) > latency/2 {
-			rounds++
-			roundStart = t
-		}
-	}
-	return rounds
+	return v2sim.RoundTrips(arrivals, latency)
 }
 
 // checkCalls applies the rules of the spec the simulator does not see across calls: every call with
