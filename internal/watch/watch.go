@@ -196,17 +196,7 @@ func (w *Watcher) ObserveBy(key, viewer, tag string) {
 
 // Observe records a tag the caller has just read itself (a page shown, an action's answer), so the
 // next Tag of key needs no upstream read and other viewers learn of the change at once.
-func (w *Watcher) Observe(key, tag string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	now := w.now()
-	e := w.entries[key]
-	if e == nil {
-		e = &entry{}
-		w.entries[key] = e
-	}
-	e.tag, e.readAt, e.usedAt, e.lastErr = tag, now, now, nil
-}
+func (w *Watcher) Observe(key, tag string) { w.ObserveBy(key, "", tag) } // no viewer: no trust window
 
 // sweep drops entries nobody asked for during idleAfter, at most once per interval. Caller holds w.mu.
 func (w *Watcher) sweep(now time.Time) {
