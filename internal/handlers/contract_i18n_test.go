@@ -121,7 +121,7 @@ func TestContractsAndBackOfficeSpeakItalian(t *testing.T) {
 	if cd := customers.Header.Get("Content-Disposition"); !strings.Contains(cd, "filename=clienti-") {
 		t.Errorf("customer export named %q", cd)
 	}
-	if head, _, _ := strings.Cut(customers.body, "\n"); head != "\uFEFFid;nome;partita IVA;e-mail;segmento;città;paese;responsabili;configuratori;aggiornato (UTC)" {
+	if head, _, _ := strings.Cut(customers.body, "\n"); head != "\uFEFFid;nome;partita IVA;e-mail;segmento;città;paese;responsabili;cataloghi prodotti;aggiornato (UTC)" {
 		t.Errorf("customer export headings %q", head)
 	}
 

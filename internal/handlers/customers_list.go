@@ -86,7 +86,7 @@ func parseCustomerListParams(c *gin.Context) (customerListParams, error) {
 	if raw := c.Query("cpqId"); raw != "" {
 		id, err := parseID(raw, "cpqId", math.MaxInt32)
 		if err != nil {
-			return p, badRequest("customers.error.cpq_id", math.MaxInt32)
+			return p, badRequest("customers.error.cpq_id")
 		}
 		p.CPQID = int32(id)
 	}

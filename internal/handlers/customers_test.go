@@ -163,7 +163,7 @@ func TestCustomerListOnlineSearch(t *testing.T) {
 	// An unknown configurator is a message in the region.
 	unknown := p.get(t, user, "/customers?cpqId=999", htmx)
 	udoc := parseHTML(t, unknown.body)
-	if unknown.StatusCode != http.StatusNotFound || !strings.Contains(udoc.Find(`[data-testid="customer-list-error"]`).Text(), "Configurator 999") {
+	if unknown.StatusCode != http.StatusNotFound || !strings.Contains(udoc.Find(`[data-testid="customer-list-error"]`).Text(), "Product catalogue 999") {
 		t.Errorf("unknown configurator: %d %s", unknown.StatusCode, unknown.body)
 	}
 }
@@ -311,8 +311,8 @@ func TestCustomerDetail(t *testing.T) {
 	if summary["Customer number"] != "9" || summary["Tax id"] == "" || summary["Segment"] == "" || summary["Address"] == "" {
 		t.Errorf("summary %v", summary)
 	}
-	if !regexp.MustCompile(`\(\d+\)`).MatchString(summary["Configurators"]) {
-		t.Errorf("configurators %q are not named", summary["Configurators"])
+	if !regexp.MustCompile(`\(\d+\)`).MatchString(summary["Product catalogues"]) {
+		t.Errorf("configurators %q are not named", summary["Product catalogues"])
 	}
 	if doc.Find(`[data-testid="owner"]`).Length() == 0 || doc.Find(`[data-testid="owner-name"]`).First().Text() == "" {
 		t.Error("no owners with names")
@@ -512,7 +512,7 @@ func TestCustomerCreateValidation(t *testing.T) {
 	doc := parseHTML(t, resp.body)
 	for field, want := range map[string]string{
 		"name": "Enter the name", "taxId": "two letters", "email": "e-mail address", "phone": "phone number",
-		"country": "two-letter", "cpqIds": "at least one configurator", "attributes": "JSON object",
+		"country": "two-letter", "cpqIds": "at least one product catalogue", "attributes": "JSON object",
 	} {
 		if got := fieldError(doc, field); !strings.Contains(got, want) {
 			t.Errorf("field %s: error %q, want %q", field, got, want)

@@ -43,7 +43,7 @@ func TestClassify(t *testing.T) {
 		{"body too large", fmt.Errorf("parse: %w", &http.MaxBytesError{Limit: 1 << 20}), 413, "Too large", "1 MiB"},
 		{"session store down (a refused connection is not the CPQ service)", fmt.Errorf("%w: list sessions: %w", auth.ErrSessionStoreUnavailable, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}), 503, "Service unavailable", "Your sessions cannot be read"},
 		{"v2 400", apiErr(400, "BAD_REQUEST", "quantity must be a number"), 400, "The CPQ service refused the request", "quantity must be a number"},
-		{"v2 session expired", apiErr(400, apiclient.CodeSessionInvalid, "unknown session"), 400, "The configuration session has expired", "Open the quote again"},
+		{"v2 session expired", apiErr(400, apiclient.CodeSessionInvalid, "unknown session"), 400, "The quote was left idle too long", "Open it again to continue"},
 		{"v2 403", apiErr(403, "FORBIDDEN", ""), 403, "Not allowed", "not allowed"},
 		{"v2 404", apiErr(404, "NOT_FOUND", "customer 17 not found"), 404, "Not found", "customer 17 not found"},
 		{"v2 409", apiErr(409, "CONFLICT", "an active signature request exists"), 409, "Conflict", "an active signature request exists"},

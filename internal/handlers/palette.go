@@ -116,9 +116,12 @@ func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsV
 	stored := h.recentItems(c, "")
 	recent := recentQuoteRefs(stored, auth.CurrentSession(c))
 	recentContracts := paletteRecentContracts(tr, stored, query)
+	// Catalogue names only when this replica already holds them: the palette answers as the
+	// person types, so it sends no call for a nicety (unknown names get their numbered word).
+	catalogues, _ := h.configurators.get(customerCacheKey(c))
 	if query == "" {
 		for _, ref := range recent[:min(len(recent), paletteRecentQuotes)] {
-			vm.Items = append(vm.Items, quoteItem(tr, ref))
+			vm.Items = append(vm.Items, quoteItem(tr, ref, catalogues))
 		}
 		vm.Items = append(vm.Items, recentContracts[:min(len(recentContracts), paletteRecentQuotes)]...)
 		vm.Items = append(vm.Items, matchingPages(tr, "")...)
@@ -157,7 +160,7 @@ func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsV
 			vm.Items = append(vm.Items, it)
 		}
 	}
-	vm.Items = append(vm.Items, paletteQuotes(tr, query, recent)...)
+	vm.Items = append(vm.Items, paletteQuotes(tr, query, recent, catalogues)...)
 	vm.Items = append(vm.Items, matchingPages(tr, query)...)
 	for _, note := range []string{customerNote, contNote} {
 		if note != "" {
@@ -295,7 +298,7 @@ func contractItem(tr *i18n.Translator, doc *apiclient.Contract) palette.Item {
 
 // paletteQuotes offers the quotes of the user's session whose id contains the digits typed, and,
 // for a whole quote id the session does not know, "Quote N", resolved when opened.
-func paletteQuotes(tr *i18n.Translator, query string, recent []quotes.Ref) []palette.Item {
+func paletteQuotes(tr *i18n.Translator, query string, recent []quotes.Ref, catalogues map[int32]string) []palette.Item {
 	if query == "" || strings.ContainsFunc(query, func(r rune) bool { return r < '0' || r > '9' }) {
 		return nil
 	}
@@ -304,7 +307,7 @@ func paletteQuotes(tr *i18n.Translator, query string, recent []quotes.Ref) []pal
 	for _, ref := range recent {
 		id := strconv.FormatInt(ref.QuoteID, 10)
 		if strings.Contains(id, query) {
-			items = append(items, quoteItem(tr, ref))
+			items = append(items, quoteItem(tr, ref, catalogues))
 			exact = exact || id == query
 		}
 	}
@@ -315,9 +318,15 @@ func paletteQuotes(tr *i18n.Translator, query string, recent []quotes.Ref) []pal
 	return items
 }
 
-func quoteItem(tr *i18n.Translator, ref quotes.Ref) palette.Item {
+// quoteItem is a recent quote: its number, its customer and its product catalogue (by name when
+// catalogues, which may be nil, knows it).
+func quoteItem(tr *i18n.Translator, ref quotes.Ref, catalogues map[int32]string) palette.Item {
+	catalogue := catalogues[ref.CPQID]
+	if catalogue == "" {
+		catalogue = tr.T("customer.configurator_id", strconv.FormatInt(int64(ref.CPQID), 10))
+	}
 	return palette.Item{Kind: palette.KindQuote, Label: tr.T("palette.item.quote", strconv.FormatInt(ref.QuoteID, 10)),
-		Detail: tr.T("palette.item.recent_quote", strconv.FormatInt(int64(ref.CustomerID), 10), strconv.FormatInt(int64(ref.CPQID), 10)), Href: ref.URL()}
+		Detail: tr.T("palette.item.recent_quote", strconv.FormatInt(int64(ref.CustomerID), 10), catalogue), Href: ref.URL()}
 }
 
 // paletteRecentContracts are the user's recent contracts whose number contains query (all of

@@ -25,7 +25,7 @@ func TestQuoteBuilderInItalian(t *testing.T) {
 
 	start := quoteMust(t, "start page", u.get("/quotes", false), http.StatusOK)
 	quoteWantText(t, "start page title", start.Find(`[data-testid="page-title"]`), "Offerte")
-	quoteWantText(t, "start submit", start.Find(`[data-testid="quote-start-submit"]`), "Avvia configurazione")
+	quoteWantText(t, "start submit", start.Find(`[data-testid="quote-start-submit"]`), "Inizia l’offerta")
 
 	quoteURL := u.createQuote(1, 1, 11, 102, "Sede")
 	page, digest := u.page(quoteURL)

@@ -381,7 +381,7 @@ func TestQuoteExpiredSessionOffersRestart(t *testing.T) {
 	if got := quoteEndpoints(u.requests(mark)); !slices.Equal(got, []string{"cpq.init"}) {
 		t.Errorf("Restart session made %v, want only call 2 (nothing retried)", got)
 	}
-	if restarted.Find(`[data-testid="session-restarted"]`).Length() != 1 || !strings.Contains(resp.Header.Get("HX-Trigger"), "new configuration session") {
+	if restarted.Find(`[data-testid="session-restarted"]`).Length() != 1 || !strings.Contains(resp.Header.Get("HX-Trigger"), "You can edit the quote again") {
 		t.Errorf("no notice of the new session: %q %s", resp.Header.Get("HX-Trigger"), resp.body)
 	}
 
