@@ -23,8 +23,12 @@ const (
 	contractStatusArchived = "ARCHIVED"
 	// contractStatusSignatureRequested is the status of a contract with a request out for signature.
 	contractStatusSignatureRequested = "SIGNATURE_REQUESTED"
+	// contractStatusGenerated is the status of a contract with no request out for signature.
+	contractStatusGenerated = "GENERATED"
 	// signatureStatusSent is an active signature request's status.
 	signatureStatusSent = "SENT"
+	// signatureStatusRemoved is the status of a request that was removed.
+	signatureStatusRemoved = "REMOVED"
 )
 
 // loadContract reads a contract by id.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/mail"
+	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -244,11 +246,52 @@ func (h *Handler) removeSignatureRequest(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	if err := h.api.Signatures.Delete(h.apiContext(c), contractID); err != nil {
+	ctx := h.apiContext(c)
+	// The region shows the contract around the removal: it is read beside the removal, not after
+	// it (one round trip), and the removal the 204 confirmed is put into it
+	// (contractWithoutActiveRequest), so a read that ran first, or a service that answers a read
+	// from a copy a moment behind, never shows the removed request as still out for signature.
+	contractOf := func() (*apiclient.Contract, error) { return h.loadContract(ctx, contractID) }
+	if isHTMX(c) {
+		contractOf = later(contractOf)
+		defer contractOf() //nolint:errcheck // waited for on every path; the result is read below
+	}
+	if err := h.api.Signatures.Delete(ctx, contractID); err != nil {
 		h.fail(c, fmt.Errorf("contracts: remove the signature request of contract %d: %w", contractID, err))
 		return
 	}
-	h.answerSignature(c, contractID, t(c, "signature.removed"))
+	removedAt := h.now()
+	if !isHTMX(c) {
+		c.Redirect(http.StatusSeeOther, contractPath(contractID))
+		return
+	}
+	contract, err := contractOf()
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.renderSignatureAnswer(c, contractWithoutActiveRequest(contract, removedAt), t(c, "signature.removed"))
+}
+
+// contractWithoutActiveRequest is contract as it is once its active request is removed (DELETE
+// /v2/signature answered 204, A7): a request still SENT becomes REMOVED at removedAt (when the
+// portal had the answer: the 204 carries no time) and a contract SIGNATURE_REQUESTED is
+// GENERATED again (A11). A contract read after the removal comes back unchanged.
+func contractWithoutActiveRequest(contract *apiclient.Contract, removedAt time.Time) *apiclient.Contract {
+	if !slices.ContainsFunc(contract.SignatureRequests, func(sr apiclient.SignatureRequest) bool { return sr.Status == signatureStatusSent }) {
+		return contract
+	}
+	merged := *contract
+	merged.SignatureRequests = slices.Clone(contract.SignatureRequests)
+	for i := range merged.SignatureRequests {
+		if sr := &merged.SignatureRequests[i]; sr.Status == signatureStatusSent {
+			sr.Status, sr.RemovedAt = signatureStatusRemoved, removedAt.UTC()
+		}
+	}
+	if merged.Status == contractStatusSignatureRequested {
+		merged.Status = contractStatusGenerated
+	}
+	return &merged
 }
 
 // answerSignature answers a successful signature action whose answer does not say the contract's

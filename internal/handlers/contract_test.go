@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/v2sim"
@@ -565,5 +566,38 @@ func TestSignatureFormPrefillsTheCustomersEmail(t *testing.T) {
 	removed := e.htmxDo(t, http.MethodDelete, sigURL, nil)
 	if got := parseHTML(t, removed.body).Find(`#signature-email`).AttrOr("value", ""); removed.StatusCode != http.StatusOK || got != cust.Email {
 		t.Errorf("after removing the request the form offers %q (status %d), want %q", got, removed.StatusCode, cust.Email)
+	}
+}
+
+// A contract read before the removal took effect (read beside it, or from a copy a moment behind)
+// is shown as the 204 says it is: the request removed at the answer's time, the contract
+// generated again; a read that already shows the removal is kept as it is.
+func TestContractWithoutActiveRequest(t *testing.T) {
+	t.Parallel()
+	sent := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	removedAt := time.Date(2026, 11, 26, 10, 30, 15, 0, time.FixedZone("CET", 3600))
+	stale := &apiclient.Contract{ContractID: 7, Status: contractStatusSignatureRequested, SignatureRequests: []apiclient.SignatureRequest{
+		{SignatureRequestID: "old", Status: signatureStatusRemoved, SentAt: sent, RemovedAt: sent.Add(time.Minute)},
+		{SignatureRequestID: "active", Status: signatureStatusSent, SentAt: sent},
+	}}
+	got := contractWithoutActiveRequest(stale, removedAt)
+	if got.Status != contractStatusGenerated {
+		t.Errorf("status %q, want %q", got.Status, contractStatusGenerated)
+	}
+	if r := got.SignatureRequests[1]; r.Status != signatureStatusRemoved || !r.RemovedAt.Equal(removedAt) || r.RemovedAt.Location() != time.UTC {
+		t.Errorf("the active request became %+v, want REMOVED at %s (UTC)", r, removedAt)
+	}
+	if r := got.SignatureRequests[0]; !r.RemovedAt.Equal(sent.Add(time.Minute)) {
+		t.Errorf("the earlier removal's time changed: %+v", r)
+	}
+	if stale.Status != contractStatusSignatureRequested || stale.SignatureRequests[1].Status != signatureStatusSent {
+		t.Error("the read contract was modified in place")
+	}
+	if fresh := got; contractWithoutActiveRequest(fresh, removedAt.Add(time.Hour)) != fresh {
+		t.Error("a contract without an active request is not kept as it is")
+	}
+	archived := &apiclient.Contract{Status: contractStatusArchived, SignatureRequests: []apiclient.SignatureRequest{{SignatureRequestID: "a", Status: signatureStatusSent}}}
+	if got := contractWithoutActiveRequest(archived, removedAt); got.Status != contractStatusArchived {
+		t.Errorf("an archived contract's status became %q", got.Status)
 	}
 }

@@ -330,6 +330,26 @@ func TestContractActionsRoundTrips(t *testing.T) {
 		t.Errorf("X-Live-Tag %q after sending, the contract's tag is %q", tag, want)
 	}
 
+	// Remove the request: one round trip, the removal and the contract's read side by side; the
+	// answer shows the request removed and the contract generated again, whichever ran first.
+	var removed response
+	eps = u.step("remove the signature request", 1, func() { removed = u.del(contractURL+"/signature", nil) })
+	rdoc := quoteMust(t, "remove the signature request", removed, http.StatusOK)
+	if !slices.Equal(sortedCopy(eps), []string{"contracts.get", "signature.remove"}) {
+		t.Errorf("remove the signature request called %v, want the removal and one contract read", eps)
+	}
+	if rdoc.Find(`[data-testid="signature-form"]`).Length() != 1 || rdoc.Find(`[data-testid="signature-request"][data-status="REMOVED"]`).Length() != 1 ||
+		rdoc.Find(`[data-testid="signature-request"][data-status="SENT"]`).Length() != 0 {
+		t.Errorf("the answer does not show the request removed and the form again: %.3000s", removed.body)
+	}
+	if status := rdoc.Find(`#contract-status[hx-swap-oob="true"]`); status.Length() != 1 || strings.Contains(status.Text(), "Signature requested") {
+		t.Errorf("the answer's status after the removal: %q", status.Text())
+	}
+	afterRemoval := quoteMust(t, "contract page after the removal", u.get(contractURL, false), http.StatusOK)
+	if tag, want := removed.Header.Get("X-Live-Tag"), afterRemoval.Find("#contract-live").AttrOr("data-tag", ""); tag == "" || tag != want {
+		t.Errorf("X-Live-Tag %q after the removal, the contract's tag is %q", tag, want)
+	}
+
 	// Archive: the button carries the number, signed for this contract.
 	button := page.Find(`[data-testid="archive-button"]`)
 	var vals map[string]string

@@ -204,7 +204,7 @@ func (h *Handler) indexGenerated(c *gin.Context, ref quoteRef, quote *apiclient.
 		h.indexContract(c, result.Contract, act)
 	case result.Created && result.ContractID > 0:
 		h.indexContract(c, &apiclient.Contract{ContractID: result.ContractID, ContractNumber: result.ContractNumber,
-			QuoteID: ref.quoteID, CPQID: ref.cpqID, CustomerID: ref.customerID, Status: "GENERATED", Totals: quote.Totals}, act)
+			QuoteID: ref.quoteID, CPQID: ref.cpqID, CustomerID: ref.customerID, Status: contractStatusGenerated, Totals: quote.Totals}, act)
 	}
 	h.indexQuote(c, ref.cpqID, ref.customerID, quote, "", "", workindex.ActChanged)
 }

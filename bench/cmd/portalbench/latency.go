@@ -454,6 +454,10 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 				form("email", "signer@example.com", "signerName", "Sam Signer", "message", ""), true, http.StatusOK)
 			return err
 		}},
+		{name: "remove_signature_request", floor: 1, must: []string{`signature.remove`}, run: func() error {
+			_, err := x.do(ctx, http.MethodDelete, fmt.Sprintf("/contracts/%d/signature", x.contractID), nil, true, http.StatusOK)
+			return err
+		}},
 		{name: "contract_page", floor: 1, must: []string{`contracts.get`}, run: func() error {
 			a, err := x.page(ctx, fmt.Sprintf("/contracts/%d", x.contractID))
 			if err != nil {
