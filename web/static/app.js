@@ -22,6 +22,10 @@ function portalText(key) {
   return String(portalMessages[key] || key).replace(/\{(\d)\}/g, function (m, i) { return String(args[i]); });
 }
 
+// [data-without-script] marks a control only needed without this script (the submit button of a
+// select that applies on change): it is hidden once the script runs, so nobody presses it twice.
+document.documentElement.classList.add("has-script");
+
 (function () {
   "use strict";
 
