@@ -22,7 +22,9 @@ import (
 type Names struct {
 	// Currency is the quote's currency (ISO 4217), for repriced amounts; "" when unknown (EUR is
 	// assumed, docs/v2-assumptions.md A4).
-	Currency      string
+	Currency string
+	// Customer is the name of the quote's customer, "" when unknown.
+	Customer      string
 	Discounts     map[int32]string
 	Items         map[int64]string // node id to product name
 	Carts         map[int64]string // basket id to its main product's name (or its label)
@@ -98,6 +100,7 @@ func (n *Names) AddCustomer(c *apiclient.Customer) {
 	if c == nil {
 		return
 	}
+	n.Customer = c.Name
 	for _, o := range c.Owners {
 		put(&n.Owners, o.OwnerID, o.Name)
 		n.AddPerson(o.Name, o.Email)
@@ -128,4 +131,12 @@ func (n *Names) Person(actor string) string {
 		return name
 	}
 	return actor
+}
+
+// CustomerName is the name of the quote's customer, "" when unknown (n may be nil).
+func (n *Names) CustomerName() string {
+	if n == nil {
+		return ""
+	}
+	return n.Customer
 }

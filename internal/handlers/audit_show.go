@@ -112,13 +112,14 @@ func auditVM(tr *i18n.Translator, quoteID int64, audit *apiclient.ValidationAudi
 	url := auditURL(quoteID)
 	customerID := audit.CustomerID
 	vm := contracts.AuditVM{
-		QuoteID:     quoteID,
-		CustomerID:  customerID,
-		CustomerURL: "/customers/" + strconv.Itoa(int(customerID)),
-		Raw:         audit.Raw,
-		PDFURL:      url + "/pdf",
-		PreviewURL:  url + "/pdf?inline=1",
-		Zone:        tr.Zone().String(),
+		QuoteID:      quoteID,
+		CustomerID:   customerID,
+		CustomerURL:  "/customers/" + strconv.Itoa(int(customerID)),
+		CustomerName: names.CustomerName(),
+		Raw:          audit.Raw,
+		PDFURL:       url + "/pdf",
+		PreviewURL:   url + "/pdf?inline=1",
+		Zone:         tr.Zone().String(),
 	}
 	entries := slices.Clone(audit.Entries)
 	slices.Reverse(entries)

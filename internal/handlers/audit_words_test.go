@@ -132,6 +132,9 @@ func TestAuditInPeoplesWords(t *testing.T) {
 		t.Fatalf("audit: %d", resp.StatusCode)
 	}
 	doc := parseHTML(t, resp.body)
+	if got := strings.TrimSpace(doc.Find(`[data-testid="audit-customer"]`).Text()); got != customer.Name+" Renamed" {
+		t.Errorf("the audit names its customer %q, want its name %q", got, customer.Name+" Renamed")
+	}
 	timeline := doc.Find(`[data-testid="audit-timeline"]`)
 	seen := map[string]bool{}
 	var times []time.Time

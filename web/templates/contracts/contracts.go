@@ -270,10 +270,12 @@ type AuditVM struct {
 	QuoteID     int64
 	CustomerID  int32
 	CustomerURL string
-	Entries     []AuditEntryVM
-	Raw         json.RawMessage
-	PDFURL      string
-	PreviewURL  string
+	// CustomerName is the customer's name, "" when unknown (the number is shown then).
+	CustomerName string
+	Entries      []AuditEntryVM
+	Raw          json.RawMessage
+	PDFURL       string
+	PreviewURL   string
 	// ShowPreview embeds the PDF audit (the audit page does; the evidence page links it).
 	ShowPreview bool
 	// Zone names the time zone the times are shown in (an IANA name, "UTC" by default).
