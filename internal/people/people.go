@@ -293,7 +293,7 @@ func (d *Directory) refresh(ctx context.Context) error {
 		return nil
 	}
 	if d.storeDown() {
-		return fmt.Errorf("%w: the store failed a moment ago", ErrUnavailable)
+		return nil // the failure a moment ago was reported; the projection answers until then
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
 	defer cancel()
@@ -338,7 +338,9 @@ func (d *Directory) refresh(ctx context.Context) error {
 // View returns the people as this replica knows them, after asking the store whether other
 // replicas recorded sign-ins (at most once per RefreshEvery): one small read per page at most,
 // none for its rows. A store that fails leaves the view as it was (possibly empty); the error
-// is returned for the log only. A nil Directory has an empty view.
+// is returned for the log only, once per failure (the directory then leaves the store alone for
+// a few seconds and answers from the projection without an error). A nil Directory has an empty
+// view.
 func (d *Directory) View(ctx context.Context) (*View, error) {
 	if d == nil {
 		return &View{}, nil
