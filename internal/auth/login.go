@@ -318,10 +318,7 @@ func (a *Authenticator) userFromTokens(c *gin.Context, d *discovered, idToken *o
 			}
 		}
 	}
-	display := strings.TrimSpace(claims.Name)
-	if display == "" {
-		display = strings.TrimSpace(strings.TrimSpace(claims.GivenName) + " " + strings.TrimSpace(claims.FamilyName))
-	}
+	display := claims.displayName()
 	return User{
 			Subject: idToken.Subject,
 			Name:    firstNonEmpty(display, claims.PreferredUsername, claims.Email, idToken.Subject),
@@ -340,6 +337,15 @@ type profileClaims struct {
 	FamilyName        string `json:"family_name"`
 	PreferredUsername string `json:"preferred_username"`
 	Email             string `json:"email"`
+}
+
+// displayName is the person's name as the provider gives it: name, else given and family name;
+// "" when it gives neither (a login or an address is not a name).
+func (c profileClaims) displayName() string {
+	if name := strings.Join(strings.Fields(c.Name), " "); name != "" {
+		return name
+	}
+	return strings.Join(strings.Fields(c.GivenName+" "+c.FamilyName), " ")
 }
 
 // expiryOf computes the access token's expiry on our clock from expires_in (oauth2 uses the wall clock).
