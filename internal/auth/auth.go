@@ -112,7 +112,7 @@ type SignedIn struct {
 	// DisplayName is the name claim, else given_name and family_name ("" when the provider gives
 	// none of them: a login or an e-mail address is not a display name).
 	DisplayName string
-	// Email is the email claim.
+	// Email is the email claim; "" when the provider says it is not verified (email_verified false).
 	Email string
 }
 

@@ -619,3 +619,17 @@ func TestDisplayNameFromClaims(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifiedEmailOnly: an address the provider says is unverified is not passed on to name
+// people by (a boolean or, as some providers send it, a string); absent or true passes.
+func TestVerifiedEmailOnly(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		verified any
+		want     string
+	}{{nil, "a@x.example"}, {true, "a@x.example"}, {"true", "a@x.example"}, {false, ""}, {"FALSE", ""}} {
+		if got := (profileClaims{Email: "a@x.example", EmailVerified: c.verified}).verifiedEmail(); got != c.want {
+			t.Errorf("email_verified %v: %q, want %q", c.verified, got, c.want)
+		}
+	}
+}

@@ -326,7 +326,7 @@ func (a *Authenticator) userFromTokens(c *gin.Context, d *discovered, idToken *o
 		}, SignedIn{
 			Login:       claims.PreferredUsername,
 			DisplayName: display,
-			Email:       claims.Email,
+			Email:       claims.verifiedEmail(),
 		}, nil
 }
 
@@ -337,6 +337,24 @@ type profileClaims struct {
 	FamilyName        string `json:"family_name"`
 	PreferredUsername string `json:"preferred_username"`
 	Email             string `json:"email"`
+	// EmailVerified is a boolean, or a string some providers send ("false"); absent is not false.
+	EmailVerified any `json:"email_verified"`
+}
+
+// verifiedEmail is the e-mail address unless the provider says it is not verified (an address a
+// person typed unchecked must not name them where the address is someone else's).
+func (c profileClaims) verifiedEmail() string {
+	switch v := c.EmailVerified.(type) {
+	case bool:
+		if !v {
+			return ""
+		}
+	case string:
+		if strings.EqualFold(strings.TrimSpace(v), "false") {
+			return ""
+		}
+	}
+	return c.Email
 }
 
 // displayName is the person's name as the provider gives it: name, else given and family name;

@@ -283,7 +283,11 @@ func (d *Directory) rebuildLocked() {
 // refresh brings the projection up to date with the store: the generations first, then only
 // the shards another replica changed, at most once per RefreshEvery.
 func (d *Directory) refresh(ctx context.Context) error {
-	d.refreshMu.Lock()
+	// A page never waits for another page's refresh (a slow store would hold them all): it
+	// answers from the view as it is.
+	if !d.refreshMu.TryLock() {
+		return nil
+	}
 	defer d.refreshMu.Unlock()
 	now := d.opts.Now()
 	d.mu.Lock()
@@ -308,6 +312,8 @@ func (d *Directory) refresh(ctx context.Context) error {
 			gens = make([]uint64, numShards)
 		}
 	}
+	var docs [numShards]*shardDoc
+	var failed error
 	for n := range numShards {
 		d.mu.Lock()
 		have := d.gens[n]
@@ -321,17 +327,32 @@ func (d *Directory) refresh(ctx context.Context) error {
 		}
 		if err != nil {
 			d.markDown()
-			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+			failed = fmt.Errorf("%w: %w", ErrUnavailable, err)
+			break
 		}
 		doc := &shardDoc{}
 		if json.Unmarshal(raw, doc) != nil {
 			continue
 		}
-		d.install(n, doc)
+		docs[n] = doc
 	}
+	// The shards read so far are installed at once, and the view is rebuilt once.
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	changed := false
+	for n, doc := range docs {
+		if doc != nil && doc.Gen >= d.gens[n] {
+			d.shards[n], d.gens[n] = doc.People, doc.Gen
+			changed = true
+		}
+	}
+	if changed {
+		d.rebuildLocked()
+	}
+	if failed != nil {
+		return failed
+	}
 	d.loaded, d.checked = true, now
-	d.mu.Unlock()
 	return nil
 }
 

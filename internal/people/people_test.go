@@ -296,3 +296,39 @@ func TestNilDirectoryNamesNobody(t *testing.T) {
 		t.Fatalf("nil directory: %v %q", err, nameOf(v, "sales"))
 	}
 }
+
+// slowStore holds every Get until release is closed.
+type slowStore struct {
+	store.Store
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *slowStore) Get(ctx context.Context, key string) ([]byte, error) {
+	select {
+	case s.entered <- struct{}{}:
+	default:
+	}
+	<-s.release
+	return s.Store.Get(ctx, key)
+}
+
+// TestPagesDoNotQueueBehindASlowStore: while one page waits for a slow store, the others answer
+// at once from what the replica holds.
+func TestPagesDoNotQueueBehindASlowStore(t *testing.T) {
+	t.Parallel()
+	st := &slowStore{Store: newBolt(t), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	d := New(st, Options{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = d.View(context.Background())
+	}()
+	<-st.entered // the first page is inside the store read
+	v, err := d.View(context.Background())
+	if err != nil || v == nil || v.Len() != 0 {
+		t.Errorf("a second page while the store is slow: %v %v", v, err)
+	}
+	close(st.release)
+	<-done
+}
