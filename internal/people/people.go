@@ -203,7 +203,9 @@ func (d *Directory) Record(ctx context.Context, p Person) error {
 			slices.SortStableFunc(doc.People, func(a, b Person) int { return a.SeenAt.Compare(b.SeenAt) })
 			doc.People = slices.Delete(doc.People, 0, over)
 		}
-		doc.Gen++
+		// Generations grow with the clock as well, so a shard that expired or was damaged and
+		// starts anew still gets a generation above the one the other replicas last read.
+		doc.Gen = max(doc.Gen+1, uint64(now.UnixNano()))
 		written = doc
 		return json.Marshal(doc)
 	})

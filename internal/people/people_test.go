@@ -332,3 +332,30 @@ func TestPagesDoNotQueueBehindASlowStore(t *testing.T) {
 	close(st.release)
 	<-done
 }
+
+// TestAShardThatStartsAnewIsSeenByTheOtherReplicas: a shard key that expired (or was deleted)
+// while the generations stayed gets a generation the other replicas take as new.
+func TestAShardThatStartsAnewIsSeenByTheOtherReplicas(t *testing.T) {
+	t.Parallel()
+	st := newBolt(t)
+	clk := &clock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+	a, b := New(st, Options{Now: clk.Now}), New(st, Options{Now: clk.Now})
+	ctx := context.Background()
+	if err := a.Record(ctx, Person{Login: "sales", Name: "Sam Sales"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := nameOf(view(t, b), "sales"); got != "Sam Sales" {
+		t.Fatalf("b names sales %q", got)
+	}
+	if err := st.Delete(ctx, shardKey(shardOf("sales"))); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	if err := a.Record(ctx, Person{Login: "sales", Name: "Samantha Sales"}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(DefaultRefreshEvery)
+	if got := nameOf(view(t, b), "sales"); got != "Samantha Sales" {
+		t.Errorf("after the shard started anew, b names sales %q", got)
+	}
+}
