@@ -103,6 +103,27 @@ func TestAuditShowsAColleaguesName(t *testing.T) {
 	}
 }
 
+// TestSeededEntriesAreTheSystemsInWords: the simulator records its seed quotes (900001 is the
+// first) as made by "system": the audit says so in the reader's language, with no login tooltip.
+func TestSeededEntriesAreTheSystemsInWords(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t, portalOptions{})
+	user := p.login(t, "sales", "sales-demo")
+	resp := p.get(t, user, auditURL(900001), italian)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the audit of the first seed quote: %d", resp.StatusCode)
+	}
+	actors := parseHTML(t, resp.body).Find(`[data-testid="audit-actor"]`)
+	if actors.Length() == 0 {
+		t.Fatal("the seed quote's audit has no entries")
+	}
+	actors.Each(func(_ int, s *goquery.Selection) {
+		if got := strings.TrimSpace(s.Text()); got != "Sistema" || s.Find("[data-login]").Length() != 0 {
+			t.Errorf("a seeded entry's actor reads %q (with %d logins), want Sistema", got, s.Find("[data-login]").Length())
+		}
+	})
+}
+
 // TestAuditActorsWhenTheDirectoryIsDown: with the state store failing, the audit page still
 // answers 200 and shows the v2's actor as written (the directory was never read on this replica).
 func TestAuditActorsWhenTheDirectoryIsDown(t *testing.T) {
