@@ -182,16 +182,18 @@ func formDefaults(form *goquery.Selection) map[string]any {
 	return values
 }
 
-// v2Actor is the name the v2 API gives user in its audits, read from the newest entry of the audit
-// of the quote at quotePath, which user has just changed. The embedded simulator checks the embedded
-// provider's tokens and names each user as they sign in, so there the name must be user itself; an
-// external v2 API names its users its own way (a simulator that checks no token calls everyone
-// "api-user", a real deployment may use an e-mail or a subject), so there the tests take the name
-// from the audit and check that every other page shows that same name.
+// v2Actor is how the portal names user's changes in audits and notices, read from the newest
+// entry of the audit of the quote at quotePath, which user has just changed. The embedded
+// simulator checks the embedded provider's tokens and writes each user's login
+// (preferred_username), which the portal shows as the name the user signed in with (the people
+// directory, docs/v2-assumptions.md A7): there it must be user's display name. An external v2 API
+// names its users its own way (a simulator that checks no token calls everyone "api-user", a real
+// deployment may use an e-mail or a subject), so there the tests take the name from the audit and
+// check that every other page shows that same name.
 func v2Actor(t *testing.T, user, password, quotePath string) string {
 	t.Helper()
 	if suite.simURL != "" {
-		return user
+		return displayName(t, user)
 	}
 	page := newPage(t)
 	login(t, page, user, password)
@@ -206,7 +208,7 @@ func v2Actor(t *testing.T, user, password, quotePath string) string {
 	for i := range n {
 		at, err := entries.Nth(i).Locator("time").GetAttribute("datetime")
 		check(t, err, "an audit entry's time")
-		who, err := entries.Nth(i).GetByTestId("audit-actor").TextContent()
+		who, err := entries.Nth(i).GetByTestId("audit-actor").InnerText()
 		check(t, err, "an audit entry's actor")
 		if at > newest { // newest first: the first of the newest second is the latest
 			newest, actor = at, strings.TrimSpace(who)
@@ -216,4 +218,17 @@ func v2Actor(t *testing.T, user, password, quotePath string) string {
 		t.Fatalf("the audit of quote %s names nobody for its newest entry", quoteID)
 	}
 	return actor
+}
+
+// displayName is the name a demo user signs in with (the embedded provider's name claim).
+func displayName(t *testing.T, user string) string {
+	t.Helper()
+	switch user {
+	case salesUser:
+		return salesName
+	case backofficeUser:
+		return backofficeName
+	}
+	t.Fatalf("no display name for the demo user %q", user)
+	return ""
 }

@@ -40,6 +40,7 @@ import (
 	"github.com/cpqportal/portal/internal/handlers"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/people"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/store"
@@ -273,6 +274,8 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 
 	// The job manager is built below (it needs the v2 client); sign-outs reach it through this.
 	var jobManager *jobs.Manager
+	// The people directory is built below (it needs the state store); sign-ins reach it through this.
+	var directory *people.Directory
 	authenticator := auth.New(auth.Config{
 		IssuerURL:        cfg.OIDCIssuer,
 		ClientID:         cfg.OIDCClientID,
@@ -289,6 +292,16 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 			}
 			if err := jobManager.PauseOwner(ctx, subject); err != nil {
 				logger.Error("pausing the batches of a signed-out user failed", slog.Any("err", err))
+			}
+		},
+		// Who signed in: audits then show their name for their login (internal/people). A store
+		// that fails is logged; the sign-in goes on.
+		OnSignIn: func(ctx context.Context, who auth.SignedIn) {
+			if directory == nil {
+				return
+			}
+			if err := directory.Record(ctx, people.Person{Login: who.Login, Name: who.DisplayName, Email: who.Email}); err != nil {
+				logger.WarnContext(ctx, "people directory: sign-in not recorded", slog.Any("err", err))
 			}
 		},
 		RolesClaim: cfg.RolesClaim,
@@ -328,6 +341,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		return fail(fmt.Errorf("PORTAL_SESSION_KEYS: %w", err))
 	}
 	work := workindex.New(state, workindex.Options{})
+	directory = people.New(state, people.Options{})
 	jobChanges := watch.NewSignals() // wakes batch progress pages (issue 27)
 	p.jobs = jobs.NewManager(jobs.Options{Store: state, Archiver: indexedArchiver{V2: jobs.V2{API: api}, work: work, logger: logger},
 		Concurrency: cfg.BatchConcurrency, Sealer: sealer, Logger: logger.With(slog.String("component", "jobs")),
@@ -337,6 +351,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	deps := handlers.Deps{
 		Recent:      recent.New(state, nil),
 		Work:        work,
+		People:      directory,
 		Jobs:        p.jobs,
 		JobChanges:  jobChanges,
 		Config:      cfg,

@@ -3,7 +3,8 @@
 // discount, product, cart, price list, package, attachment and owner ids as the names the v2 API
 // gives them elsewhere, JSON values (the v2 writes lists and objects as compact JSON) as lists
 // of words, numbers and money in the reader's formats, codes (contract status, segment) as
-// words, and login names as people's names where they are known.
+// words, and login names as people's names where they are known (the customer's owners, the
+// viewer, and the people the portal saw sign in: internal/people).
 //
 // The names come from documents the portal already reads with the viewer's own token (the quote
 // document of call 10, the customer document); a name the portal cannot find is written as a
@@ -15,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // Names are the names the audit's ids stand for, gathered from v2 documents. The zero value
@@ -33,9 +35,21 @@ type Names struct {
 	Attachments   map[int32]string // attachment id to file name
 	Owners        map[int64]string // owner (user) id to the person's name
 	Configurators map[int32]string
+	// People names the people who signed in to the portal by login (internal/people); nil: none.
+	People Directory
 	// people maps a lower-cased login name or e-mail address to the person's name.
 	people map[string]string
 }
+
+// Directory names people by the login they sign in with: the portal's directory of sign-ins
+// (internal/people.View). exact is false when only an e-mail address's local part matched.
+type Directory interface {
+	Person(actor string) (name string, exact, ok bool)
+}
+
+// systemActor is the actor of the entries the v2 API writes on its own (seed data, services;
+// docs/v2-assumptions.md A7): shown as a word of the reader's language, never as a login.
+const systemActor = "system"
 
 func put[K comparable](m *map[K]string, k K, v string) {
 	if v == "" {
@@ -122,13 +136,27 @@ func (n *Names) AddPerson(name, email string) {
 }
 
 // Person is the name of the person an audit names by actor: their name when it is known, else
-// the actor as the v2 API writes it.
+// the actor as the v2 API writes it (Actor also puts "system" into words). A login the portal's
+// directory has seen sign in wins; then an owner's or the viewer's e-mail address or its local
+// part; then a directory match of an e-mail's local part alone.
 func (n *Names) Person(actor string) string {
 	if n == nil {
 		return actor
 	}
-	if name, ok := n.people[strings.ToLower(strings.TrimSpace(actor))]; ok {
+	key := strings.ToLower(strings.TrimSpace(actor))
+	var weak string
+	if n.People != nil {
+		if name, exact, ok := n.People.Person(key); ok && exact {
+			return name
+		} else if ok {
+			weak = name
+		}
+	}
+	if name, ok := n.people[key]; ok {
 		return name
+	}
+	if weak != "" {
+		return weak
 	}
 	return actor
 }
@@ -139,4 +167,26 @@ func (n *Names) CustomerName() string {
 		return ""
 	}
 	return n.Customer
+}
+
+// Actor is who an audit entry names, in the reader's words.
+type Actor struct {
+	// Name is what is shown: the person's name, the word for the system, or the actor as written.
+	Name string
+	// Login is the actor as the v2 API wrote it when Name says something else (for a tooltip or
+	// secondary text); "" when Name is the actor itself.
+	Login string
+}
+
+// Actor is the person an audit entry names, in tr's words: their name when the portal knows it,
+// the v2's own entries ("system") as a word of the reader's language, anyone else as written.
+func (n *Names) Actor(tr *i18n.Translator, actor string) Actor {
+	if strings.EqualFold(strings.TrimSpace(actor), systemActor) {
+		return Actor{Name: tr.T("audit.actor.system")}
+	}
+	name := n.Person(actor)
+	if name == actor {
+		return Actor{Name: actor}
+	}
+	return Actor{Name: name, Login: actor}
 }

@@ -90,6 +90,11 @@ type Config struct {
 	// tokens they hold (internal/jobs). It runs after the sessions ended, with a context that
 	// outlives the request.
 	OnSessionsEnded func(ctx context.Context, subject string)
+	// OnSignIn, when set, is told who signed in, after the session is saved: their login, display
+	// name and e-mail as the provider gives them (never a token or the subject). The portal keeps
+	// them so audits show people's names for logins (internal/people). It runs before the
+	// redirect, so it must be quick and must not fail the sign-in (it returns nothing).
+	OnSignIn func(ctx context.Context, who SignedIn)
 	// RolesClaim names the ID token claim with the user's roles, a dotted path for nested claims
 	// (roles, groups, realm_access.roles); "roles" when empty.
 	RolesClaim string
@@ -98,6 +103,17 @@ type Config struct {
 // User is the signed-in user.
 type User struct {
 	Subject, Name, Email string
+}
+
+// SignedIn is who just signed in, as Config.OnSignIn is told.
+type SignedIn struct {
+	// Login is the preferred_username claim ("" when the provider gives none).
+	Login string
+	// DisplayName is the name claim, else given_name and family_name ("" when the provider gives
+	// none of them: a login or an e-mail address is not a display name).
+	DisplayName string
+	// Email is the email claim; "" when the provider says it is not verified (email_verified false).
+	Email string
 }
 
 // PageRenderer renders a full page with a title, a message and one link (for example "Try again").

@@ -30,6 +30,10 @@ func TestSignInLandsOnTheOriginalPage(t *testing.T) {
 	if e.codeCalls.Load() != 1 {
 		t.Fatalf("code exchanges: %d", e.codeCalls.Load())
 	}
+	// The portal is told who signed in (login, display name, e-mail; never a token or subject).
+	if got := e.signIns.All(); len(got) != 1 || got[0] != "sales|Sam Sales|sam.sales@demo.example" {
+		t.Fatalf("OnSignIn was told %q", got)
+	}
 	// The login attempt's cookie is gone after use.
 	if cookies := e.cookieHeader(browser, "/auth/callback"); strings.Contains(cookies, loginCookiePrefix) {
 		t.Fatalf("login attempt cookie left behind: %s", cookies)
@@ -593,5 +597,39 @@ func TestLogoutFromHTMX(t *testing.T) {
 	}
 	if p := fetch(t, noRedirects(browser), http.MethodGet, e.server.URL+"/quotes", nil, nil); p.status != http.StatusSeeOther {
 		t.Fatalf("still signed in: %d", p.status)
+	}
+}
+
+// TestDisplayNameFromClaims: the name claim, else given and family name, spaces tidied; a
+// provider that gives neither gives no display name (the login is not one).
+func TestDisplayNameFromClaims(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		claims profileClaims
+		want   string
+	}{
+		{profileClaims{Name: "Sam Sales", GivenName: "Samuel", FamilyName: "S."}, "Sam Sales"},
+		{profileClaims{GivenName: " Bea ", FamilyName: "Backoffice"}, "Bea Backoffice"},
+		{profileClaims{GivenName: "Cher"}, "Cher"},
+		{profileClaims{FamilyName: "Rossi"}, "Rossi"},
+		{profileClaims{Name: "  ", PreferredUsername: "sales", Email: "s@x.example"}, ""},
+	} {
+		if got := c.claims.displayName(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.claims, got, c.want)
+		}
+	}
+}
+
+// TestVerifiedEmailOnly: an address the provider says is unverified is not passed on to name
+// people by (a boolean or, as some providers send it, a string); absent or true passes.
+func TestVerifiedEmailOnly(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		verified any
+		want     string
+	}{{nil, "a@x.example"}, {true, "a@x.example"}, {"true", "a@x.example"}, {false, ""}, {"FALSE", ""}} {
+		if got := (profileClaims{Email: "a@x.example", EmailVerified: c.verified}).verifiedEmail(); got != c.want {
+			t.Errorf("email_verified %v: %q, want %q", c.verified, got, c.want)
+		}
 	}
 }

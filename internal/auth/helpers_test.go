@@ -90,6 +90,7 @@ type env struct {
 	idpAbsent       atomic.Bool  // every provider endpoint drops connections
 	logoutTokens    bodies       // form bodies POSTed to the back-channel logout endpoint
 	sessionsEnded   bodies       // subjects given to Config.OnSessionsEnded
+	signIns         bodies       // login|name|email given to Config.OnSignIn
 	jwksCalls       atomic.Int32 // requests for the provider's keys
 }
 
@@ -187,6 +188,9 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		HTTPClient:       e.server.Client(),
 		Now:              e.clock.Now,
 		OnSessionsEnded:  func(_ context.Context, subject string) { e.sessionsEnded.Add(subject) },
+		OnSignIn: func(_ context.Context, who SignedIn) {
+			e.signIns.Add(who.Login + "|" + who.DisplayName + "|" + who.Email)
+		},
 	}, e.store, testLogger(t))
 	t.Cleanup(e.auth.Close)
 

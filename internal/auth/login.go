@@ -219,7 +219,7 @@ func (a *Authenticator) Callback(c *gin.Context) {
 			return
 		}
 	}
-	user, err := a.userFromTokens(c, d, idToken, token)
+	user, who, err := a.userFromTokens(c, d, idToken, token)
 	if err != nil {
 		a.fail(c, http.StatusBadGateway, "sign-in: user profile", err, retry)
 		return
@@ -255,6 +255,9 @@ func (a *Authenticator) Callback(c *gin.Context) {
 		return
 	}
 	a.logger.InfoContext(ctx, "signed in", "subject", s.Subject)
+	if a.cfg.OnSignIn != nil {
+		a.cfg.OnSignIn(ctx, who)
+	}
 	c.Redirect(http.StatusSeeOther, attempt.ReturnTo)
 }
 
@@ -290,15 +293,11 @@ func (a *Authenticator) takeLoginAttempt(c *gin.Context, state string) (loginAtt
 
 // userFromTokens reads the user from the ID token: name from name or preferred_username, e-mail from
 // email. When the ID token lacks them and the provider has a userinfo endpoint, it asks there (the
-// answer must be about the same subject).
-func (a *Authenticator) userFromTokens(c *gin.Context, d *discovered, idToken *oidc.IDToken, token *oauth2.Token) (User, error) {
-	var claims struct {
-		Name              string `json:"name"`
-		PreferredUsername string `json:"preferred_username"`
-		Email             string `json:"email"`
-	}
+// answer must be about the same subject). It also returns who signed in for Config.OnSignIn.
+func (a *Authenticator) userFromTokens(c *gin.Context, d *discovered, idToken *oidc.IDToken, token *oauth2.Token) (User, SignedIn, error) {
+	var claims profileClaims
 	if err := idToken.Claims(&claims); err != nil {
-		return User{}, fmt.Errorf("auth: ID token claims: %w", err)
+		return User{}, SignedIn{}, fmt.Errorf("auth: ID token claims: %w", err)
 	}
 	if (claims.Name == "" && claims.PreferredUsername == "") || claims.Email == "" {
 		if d.provider.UserInfoEndpoint() != "" {
@@ -307,24 +306,64 @@ func (a *Authenticator) userFromTokens(c *gin.Context, d *discovered, idToken *o
 			case err != nil:
 				a.logger.WarnContext(c.Request.Context(), "sign-in: userinfo failed; continuing with the ID token", "err", err)
 			case info.Subject != idToken.Subject:
-				return User{}, fmt.Errorf("auth: userinfo subject %q differs from the ID token's %q", info.Subject, idToken.Subject)
+				return User{}, SignedIn{}, fmt.Errorf("auth: userinfo subject %q differs from the ID token's %q", info.Subject, idToken.Subject)
 			default:
-				var more struct {
-					Name              string `json:"name"`
-					PreferredUsername string `json:"preferred_username"`
-				}
+				var more profileClaims
 				_ = info.Claims(&more)
 				claims.Name = firstNonEmpty(claims.Name, more.Name)
+				claims.GivenName = firstNonEmpty(claims.GivenName, more.GivenName)
+				claims.FamilyName = firstNonEmpty(claims.FamilyName, more.FamilyName)
 				claims.PreferredUsername = firstNonEmpty(claims.PreferredUsername, more.PreferredUsername)
 				claims.Email = firstNonEmpty(claims.Email, info.Email)
 			}
 		}
 	}
+	display := claims.displayName()
 	return User{
-		Subject: idToken.Subject,
-		Name:    firstNonEmpty(claims.Name, claims.PreferredUsername, claims.Email, idToken.Subject),
-		Email:   claims.Email,
-	}, nil
+			Subject: idToken.Subject,
+			Name:    firstNonEmpty(display, claims.PreferredUsername, claims.Email, idToken.Subject),
+			Email:   claims.Email,
+		}, SignedIn{
+			Login:       claims.PreferredUsername,
+			DisplayName: display,
+			Email:       claims.verifiedEmail(),
+		}, nil
+}
+
+// profileClaims are the standard claims (OpenID Connect Core 5.1) that name the person.
+type profileClaims struct {
+	Name              string `json:"name"`
+	GivenName         string `json:"given_name"`
+	FamilyName        string `json:"family_name"`
+	PreferredUsername string `json:"preferred_username"`
+	Email             string `json:"email"`
+	// EmailVerified is a boolean, or a string some providers send ("false"); absent is not false.
+	EmailVerified any `json:"email_verified"`
+}
+
+// verifiedEmail is the e-mail address unless the provider says it is not verified (an address a
+// person typed unchecked must not name them where the address is someone else's).
+func (c profileClaims) verifiedEmail() string {
+	switch v := c.EmailVerified.(type) {
+	case bool:
+		if !v {
+			return ""
+		}
+	case string:
+		if strings.EqualFold(strings.TrimSpace(v), "false") {
+			return ""
+		}
+	}
+	return c.Email
+}
+
+// displayName is the person's name as the provider gives it: name, else given and family name;
+// "" when it gives neither (a login or an address is not a name).
+func (c profileClaims) displayName() string {
+	if name := strings.Join(strings.Fields(c.Name), " "); name != "" {
+		return name
+	}
+	return strings.Join(strings.Fields(c.GivenName+" "+c.FamilyName), " ")
 }
 
 // expiryOf computes the access token's expiry on our clock from expires_in (oauth2 uses the wall clock).

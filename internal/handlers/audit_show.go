@@ -107,7 +107,7 @@ func (h *Handler) showAudit(c *gin.Context) {
 
 // auditVM builds the audit view of a quote: newest entry first (entries of the same second in
 // reverse of the v2's order, which lists them as they happened), each change in the reader's
-// words (internal/auditwords), people by name where the v2 API gives one (names may be nil).
+// words (internal/auditwords), people by name where the portal knows it (names may be nil).
 func auditVM(tr *i18n.Translator, quoteID int64, audit *apiclient.ValidationAudit, names *auditwords.Names) contracts.AuditVM {
 	url := auditURL(quoteID)
 	customerID := audit.CustomerID
@@ -125,11 +125,13 @@ func auditVM(tr *i18n.Translator, quoteID int64, audit *apiclient.ValidationAudi
 	slices.Reverse(entries)
 	slices.SortStableFunc(entries, func(a, b apiclient.AuditEntry) int { return b.At.Compare(a.At) })
 	for _, e := range entries {
+		who := names.Actor(tr, e.Actor)
 		entry := contracts.AuditEntryVM{
 			ID:             string(e.EntryID),
 			At:             timestampText(tr, e.At),
 			AtISO:          timeISO(e.At),
-			Actor:          names.Person(e.Actor),
+			Actor:          who.Name,
+			ActorLogin:     who.Login,
 			Action:         e.Action,
 			ActionLabel:    contracts.ActionLabel(tr, e.Action),
 			CustomerChange: e.Action == auditActionCustomerUpdated,
@@ -168,7 +170,7 @@ func (h *Handler) quoteWhereabouts(quoteID int64) (workindex.Row, bool) {
 // worklistSource is the v2 source of audits and their names for the viewer of c.
 func (h *Handler) worklistSource(c *gin.Context) worklist.V2 {
 	user := auth.CurrentUser(c)
-	return worklist.V2{API: h.api, Configurators: h.configuratorNamesQuietly(c), ViewerName: user.Name, ViewerEmail: user.Email}
+	return worklist.V2{API: h.api, Configurators: h.configuratorNamesQuietly(c), ViewerName: user.Name, ViewerEmail: user.Email, People: h.peopleView(c)}
 }
 
 // configuratorNamesQuietly is configuratorNamesOrNil for pages where the names are a nicety:

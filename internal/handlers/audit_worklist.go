@@ -49,7 +49,7 @@ func parseWorklistRequest(c *gin.Context) worklistRequest {
 	var req worklistRequest
 	req.quotesText = strings.Join(q["quotes"], "\n")
 	req.from, req.to = strings.TrimSpace(q.Get("from")), strings.TrimSpace(q.Get("to"))
-	req.filter = worklist.Filter{User: q.Get("user"), Action: q.Get("action"), Customer: q.Get("customer"), Zone: tr(c).Zone()}
+	req.filter = worklist.Filter{User: q.Get("user"), Action: q.Get("action"), Customer: q.Get("customer"), Zone: tr(c).Zone(), Tr: tr(c)}
 	for _, s := range []string{req.quotesText, req.filter.User, req.filter.Customer} {
 		if !utf8.ValidString(s) {
 			req.problem = i18n.M("worklist.error.invalid_chars")
@@ -189,8 +189,9 @@ func worklistPicks(tr *i18n.Translator, items []recent.Item, picked map[string]b
 }
 
 func worklistRowVM(tr *i18n.Translator, r worklist.Row) backoffice.WorklistRow {
+	who := r.Who(tr)
 	row := backoffice.WorklistRow{QuoteID: strconv.FormatInt(r.QuoteID, 10), AuditURL: auditURL(r.QuoteID), Customer: worklistCustomer(tr, r),
-		When: timestampText(tr, r.At), WhenISO: timeISO(r.At), Who: r.Who(), Action: r.Action, ActionLabel: contracts.ActionLabel(tr, r.Action)}
+		When: timestampText(tr, r.At), WhenISO: timeISO(r.At), Who: who.Name, WhoLogin: who.Login, Action: r.Action, ActionLabel: contracts.ActionLabel(tr, r.Action)}
 	if auditwords.ShowSummary(r.Action, len(r.Changes)) {
 		row.Summary = r.Summary
 	}

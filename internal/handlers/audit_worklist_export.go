@@ -53,7 +53,7 @@ func (h *Handler) exportWorklist(c *gin.Context) {
 	}
 	for _, r := range rows {
 		if err := w.WriteRow([]any{r.QuoteID, int64(r.CustomerID), r.Customer,
-			r.At, r.Who(), contracts.ActionLabel(tr, r.Action), r.Summary, r.ChangesText(tr)}); err != nil {
+			r.At, r.Who(tr).Name, contracts.ActionLabel(tr, r.Action), r.Summary, r.ChangesText(tr)}); err != nil {
 			h.log(c).Warn("worklist export was cut", "err", err)
 			return
 		}

@@ -34,6 +34,7 @@ import (
 	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/people"
 	"github.com/cpqportal/portal/internal/quota"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
@@ -110,6 +111,9 @@ type Deps struct {
 	// Work is the work index of quotes and contracts (internal/workindex); nil turns the work lists
 	// off (tests).
 	Work *workindex.Index
+	// People is the directory of the people who signed in (internal/people), so audits show a
+	// colleague's name instead of their login; nil: actors are shown as the v2 writes them.
+	People *people.Directory
 }
 
 // Handler holds the dependencies of every route. All handlers are its methods; it has no
@@ -155,6 +159,8 @@ type Handler struct {
 	exports *quota.InFlight
 	// work is the work index (work_index.go; nil: off).
 	work *workindex.Index
+	// people names audit actors by the logins people signed in with (audit_people.go; nil: off).
+	people *people.Directory
 }
 
 // exportsPerUser is how many file exports (customers, audit worklist) one user may have running
@@ -196,6 +202,7 @@ func New(deps Deps) (*Handler, error) {
 		jobChanges:  deps.JobChanges,
 		i18n:        deps.I18n,
 		work:        deps.Work,
+		people:      deps.People,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.exports = quota.NewInFlight(exportsPerUser)

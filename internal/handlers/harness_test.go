@@ -25,6 +25,7 @@ import (
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/people"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
 	statestore "github.com/cpqportal/portal/internal/store"
@@ -129,13 +130,19 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	if opts.authIssuer != "" {
 		authIssuer = opts.authIssuer
 	}
-	var jobManager *jobs.Manager // built below; sign-outs pause the user's batches, as in cmd/portal
+	var jobManager *jobs.Manager    // built below; sign-outs pause the user's batches, as in cmd/portal
+	var directory *people.Directory // built below; sign-ins are recorded, as in cmd/portal
 	authn := auth.New(auth.Config{
 		IssuerURL: authIssuer, ClientID: config.DemoClientID, ClientSecret: "test-secret",
 		PublicURL: public, IdleTimeout: 30 * time.Minute, AbsoluteLifetime: time.Hour,
 		OnSessionsEnded: func(ctx context.Context, subject string) {
 			if jobManager != nil {
 				_ = jobManager.PauseOwner(ctx, subject)
+			}
+		},
+		OnSignIn: func(ctx context.Context, who auth.SignedIn) {
+			if directory != nil {
+				_ = directory.Record(ctx, people.Person{Login: who.Login, Name: who.DisplayName, Email: who.Email})
 			}
 		},
 	}, store, logger)
@@ -173,6 +180,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	jobManager = jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: 4, Logger: logger, Sealer: sealer, OnChange: jobChanges.Notify})
 	jobManager.Run()
 	t.Cleanup(jobManager.Close)
+	directory = people.New(state, people.Options{})
 	h, err := New(Deps{
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets, Now: opts.now,
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
@@ -180,6 +188,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		Jobs:        jobManager,
 		Work:        workindex.New(cmp.Or[statestore.Store](opts.workStore, state), workindex.Options{}),
 		JobChanges:  jobChanges,
+		People:      directory,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/auditwords"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/quotes"
 )
@@ -265,9 +266,15 @@ func (h *Handler) changeNoticeFrom(c *gin.Context, audit *apiclient.ValidationAu
 	}
 	var actors []string
 	var last time.Time
+	var names *auditwords.Names // read only when there is someone to name
 	for _, e := range entries {
-		if e.Actor != "" && !slices.Contains(actors, e.Actor) {
-			actors = append(actors, e.Actor)
+		if e.Actor != "" {
+			if names == nil {
+				names = h.actorNames(c)
+			}
+			if who := names.Actor(tr(c), e.Actor).Name; !slices.Contains(actors, who) {
+				actors = append(actors, who)
+			}
 		}
 		if key, ok := auditActions[e.Action]; ok && !slices.Contains(n.Actions, t(c, key)) {
 			n.Actions = append(n.Actions, t(c, key))

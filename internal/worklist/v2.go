@@ -22,6 +22,8 @@ type V2 struct {
 	Configurators map[int32]string
 	ViewerName    string
 	ViewerEmail   string
+	// People names the people who signed in to the portal by login (internal/people; may be nil).
+	People auditwords.Directory
 }
 
 // Audit implements Source.
@@ -47,10 +49,10 @@ func (v V2) Audit(ctx context.Context, quoteID int64) (Audit, error) {
 
 // Names gathers what the audit of quoteID names by id, best effort: the customer's owners, the
 // quote's document (carts, items, price lists, discounts, packages, attachments), the
-// configurators and the viewer; and the customer's name. A document that cannot be read teaches
+// configurators, the viewer and the people who signed in; and the customer's name. A document that cannot be read teaches
 // nothing: its ids are then written as numbered words.
 func (v V2) Names(ctx context.Context, quoteID int64, customerID int32) (*auditwords.Names, string) {
-	names := &auditwords.Names{Configurators: v.Configurators}
+	names := &auditwords.Names{Configurators: v.Configurators, People: v.People}
 	names.AddPerson(v.ViewerName, v.ViewerEmail)
 	customer, err := v.API.Customers.Get(ctx, customerID)
 	if err != nil {
@@ -73,7 +75,7 @@ func (v V2) Names(ctx context.Context, quoteID int64, customerID int32) (*auditw
 // saw the quote): the customer and the quote document are read side by side, one round trip
 // instead of two. Both reads go with the caller's token; a failed read only leaves its names out.
 func (v V2) NamesAt(ctx context.Context, quoteID int64, customerID, cpqID int32) (*auditwords.Names, string) {
-	names := &auditwords.Names{Configurators: v.Configurators}
+	names := &auditwords.Names{Configurators: v.Configurators, People: v.People}
 	names.AddPerson(v.ViewerName, v.ViewerEmail)
 	quoteRead := make(chan *apiclient.Quote, 1)
 	go func() {

@@ -47,8 +47,9 @@ type Row struct {
 	seq int
 }
 
-// Who is the person of the row: their name where the v2 API gives it, else the actor.
-func (r Row) Who() string { return r.Names.Person(r.Actor) }
+// Who is the person of the row in tr's words: their name where the portal knows it (the
+// customer's owners, the viewer, the people who signed in), "system" as a word, else the actor.
+func (r Row) Who(tr *i18n.Translator) auditwords.Actor { return r.Names.Actor(tr, r.Actor) }
 
 // Words are the row's changes in tr's words (auditwords).
 func (r Row) Words(tr *i18n.Translator) []auditwords.Change {
@@ -231,8 +232,10 @@ type Filter struct {
 	// entry's day is its date in Zone (the reader's time zone; nil: UTC).
 	From, To time.Time
 	Zone     *time.Location
-	// User matches the actor or the person's name (case-insensitive, part of it).
+	// User matches the actor or the person's name (case-insensitive, part of it), the name in
+	// Tr's words when Tr is set.
 	User string
+	Tr   *i18n.Translator
 	// Action is one action (exact).
 	Action string
 	// Customer matches the customer's name (case-insensitive, part of it) or id (whole).
@@ -253,7 +256,7 @@ func (f Filter) Apply(rows []Row) []Row {
 		switch {
 		case !f.From.IsZero() && day.Before(f.From):
 		case !f.To.IsZero() && day.After(f.To):
-		case user != "" && !strings.Contains(strings.ToLower(r.Actor), user) && !strings.Contains(strings.ToLower(r.Who()), user):
+		case user != "" && !strings.Contains(strings.ToLower(r.Actor), user) && !strings.Contains(strings.ToLower(f.who(r)), user):
 		case f.Action != "" && r.Action != f.Action:
 		case customer != "" && !strings.Contains(strings.ToLower(r.Customer), customer) && strconv.Itoa(int(r.CustomerID)) != customer:
 		default:
@@ -261,6 +264,14 @@ func (f Filter) Apply(rows []Row) []Row {
 		}
 	}
 	return out
+}
+
+// who is the row's person as the filter matches it.
+func (f Filter) who(r Row) string {
+	if f.Tr != nil {
+		return r.Who(f.Tr).Name
+	}
+	return r.Names.Person(r.Actor)
 }
 
 // Actions lists the audit actions (docs/v2-assumptions.md A7), for the action filter.

@@ -134,7 +134,10 @@ type WorklistRow struct {
 	Customer string
 	When     string
 	WhenISO  string
+	// Who is the person in words (their name where the portal knows it); WhoLogin is the actor as
+	// the v2 API wrote it when Who says something else ("" otherwise).
 	Who      string
+	WhoLogin string
 	Action   string
 	// ActionLabel is Action in words of the reader's language.
 	ActionLabel string

@@ -284,10 +284,13 @@ type AuditVM struct {
 
 // AuditEntryVM is one entry of the audit timeline.
 type AuditEntryVM struct {
-	ID          string
-	At          string
-	AtISO       string
+	ID    string
+	At    string
+	AtISO string
+	// Actor is the person in words (their name where the portal knows it); ActorLogin is the actor
+	// as the v2 API wrote it when Actor says something else ("" otherwise).
 	Actor       string
+	ActorLogin  string
 	Action      string
 	ActionLabel string
 	Summary     string

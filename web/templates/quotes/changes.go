@@ -9,8 +9,9 @@ type Change struct {
 
 // ChangeNotice says who changed a quote (or contract), when, and what.
 type ChangeNotice struct {
-	// Who is the actor of the validation audit ("backoffice"), "you, in another tab or window"
-	// for the user's own changes; empty when unknown.
+	// Who is who made the changes, in words: the person's name where the portal knows the login
+	// the validation audit names (internal/people, the viewer), "System" for the service's own
+	// entries, else the actor as written ("backoffice"); empty when unknown.
 	Who string
 	// Ago is how long ago ("10 s ago"); empty when unknown.
 	Ago string

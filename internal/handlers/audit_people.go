@@ -1,0 +1,31 @@
+package handlers
+
+import (
+	"log/slog"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/auditwords"
+	"github.com/cpqportal/portal/internal/auth"
+)
+
+// peopleView is the directory of the people who signed in, as this replica knows it: at most one
+// small store read per page (internal/people refreshes its projection at most every few seconds),
+// none per row. A store that fails only leaves the names known so far (possibly none): the page
+// then shows logins as the v2 writes them, never an error.
+func (h *Handler) peopleView(c *gin.Context) auditwords.Directory {
+	view, err := h.people.View(c.Request.Context())
+	if err != nil {
+		h.log(c).Warn("people directory unavailable; audit actors shown as written", slog.Any("err", err))
+	}
+	return view
+}
+
+// actorNames are the names of audit actors where no v2 document is read beside the audit (the
+// live notices): the people who signed in and the viewer.
+func (h *Handler) actorNames(c *gin.Context) *auditwords.Names {
+	user := auth.CurrentUser(c)
+	names := &auditwords.Names{People: h.peopleView(c)}
+	names.AddPerson(user.Name, user.Email)
+	return names
+}
