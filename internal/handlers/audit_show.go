@@ -126,8 +126,7 @@ func auditVM(tr *i18n.Translator, quoteID int64, audit *apiclient.ValidationAudi
 	for _, e := range entries {
 		entry := contracts.AuditEntryVM{
 			ID:             string(e.EntryID),
-			At:             timestampText(tr, e.At),
-			AtISO:          timeISO(e.At),
+			At:             e.At,
 			Actor:          names.Person(e.Actor),
 			Action:         e.Action,
 			ActionLabel:    contracts.ActionLabel(tr, e.Action),

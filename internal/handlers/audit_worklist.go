@@ -190,7 +190,7 @@ func worklistPicks(tr *i18n.Translator, items []recent.Item, picked map[string]b
 
 func worklistRowVM(tr *i18n.Translator, r worklist.Row) backoffice.WorklistRow {
 	row := backoffice.WorklistRow{QuoteID: strconv.FormatInt(r.QuoteID, 10), AuditURL: auditURL(r.QuoteID), Customer: worklistCustomer(tr, r),
-		When: timestampText(tr, r.At), WhenISO: timeISO(r.At), Who: r.Who(), Action: r.Action, ActionLabel: contracts.ActionLabel(tr, r.Action)}
+		When: r.At, Who: r.Who(), Action: r.Action, ActionLabel: contracts.ActionLabel(tr, r.Action)}
 	if auditwords.ShowSummary(r.Action, len(r.Changes)) {
 		row.Summary = r.Summary
 	}
