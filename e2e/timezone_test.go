@@ -112,6 +112,17 @@ func TestFirstPageInTheBrowsersTimeZone(t *testing.T) {
 	check(t, err, "reload")
 	check(t, suite.expect.Locator(page.Locator("html")).ToHaveAttribute("data-tz", zone), "the server renders in the kept zone")
 	check(t, suite.expect.Locator(entry).ToContainText(shown), "the next page shows the entry's time in Tokyo")
+
+	// A person back from Rome: the kept zone is no longer the browser's. The page the server
+	// renders in Rome time is shown in Tokyo time, and the cookie follows the browser.
+	check(t, browserContext.AddCookies([]playwright.OptionalCookie{{
+		Name: "portal_tz", Value: "Europe/Rome", URL: playwright.String(suite.portalURL),
+	}}), "keep Rome as the zone")
+	_, err = page.Reload()
+	check(t, err, "reload")
+	check(t, suite.expect.Locator(entry).ToContainText(shown), "the page rendered in Rome time shows the entry's time in Tokyo")
+	_, err = page.WaitForFunction(`() => document.cookie.includes("portal_tz=`+zone+`")`, nil)
+	check(t, err, "app.js keeps the browser's new zone")
 }
 
 // TestAuditShowsNoJSON: discounts applied in the quote page read as their names on the audit
