@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -123,6 +124,59 @@ func TestFirstPageInTheBrowsersTimeZone(t *testing.T) {
 	check(t, suite.expect.Locator(entry).ToContainText(shown), "the page rendered in Rome time shows the entry's time in Tokyo")
 	_, err = page.WaitForFunction(`() => document.cookie.includes("portal_tz=`+zone+`")`, nil)
 	check(t, err, "app.js keeps the browser's new zone")
+}
+
+// TestSwappedTimesInTheBrowsersTimeZone: on a page the server rendered in another zone than the
+// browser's, the times htmx swaps in later are shown in the browser's zone too. A cookie kept for
+// /work only names UTC (sent before the browser's own, so the server renders the work lists in UTC
+// however often app.js keeps Tokyo for /), and the quote list filtered through its form (htmx)
+// shows its "as of" times in Tokyo time. Works against an external v2 API: the "as of" time is the
+// portal's own, and the test makes its own quote.
+func TestSwappedTimesInTheBrowsersTimeZone(t *testing.T) {
+	const zone = "Asia/Tokyo"
+	tokyo, err := time.LoadLocation(zone)
+	check(t, err, "load "+zone)
+	browserContext, err := suite.browser.NewContext(playwright.BrowserNewContextOptions{
+		BaseURL:    playwright.String(suite.portalURL),
+		Locale:     playwright.String("en-GB"),
+		TimezoneId: playwright.String(zone),
+	})
+	check(t, err, "a browser context in "+zone)
+	page, err := browserContext.NewPage()
+	check(t, err, "new page")
+	t.Cleanup(func() {
+		if t.Failed() {
+			saveArtifacts(t, page)
+		}
+		_ = browserContext.Close()
+	})
+	login(t, page, salesUser, salesPassword)
+	customer := createTestCustomer(t, page, "SwapZone")
+	_, quoteID, _ := createTestQuote(t, page, customer, "SwapZone")
+	portal, err := url.Parse(suite.portalURL)
+	check(t, err, "the portal's URL")
+	check(t, browserContext.AddCookies([]playwright.OptionalCookie{{
+		Name: "portal_tz", Value: "UTC", Domain: playwright.String(portal.Hostname()), Path: playwright.String("/work"),
+	}}), "keep UTC for /work")
+
+	_, err = page.Goto("/work/quotes")
+	check(t, err, "open My quotes")
+	check(t, suite.expect.Locator(workRow(page, quoteID)).ToBeVisible(), "the new quote is listed")
+	results := page.GetByTestId("work-results")
+	_, err = results.Evaluate(`el => { el.dataset.beforeSwap = "1" }`, nil)
+	check(t, err, "mark the results before the filter")
+	check(t, page.GetByTestId("work-find").Fill(customer.Name), "find by customer name")
+	swapped := page.Locator(`[data-testid="work-results"]:not([data-before-swap])`)
+	check(t, suite.expect.Locator(swapped).ToBeVisible(), "htmx swaps the filtered results in")
+	asOf := swapped.Locator(`[data-testid="work-row"][data-id="` + quoteID + `"] [data-testid="work-as-of"] time`)
+	check(t, suite.expect.Locator(asOf).ToBeVisible(), "the quote's row says as of when")
+	iso, err := asOf.GetAttribute("datetime")
+	check(t, err, "the as-of time")
+	at, err := time.Parse(time.RFC3339, iso)
+	check(t, err, "parse "+iso)
+	// Only the browser names Tokyo's zone GMT+9: the server writes these times in UTC.
+	check(t, suite.expect.Locator(asOf).ToContainText(at.In(tokyo).Format("15:04")+" GMT+9"), "the swapped time is in Tokyo time")
+	check(t, suite.expect.Locator(page.Locator("html")).ToHaveAttribute("data-tz", zone), "the page now says its times are in Tokyo")
 }
 
 // TestAuditShowsNoJSON: discounts applied in the quote page read as their names on the audit
