@@ -338,7 +338,7 @@ func settings() []setting {
 				}
 				return fmt.Errorf("must be %q, %q or %q, not %q", SessionStoreFile, SessionStoreRedis, SessionStoreCookie, raw)
 			}},
-		{Setting: Setting{"PORTAL_DATA_DIR", "data-dir", ".data", "Directory for the portal's own state (sessions with the file store, demo keys, batch jobs, recent items); created 0700, must be writable"},
+		{Setting: Setting{"PORTAL_DATA_DIR", "data-dir", ".data", "Directory for the portal's own state (sessions with the file store, demo keys, batch jobs, recent items, the work index, the people directory); created 0700, must be writable"},
 			apply: func(c *Config, raw string) error {
 				if strings.TrimSpace(raw) == "" {
 					return errors.New("must name a directory")
@@ -360,7 +360,7 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{Setting: Setting{"PORTAL_REDIS_URL", "redis-url", "", "Redis server, e.g. redis://127.0.0.1:6379/0: sessions with PORTAL_SESSION_STORE=redis, and, whenever set, batch jobs and recent items (keep it persistent: docs/operations.md)"},
+		{Setting: Setting{"PORTAL_REDIS_URL", "redis-url", "", "Redis server, e.g. redis://127.0.0.1:6379/0: sessions with PORTAL_SESSION_STORE=redis, and, whenever set, batch jobs, recent items, the work index and the people directory (keep it persistent: docs/operations.md)"},
 			apply: func(c *Config, raw string) error {
 				if raw == "" {
 					return nil

@@ -87,7 +87,7 @@ func (h *Handler) documentsVM(tr *i18n.Translator, ref quoteRef, quote *apiclien
 			ContentType: a.ContentType,
 			Size:        a.Size,
 			SizeText:    formatBytes(a.Size).In(tr),
-			CreatedAt:   timeText(tr, a.CreatedAt),
+			CreatedAt:   a.CreatedAt,
 			SHA256:      a.SHA256,
 			DownloadURL: ref.attachmentURL(a.AttachmentID),
 		})

@@ -128,8 +128,7 @@ func auditVM(tr *i18n.Translator, quoteID int64, audit *apiclient.ValidationAudi
 		who := names.Actor(tr, e.Actor)
 		entry := contracts.AuditEntryVM{
 			ID:             string(e.EntryID),
-			At:             timestampText(tr, e.At),
-			AtISO:          timeISO(e.At),
+			At:             e.At,
 			Actor:          who.Name,
 			ActorLogin:     who.Login,
 			Action:         e.Action,

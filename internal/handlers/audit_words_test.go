@@ -233,6 +233,12 @@ func TestAuditTimesInThePersonsZone(t *testing.T) {
 		if got := doc.Find(`[data-testid="audit-zone"]`).Text(); !strings.Contains(got, want.String()) {
 			t.Errorf("%s: the zone is named %q, want %s", zone, got, want)
 		}
+		if got := doc.Find(`[data-testid="audit-zone"] [data-tz-name]`).Text(); got != want.String() {
+			t.Errorf("%s: the zone's name app.js can rewrite is %q, want %s", zone, got, want)
+		}
+		if got := doc.Find("html").AttrOr("data-tz", ""); got != want.String() {
+			t.Errorf("%s: the page says it was rendered in %q, want %s", zone, got, want)
+		}
 		entry := doc.Find(`[data-testid="audit-entry"] time`).First()
 		at, err := time.Parse(time.RFC3339, entry.AttrOr("datetime", ""))
 		if err != nil {

@@ -191,7 +191,7 @@ func worklistPicks(tr *i18n.Translator, items []recent.Item, picked map[string]b
 func worklistRowVM(tr *i18n.Translator, r worklist.Row) backoffice.WorklistRow {
 	who := r.Who(tr)
 	row := backoffice.WorklistRow{QuoteID: strconv.FormatInt(r.QuoteID, 10), AuditURL: auditURL(r.QuoteID), Customer: worklistCustomer(tr, r),
-		When: timestampText(tr, r.At), WhenISO: timeISO(r.At), Who: who.Name, WhoLogin: who.Login, Action: r.Action, ActionLabel: contracts.ActionLabel(tr, r.Action)}
+		When: r.At, Who: who.Name, WhoLogin: who.Login, Action: r.Action, ActionLabel: contracts.ActionLabel(tr, r.Action)}
 	if auditwords.ShowSummary(r.Action, len(r.Changes)) {
 		row.Summary = r.Summary
 	}

@@ -55,7 +55,7 @@ func (h *Handler) renderBatchNew(c *gin.Context, status int, vm backoffice.Batch
 			continue
 		}
 		counts := j.Counts()
-		vm.Batches = append(vm.Batches, backoffice.BatchSummary{URL: batchPath(j.ID), Created: tr(c).DateTime(j.CreatedAt),
+		vm.Batches = append(vm.Batches, backoffice.BatchSummary{URL: batchPath(j.ID), Created: j.CreatedAt,
 			Status: batchStatusText(tr(c), j), Counts: t(c, "batch.list.counts", counts.Done, counts.Failed, counts.Left, counts.Total)})
 	}
 	// Batches the user's own index still names but the store lost: listed as such, never dropped

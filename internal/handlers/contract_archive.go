@@ -80,8 +80,8 @@ func (h *Handler) archiveContract(c *gin.Context) {
 	if archive.ArchiveID == "" {
 		archive.ArchiveID = string(result.ArchiveID)
 	}
-	if archive.ArchivedAt == "" {
-		archive.ArchivedAt = timeText(tr(c), result.ArchivedAt)
+	if archive.ArchivedAt.IsZero() {
+		archive.ArchivedAt = result.ArchivedAt
 	}
 	signature := signatureVM(tr(c), contract)
 	signature.OOB = true

@@ -377,31 +377,6 @@ func (s *startLimit) release() {
 	s.cancel()
 }
 
-// timeText formats a time of the v2 API for people in tr's language (UTC, zone shown); "" for
-// the zero time.
-func timeText(tr *i18n.Translator, t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return tr.DateTime(t)
-}
-
-// timestampText is a time to the second, in the reader's language and time zone (audits).
-func timestampText(tr *i18n.Translator, t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return tr.Timestamp(t)
-}
-
-// timeISO is the machine-readable form for <time datetime>.
-func timeISO(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
 // wantsInline reports whether a PDF is asked for the portal's inline preview (?inline=1).
 func wantsInline(c *gin.Context) bool {
 	return c.Query("inline") == "1"

@@ -80,7 +80,7 @@ func contractVM(tr *i18n.Translator, contract *apiclient.Contract) contracts.Con
 		Details: []components.KV{
 			{Key: tr.T("contract.field.number"), Value: contractNumberOf(contract)},
 			{Key: tr.T("contract.field.id"), Value: strconv.Itoa(int(contract.ContractID))},
-			{Key: tr.T("contract.field.created"), Value: timeText(tr, contract.CreatedAt)},
+			{Key: tr.T("contract.field.created"), At: contract.CreatedAt},
 			{Key: tr.T("contract.field.customer"), Value: customer},
 			{Key: tr.T("contract.field.quote"), Value: strconv.FormatInt(contract.QuoteID, 10)},
 			{Key: tr.T("contract.field.configurator"), Value: strconv.Itoa(int(contract.CPQID))},
@@ -116,7 +116,7 @@ func archiveVM(tr *i18n.Translator, contract *apiclient.Contract) contracts.Arch
 		Number:     contractNumberOf(contract),
 		Archived:   isArchived(contract),
 		ArchiveID:  string(contract.Archive.ArchiveID),
-		ArchivedAt: timeText(tr, contract.Archive.ArchivedAt),
+		ArchivedAt: contract.Archive.ArchivedAt,
 	}
 }
 

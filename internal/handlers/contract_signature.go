@@ -62,12 +62,12 @@ func signatureVMWith(tr *i18n.Translator, contract *apiclient.Contract, form sig
 	for _, sr := range contract.SignatureRequests {
 		row := contracts.SignatureRow{
 			ID: string(sr.SignatureRequestID), Email: sr.Email, SignerName: sr.SignerName, Message: sr.Message,
-			Status: sr.Status, SentAt: timeText(tr, sr.SentAt), RemovedAt: timeText(tr, sr.RemovedAt),
+			Status: sr.Status, SentAt: sr.SentAt, RemovedAt: sr.RemovedAt,
 		}
 		vm.Requests = append(vm.Requests, row)
 	}
 	if active, ok := contract.ActiveSignatureRequest(); ok {
-		vm.Active = &contracts.SignatureRow{Email: active.Email, SignerName: active.SignerName, SentAt: timeText(tr, active.SentAt)}
+		vm.Active = &contracts.SignatureRow{Email: active.Email, SignerName: active.SignerName, SentAt: active.SentAt}
 	}
 	return vm
 }

@@ -116,8 +116,8 @@ func (h *Handler) customerDetailVM(c *gin.Context, cust *apiclient.Customer, cpq
 		{Key: tr.T("customer.form.address"), Value: orDash(formatAddress(cust.Address))},
 		{Key: tr.T("customer.form.configurators"), Value: orDash(strings.Join(vm.Configurators, ", "))},
 		{Key: tr.T("customer.field.version"), Value: strconv.FormatInt(cust.Version, 10)},
-		{Key: tr.T("customer.profiles.col.created"), Value: orDash(formatCustomerTime(tr, cust.CreatedAt))},
-		{Key: tr.T("customers.col.updated"), Value: orDash(formatCustomerTime(tr, cust.UpdatedAt))},
+		{Key: tr.T("customer.profiles.col.created"), Value: orDash(""), At: cust.CreatedAt},
+		{Key: tr.T("customers.col.updated"), Value: orDash(""), At: cust.UpdatedAt},
 	}
 	if attrs := bytes.TrimSpace(cust.Attributes); len(attrs) > 0 && !bytes.Equal(attrs, []byte("null")) && !bytes.Equal(attrs, []byte("{}")) {
 		vm.Attributes = cust.Attributes
@@ -177,7 +177,7 @@ func profilesVM(tr *i18n.Translator, cust *apiclient.Customer, form customers.Pr
 		}
 		vm.Profiles = append(vm.Profiles, customers.ProfileVM{
 			ID: p.ProfileID, Type: p.ProfileType, ContactName: p.ContactName, Email: p.Email, Phone: p.Phone,
-			Created:    formatCustomerTime(tr, p.CreatedAt),
+			Created:    p.CreatedAt,
 			DeleteHref: fmt.Sprintf("/customers/%d/profiles/%d/delete", cust.ID, p.ProfileID),
 			Confirm:    confirm,
 		})

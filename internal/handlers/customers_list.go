@@ -356,7 +356,7 @@ func customerRowVM(tr *i18n.Translator, r customercache.Row, source string) cust
 	}
 	return customers.RowVM{
 		ID: r.ID, Name: r.Name, TaxID: r.TaxID, Email: r.Email, Segment: r.Segment, City: city,
-		Owners: r.Owners, Updated: formatCustomerTime(tr, r.UpdatedAt), Source: source,
+		Owners: r.Owners, Updated: r.UpdatedAt, Source: source,
 		Href: customerHref(r.ID),
 	}
 }
@@ -364,13 +364,4 @@ func customerRowVM(tr *i18n.Translator, r customercache.Row, source string) cust
 // customerHref is the detail page of a customer.
 func customerHref(id int32) string {
 	return "/customers/" + strconv.FormatInt(int64(id), 10)
-}
-
-// formatCustomerTime writes a time of the v2 API in the person's language, in UTC with the zone
-// shown ("25 Nov 2026, 14:03 UTC").
-func formatCustomerTime(tr *i18n.Translator, t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return tr.DateTime(t)
 }

@@ -73,7 +73,7 @@ func recentTotals(t apiclient.Totals) *recent.Totals {
 func recentRows(tr *i18n.Translator, items []recent.Item) []components.RecentRow {
 	rows := make([]components.RecentRow, 0, len(items))
 	for _, it := range items {
-		row := components.RecentRow{Customer: it.Customer, Total: it.Total, Status: it.Status, When: tr.DateTime(it.At),
+		row := components.RecentRow{Customer: it.Customer, Total: it.Total, Status: it.Status, When: it.At,
 			QuoteID: it.QuoteID}
 		if row.Customer == "" {
 			row.Customer = tr.T("worklist.customer_fallback", strconv.FormatInt(int64(it.CustomerID), 10))

@@ -3,7 +3,6 @@ package handlers
 import (
 	"net/http"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -39,22 +38,14 @@ func (h *Handler) showSessions(c *gin.Context) {
 	for _, s := range list {
 		vm.Sessions = append(vm.Sessions, pages.SessionRow{
 			Handle:   s.Handle,
-			Started:  formatSessionTime(tr, s.CreatedAt),
-			LastSeen: formatSessionTime(tr, s.LastSeen),
+			Started:  s.CreatedAt,
+			LastSeen: s.LastSeen,
 			Browser:  browserOf(tr, s.UserAgent),
 			IP:       s.ClientIP,
 			Current:  s.Current,
 		})
 	}
 	h.renderPage(c, http.StatusOK, tr.T("sessions.title"), layout.SectionNone, pages.SessionsPage(vm))
-}
-
-// formatSessionTime writes a session's time in the person's language, in UTC with the zone shown.
-func formatSessionTime(tr *i18n.Translator, t time.Time) string {
-	if t.IsZero() {
-		return tr.T("common.unknown")
-	}
-	return tr.DateTime(t)
 }
 
 // browserOf names the browser and system of a User-Agent in a few words ("Chrome on Linux"); an

@@ -237,7 +237,7 @@ func (h *Handler) contractBanner(c *gin.Context, q *apiclient.Quote) (templ.Comp
 	if h.work != nil {
 		if row, ok := h.work.Lookup(c.Request.Context(), h.viewer(c), workindex.KindContract, int64(q.Contract.ContractID)); ok {
 			stage = workindex.StageOfQuote(true, row.Stage)
-			vm.AsOf = trl.DateTime(row.SeenAt)
+			vm.AsOf = row.SeenAt
 		}
 	}
 	vm.StageLabel, vm.StageLevel = stageLabel(trl, stage), stageLevel(stage)

@@ -273,11 +273,9 @@ func workRowVM(trl *i18n.Translator, r workindex.Row) work.RowVM {
 		ID: strconv.FormatInt(r.ID(), 10), Customer: r.Customer, CustomerHref: customerHref(r.CustomerID),
 		Configurator: r.Configurator, Stage: string(r.Stage), StageLabel: stageLabel(trl, r.Stage), StageLevel: stageLevel(r.Stage),
 		OneOff: trl.Money(r.OneOffCents, "EUR"), Monthly: trl.Money(r.MonthlyCents, "EUR"),
-		ChangedBy: r.ChangedByName, AsOf: trl.DateTime(r.SeenAt), Number: r.ContractNumber,
+		ChangedBy: r.ChangedByName, AsOf: r.SeenAt, Number: r.ContractNumber,
 	}
-	if !r.ChangedAt.IsZero() {
-		vm.Changed = trl.DateTime(r.ChangedAt)
-	}
+	vm.Changed = r.ChangedAt
 	if vm.Customer == "" {
 		vm.Customer = trl.T("worklist.customer_fallback", strconv.Itoa(int(r.CustomerID)))
 	}

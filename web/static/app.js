@@ -1211,15 +1211,37 @@ var portalWhenQuiet = (function () {
 // ---- Time zone (issue 26, docs/i18n.md) ----
 // The server shows times in the person's time zone: the browser's own, kept in the portal_tz
 // cookie (a preference like the language; the server checks it against the time zone database
-// and falls back to UTC). Written only when it changes; pages rendered before it show UTC.
+// and falls back to UTC), and names the zone it used on <html data-tz>. A page rendered in another
+// zone (the first one, before the cookie existed; or after a journey) gets its times, each a
+// <time datetime="UTC" data-t="m|s">, written here in the browser's zone, as will the regions
+// htmx swaps into it. English as the server writes it: day, month, year (en-GB).
 (function () {
   "use strict";
-  var zone;
+  var zone, root = document.documentElement, formats = {};
   try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (e) { return; }
   if (!zone || !/^[A-Za-z0-9_+\/-]{1,64}$/.test(zone)) return;
   var kept = document.cookie.match(/(?:^|;\s*)portal_tz=([^;]*)/);
-  if (kept && kept[1] === zone) return;
-  document.cookie = "portal_tz=" + zone + "; path=/; max-age=31536000; samesite=lax" +
-    (window.location.protocol === "https:" ? "; secure" : "");
+  if (!kept || kept[1] !== zone) {
+    document.cookie = "portal_tz=" + zone + "; path=/; max-age=31536000; samesite=lax" +
+      (window.location.protocol === "https:" ? "; secure" : "");
+  }
+  if (!root.hasAttribute("data-tz") || root.getAttribute("data-tz") === zone) return;
+  function show(scope) {
+    scope.querySelectorAll("time[data-t]").forEach(function (el) {
+      var at = new Date(el.getAttribute("datetime")), detail = el.getAttribute("data-t");
+      if (isNaN(at)) return;
+      try {
+        formats[detail] = formats[detail] || new Intl.DateTimeFormat(root.lang === "en" ? "en-GB" : root.lang || undefined, {
+          timeZone: zone, timeZoneName: "short", day: "numeric", month: "short", year: "numeric",
+          hour: "2-digit", minute: "2-digit", second: detail === "s" ? "2-digit" : undefined, hourCycle: "h23"
+        });
+      } catch (e) { return; }
+      el.textContent = formats[detail].format(at);
+    });
+    scope.querySelectorAll("[data-tz-name]").forEach(function (el) { el.textContent = zone; });
+  }
+  root.setAttribute("data-tz", zone);
+  show(document);
+  document.addEventListener("htmx:load", function (event) { show(event.target); });
 })();
 // ---- end time zone ----

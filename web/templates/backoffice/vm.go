@@ -5,6 +5,7 @@ package backoffice
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
@@ -26,7 +27,7 @@ type BatchNewVM struct {
 // BatchSummary is one of the user's batches in the list.
 type BatchSummary struct {
 	URL     string
-	Created string
+	Created time.Time
 	Status  string
 	Counts  string
 	// Lost is a batch the user's index names whose record the state store no longer has.
@@ -132,8 +133,7 @@ type WorklistRow struct {
 	QuoteID  string
 	AuditURL string
 	Customer string
-	When     string
-	WhenISO  string
+	When     time.Time // shown to the second
 	// Who is the person in words (their name where the portal knows it); WhoLogin is the actor as
 	// the v2 API wrote it when Who says something else ("" otherwise).
 	Who      string

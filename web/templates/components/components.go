@@ -9,6 +9,7 @@ package components
 import (
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/a-h/templ"
 )
@@ -165,7 +166,8 @@ func SummaryFrom(fields ...Field) []FieldError {
 // KV is one entry of a KeyValues list.
 type KV struct {
 	Key   string
-	Value string
+	Value string    // shown when At is the zero time
+	At    time.Time // an instant, shown as DateTime
 }
 
 // Pager is the view model of Pagination. Build it with NewPager.
@@ -236,6 +238,19 @@ type RecentRow struct {
 	Customer string
 	Total    string
 	Status   string
-	When     string
+	When     time.Time
 	QuoteID  int64
 }
+
+// TimeMark stands for a time inside a sentence while it is translated, so TimeSentence can render
+// that part as a <time> element app.js can show in the browser's time zone.
+const TimeMark = "\x00time\x00"
+
+// ZoneMark stands for a time zone's name inside a sentence while it is translated, so
+// ZoneSentence can render it as an element app.js can rename when it shows the page's times in
+// the browser's zone.
+const ZoneMark = "\x00zone\x00"
+
+// ISOTime is the machine-readable form of at for <time datetime>: RFC 3339 in UTC, whatever zone
+// the page is shown in, so app.js reads the same instant in every zone.
+func ISOTime(at time.Time) string { return at.UTC().Format(time.RFC3339) }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/a-h/templ"
@@ -320,9 +321,54 @@ func TestSmallComponents(t *testing.T) {
 		t.Errorf("badge: class=%q text=%q", b.AttrOr("class", ""), b.Text())
 	}
 
-	kv, kvHTML := render(t, KeyValues([]KV{{"Tax id", "IT01234567890"}, {"Name", xss}}))
+	kv, kvHTML := render(t, KeyValues([]KV{{Key: "Tax id", Value: "IT01234567890"}, {Key: "Name", Value: xss}}))
 	if kv.Find("dt").Length() != 2 || kv.Find("dd").Last().Text() != xss {
 		t.Errorf("key/values: %s", kvHTML)
 	}
 	noScript(t, kv, kvHTML)
+}
+
+// TestTimes: a time is a <time> whose datetime is RFC 3339 in UTC whatever zone it is shown in,
+// whose data-t says the detail app.js keeps (minutes, seconds), and whose text is the instant in
+// the translator's zone with the zone named; the zero time shows nothing.
+func TestTimes(t *testing.T) {
+	t.Parallel()
+	rome, err := time.LoadLocation("Europe/Rome")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 25, 14, 3, 9, 500, rome) // 13:03:09 UTC
+	for _, tc := range []struct {
+		c          templ.Component
+		detail     string
+		text, zone string
+	}{
+		{DateTime(at), "m", "25 Nov 2026, 13:03 UTC", ""},
+		{Timestamp(at), "s", "25 Nov 2026, 13:03:09 UTC", ""},
+		{TimeSentence("Batch of "+TimeMark+"!", at), "m", "Batch of 25 Nov 2026, 13:03 UTC!", ""},
+		{ZoneSentence("Times in "+ZoneMark+".", "Europe/Rome"), "", "Times in Europe/Rome.", "Europe/Rome"},
+	} {
+		doc, html := render(t, tc.c)
+		if got := strings.Join(strings.Fields(doc.Text()), " "); got != tc.text {
+			t.Errorf("text %q, want %q: %s", got, tc.text, html)
+		}
+		if tc.detail != "" {
+			el := doc.Find("time")
+			if el.AttrOr("datetime", "") != "2026-11-25T13:03:09Z" || el.AttrOr("data-t", "") != tc.detail {
+				t.Errorf("want <time datetime=\"2026-11-25T13:03:09Z\" data-t=%q>: %s", tc.detail, html)
+			}
+		}
+		if got := doc.Find("[data-tz-name]").Text(); got != tc.zone {
+			t.Errorf("zone name %q, want %q: %s", got, tc.zone, html)
+		}
+	}
+	for _, c := range []templ.Component{DateTime(time.Time{}), Timestamp(time.Time{})} {
+		if _, html := render(t, c); html != "" {
+			t.Errorf("the zero time shows %q", html)
+		}
+	}
+	kv, html := render(t, KeyValues([]KV{{Key: "Created", Value: "—", At: at}, {Key: "Updated", Value: "—"}}))
+	if kv.Find("dd time[data-t]").Length() != 1 || kv.Find("dd").Last().Text() != "—" {
+		t.Errorf("key/values with times: %s", html)
+	}
 }

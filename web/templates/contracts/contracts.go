@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
@@ -67,7 +68,7 @@ type AttachmentRow struct {
 	ContentType string
 	Size        int64
 	SizeText    string
-	CreatedAt   string
+	CreatedAt   time.Time
 	SHA256      string
 	DownloadURL string
 }
@@ -175,8 +176,8 @@ type SignatureRow struct {
 	SignerName string
 	Message    string
 	Status     string
-	SentAt     string
-	RemovedAt  string
+	SentAt     time.Time
+	RemovedAt  time.Time
 }
 
 // ArchiveVM is the archive region of a contract.
@@ -185,7 +186,7 @@ type ArchiveVM struct {
 	Number     string
 	Archived   bool
 	ArchiveID  string
-	ArchivedAt string
+	ArchivedAt time.Time
 	// JustArchived is set in the answer to "Archive".
 	JustArchived bool
 	// OOB renders the region as an htmx out-of-band swap (with a live notice: a colleague archived it).
@@ -284,9 +285,8 @@ type AuditVM struct {
 
 // AuditEntryVM is one entry of the audit timeline.
 type AuditEntryVM struct {
-	ID    string
-	At    string
-	AtISO string
+	ID string
+	At time.Time // shown to the second (components.Timestamp)
 	// Actor is the person in words (their name where the portal knows it); ActorLogin is the actor
 	// as the v2 API wrote it when Actor says something else ("" otherwise).
 	Actor       string

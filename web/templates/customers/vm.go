@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/a-h/templ"
 
@@ -108,7 +109,7 @@ type RowVM struct {
 	Segment string
 	City    string
 	Owners  string
-	Updated string
+	Updated time.Time // zero when unknown
 	Source  string
 	Href    string
 }
@@ -304,7 +305,7 @@ type ProfileVM struct {
 	ContactName string
 	Email       string
 	Phone       string
-	Created     string
+	Created     time.Time
 	DeleteHref  string
 	// Confirm is the question asked before deleting.
 	Confirm string

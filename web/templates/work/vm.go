@@ -5,6 +5,8 @@
 package work
 
 import (
+	"time"
+
 	"github.com/cpqportal/portal/web/templates/components"
 )
 
@@ -71,9 +73,10 @@ type RowVM struct {
 	StageLabel             string
 	StageLevel             components.BadgeLevel
 	OneOff, Monthly        string
-	ChangedBy, Changed     string
+	ChangedBy              string
+	Changed                time.Time // zero when unknown
 	// AsOf is when the row was last read from the v2 API.
-	AsOf string
+	AsOf time.Time
 	// ContractLabel and ContractHref: a quote's contract.
 	ContractLabel, ContractHref string
 }
@@ -93,8 +96,8 @@ type BannerVM struct {
 	Number, Href string
 	StageLabel   string
 	StageLevel   components.BadgeLevel
-	// AsOf is when the stage was read.
-	AsOf string
+	// AsOf is when the stage was read (zero: not known).
+	AsOf time.Time
 	// Warning says what a change does to the contract at this stage; Confirm is the question asked
 	// before every change.
 	Warning, Confirm string
