@@ -96,7 +96,7 @@ var knownAddressFields = []string{"street", "city", "postalCode", "country"}
 func (h *Handler) customerDetailVM(c *gin.Context, cust *apiclient.Customer, cpqNames map[int32]string) customers.DetailVM {
 	tr := tr(c)
 	vm := customers.DetailVM{
-		ID: cust.ID, Name: cust.Name, Status: cust.Status, Segment: cust.Segment,
+		ID: cust.ID, Name: cust.Name, Status: cust.Status, StatusLabel: customerStatusLabel(tr, cust.Status), Segment: cust.Segment,
 		StartQuoteHref: startQuoteHref(cust),
 		EditHref:       customerHref(cust.ID) + "/edit",
 		Owners:         h.ownersVM(c, cust),
@@ -109,8 +109,8 @@ func (h *Handler) customerDetailVM(c *gin.Context, cust *apiclient.Customer, cpq
 		{Key: tr.T("customer.field.number"), Value: strconv.FormatInt(int64(cust.ID), 10)},
 		{Key: tr.T("customer.field.name"), Value: cust.Name},
 		{Key: tr.T("customer.field.tax_id"), Value: cust.TaxID},
-		{Key: tr.T("customer.field.segment"), Value: cust.Segment},
-		{Key: tr.T("customer.field.status"), Value: cust.Status},
+		{Key: tr.T("customer.field.segment"), Value: orDash(segmentLabel(tr, cust.Segment))},
+		{Key: tr.T("customer.field.status"), Value: orDash(customerStatusLabel(tr, cust.Status))},
 		{Key: tr.T("customer.field.email"), Value: orDash(cust.Email)},
 		{Key: tr.T("customer.field.phone"), Value: orDash(cust.Phone)},
 		{Key: tr.T("customer.form.address"), Value: orDash(formatAddress(cust.Address))},
@@ -185,9 +185,11 @@ func profilesVM(tr *i18n.Translator, cust *apiclient.Customer, form customers.Pr
 	return vm
 }
 
+// configuratorName is a product catalogue by its name, by its number only when the name is not
+// known.
 func configuratorName(tr *i18n.Translator, id int32, names map[int32]string) string {
 	if name := names[id]; name != "" {
-		return fmt.Sprintf("%s (%d)", name, id)
+		return name
 	}
 	return tr.T("customer.configurator_id", strconv.FormatInt(int64(id), 10))
 }

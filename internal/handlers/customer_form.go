@@ -409,6 +409,21 @@ func segmentLabel(tr *i18n.Translator, segment string) string {
 	return segment
 }
 
+// customerStatusLabel is a customer's status in the reader's words: ACTIVE (the one status A8
+// names) as a word; a status the portal does not know as its code in plain case ("ON_HOLD" is
+// "On hold"), never as a code.
+func customerStatusLabel(tr *i18n.Translator, status string) string {
+	if status == "ACTIVE" {
+		return tr.T("customer.status.active")
+	}
+	words := strings.ToLower(strings.ReplaceAll(status, "_", " "))
+	if words == "" {
+		return ""
+	}
+	r, size := utf8.DecodeRuneInString(words)
+	return string(unicode.ToUpper(r)) + words[size:]
+}
+
 // formValue is the value an input shows.
 func (f customerForm) formValue(name string) string {
 	switch name {

@@ -355,7 +355,7 @@ func customerRowVM(tr *i18n.Translator, r customercache.Row, source string) cust
 		city += r.Country
 	}
 	return customers.RowVM{
-		ID: r.ID, Name: r.Name, TaxID: r.TaxID, Email: r.Email, Segment: r.Segment, City: city,
+		ID: r.ID, Name: r.Name, TaxID: r.TaxID, Email: r.Email, Segment: segmentLabel(tr, r.Segment), City: city,
 		Owners: r.Owners, Updated: r.UpdatedAt, Source: source,
 		Href: customerHref(r.ID),
 	}

@@ -1106,7 +1106,7 @@ func DetailPage(vm DetailVM) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if vm.Status != "" {
-			templ_7745c5c3_Err = components.Badge(statusBadge(vm.Status), vm.Status).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = components.Badge(statusBadge(vm.Status), vm.StatusLabel).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -178,11 +178,13 @@ func statusBadge(status string) components.BadgeLevel {
 // DetailVM is the customer detail page.
 type DetailVM struct {
 	// Work is the customer's quotes and contracts from the work index (nil: off).
-	Work    templ.Component
-	ID      int32
-	Name    string
-	Status  string
-	Segment string
+	Work   templ.Component
+	ID     int32
+	Name   string
+	Status string
+	// StatusLabel is the status in the reader's words.
+	StatusLabel string
+	Segment     string
 	// Summary lists the known fields (A8) in reading order.
 	Summary []components.KV
 	// Configurators are the customer's configurators, named when the list is available.
