@@ -83,7 +83,7 @@ func contractVM(tr *i18n.Translator, contract *apiclient.Contract) contracts.Con
 			{Key: tr.T("contract.field.created"), At: contract.CreatedAt},
 			{Key: tr.T("contract.field.customer"), Value: customer},
 			{Key: tr.T("contract.field.quote"), Value: strconv.FormatInt(contract.QuoteID, 10)},
-			{Key: tr.T("contract.field.configurator"), Value: strconv.Itoa(int(contract.CPQID))},
+			{Key: tr.T("contract.field.configurator"), Value: tr.T("customer.configurator_id", strconv.Itoa(int(contract.CPQID)))},
 			{Key: tr.T("contract.field.one_off"), Value: money(tr, contract.Totals.NetActivation)},
 			{Key: tr.T("contract.field.recurring"), Value: money(tr, contract.Totals.NetRecurring)},
 		},
@@ -147,17 +147,24 @@ func (h *Handler) showContract(c *gin.Context) {
 }
 
 // nameConfigurator shows the contract's configurator by its name when the user's configurator
-// names are already at hand (configuratorCache); otherwise its number stays (issue 26: no extra
-// v2 call for a label).
+// names are already at hand (configuratorCache); otherwise its numbered word stays ("Product
+// catalogue 3"; issue 26: no extra v2 call for a label).
 func (h *Handler) nameConfigurator(c *gin.Context, contract *apiclient.Contract, vm *contracts.ContractVM) {
-	names, ok := h.configurators.get(customerCacheKey(c))
-	if !ok || names[contract.CPQID] == "" {
+	names, _ := h.configurators.get(customerCacheKey(c))
+	nameConfiguratorFrom(tr(c), contract, names, vm)
+}
+
+// nameConfiguratorFrom names the contract's configurator in vm's details from names (id to name,
+// may be nil: the numbered word stays).
+func nameConfiguratorFrom(tr *i18n.Translator, contract *apiclient.Contract, names map[int32]string, vm *contracts.ContractVM) {
+	name := names[contract.CPQID]
+	if name == "" {
 		return
 	}
-	key := t(c, "contract.field.configurator")
+	key := tr.T("contract.field.configurator")
 	for i := range vm.Details {
 		if vm.Details[i].Key == key {
-			vm.Details[i].Value = names[contract.CPQID]
+			vm.Details[i].Value = name
 		}
 	}
 }

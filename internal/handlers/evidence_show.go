@@ -27,11 +27,15 @@ func (h *Handler) showEvidence(c *gin.Context) {
 		return
 	}
 	base := contractPath(contractID) + "/evidence"
+	names := h.auditNames(c, ev.contract.QuoteID, ev.audit.CustomerID)
 	vm := contracts.EvidenceVM{
 		Contract: contractVM(tr(c), ev.contract),
-		Audit:    auditVM(tr(c), ev.contract.QuoteID, ev.audit, h.auditNames(c, ev.contract.QuoteID, ev.audit.CustomerID)),
+		Audit:    auditVM(tr(c), ev.contract.QuoteID, ev.audit, names),
 		ZipURL:   base + ".zip",
 	}
+	// The audit's names came with the user's catalogue names, so the catalogue is named here
+	// without a call of its own.
+	nameConfiguratorFrom(tr(c), ev.contract, names.Configurators, &vm.Contract)
 	for _, a := range ev.artifacts {
 		digest, size, err := h.hashArtifact(ctx, a)
 		if err != nil {

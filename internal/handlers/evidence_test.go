@@ -81,6 +81,25 @@ func TestEvidencePageAndZip(t *testing.T) {
 		t.Fatalf("evidence page: %d %s", page.StatusCode, page.body)
 	}
 	doc := parseHTML(t, page.body)
+	catalogues, err := e.api.CPQ.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var catalogue string
+	for _, cfg := range catalogues {
+		if cfg.ID == contract.CPQID {
+			catalogue = cfg.Name
+		}
+	}
+	var shownCatalogue string
+	doc.Find(`dl.kv dt`).Each(func(_ int, dt *goquery.Selection) {
+		if strings.TrimSpace(dt.Text()) == "Product catalogue" {
+			shownCatalogue = strings.TrimSpace(dt.Next().Text())
+		}
+	})
+	if catalogue == "" || shownCatalogue != catalogue {
+		t.Errorf("the evidence names the product catalogue %q, want its name %q", shownCatalogue, catalogue)
+	}
 	shown := map[string]string{}
 	doc.Find(`[data-testid="artifacts"] tr[data-artifact]`).Each(func(_ int, row *goquery.Selection) {
 		shown[row.AttrOr("data-file-name", "")] = strings.TrimSpace(row.Find(`[data-testid="artifact-sha256"]`).Text())
