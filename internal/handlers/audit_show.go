@@ -95,9 +95,15 @@ func (h *Handler) showAudit(c *gin.Context) {
 		return
 	}
 	var names *auditwords.Names
-	if hinted && hint.CustomerID == audit.CustomerID {
+	switch cpqIDs := h.cachedCatalogues(c, audit.CustomerID); {
+	case hinted && hint.CustomerID == audit.CustomerID:
 		names, _ = namesOf()
-	} else {
+	case len(cpqIDs) > 0:
+		// A quote the index has not seen, of a customer in the user's cached list: the list says
+		// which catalogues to look in, so the customer and the quote are read side by side (two
+		// round trips with the audit, not three).
+		names, _ = h.worklistSource(c).NamesAmong(ctx, quoteID, audit.CustomerID, cpqIDs)
+	default:
 		names = h.auditNames(c, quoteID, audit.CustomerID)
 	}
 	vm := auditVM(tr(c), quoteID, audit, names)
@@ -154,6 +160,21 @@ func auditVM(tr *i18n.Translator, quoteID int64, audit *apiclient.ValidationAudi
 func (h *Handler) auditNames(c *gin.Context, quoteID int64, customerID int32) *auditwords.Names {
 	names, _ := h.worklistSource(c).Names(h.apiContext(c), quoteID, customerID)
 	return names
+}
+
+// cachedCatalogues are the configurators of customerID as the user's cached customer list holds
+// them (nil when it is not cached or does not have the customer): a hint of where to read the
+// quote, never data to show.
+func (h *Handler) cachedCatalogues(c *gin.Context, customerID int32) []int32 {
+	snap, ok := h.customers.Peek(customerCacheKey(c))
+	if !ok {
+		return nil
+	}
+	row, ok := snap.Lookup(customerID)
+	if !ok {
+		return nil
+	}
+	return row.CPQIDs
 }
 
 // quoteWhereabouts is the customer and configurator of a quote as the work index last saw them

@@ -441,3 +441,34 @@ func changedFirst(s string) string {
 	}
 	return "A" + s[1:]
 }
+
+// TestAuditPageOfAnUnseenQuoteRoundTrips: the audit page of a quote the portal never saw (a
+// seeded quote), of a customer in the user's cached list: the list says which catalogues to look
+// in, so the customer and the quote are read side by side after the audit: 2 round trips, not 3.
+func TestAuditPageOfAnUnseenQuoteRoundTrips(t *testing.T) {
+	t.Parallel()
+	p, sim := newSlowPortal(t)
+	u := newQuoteUser(t, p, sim)
+	quoteMust(t, "customer list", u.get("/customers", false), http.StatusOK)
+	mark := u.mark()
+	page := u.get("/audits/900002", false) // customer 2's seeded quote, in catalogue 2
+	doc := quoteMust(t, "audit page", page, http.StatusOK)
+	reqs := u.requests(mark)
+	if got := roundTripsOf(reqs); got > 2 {
+		t.Errorf("the audit page of an unseen quote took %d round trips (%v), want 2", got, quoteEndpoints(reqs))
+	}
+	eps := quoteEndpoints(reqs)
+	var quoteReads int
+	for _, ep := range eps {
+		if ep == "cpq.toflist" {
+			quoteReads++
+		}
+	}
+	if !slices.Contains(eps, "contracts.audit") || !slices.Contains(eps, "customers.get") || quoteReads == 0 || quoteReads > 3 {
+		t.Errorf("the audit page called %v, want the audit, then the customer and the quote in at most 3 catalogues", eps)
+	}
+	text := doc.Find("main").Text()
+	if !strings.Contains(text, "Fibre 1 Gbps") || strings.Contains(text, "cart no.") {
+		t.Errorf("the audit does not name the quote's cart by its product: %.500q", text)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auditwords"
@@ -89,6 +90,39 @@ func (v V2) NamesAt(ctx context.Context, quoteID int64, customerID, cpqID int32)
 	quote := <-quoteRead
 	if quote != nil {
 		names.AddQuote(quote)
+	}
+	if err != nil {
+		return names, ""
+	}
+	names.AddCustomer(customer)
+	return names, customer.Name
+}
+
+// NamesAmong is Names when the customer's configurators are known beforehand (the user's cached
+// customer list has the customer): the customer and the quote document in each of the first
+// maxQuoteReads of cpqIDs are read side by side, one round trip instead of two or more; the first
+// configurator in cpqIDs' order that has the quote names it. A configurator that does not have
+// the quote answers 404 and teaches nothing, as when Names tries them in turn.
+func (v V2) NamesAmong(ctx context.Context, quoteID int64, customerID int32, cpqIDs []int32) (*auditwords.Names, string) {
+	names := &auditwords.Names{Configurators: v.Configurators, People: v.People}
+	names.AddPerson(v.ViewerName, v.ViewerEmail)
+	cpqIDs = cpqIDs[:min(len(cpqIDs), maxQuoteReads)]
+	quotes := make([]*apiclient.Quote, len(cpqIDs))
+	var wg sync.WaitGroup
+	for i, cpqID := range cpqIDs {
+		wg.Go(func() {
+			if quote, err := v.API.CPQ.TOFList(ctx, cpqID, customerID, quoteID); err == nil {
+				quotes[i] = quote
+			}
+		})
+	}
+	customer, err := v.API.Customers.Get(ctx, customerID)
+	wg.Wait()
+	for _, quote := range quotes {
+		if quote != nil {
+			names.AddQuote(quote)
+			break
+		}
 	}
 	if err != nil {
 		return names, ""
