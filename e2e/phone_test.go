@@ -107,6 +107,9 @@ func TestPhoneItalianTargetsAndMenus(t *testing.T) {
 		visit(t, page, p.path, p.ready)
 		check(t, suite.expect.Locator(page.Locator("html")).ToHaveAttribute("lang", "it"), p.name+" in Italian")
 		phoneCheckTargets(t, page, p.name)
+		// The sections scroll sideways on a phone: the current one is in view (on the worklist it is
+		// the last, past the screen's edge without app.js).
+		phoneCheckInside(t, page, `.site-nav a[aria-current="page"]`, "the current section of "+p.name)
 		if i == 0 {
 			// The header's language menu: inside the screen, with options a finger can hit.
 			check(t, page.Locator(`[data-testid="language-menu"] summary`).Click(), "open the language menu")
