@@ -84,7 +84,7 @@ func (h *Handler) showAudit(c *gin.Context) {
 	if hinted {
 		source := h.worklistSource(c)
 		namesOf = later(func() (*auditwords.Names, error) {
-			names, _ := source.NamesAt(ctx, quoteID, hint.CustomerID, hint.CPQID)
+			names, _ := source.NamesAmong(ctx, quoteID, hint.CustomerID, []int32{hint.CPQID})
 			return names, nil
 		})
 		defer namesOf() //nolint:errcheck // waited for on every path; the result is read below

@@ -214,26 +214,19 @@ func (d *Directory) Record(ctx context.Context, p Person) error {
 		return fmt.Errorf("people: record %q: %w: %w", p.key(), ErrUnavailable, err)
 	}
 	gen := written.Gen
-	if err := d.store.Update(ctx, genKey, d.opts.Keep, func(old []byte) ([]byte, error) {
-		var gens []uint64
-		if old != nil {
-			_ = json.Unmarshal(old, &gens)
-		}
-		if len(gens) != numShards {
-			gens = make([]uint64, numShards)
-		}
-		if gens[n] >= gen {
-			return nil, store.ErrSkip
-		}
-		gens[n] = gen
-		return json.Marshal(gens)
-	}); err != nil {
+	if err := d.generations().Raise(ctx, n, gen); err != nil {
 		// The shard is written; other replicas see it at the next sign-in of that shard.
 		d.install(n, written)
 		return fmt.Errorf("people: record generations: %w", err)
 	}
 	d.install(n, written)
 	return nil
+}
+
+// generations is the vector of the shards' generations (store.Generations), kept as long as
+// the people.
+func (d *Directory) generations() store.Generations {
+	return store.Generations{Store: d.store, Key: genKey, Shards: numShards, TTL: d.opts.Keep}
 }
 
 // install replaces shard n of the projection with doc, unless the projection holds a newer
@@ -303,16 +296,10 @@ func (d *Directory) refresh(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
 	defer cancel()
-	raw, err := d.store.Get(ctx, genKey)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	gens, err := d.generations().Read(ctx)
+	if err != nil {
 		d.markDown()
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	gens := make([]uint64, numShards)
-	if raw != nil {
-		if json.Unmarshal(raw, &gens) != nil || len(gens) != numShards {
-			gens = make([]uint64, numShards)
-		}
 	}
 	var docs [numShards]*shardDoc
 	var failed error

@@ -1,5 +1,6 @@
-// Package store keeps the portal's own state that outlives a request (batch jobs, recent items)
-// behind one small key/value interface with two implementations: Bolt, a file in the data
+// Package store keeps the portal's own state that outlives a request (batch jobs, recent items, the
+// work index and the people directory with their generations, Generations) behind one small
+// key/value interface with two implementations: Bolt, a file in the data
 // directory (the default, one replica), and Redis (several replicas share it).
 //
 // Values are opaque bytes (the callers encode JSON). Update is the one way to change a value

@@ -445,25 +445,18 @@ func (ix *Index) update(ctx context.Context, k rowKey, fn func(r *Row, exists bo
 		return nil
 	}
 	gen := written.Gen
-	if err := ix.store.Update(ctx, genKey, 0, func(old []byte) ([]byte, error) {
-		var gens []uint64
-		if old != nil {
-			_ = json.Unmarshal(old, &gens)
-		}
-		if len(gens) != numShards {
-			gens = make([]uint64, numShards)
-		}
-		if gens[n] >= gen {
-			return nil, store.ErrSkip
-		}
-		gens[n] = gen
-		return json.Marshal(gens)
-	}); err != nil {
+	if err := ix.generations().Raise(ctx, n, gen); err != nil {
 		// The shard is written; other replicas see it at the next write of that shard.
 		return fmt.Errorf("workindex: write generations: %w", err)
 	}
 	ix.install(n, written)
 	return nil
+}
+
+// generations is the vector of the shards' generations (store.Generations); it never expires,
+// like the shards.
+func (ix *Index) generations() store.Generations {
+	return store.Generations{Store: ix.store, Key: genKey, Shards: numShards}
 }
 
 // evict keeps at most perShard rows of kind, dropping those seen longest ago.
@@ -534,17 +527,10 @@ func (ix *Index) refresh(ctx context.Context, force bool) error {
 	if ix.storeDown() {
 		return fmt.Errorf("%w: the store failed a moment ago", ErrUnavailable)
 	}
-	raw, err := ix.store.Get(ctx, genKey)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	gens, err := ix.generations().Read(ctx)
+	if err != nil {
 		ix.markDown()
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	gens := make([]uint64, numShards)
-	if raw != nil {
-		_ = json.Unmarshal(raw, &gens)
-		if len(gens) != numShards {
-			gens = make([]uint64, numShards)
-		}
 	}
 	for n := range numShards {
 		ix.mu.RLock()

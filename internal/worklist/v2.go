@@ -72,37 +72,13 @@ func (v V2) Names(ctx context.Context, quoteID int64, customerID int32) (*auditw
 	return names, customer.Name
 }
 
-// NamesAt is Names when the quote's configurator is known beforehand (the portal's work index
-// saw the quote): the customer and the quote document are read side by side, one round trip
-// instead of two. Both reads go with the caller's token; a failed read only leaves its names out.
-func (v V2) NamesAt(ctx context.Context, quoteID int64, customerID, cpqID int32) (*auditwords.Names, string) {
-	names := &auditwords.Names{Configurators: v.Configurators, People: v.People}
-	names.AddPerson(v.ViewerName, v.ViewerEmail)
-	quoteRead := make(chan *apiclient.Quote, 1)
-	go func() {
-		quote, err := v.API.CPQ.TOFList(ctx, cpqID, customerID, quoteID)
-		if err != nil {
-			quote = nil
-		}
-		quoteRead <- quote
-	}()
-	customer, err := v.API.Customers.Get(ctx, customerID)
-	quote := <-quoteRead
-	if quote != nil {
-		names.AddQuote(quote)
-	}
-	if err != nil {
-		return names, ""
-	}
-	names.AddCustomer(customer)
-	return names, customer.Name
-}
-
-// NamesAmong is Names when the customer's configurators are known beforehand (the user's cached
-// customer list has the customer): the customer and the quote document in each of the first
-// maxQuoteReads of cpqIDs are read side by side, one round trip instead of two or more; the first
-// configurator in cpqIDs' order that has the quote names it. A configurator that does not have
-// the quote answers 404 and teaches nothing, as when Names tries them in turn.
+// NamesAmong is Names when the configurators the quote may be in are known beforehand: the one
+// the portal's work index saw the quote in, or the customer's as the user's cached customer list
+// holds them. The customer and the quote document in each of the first maxQuoteReads of cpqIDs
+// are read side by side, one round trip instead of two or more; the first configurator in
+// cpqIDs' order that has the quote names it. A configurator that does not have the quote answers
+// 404 and teaches nothing, as when Names tries them in turn. Every read goes with the caller's
+// token; a failed read only leaves its names out.
 func (v V2) NamesAmong(ctx context.Context, quoteID int64, customerID int32, cpqIDs []int32) (*auditwords.Names, string) {
 	names := &auditwords.Names{Configurators: v.Configurators, People: v.People}
 	names.AddPerson(v.ViewerName, v.ViewerEmail)
