@@ -76,18 +76,18 @@ lint: ## gofmt, go vet, staticcheck, govulncheck (notice only when its database 
 
 # unit is hermetic: the conformance package inside it runs against the in-process simulator even
 # when V2_API_URL is set in the environment (that is what `make conformance` is for).
-unit: deps ## Unit and package tests of every module (race detector on auth, session, handlers; redis-server and Dex installed when missing); not e2e
+unit: deps ## Unit and package tests of every module on a throwaway PostgreSQL (race detector on auth, session, handlers; postgresql, redis-server and Dex installed when missing); not e2e
 	@unset V2_API_URL V2_API_TOKEN; \
 	pkgs=$$(go list ./... | grep -v '/e2e$$'); \
 	race=$$(grep -E '$(RACE_PKGS_RE)' <<<"$$pkgs" || true); \
 	rest=$$(grep -vE '$(RACE_PKGS_RE)' <<<"$$pkgs" || true); \
 	echo "unit: go test -count=1 (all but e2e)"; \
-	go test -count=1 $$rest; \
-	if [ -n "$$race" ]; then echo "unit: go test -count=1 -race" $$race; go test -count=1 -race $$race; fi
+	scripts/with-postgres.sh go test -count=1 $$rest; \
+	if [ -n "$$race" ]; then echo "unit: go test -count=1 -race" $$race; scripts/with-postgres.sh go test -count=1 -race $$race; fi
 	@for m in $(SUBMODULES); do echo "unit: go test -count=1 ($$m)"; (cd "$$m" && go test -count=1 ./...); done
 
 e2e: deps ## Browser tests (Chromium; installs what is missing); `make e2e V2_API_URL=http://host:port` runs them against that v2 API
-	E2E_V2_API_URL="$(V2_API_URL)" go test -count=1 -timeout 15m -skip Soak ./e2e/...
+	E2E_V2_API_URL="$(V2_API_URL)" scripts/with-postgres.sh go test -count=1 -timeout 15m -skip Soak ./e2e/...
 
 conformance: ## v2 conformance suite; `make conformance V2_API_URL=... V2_API_TOKEN=...` checks a real deployment
 	@V2_API_URL="$(V2_API_URL)" V2_API_TOKEN="$(V2_API_TOKEN)" go test -count=1 ./conformance/...

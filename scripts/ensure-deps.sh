@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ensure-deps.sh installs what `make test` needs beyond Go, and only what is missing:
 #   - Debian packages: chromium (browser tests), redis-server (redis session store tests),
+#     postgresql (the state database's tests on PostgreSQL: a throwaway cluster, scripts/with-postgres.sh),
 #     nodejs + npm (to fetch and run the Playwright driver);
 #   - the Playwright driver that playwright-go pins, assembled from npm's playwright-core
 #     into .cache/pw-driver (or $PLAYWRIGHT_DRIVER_PATH); Playwright's own CDN is not used;
@@ -21,6 +22,7 @@ chromium=${E2E_CHROMIUM:-/usr/bin/chromium}
 missing=()
 [ -x "$chromium" ] || missing+=(chromium)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 
@@ -35,7 +37,7 @@ if ((${#missing[@]})); then
   # apt's chromium lands in /usr/bin; a custom E2E_CHROMIUM that is still missing is the caller's to fix.
   [ -x "$chromium" ] || die "chromium is not at $chromium after installing it (E2E_CHROMIUM?)"
 fi
-say "chromium, redis-server, node, npm: present"
+say "chromium, redis-server, postgresql, node, npm: present"
 
 # --- Playwright driver -------------------------------------------------------------------
 # playwright-go pins the Playwright version it speaks (const playwrightCliVersion in run.go);

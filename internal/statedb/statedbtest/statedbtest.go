@@ -1,0 +1,229 @@
+// Package statedbtest gives tests a fresh state database on each engine: SQLite in a temporary
+// directory, and PostgreSQL in a fresh database of the cluster named by PORTAL_TEST_POSTGRES_URL
+// (make unit and make e2e start a throwaway one: scripts/with-postgres.sh) or, when that is
+// unset, of a throwaway cluster the test starts itself from Debian's postgresql package.
+package statedbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cpqportal/portal/internal/statedb"
+)
+
+// EnvPostgresURL names a PostgreSQL server whose superuser URL tests may create databases with.
+const EnvPostgresURL = "PORTAL_TEST_POSTGRES_URL"
+
+// Each runs fn once per engine, as the subtests "sqlite" and "postgres", each on a fresh database.
+func Each(t *testing.T, fn func(t *testing.T, db *statedb.DB)) {
+	t.Helper()
+	t.Run(string(statedb.SQLite), func(t *testing.T) { fn(t, SQLite(t)) })
+	t.Run(string(statedb.Postgres), func(t *testing.T) { fn(t, Postgres(t)) })
+}
+
+// SQLite opens a fresh SQLite state database in a temporary directory, closed at the end of t.
+func SQLite(t testing.TB) *statedb.DB {
+	t.Helper()
+	return open(t, statedb.Options{Dir: t.TempDir()})
+}
+
+// Postgres opens a fresh PostgreSQL state database, closed (and dropped) at the end of t.
+func Postgres(t testing.TB) *statedb.DB {
+	t.Helper()
+	return open(t, statedb.Options{URL: PostgresURL(t)})
+}
+
+// PostgresURL creates a fresh, empty database and returns its URL (for tests that open it more
+// than once, as replicas do). It is dropped at the end of t.
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	server := os.Getenv(EnvPostgresURL)
+	if server == "" {
+		server = StartCluster(t)
+	}
+	admin, err := sql.Open("pgx", server)
+	if err != nil {
+		t.Fatalf("statedbtest: %v", err)
+	}
+	defer admin.Close()
+	name := "t_" + randomHex(8)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("statedbtest: create database on %s: %v", EnvPostgresURL, err)
+	}
+	t.Cleanup(func() {
+		admin, err := sql.Open("pgx", server)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	u, err := url.Parse(server)
+	if err != nil {
+		t.Fatalf("statedbtest: %s: %v", EnvPostgresURL, err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func open(t testing.TB, opts statedb.Options) *statedb.DB {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	db, err := statedb.Open(ctx, opts)
+	if err != nil {
+		t.Fatalf("statedbtest: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// StartCluster starts a throwaway PostgreSQL cluster (initdb, pg_ctl start) for the rest of t
+// and returns its superuser URL. As root, the server runs as the postgres user, as it must.
+func StartCluster(t testing.TB) string {
+	t.Helper()
+	c, err := NewCluster()
+	if err != nil {
+		t.Fatalf("statedbtest: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	return c.URL
+}
+
+// Cluster is a throwaway PostgreSQL cluster.
+type Cluster struct {
+	URL  string
+	dir  string
+	bin  string
+	port int
+}
+
+// NewCluster initialises and starts a cluster in a temporary directory on a free port.
+func NewCluster() (*Cluster, error) {
+	bin, err := postgresBin()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "portal-pg-")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{dir: dir, bin: bin}
+	if err := c.asServerUser(nil, "chown"); err != nil {
+		return nil, err
+	}
+	if err := c.run(filepath.Join(bin, "initdb"), "-D", filepath.Join(dir, "data"), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("initdb: %w", err)
+	}
+	if err := c.Start(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return c, nil
+}
+
+// Start starts the cluster (again, after Stop or Kill: the data stays), on the port it had.
+func (c *Cluster) Start() error {
+	if c.port == 0 {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		c.port = port
+		c.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	}
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", c.port, c.dir)
+	if err := c.run(filepath.Join(c.bin, "pg_ctl"), "-D", filepath.Join(c.dir, "data"), "-l", filepath.Join(c.dir, "log"), "-w", "-t", "60", "start", "-o", opts); err != nil {
+		log, _ := os.ReadFile(filepath.Join(c.dir, "log"))
+		return fmt.Errorf("pg_ctl start: %w\n%s", err, log)
+	}
+	return nil
+}
+
+// Stop stops the cluster at once (fast shutdown: sessions are cut) and keeps its data.
+func (c *Cluster) Stop() error {
+	return c.run(filepath.Join(c.bin, "pg_ctl"), "-D", filepath.Join(c.dir, "data"), "-m", "fast", "-w", "stop")
+}
+
+// Remove stops the cluster and deletes its files.
+func (c *Cluster) Remove() error {
+	_ = c.Stop()
+	return os.RemoveAll(c.dir)
+}
+
+// run runs a PostgreSQL program as the server's user.
+func (c *Cluster) run(name string, args ...string) error {
+	return c.asServerUser(append([]string{name}, args...), "")
+}
+
+// asServerUser runs argv as the postgres user when this process is root (initdb refuses root),
+// or as this user; with special "chown" it hands the cluster's directory to that user.
+func (c *Cluster) asServerUser(argv []string, special string) error {
+	root := os.Geteuid() == 0
+	if special == "chown" {
+		if !root {
+			return nil
+		}
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			return fmt.Errorf("the postgres user is missing (apt-get install postgresql): %w", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		return os.Chown(c.dir, uid, gid)
+	}
+	if root {
+		argv = append([]string{"runuser", "-u", "postgres", "--"}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = c.dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %w: %s", argv, err, out)
+	}
+	return nil
+}
+
+// postgresBin finds the server's programs (Debian keeps them out of PATH).
+func postgresBin() (string, error) {
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(matches) > 0 {
+		return filepath.Dir(matches[len(matches)-1]), nil
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	return "", fmt.Errorf("PostgreSQL is not installed (apt-get install postgresql, or make deps), and %s is unset", EnvPostgresURL)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
