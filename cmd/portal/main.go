@@ -43,6 +43,7 @@ import (
 	"github.com/cpqportal/portal/internal/people"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/telemetry"
 	"github.com/cpqportal/portal/internal/v2sim"
@@ -231,6 +232,7 @@ type portal struct {
 	api     *apiclient.Client
 	store   interface{ Close() error } // the session store
 	state   store.Store                // batch jobs and recent items
+	db      *statedb.DB                // the state database (internal/statedb)
 	jobs    *jobs.Manager
 }
 
@@ -241,6 +243,9 @@ func (p *portal) close() {
 	}
 	if p.state != nil {
 		_ = p.state.Close()
+	}
+	if p.db != nil {
+		_ = p.db.Close()
 	}
 	if p.auth != nil {
 		p.auth.Close()
@@ -335,6 +340,11 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		return fail(err)
 	}
 	p.state = state
+	db, err := openStateDB(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	p.db = db
 	// Batch tokens are sealed with keys derived from the session keys (rotated with them).
 	sealer, err := session.NewSealer(cfg.SessionKeys, "batch token")
 	if err != nil {
@@ -462,6 +472,23 @@ func newStateStore(cfg config.Config) (store.Store, error) {
 		return nil, fmt.Errorf("PORTAL_DATA_DIR: %w", err)
 	}
 	return st, nil
+}
+
+// openStateDB opens the state database (internal/statedb) and applies its migrations: PostgreSQL
+// when PORTAL_DATABASE_URL is set (several replicas share it), else SQLite in
+// <PORTAL_DATA_DIR>/state.
+func openStateDB(cfg config.Config) (*statedb.DB, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	opts := statedb.Options{URL: cfg.DatabaseURL, Dir: filepath.Join(cfg.DataDir, "state")}
+	db, err := statedb.Open(ctx, opts)
+	if err != nil {
+		if cfg.DatabaseURL != "" {
+			return nil, fmt.Errorf("PORTAL_DATABASE_URL: %w", err)
+		}
+		return nil, fmt.Errorf("PORTAL_DATA_DIR: %w", err)
+	}
+	return db, nil
 }
 
 // newLogger returns the process logger: JSON (production) or text (demo), with the request id

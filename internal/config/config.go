@@ -24,6 +24,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -101,6 +102,9 @@ type Config struct {
 	SessionKeys []string
 	// RedisURL is the redis server for the redis session store (redis:// or rediss://).
 	RedisURL string
+	// DatabaseURL is the PostgreSQL database of the portal's state (internal/statedb), shared by
+	// several replicas; empty: SQLite in DataDir/state.
+	DatabaseURL string
 	// SessionIdleTimeout ends a session after this long without a request.
 	SessionIdleTimeout time.Duration
 	// SessionLifetime ends a session this long after sign-in, however active.
@@ -370,6 +374,18 @@ func settings() []setting {
 					return errors.New("must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0")
 				}
 				c.RedisURL = raw
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_DATABASE_URL", "database-url", "", "PostgreSQL database of the portal's state, e.g. postgres://portal:secret@db:5432/portal (several replicas share it); empty: SQLite in PORTAL_DATA_DIR/state (docs/operations.md)"},
+			apply: func(c *Config, raw string) error {
+				if raw == "" {
+					return nil
+				}
+				u, err := url.Parse(raw)
+				if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+					return errors.New("must be a postgres:// URL, e.g. postgres://portal:secret@db:5432/portal")
+				}
+				c.DatabaseURL = raw
 				return nil
 			}},
 		{Setting: Setting{"PORTAL_SESSION_IDLE_TIMEOUT", "session-idle-timeout", "30m", "Sign out after this long without a request"},
@@ -674,6 +690,18 @@ func (c *Config) BindAddr(actual string) {
 	}
 }
 
+// StateDatabase names the state database for logs and banners, without credentials.
+func (c Config) StateDatabase() string {
+	if c.DatabaseURL == "" {
+		return "sqlite in " + filepath.Join(c.DataDir, "state")
+	}
+	u, err := url.Parse(c.DatabaseURL)
+	if err != nil {
+		return "postgres"
+	}
+	return "postgres " + u.Host + u.Path
+}
+
 // V2Simulated reports whether demo mode runs the embedded v2 simulator (no PORTAL_V2_API_URL).
 func (c Config) V2Simulated() bool { return c.Demo && c.V2APIURL == nil }
 
@@ -694,6 +722,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("oidc_scopes", strings.Join(c.OIDCScopes, " ")),
 		slog.String("session_store", c.SessionStore),
 		slog.String("data_dir", c.DataDir),
+		slog.String("state_database", c.StateDatabase()),
 		slog.Int("session_keys", len(c.SessionKeys)),
 		slog.Duration("session_idle_timeout", c.SessionIdleTimeout),
 		slog.Duration("session_lifetime", c.SessionLifetime),
