@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -233,11 +234,27 @@ type portal struct {
 	store   interface{ Close() error } // the session store
 	state   store.Store                // batch jobs and recent items
 	db      *statedb.DB                // the state database (internal/statedb)
-	jobs    *jobs.Manager
+	// stop ends the background work started by background; wg waits for it.
+	stop          context.CancelFunc
+	backgroundCtx context.Context
+	wg            sync.WaitGroup
+	jobs          *jobs.Manager
+}
+
+// background runs fn until the portal closes.
+func (p *portal) background(fn func(ctx context.Context)) {
+	if p.stop == nil {
+		p.backgroundCtx, p.stop = context.WithCancel(context.Background())
+	}
+	p.wg.Go(func() { fn(p.backgroundCtx) })
 }
 
 // close releases the portal's background work and connections.
 func (p *portal) close() {
+	if p.stop != nil {
+		p.stop()
+		p.wg.Wait()
+	}
 	if p.jobs != nil {
 		p.jobs.Close() // after the items in flight; the jobs resume at the next start
 	}
@@ -350,7 +367,10 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	if err != nil {
 		return fail(fmt.Errorf("PORTAL_SESSION_KEYS: %w", err))
 	}
-	work := workindex.New(state, workindex.Options{})
+	work := workindex.New(db, workindex.Options{Retention: cfg.WorkRetention})
+	if cfg.WorkRetention > 0 {
+		p.background(func(ctx context.Context) { purgeWorkIndex(ctx, work, logger) })
+	}
 	directory = people.New(state, people.Options{})
 	jobChanges := watch.NewSignals() // wakes batch progress pages (issue 27)
 	p.jobs = jobs.NewManager(jobs.Options{Store: state, Archiver: indexedArchiver{V2: jobs.V2{API: api}, work: work, logger: logger},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/workindex"
@@ -26,4 +27,24 @@ func (a indexedArchiver) Archive(ctx context.Context, token, number string) (str
 		}
 	}
 	return archiveID, err
+}
+
+// purgeWorkIndex applies PORTAL_WORK_RETENTION once an hour (and at start) until ctx ends.
+func purgeWorkIndex(ctx context.Context, work *workindex.Index, logger *slog.Logger) {
+	ticker := time.NewTicker(time.Hour)
+	defer ticker.Stop()
+	for {
+		n, err := work.Purge(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			logger.Warn("work index: retention not applied", slog.Any("err", err))
+		case n > 0:
+			logger.Info("work index: rows past their retention removed", slog.Int64("rows", n))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
 }

@@ -127,6 +127,9 @@ type Config struct {
 	// WorkStaleAfter: a work-index row last seen longer ago is re-read with the viewer's token
 	// before a list shows it.
 	WorkStaleAfter time.Duration
+	// WorkRetention: work-index rows nobody's token read for this long leave the lists; 0 keeps
+	// every row (the default).
+	WorkRetention time.Duration
 	// ShutdownGrace is how long in-flight requests get to finish on SIGTERM.
 	ShutdownGrace time.Duration
 	// ShutdownDrain is how long, within ShutdownGrace, the portal keeps accepting requests after
@@ -432,6 +435,15 @@ func settings() []setting {
 				c.WorkStaleAfter = d
 				return nil
 			}},
+		{Setting: Setting{"PORTAL_WORK_RETENTION", "work-retention", "0", "Quotes and contracts nobody opened through the portal for this long leave its lists (e.g. 8760h); 0 keeps them all"},
+			apply: func(c *Config, raw string) error {
+				d, err := time.ParseDuration(raw)
+				if err != nil || d < 0 || (d > 0 && d < 24*time.Hour) {
+					return fmt.Errorf("must be 0 (keep every row) or a duration of at least 24h such as 8760h, not %q", raw)
+				}
+				c.WorkRetention = d
+				return nil
+			}},
 		{Setting: Setting{"PORTAL_SHUTDOWN_GRACE", "shutdown-grace", "20s", "Time given to in-flight requests on SIGTERM"},
 			apply: durationInto(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 		{Setting: Setting{"PORTAL_SHUTDOWN_DRAIN", "shutdown-drain", "5s", "On SIGTERM, time /readyz answers 503 while requests are still accepted (part of the grace)"},
@@ -732,6 +744,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("team_roles", c.TeamRoles),
 		slog.Any("backoffice_roles", c.BackofficeRoles),
 		slog.Duration("work_stale_after", c.WorkStaleAfter),
+		slog.Duration("work_retention", c.WorkRetention),
 		slog.Any("trusted_proxies", c.TrustedProxies),
 		slog.String("metrics_addr", c.MetricsAddr),
 		slog.Bool("demo", c.Demo),

@@ -37,5 +37,5 @@ func (h *Handler) deleteAttachment(c *gin.Context) {
 	message := t(c, "attachments.deleted", strconv.Itoa(int(attachmentID)))
 	h.toast(c, components.ToastSuccess, message)
 	announce(c, message)
-	h.render(c, http.StatusOK, contracts.AttachmentList(h.documentsVM(tr(c), ref, quote)))
+	h.render(c, http.StatusOK, contracts.AttachmentList(h.documentsVM(c.Request.Context(), tr(c), ref, quote)))
 }

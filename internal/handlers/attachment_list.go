@@ -61,7 +61,7 @@ func (h *Handler) loadQuote(ctx context.Context, ref quoteRef) (*apiclient.Quote
 }
 
 // documentsVM builds the documents region from the quote document.
-func (h *Handler) documentsVM(tr *i18n.Translator, ref quoteRef, quote *apiclient.Quote) contracts.DocumentsVM {
+func (h *Handler) documentsVM(ctx context.Context, tr *i18n.Translator, ref quoteRef, quote *apiclient.Quote) contracts.DocumentsVM {
 	vm := contracts.DocumentsVM{
 		CPQID:           ref.cpqID,
 		CustomerID:      ref.customerID,
@@ -95,7 +95,7 @@ func (h *Handler) documentsVM(tr *i18n.Translator, ref quoteRef, quote *apiclien
 	if quote.Contract != nil && quote.Contract.ContractID >= 1 {
 		vm.Contract = contractLink(quote.Contract.ContractID, quote.Contract.ContractNumber)
 	}
-	vm.GenerateConfirm = h.generateSummary(tr, ref, quote)
+	vm.GenerateConfirm = h.generateSummary(ctx, tr, ref, quote)
 	return vm
 }
 
@@ -132,7 +132,7 @@ func (h *Handler) showQuoteDocuments(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	vm := h.documentsVM(tr(c), ref, quote)
+	vm := h.documentsVM(c.Request.Context(), tr(c), ref, quote)
 	if isHTMX(c) {
 		h.render(c, http.StatusOK, contracts.DocumentsPartial(vm))
 		return

@@ -182,7 +182,7 @@ func (h *Handler) uploadAttachment(c *gin.Context) {
 	message := t(c, "attachments.uploaded", fileName, formatBytes(body.n))
 	h.toast(c, components.ToastSuccess, message)
 	announce(c, message)
-	h.render(c, http.StatusOK, contracts.AttachmentList(h.documentsVM(tr(c), ref, quote)))
+	h.render(c, http.StatusOK, contracts.AttachmentList(h.documentsVM(c.Request.Context(), tr(c), ref, quote)))
 }
 
 // readUploadFields reads the form up to the file part: the attachment type (checked against the

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -79,7 +80,7 @@ func (h *Handler) showAudit(c *gin.Context) {
 	// seen the quote: the names are then read beside the audit (issue 27: one round trip, not three).
 	// The index only says where to read; everything shown is read with the viewer's own token, and a
 	// hint the audit contradicts is dropped for the ordinary reads after it.
-	hint, hinted := h.quoteWhereabouts(quoteID)
+	hint, hinted := h.quoteWhereabouts(c.Request.Context(), quoteID)
 	var namesOf func() (*auditwords.Names, error)
 	if hinted {
 		source := h.worklistSource(c)
@@ -179,11 +180,11 @@ func (h *Handler) cachedCatalogues(c *gin.Context, customerID int32) []int32 {
 
 // quoteWhereabouts is the customer and configurator of a quote as the work index last saw them
 // (false when it has not seen the quote): a hint of where to read, never data to show.
-func (h *Handler) quoteWhereabouts(quoteID int64) (workindex.Row, bool) {
+func (h *Handler) quoteWhereabouts(ctx context.Context, quoteID int64) (workindex.Row, bool) {
 	if h.work == nil {
 		return workindex.Row{}, false
 	}
-	row, ok := h.work.Peek(workindex.KindQuote, quoteID)
+	row, ok := h.work.Peek(ctx, workindex.KindQuote, quoteID)
 	return row, ok && row.CustomerID > 0 && row.CPQID > 0
 }
 

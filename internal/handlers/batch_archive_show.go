@@ -77,7 +77,7 @@ func (h *Handler) showBatch(c *gin.Context) {
 		return
 	}
 	h.handOverToken(c, job)
-	h.renderPage(c, http.StatusOK, t(c, "batch.title"), layout.SectionContracts, backoffice.BatchPage(h.batchVM(tr(c), job)))
+	h.renderPage(c, http.StatusOK, t(c, "batch.title"), layout.SectionContracts, backoffice.BatchPage(h.batchVM(c, tr(c), job)))
 }
 
 // Progress of a running batch (issue 27): the region asks again as soon as it is shown, with
@@ -107,7 +107,7 @@ func (h *Handler) showBatchProgress(c *gin.Context) {
 		}
 	}
 	c.Header("Cache-Control", "no-store")
-	h.render(c, http.StatusOK, backoffice.BatchProgress(h.batchVM(tr(c), job)))
+	h.render(c, http.StatusOK, backoffice.BatchProgress(h.batchVM(c, tr(c), job)))
 }
 
 // waitForBatchChange returns the job once what its region shows is no longer after, it ended, or
@@ -168,7 +168,7 @@ func batchStatusText(tr *i18n.Translator, j *jobs.Job) string {
 	return tr.T("batch.status.finished")
 }
 
-func (h *Handler) batchVM(tr *i18n.Translator, j *jobs.Job) backoffice.BatchVM {
+func (h *Handler) batchVM(gc *gin.Context, tr *i18n.Translator, j *jobs.Job) backoffice.BatchVM {
 	c := j.Counts()
 	vm := backoffice.BatchVM{
 		ID: j.ID, URL: batchPath(j.ID), Draft: j.Status == jobs.StatusDraft,
@@ -214,7 +214,7 @@ func (h *Handler) batchVM(tr *i18n.Translator, j *jobs.Job) backoffice.BatchVM {
 		vm.Rows = append(vm.Rows, row)
 	}
 	if vm.Draft {
-		h.addIndexedStages(tr, vm.Rows)
+		h.addIndexedStages(gc, tr, j.Items, vm.Rows)
 	}
 	return vm
 }

@@ -56,7 +56,7 @@ func (h *Handler) generateContract(c *gin.Context) {
 		return
 	}
 	h.indexGenerated(c, ref, quote, result)
-	vm := h.documentsVM(tr(c), ref, quote)
+	vm := h.documentsVM(c.Request.Context(), tr(c), ref, quote)
 	vm.Generated = generated
 	if vm.Contract == nil && result.ContractID >= 1 {
 		vm.Contract = contractLink(result.ContractID, result.ContractNumber)

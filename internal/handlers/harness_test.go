@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -28,6 +27,8 @@ import (
 	"github.com/cpqportal/portal/internal/people"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/v2sim"
 	"github.com/cpqportal/portal/internal/watch"
@@ -73,8 +74,8 @@ type portalOptions struct {
 	healthURL  *url.URL
 	// now is the handlers' clock (default time.Now).
 	now func() time.Time
-	// workStore, when set, holds the work index instead of the portal's state store (faults).
-	workStore statestore.Store
+	// workDown: the work index's database does not answer (faults).
+	workDown bool
 }
 
 // testPortal is one running portal with its provider and simulator.
@@ -82,6 +83,7 @@ type testPortal struct {
 	URL    string
 	h      *Handler
 	state  statestore.Store // the raw state store (jobs, recent items)
+	db     *statedb.DB      // the state database
 	sim    *v2sim.Server
 	simURL string
 	logs   *syncBuffer
@@ -172,6 +174,12 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	}
 	t.Cleanup(func() { _ = state.Close() })
 	p.state = state
+	p.db = statedbtest.SQLite(t)
+	workDB := p.db
+	if opts.workDown {
+		workDB = statedbtest.SQLite(t)
+		_ = workDB.Close()
+	}
 	sealer, err := session.NewSealer([]string{strings.Repeat("7e", 32)}, "batch token")
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +194,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
 		Recent:      recent.New(state, nil),
 		Jobs:        jobManager,
-		Work:        workindex.New(cmp.Or[statestore.Store](opts.workStore, state), workindex.Options{}),
+		Work:        workindex.New(workDB, workindex.Options{}),
 		JobChanges:  jobChanges,
 		People:      directory,
 	})

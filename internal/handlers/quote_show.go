@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -30,12 +31,13 @@ func (h *Handler) showQuote(c *gin.Context) {
 
 	// The customer's and configurator's names only label the page: fetched alongside the quote,
 	// and the page is shown without them if they fail.
-	customerName := t(c, "quote.customer.numbered", idText(ref.CustomerID))
-	cpqName := t(c, "quote.configurator.numbered", idText(ref.CPQID))
+	// A placeholder ("Customer 42") labels the page only: the index and the recent items get the
+	// names the v2 API gave, or nothing.
+	var knownCustomer, knownCPQ string
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if cu, err := h.api.Customers.Get(ctx, ref.CustomerID); err == nil {
-			customerName = cu.Name
+			knownCustomer = cu.Name
 		} else {
 			h.log(c).Warn("customer name unavailable", slog.Any("err", err))
 		}
@@ -49,7 +51,7 @@ func (h *Handler) showQuote(c *gin.Context) {
 		}
 		for _, cfg := range cfgs {
 			if cfg.ID == ref.CPQID {
-				cpqName = cfg.Name
+				knownCPQ = cfg.Name
 			}
 		}
 	})
@@ -59,14 +61,16 @@ func (h *Handler) showQuote(c *gin.Context) {
 		h.fail(c, fmt.Errorf("get quote %d (toflist): %w", ref.QuoteID, err))
 		return
 	}
-	h.touchRecent(c, recentQuoteItem(ref, q, customerName))
-	h.indexQuote(c, ref.CPQID, ref.CustomerID, q, customerName, cpqName, workindex.ActOpened)
+	h.touchRecent(c, recentQuoteItem(ref, q, knownCustomer))
+	h.indexQuote(c, ref.CPQID, ref.CustomerID, q, knownCustomer, knownCPQ, workindex.ActOpened)
+	customerName := cmp.Or(knownCustomer, t(c, "quote.customer.numbered", idText(ref.CustomerID)))
+	cpqName := cmp.Or(knownCPQ, t(c, "quote.configurator.numbered", idText(ref.CPQID)))
 	h.changes.ObserveBy(quoteWatchKey(ref), customerCacheKey(c), changeTag(digestOf(q)))
 	vm := quotePageVM(tr(c), ref, q, customerName, cpqName, hasCPQSession(c, cpqKeyOf(ref)))
 	vm.ContractBanner, vm.ChangeConfirm = h.contractBanner(c, q)
 	vm.ChangeScript = h.assets.URL("change-confirm.js")
 	// The documents region comes from the same read of the quote: no second call 10 (issue 27).
-	vm.Documents = contracts.DocumentsPartial(h.documentsVM(tr(c),
+	vm.Documents = contracts.DocumentsPartial(h.documentsVM(c.Request.Context(), tr(c),
 		quoteRef{cpqID: ref.CPQID, customerID: ref.CustomerID, quoteID: ref.QuoteID}, q))
 	h.renderPage(c, http.StatusOK, t(c, "quote.title", idText(ref.QuoteID)), layout.SectionQuotes, quotes.QuotePage(vm))
 }

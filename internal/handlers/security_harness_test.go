@@ -32,6 +32,7 @@ import (
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/session/redistest"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/v2sim"
 	"github.com/cpqportal/portal/internal/workindex"
@@ -205,7 +206,7 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets,
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
 		Recent:      recent.New(state, nil),
-		Work:        workindex.New(state, workindex.Options{}),
+		Work:        workindex.New(statedbtest.SQLite(tb), workindex.Options{}),
 		Jobs:        jobManager,
 		I18n:        bundle,
 	})

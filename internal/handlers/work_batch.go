@@ -86,20 +86,31 @@ func unsentNumbers(j *jobs.Job) (unsent, again []string) {
 }
 
 // addIndexedStages fills the stage of the rows that have none (lines checked before the check
-// kept each contract's stage) from the work index.
-func (h *Handler) addIndexedStages(tr *i18n.Translator, rows []backoffice.BatchItemRow) {
+// kept each contract's stage) from the work index: only lines the check found (never one the v2
+// API refused), and only stages the viewer's own token read within PORTAL_WORK_STALE_AFTER.
+func (h *Handler) addIndexedStages(c *gin.Context, tr *i18n.Translator, items []jobs.Item, rows []backoffice.BatchItemRow) {
+	found := make(map[string]bool, len(items))
+	for _, it := range items {
+		if it.Status != jobs.ItemRejected {
+			found[it.Number] = true
+		}
+	}
 	var numbers []string
 	for _, r := range rows {
-		if r.Stage == "" {
+		if r.Stage == "" && found[r.Number] {
 			numbers = append(numbers, r.Number)
 		}
 	}
 	if h.work == nil || len(numbers) == 0 {
 		return
 	}
-	stages := h.work.ContractStages(numbers)
+	stages, err := h.work.ContractStages(c.Request.Context(), h.viewer(c), numbers, h.cfg.WorkStaleAfter)
+	if err != nil {
+		h.log(c).Warn("work index: stages of a batch unavailable", "err", err)
+		return
+	}
 	for i := range rows {
-		if st, ok := stages[rows[i].Number]; ok && rows[i].Stage == "" {
+		if st, ok := stages[rows[i].Number]; ok && rows[i].Stage == "" && found[rows[i].Number] {
 			rows[i].Stage = stageLabel(tr, st)
 		}
 	}

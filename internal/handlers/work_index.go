@@ -113,32 +113,40 @@ func (h *Handler) forgetForViewer(ctx context.Context, c *gin.Context, v workind
 // maxStaleRereads bounds the rows of one list page re-read from the v2 API; staleRereadWorkers
 // how many at a time (the page never sends more than this many v2 calls at once).
 const (
-	maxStaleRereads    = 10
+	maxStaleRereads    = 25
 	staleRereadWorkers = 4
 )
 
-// refreshRows re-reads, with the viewer's token and in parallel, the rows of a page last seen
-// longer ago than PORTAL_WORK_STALE_AFTER (all of them when force: the list's "Refresh"), at most
-// maxStaleRereads. A row the v2 API answers 403 or 404 for leaves the viewer's lists and the
-// page; the others are updated in place. Other failures keep the row as it was ("as of" says).
-func (h *Handler) refreshRows(c *gin.Context, rows []workindex.Row, force bool) []workindex.Row {
+// refreshRows applies the visibility rule (docs/work-index.md "Visibility"): a row's customer,
+// stage and totals reach the viewer only when their own token read it within
+// PORTAL_WORK_STALE_AFTER, or it is re-read with their token now. So the rows of a page their
+// token has not read that recently (all of them when force: the list's "Refresh") are re-read in
+// parallel, at most maxStaleRereads. A row the v2 API answers 403 or 404 for leaves the viewer's
+// lists and the page; the others are updated in place. A row their token never read and could
+// not be re-read (the bound, a v2 failure) is shown unchecked: its link, nothing else. A row they
+// read before keeps what they saw then, "as of" says when.
+func (h *Handler) refreshRows(c *gin.Context, rows []workindex.Row, force bool) []workRow {
+	out := make([]workRow, len(rows))
+	for i, r := range rows {
+		out[i] = workRow{Row: r, unchecked: r.ViewerSeenAt.IsZero()}
+	}
 	if h.work == nil {
-		return rows
+		return out
 	}
 	ctx := h.apiContext(c)
 	v := h.viewer(c)
 	now := h.now()
 	var stale []int
 	for i, r := range rows {
-		if force || now.Sub(r.SeenAt) > h.cfg.WorkStaleAfter {
-			stale = append(stale, i)
-		}
 		if len(stale) == maxStaleRereads {
 			break
 		}
+		if force || now.Sub(r.ViewerSeenAt) > h.cfg.WorkStaleAfter {
+			stale = append(stale, i)
+		}
 	}
 	if len(stale) == 0 {
-		return rows
+		return out
 	}
 	gone := make([]bool, len(rows))
 	sem := make(chan struct{}, staleRereadWorkers)
@@ -168,19 +176,28 @@ func (h *Handler) refreshRows(c *gin.Context, rows []workindex.Row, force bool) 
 					h.log(c).Warn("work index: quote not refreshed", slog.Any("err", err))
 				}
 			}
+			// Read with the viewer's token just now: shown whatever the index answers next.
+			out[i].unchecked = false
 			if fresh, ok := h.work.Lookup(ctx, v, r.Kind, r.ID()); ok {
-				rows[i] = fresh
+				out[i].Row = fresh
 			}
 		})
 	}
 	wg.Wait()
-	kept := rows[:0]
-	for i, r := range rows {
+	kept := out[:0]
+	for i, r := range out {
 		if !gone[i] {
 			kept = append(kept, r)
 		}
 	}
 	return kept
+}
+
+// workRow is a row of a list page with what the visibility rule allows to show of it.
+type workRow struct {
+	workindex.Row
+	// unchecked: the viewer's token never read it and it could not be re-read for this page.
+	unchecked bool
 }
 
 // indexGenerated records a generated contract and its quote. The service answers with the
@@ -255,10 +272,10 @@ func (h *Handler) contractBanner(c *gin.Context, q *apiclient.Quote) (templ.Comp
 // generateSummary is what "Generate contract" asks to confirm before it creates the legal
 // document: the customer (its name as the work index last saw it, else its number), the carts and
 // the net totals of the quote document just read.
-func (h *Handler) generateSummary(trl *i18n.Translator, ref quoteRef, quote *apiclient.Quote) string {
+func (h *Handler) generateSummary(ctx context.Context, trl *i18n.Translator, ref quoteRef, quote *apiclient.Quote) string {
 	customer := trl.T("worklist.customer_fallback", strconv.Itoa(int(ref.customerID)))
 	if h.work != nil {
-		if row, ok := h.work.Peek(workindex.KindQuote, ref.quoteID); ok && row.Customer != "" {
+		if row, ok := h.work.Peek(ctx, workindex.KindQuote, ref.quoteID); ok && row.Customer != "" {
 			customer = row.Customer
 		}
 	}

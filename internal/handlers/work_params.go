@@ -245,7 +245,7 @@ func (h *Handler) showWorkList(c *gin.Context, spec workListSpec) {
 }
 
 // workResultsVM builds the results region of a list page.
-func workResultsVM(trl *i18n.Translator, current *url.URL, spec workListSpec, page workindex.Page, rows []workindex.Row) work.ResultsVM {
+func workResultsVM(trl *i18n.Translator, current *url.URL, spec workListSpec, page workindex.Page, rows []workRow) work.ResultsVM {
 	base := *current
 	q := base.Query()
 	q.Del("refresh")
@@ -255,7 +255,7 @@ func workResultsVM(trl *i18n.Translator, current *url.URL, spec workListSpec, pa
 	rq.Set("refresh", "1")
 	refresh.RawQuery = rq.Encode()
 	vm := work.ResultsVM{
-		Count:      trl.T("work.count", page.Total),
+		Count:      workCount(trl, page),
 		Pager:      components.NewPager(base, "page", page.Page, page.Pages, "#"+work.ResultsID),
 		RefreshURL: refresh.RequestURI(),
 		Contracts:  spec.kind == workindex.KindContract,
@@ -267,8 +267,29 @@ func workResultsVM(trl *i18n.Translator, current *url.URL, spec workListSpec, pa
 	return vm
 }
 
-// workRowVM is one row in the reader's language.
-func workRowVM(trl *i18n.Translator, r workindex.Row) work.RowVM {
+// workCount is "N found", or "10,000+ found" when the list stopped counting.
+func workCount(trl *i18n.Translator, page workindex.Page) string {
+	if page.Capped {
+		return trl.T("work.count_more", trl.Integer(int64(page.Total)))
+	}
+	return trl.T("work.count", page.Total)
+}
+
+// workRowVM is one row in the reader's language: of an unchecked row (refreshRows), its link only.
+func workRowVM(trl *i18n.Translator, wr workRow) work.RowVM {
+	r := wr.Row
+	if wr.unchecked {
+		vm := work.RowVM{ID: strconv.FormatInt(r.ID(), 10), Unchecked: true, Number: r.ContractNumber}
+		switch r.Kind {
+		case workindex.KindQuote:
+			vm.Label = trl.T("worklist.pick.quote", strconv.FormatInt(r.QuoteID, 10))
+			vm.Href = quotes.Ref{CPQID: r.CPQID, CustomerID: r.CustomerID, QuoteID: r.QuoteID}.URL()
+		case workindex.KindContract:
+			vm.Label = trl.T("contract.title", firstNonEmptyString(r.ContractNumber, "#"+strconv.Itoa(int(r.ContractID))))
+			vm.Href = contractPath(r.ContractID)
+		}
+		return vm
+	}
 	vm := work.RowVM{
 		ID: strconv.FormatInt(r.ID(), 10), Customer: r.Customer, CustomerHref: customerHref(r.CustomerID),
 		Configurator: r.Configurator, Stage: string(r.Stage), StageLabel: stageLabel(trl, r.Stage), StageLevel: stageLevel(r.Stage),

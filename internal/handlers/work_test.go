@@ -239,7 +239,7 @@ func TestWorkStoreUnreachable(t *testing.T) {
 	sim := v2sim.New(v2sim.Options{Customers: 5, Seed: 1})
 	srv := httptest.NewServer(sim)
 	t.Cleanup(func() { srv.Close(); _ = sim.Close() })
-	p := newPortal(t, portalOptions{v2URL: srv.URL, workStore: failingStore{}})
+	p := newPortal(t, portalOptions{v2URL: srv.URL, workDown: true})
 	u := newQuoteUser(t, p, sim)
 	quoteURL := u.createQuote(1, 1, 11, 102, "Store down")
 	doc, _ := u.page(quoteURL)
@@ -258,5 +258,60 @@ func TestWorkStoreUnreachable(t *testing.T) {
 	}
 	if !strings.Contains(p.logs.String(), "work index: quote not recorded") {
 		t.Error("the failed index write was not logged")
+	}
+}
+
+// TestTeamRowsAreCheckedWithTheViewersToken: a team role lists a colleague's contract, but its
+// customer and stage reach the team member only after their own token read it: a re-read that
+// fails shows the row unchecked (link only); one that succeeds shows it, read with their token.
+func TestTeamRowsAreCheckedWithTheViewersToken(t *testing.T) {
+	t.Parallel()
+	var fail atomic.Bool
+	var reads atomic.Int32
+	var contractPath atomic.Value
+	contractPath.Store("")
+	e := newDocsEnv(t, docsOptions{wrap: func(sim http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if p := contractPath.Load().(string); p != "" && r.URL.Path == p {
+				reads.Add(1)
+				if fail.Load() {
+					http.Error(w, `{"code":"UNAVAILABLE","message":"down"}`, http.StatusServiceUnavailable)
+					return
+				}
+			}
+			sim.ServeHTTP(w, r)
+		})
+	}})
+	_, contract := e.newContract(t)
+	id := strconv.Itoa(int(contract.ContractID))
+	quoteMust(t, "contract page", e.p.do(t, e.user, http.MethodGet, "/contracts/"+id, nil, nil), http.StatusOK)
+	contractPath.Store("/v2/contract/" + id)
+
+	lead := e.p.login(t, "backoffice", "backoffice-demo")
+	row := func() *goquery.Selection {
+		doc := quoteMust(t, "contracts list", e.p.do(t, lead, http.MethodGet, "/work/contracts", nil, nil), http.StatusOK)
+		return doc.Find(`[data-testid="work-row"][data-id="` + id + `"]`)
+	}
+	fail.Store(true)
+	unchecked := row()
+	if unchecked.Length() != 1 {
+		t.Fatal("the team's list does not list the colleague's contract")
+	}
+	if unchecked.Find(`[data-testid="work-unchecked"]`).Length() != 1 || unchecked.Find(`[data-testid="work-customer"]`).Length() != 0 ||
+		unchecked.AttrOr("data-stage", "") != "" {
+		t.Errorf("a row the lead's token could not read shows more than its link: %q", unchecked.Text())
+	}
+	if reads.Load() == 0 {
+		t.Error("the row was not re-read with the lead's token")
+	}
+	fail.Store(false)
+	checked := row()
+	if checked.Find(`[data-testid="work-customer"]`).Length() != 1 || checked.AttrOr("data-stage", "") != "generated" {
+		t.Errorf("after a successful read with the lead's token the row is still hidden: %q", checked.Text())
+	}
+	before := reads.Load()
+	row()
+	if reads.Load() != before {
+		t.Error("a row the lead's token read a moment ago was read again")
 	}
 }

@@ -3,18 +3,14 @@ package workindex
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/cpqportal/portal/internal/store"
+	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/statedb"
 )
 
 // Kind says whether a row is a quote or a contract.
@@ -26,33 +22,20 @@ const (
 	KindContract Kind = "contract"
 )
 
-// ErrUnavailable is returned by List when the store cannot be read: the lists say "lists
+// ErrUnavailable is returned by List when the database cannot be read: the lists say "lists
 // unavailable right now", every other action goes on.
 var ErrUnavailable = errors.New("workindex: lists unavailable")
 
-// numShards is how many store keys hold the rows. 64 keeps a shard of 10,000 + 10,000 rows near
-// 300 rows (about 100 KB of JSON), so one write rewrites little and a reload reads few shards.
-const numShards = 64
-
-const (
-	shardKeyPrefix = "workindex/shard/"
-	genKey         = "workindex/gen"
-	// maxOwners and maxDenied bound the people kept per row (the most recent stay).
-	maxOwners = 64
-	maxDenied = 64
-	// seenWriteEvery: opening a row the viewer already owns writes again only after this long
-	// (so reading a page twice costs no store write).
-	seenWriteEvery = time.Minute
-)
+// seenWriteEvery: opening a row the viewer already owns writes again only after this long (so
+// reading a page twice costs no write).
+const seenWriteEvery = time.Minute
 
 // Options tune the index; zero values take the defaults.
 type Options struct {
-	// MaxRows bounds the rows kept per kind (default 100,000); the rows seen longest ago go first.
-	MaxRows int
-	// RefreshEvery is how often a list asks the store whether other replicas wrote (default 1 s).
-	RefreshEvery time.Duration
-	// WriteTimeout bounds each write, so a slow store never holds an action up (default 2 s).
+	// WriteTimeout bounds each write, so a slow database never holds an action up (default 2 s).
 	WriteTimeout time.Duration
+	// Retention: rows not seen for this long leave the index (Purge); 0 keeps every row.
+	Retention time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -63,7 +46,7 @@ type Viewer struct {
 	Subject string
 	// Name is the display name recorded as creator or last changer.
 	Name string
-	// Team: the viewer has a role that sees every row (PORTAL_TEAM_ROLES).
+	// Team: the viewer has a role that lists every row (PORTAL_TEAM_ROLES).
 	Team bool
 }
 
@@ -90,40 +73,38 @@ const (
 	ActChanged
 	// ActCreated: the viewer created it through the portal.
 	ActCreated
-	// ActRefreshed: a background re-read (a stale row on a list, a batch result): the facts are
-	// updated, owners are not.
+	// ActRefreshed: a re-read in the background or for a list (a stale row, a batch result): the
+	// facts are updated and the reader's token is noted as having read it; owners are not.
 	ActRefreshed
 )
 
 // Row is one quote or contract as last seen. Quotes are keyed by quote id, contracts by contract id.
 type Row struct {
-	Kind           Kind   `json:"k"`
-	QuoteID        int64  `json:"q,omitempty"`
-	CPQID          int32  `json:"p,omitempty"`
-	CustomerID     int32  `json:"cu,omitempty"`
-	Customer       string `json:"cn,omitempty"`
-	Configurator   string `json:"cf,omitempty"`
-	ContractID     int32  `json:"c,omitempty"`
-	ContractNumber string `json:"n,omitempty"`
-	Stage          Stage  `json:"s"`
+	Kind           Kind
+	QuoteID        int64
+	CPQID          int32
+	CustomerID     int32
+	Customer       string
+	Configurator   string
+	ContractID     int32
+	ContractNumber string
+	Stage          Stage
 	// OneOffCents and MonthlyCents are the net totals as last seen.
-	OneOffCents  int64 `json:"o"`
-	MonthlyCents int64 `json:"m"`
+	OneOffCents  int64
+	MonthlyCents int64
 	// CreatedBy and ChangedBy are person keys (PersonKey); the names are as they signed in.
-	CreatedBy     string `json:"cb,omitempty"`
-	CreatedByName string `json:"cbn,omitempty"`
-	ChangedBy     string `json:"chb,omitempty"`
-	ChangedByName string `json:"chbn,omitempty"`
-	// Owners are the people who created, changed or opened it (most recent last).
-	Owners []string `json:"ow,omitempty"`
-	// Denied are the people the v2 API answered 403 or 404 for.
-	Denied []string `json:"dn,omitempty"`
+	CreatedBy     string
+	CreatedByName string
+	ChangedBy     string
+	ChangedByName string
 	// ChangedAt is the last change known (through the portal, or the v2 document's own time).
-	ChangedAt time.Time `json:"ca"`
-	// SeenAt is when the portal last read it from the v2 API: the rows's "as of".
-	SeenAt time.Time `json:"sa"`
-
-	lowerCustomer string // for "find" (not stored)
+	ChangedAt time.Time
+	// SeenAt is when the portal last read it from the v2 API: the row's "as of".
+	SeenAt time.Time
+	// ViewerSeenAt is when the viewer's own token last read it (zero: never). A row the viewer
+	// has not read within PORTAL_WORK_STALE_AFTER is re-read with their token before its
+	// customer or totals are shown (docs/work-index.md "Visibility").
+	ViewerSeenAt time.Time
 }
 
 // ID is the row's id: the quote id or the contract id.
@@ -134,113 +115,38 @@ func (r *Row) ID() int64 {
 	return r.QuoteID
 }
 
-// Visible is the visibility rule: nobody sees a row the v2 API refused them (403/404, read with
-// their own token); a team role sees every other row; everyone else sees the rows they created,
-// changed or opened through the portal.
-func (r *Row) Visible(v Viewer) bool { return r.visibleTo(v.Key(), v.Team) }
-
-func (r *Row) visibleTo(key string, team bool) bool {
-	if key == "" || slices.Contains(r.Denied, key) {
-		return false
-	}
-	return team || slices.Contains(r.Owners, key)
-}
-
 // Mine: the viewer created it or changed it last ("My quotes").
-func (r *Row) Mine(v Viewer) bool { return r.mineOf(v.Key()) }
-
-func (r *Row) mineOf(key string) bool {
-	return key != "" && (r.CreatedBy == key || r.ChangedBy == key) && !slices.Contains(r.Denied, key)
+func (r *Row) Mine(v Viewer) bool {
+	key := v.Key()
+	return key != "" && (r.CreatedBy == key || r.ChangedBy == key)
 }
 
 // ValueCents orders rows by value: the one-off total plus a year of the monthly total.
 func (r *Row) ValueCents() int64 { return r.OneOffCents + 12*r.MonthlyCents }
 
-type rowKey struct {
-	kind Kind
-	id   int64
-}
-
-func keyOf(kind Kind, id int64) rowKey { return rowKey{kind, id} }
-
-func shardOf(k rowKey) int {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(k.kind))
-	_, _ = h.Write([]byte(strconv.FormatInt(k.id, 10)))
-	return int(h.Sum32() % numShards)
-}
-
-func shardKey(n int) string { return fmt.Sprintf("%s%02d", shardKeyPrefix, n) }
-
-// shardDoc is one shard as stored.
-type shardDoc struct {
-	Gen  uint64 `json:"gen"`
-	Rows []Row  `json:"rows"`
-}
-
-// Index records sightings and answers lists.
+// Index records sightings and answers lists, in the state database.
 type Index struct {
-	store store.Store
-	opts  Options
-
-	refreshMu sync.Mutex // one refresh at a time
-	mu        sync.RWMutex
-	shards    [numShards]map[rowKey]*Row
-	gens      [numShards]uint64
-	checked   time.Time
-	loaded    bool
-	// downUntil: the store failed; until then reads and writes give up at once instead of waiting
-	// for it again on every page and action.
-	downUntil time.Time
+	db   *statedb.DB
+	opts Options
 }
 
-// storeDownFor is how long the index stops asking a store that failed.
-const storeDownFor = 5 * time.Second
-
-// storeDown reports whether the store failed a moment ago.
-func (ix *Index) storeDown() bool {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	return ix.opts.Now().Before(ix.downUntil)
-}
-
-// markDown notes a store failure.
-func (ix *Index) markDown() {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	ix.downUntil = ix.opts.Now().Add(storeDownFor)
-}
-
-// New returns an index kept in st.
-func New(st store.Store, opts Options) *Index {
-	if opts.MaxRows <= 0 {
-		opts.MaxRows = 100_000
-	}
-	if opts.RefreshEvery <= 0 {
-		opts.RefreshEvery = time.Second
-	}
+// New returns the index kept in db.
+func New(db *statedb.DB, opts Options) *Index {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = 2 * time.Second
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	ix := &Index{store: st, opts: opts}
-	for i := range ix.shards {
-		ix.shards[i] = map[rowKey]*Row{}
-	}
-	return ix
+	return &Index{db: db, opts: opts}
 }
-
-// perShard is the row limit of one shard and kind.
-func (ix *Index) perShard() int { return max(1, ix.opts.MaxRows/numShards) }
 
 // QuoteSighting is what a v2 quote document (call 10 and the answers of every quote action) says.
 type QuoteSighting struct {
 	QuoteID      int64
 	CPQID        int32
 	CustomerID   int32
-	Customer     string // the customer's name, when known
+	Customer     string // the customer's name, when known (never a placeholder)
 	Configurator string // the configurator's name, when known
 	// ContractID and ContractNumber are the quote's contract (0 and "" when it has none).
 	ContractID     int32
@@ -271,25 +177,33 @@ func (ix *Index) ObserveQuote(ctx context.Context, v Viewer, s QuoteSighting, ac
 	if s.QuoteID <= 0 {
 		return fmt.Errorf("workindex: quote without id")
 	}
-	contractStage := Stage("")
-	if s.ContractID > 0 {
-		contractStage = ix.stageOf(keyOf(KindContract, int64(s.ContractID)))
-	}
-	stage := StageOfQuote(s.ContractID > 0 || s.ContractNumber != "", contractStage)
-	return ix.write(ctx, keyOf(KindQuote, s.QuoteID), v, act, true, func(r *Row) bool {
-		changed := r.Stage != stage || r.OneOffCents != s.OneOffCents || r.MonthlyCents != s.MonthlyCents
-		r.QuoteID, r.CPQID, r.CustomerID = s.QuoteID, s.CPQID, s.CustomerID
-		r.Customer = firstNonEmpty(s.Customer, r.Customer)
-		r.Configurator = firstNonEmpty(s.Configurator, r.Configurator)
+	ctx, cancel := ix.writeContext(ctx)
+	defer cancel()
+	return ix.db.Tx(ctx, func(tx *sql.Tx) error {
+		contractStage := Stage("")
 		if s.ContractID > 0 {
-			r.ContractID = s.ContractID
+			old, ok, err := ix.readRow(ctx, tx, KindContract, int64(s.ContractID), "")
+			if err != nil {
+				return err
+			}
+			if ok {
+				contractStage = old.Stage
+			}
 		}
-		r.ContractNumber = firstNonEmpty(s.ContractNumber, r.ContractNumber)
-		r.Stage, r.OneOffCents, r.MonthlyCents = stage, s.OneOffCents, s.MonthlyCents
-		if s.UpdatedAt.After(r.ChangedAt) {
-			r.ChangedAt = s.UpdatedAt.UTC()
-		}
-		return changed
+		stage := StageOfQuote(s.ContractID > 0 || s.ContractNumber != "", contractStage)
+		return ix.write(ctx, tx, KindQuote, s.QuoteID, v, act, true, func(r *Row) {
+			r.QuoteID, r.CPQID, r.CustomerID = s.QuoteID, s.CPQID, s.CustomerID
+			r.Customer = firstNonEmpty(s.Customer, r.Customer)
+			r.Configurator = firstNonEmpty(s.Configurator, r.Configurator)
+			if s.ContractID > 0 {
+				r.ContractID = s.ContractID
+			}
+			r.ContractNumber = firstNonEmpty(s.ContractNumber, r.ContractNumber)
+			r.Stage, r.OneOffCents, r.MonthlyCents = stage, s.OneOffCents, s.MonthlyCents
+			if s.UpdatedAt.After(r.ChangedAt) {
+				r.ChangedAt = s.UpdatedAt.UTC()
+			}
+		})
 	})
 }
 
@@ -300,9 +214,16 @@ func (ix *Index) ObserveContract(ctx context.Context, v Viewer, s ContractSighti
 	if s.ContractID <= 0 {
 		return fmt.Errorf("workindex: contract without id")
 	}
+	ctx, cancel := ix.writeContext(ctx)
+	defer cancel()
+	return ix.db.Tx(ctx, func(tx *sql.Tx) error {
+		return ix.observeContract(ctx, tx, v, s, act)
+	})
+}
+
+func (ix *Index) observeContract(ctx context.Context, tx *sql.Tx, v Viewer, s ContractSighting, act Act) error {
 	stage := StageOfContract(s.Facts)
-	err := ix.write(ctx, keyOf(KindContract, int64(s.ContractID)), v, act, true, func(r *Row) bool {
-		changed := r.Stage != stage || r.OneOffCents != s.OneOffCents || r.MonthlyCents != s.MonthlyCents
+	err := ix.write(ctx, tx, KindContract, int64(s.ContractID), v, act, true, func(r *Row) {
 		r.ContractID, r.QuoteID, r.CPQID, r.CustomerID = s.ContractID, s.QuoteID, s.CPQID, s.CustomerID
 		r.ContractNumber = firstNonEmpty(s.Number, r.ContractNumber)
 		r.Customer = firstNonEmpty(s.Customer, r.Customer)
@@ -310,277 +231,352 @@ func (ix *Index) ObserveContract(ctx context.Context, v Viewer, s ContractSighti
 		if r.ChangedAt.IsZero() && !s.CreatedAt.IsZero() {
 			r.ChangedAt = s.CreatedAt.UTC()
 		}
-		return changed
 	})
 	if err != nil || s.QuoteID <= 0 {
 		return err
 	}
-	quote := keyOf(KindQuote, s.QuoteID)
-	if _, ok := ix.lookup(quote); !ok {
-		return nil
+	// The quote's row follows its contract's stage; the viewer's act concerns the contract, so
+	// nobody is recorded on the quote, and a quote that already follows is left alone.
+	quote, ok, err := ix.readRow(ctx, tx, KindQuote, s.QuoteID, "")
+	if err != nil || !ok || (quote.Stage == stage && quote.ContractID == s.ContractID) {
+		return err
 	}
-	// The quote's row follows its contract's stage; the viewer's act concerns the contract.
-	return ix.write(ctx, quote, v, ActRefreshed, false, func(r *Row) bool {
-		if r.Stage == stage && r.ContractID == s.ContractID {
-			return false
-		}
+	return ix.write(ctx, tx, KindQuote, s.QuoteID, Viewer{}, ActRefreshed, false, func(r *Row) {
 		r.ContractID = s.ContractID
 		r.ContractNumber = firstNonEmpty(s.Number, r.ContractNumber)
 		r.Stage = stage
 		if r.Configurator == "" && s.CPQID != 0 {
 			r.CPQID = s.CPQID
 		}
-		return true
 	})
 }
 
-// Forget removes a row from the viewer's lists: the v2 API answered 403 or 404 for it, read with
+// Forget takes a row out of the viewer's lists: the v2 API answered 403 or 404 for it, read with
 // their token. A later successful read by them gives it back.
 func (ix *Index) Forget(ctx context.Context, v Viewer, kind Kind, id int64) error {
 	key := v.Key()
 	if key == "" {
 		return nil
 	}
-	k := keyOf(kind, id)
-	if r, ok := ix.lookup(k); !ok || slices.Contains(r.Denied, key) {
-		return nil
-	}
-	return ix.update(ctx, k, func(r *Row, exists bool) bool {
-		if !exists {
-			return false
-		}
-		r.Owners = slices.DeleteFunc(r.Owners, func(o string) bool { return o == key })
-		r.Denied = appendBounded(slices.DeleteFunc(r.Denied, func(o string) bool { return o == key }), key, maxDenied)
-		return true
-	})
-}
-
-// write applies a sighting to row k: fill sets the facts and says whether they changed; act
-// decides who is recorded. ownerCreates: the row is made when absent (a quote row followed from
-// its contract is not).
-func (ix *Index) write(ctx context.Context, k rowKey, v Viewer, act Act, create bool, fill func(r *Row) bool) error {
-	now := ix.opts.Now().UTC()
-	key := v.Key()
-	// Nothing new: the viewer owns it, the facts are the same and it was seen a moment ago.
-	if old, ok := ix.lookup(k); ok && (act == ActOpened || act == ActRefreshed) {
-		probe := *old
-		probe.Owners, probe.Denied = slices.Clone(old.Owners), slices.Clone(old.Denied)
-		if !fill(&probe) && probe.Customer == old.Customer && probe.Configurator == old.Configurator &&
-			probe.ContractNumber == old.ContractNumber && now.Sub(old.SeenAt) < seenWriteEvery &&
-			(act == ActRefreshed || key == "" || (slices.Contains(old.Owners, key) && !slices.Contains(old.Denied, key))) {
-			return nil
-		}
-	}
-	return ix.update(ctx, k, func(r *Row, exists bool) bool {
-		if !exists && !create {
-			return false
-		}
-		if fill(r) || act == ActChanged || act == ActCreated {
-			r.ChangedAt = now
-		}
-		r.SeenAt = now
-		if key != "" && act != ActRefreshed {
-			r.Owners = appendBounded(slices.DeleteFunc(r.Owners, func(o string) bool { return o == key }), key, maxOwners)
-			r.Denied = slices.DeleteFunc(r.Denied, func(o string) bool { return o == key })
-		}
-		switch act {
-		case ActCreated:
-			if r.CreatedBy == "" {
-				r.CreatedBy, r.CreatedByName = key, v.Name
-			}
-			r.ChangedBy, r.ChangedByName = key, v.Name
-		case ActChanged:
-			r.ChangedBy, r.ChangedByName = key, v.Name
-		}
-		return true
-	})
-}
-
-// update runs fn on row k inside an atomic Update of its shard, then bumps the shard's
-// generation and installs the shard in this replica's projection.
-func (ix *Index) update(ctx context.Context, k rowKey, fn func(r *Row, exists bool) bool) error {
-	if ix.storeDown() {
-		return fmt.Errorf("workindex: write %s %d: %w (the store failed a moment ago)", k.kind, k.id, ErrUnavailable)
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ix.opts.WriteTimeout)
+	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
-	n := shardOf(k)
-	var written *shardDoc
-	err := ix.store.Update(ctx, shardKey(n), 0, func(old []byte) ([]byte, error) {
-		doc := &shardDoc{}
-		if old != nil {
-			if err := json.Unmarshal(old, doc); err != nil {
-				doc = &shardDoc{} // a damaged shard starts anew rather than blocking every write
-			}
-		}
-		i := slices.IndexFunc(doc.Rows, func(r Row) bool { return r.Kind == k.kind && r.ID() == k.id })
-		row := Row{Kind: k.kind}
-		if i >= 0 {
-			row = doc.Rows[i]
-		}
-		switch k.kind {
-		case KindQuote:
-			row.QuoteID = k.id
-		case KindContract:
-			row.ContractID = int32(k.id)
-		}
-		if !fn(&row, i >= 0) {
-			return nil, store.ErrSkip
-		}
-		if i >= 0 {
-			doc.Rows[i] = row
-		} else {
-			doc.Rows = append(doc.Rows, row)
-		}
-		doc.Rows = ix.evict(doc.Rows, k.kind)
-		doc.Gen++
-		written = doc
-		return json.Marshal(doc)
-	})
+	_, err := ix.db.SQL.ExecContext(ctx, `INSERT INTO work_viewers (person, kind, id, owner, denied, seen_at) VALUES ($1, $2, $3, 0, 1, 0)
+		ON CONFLICT (person, kind, id) DO UPDATE SET owner = 0, denied = 1, seen_at = 0`, key, string(kind), id)
 	if err != nil {
-		ix.markDown()
-		return fmt.Errorf("workindex: write %s %d: %w", k.kind, k.id, err)
+		return fmt.Errorf("workindex: forget %s %d: %w", kind, id, err)
 	}
-	if written == nil {
-		return nil
-	}
-	gen := written.Gen
-	if err := ix.generations().Raise(ctx, n, gen); err != nil {
-		// The shard is written; other replicas see it at the next write of that shard.
-		return fmt.Errorf("workindex: write generations: %w", err)
-	}
-	ix.install(n, written)
 	return nil
 }
 
-// generations is the vector of the shards' generations (store.Generations); it never expires,
-// like the shards.
-func (ix *Index) generations() store.Generations {
-	return store.Generations{Store: ix.store, Key: genKey, Shards: numShards}
+// writeContext bounds a write and detaches it from the request's cancellation: a sighting is
+// recorded even when the person moved on (a list filter typed over), and never waits long.
+func (ix *Index) writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), ix.opts.WriteTimeout)
 }
 
-// evict keeps at most perShard rows of kind, dropping those seen longest ago.
-func (ix *Index) evict(rows []Row, kind Kind) []Row {
-	limit, count := ix.perShard(), 0
-	for i := range rows {
-		if rows[i].Kind == kind {
-			count++
+// viewerEntry is a viewer's record of one row.
+type viewerEntry struct {
+	found, owner, denied bool
+	seenAt               time.Time
+}
+
+// write applies a sighting to a row inside tx: fill sets the facts; act decides who is recorded.
+// create: the row is made when absent (a quote row followed from its contract is not).
+func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v Viewer, act Act, create bool, fill func(r *Row)) error {
+	now := ix.opts.Now().UTC().Truncate(time.Microsecond)
+	key := v.Key()
+	old, exists, err := ix.readRow(ctx, tx, kind, id, "")
+	if err != nil {
+		return err
+	}
+	if !exists && !create {
+		return nil
+	}
+	entry := viewerEntry{}
+	if key != "" {
+		if entry, err = readViewer(ctx, tx, key, kind, id); err != nil {
+			return err
 		}
 	}
-	for count > limit {
-		oldest := -1
-		for i := range rows {
-			if rows[i].Kind == kind && (oldest < 0 || rows[i].SeenAt.Before(rows[oldest].SeenAt)) {
-				oldest = i
-			}
+	r := old
+	if !exists {
+		r = Row{Kind: kind}
+		switch kind {
+		case KindQuote:
+			r.QuoteID = id
+		case KindContract:
+			r.ContractID = int32(id)
 		}
-		rows = slices.Delete(rows, oldest, oldest+1)
-		count--
 	}
-	return rows
+	fill(&r)
+	// A change worth dating: a new row, another stage or other totals (as the v2 document says).
+	dated := !exists || r.Stage != old.Stage || r.OneOffCents != old.OneOffCents || r.MonthlyCents != old.MonthlyCents ||
+		r.ContractID != old.ContractID
+	factsChanged := dated || r.Customer != old.Customer || r.Configurator != old.Configurator || r.ContractNumber != old.ContractNumber ||
+		r.CPQID != old.CPQID || r.CustomerID != old.CustomerID || !r.ChangedAt.Equal(old.ChangedAt)
+	// Nothing new: the facts are the same, the row was seen a moment ago and so was the viewer's read.
+	viewerFresh := key == "" || (entry.found && !entry.denied && now.Sub(entry.seenAt) < seenWriteEvery && (entry.owner || act == ActRefreshed))
+	if (act == ActOpened || act == ActRefreshed) && !factsChanged && now.Sub(old.SeenAt) < seenWriteEvery && viewerFresh {
+		return nil
+	}
+	if dated || act == ActChanged || act == ActCreated {
+		r.ChangedAt = now
+	}
+	r.SeenAt = now
+	switch act {
+	case ActCreated:
+		if r.CreatedBy == "" {
+			r.CreatedBy, r.CreatedByName = key, v.Name
+		}
+		r.ChangedBy, r.ChangedByName = key, v.Name
+	case ActChanged:
+		r.ChangedBy, r.ChangedByName = key, v.Name
+	}
+	if err := upsertRow(ctx, tx, &r); err != nil {
+		return err
+	}
+	if r.Configurator != "" && r.CPQID != 0 && r.Configurator != old.Configurator {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO work_configurators (cpq_id, name) VALUES ($1, $2)
+			ON CONFLICT (cpq_id) DO UPDATE SET name = excluded.name`, r.CPQID, r.Configurator); err != nil {
+			return fmt.Errorf("workindex: write configurator %d: %w", r.CPQID, err)
+		}
+	}
+	if key == "" {
+		return nil
+	}
+	owner := 0
+	if act != ActRefreshed || (entry.found && entry.owner) {
+		owner = 1
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewers (person, kind, id, owner, denied, seen_at) VALUES ($1, $2, $3, $4, 0, $5)
+		ON CONFLICT (person, kind, id) DO UPDATE SET owner = excluded.owner, denied = 0, seen_at = excluded.seen_at`,
+		key, string(kind), id, owner, statedb.Micros(now)); err != nil {
+		return fmt.Errorf("workindex: write viewer of %s %d: %w", kind, id, err)
+	}
+	return nil
 }
 
-// install replaces shard n of the projection with doc, unless the projection already holds a
-// newer generation.
-func (ix *Index) install(n int, doc *shardDoc) {
-	m := make(map[rowKey]*Row, len(doc.Rows))
-	for i := range doc.Rows {
-		r := doc.Rows[i]
-		r.lowerCustomer = strings.ToLower(r.Customer)
-		m[keyOf(r.Kind, r.ID())] = &r
+const rowColumns = `r.kind, r.quote_id, r.cpq_id, r.customer_id, r.customer, r.configurator, r.contract_id, r.contract_number,
+	r.stage, r.one_off_cents, r.monthly_cents, r.created_by, r.created_by_name, r.changed_by, r.changed_by_name, r.changed_at, r.seen_at`
+
+// scanRow reads rowColumns and, when withViewer, the viewer's seen_at after them.
+func scanRow(sc interface{ Scan(...any) error }, withViewer bool) (Row, error) {
+	var r Row
+	var kind, stage string
+	var changedAt, seenAt, viewerSeen int64
+	dest := []any{&kind, &r.QuoteID, &r.CPQID, &r.CustomerID, &r.Customer, &r.Configurator, &r.ContractID, &r.ContractNumber,
+		&stage, &r.OneOffCents, &r.MonthlyCents, &r.CreatedBy, &r.CreatedByName, &r.ChangedBy, &r.ChangedByName, &changedAt, &seenAt}
+	if withViewer {
+		dest = append(dest, &viewerSeen)
 	}
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if doc.Gen < ix.gens[n] {
-		return
+	if err := sc.Scan(dest...); err != nil {
+		return Row{}, err
 	}
-	ix.shards[n], ix.gens[n] = m, doc.Gen
+	r.Kind, r.Stage = Kind(kind), Stage(stage)
+	r.ChangedAt, r.SeenAt, r.ViewerSeenAt = statedb.Time(changedAt), statedb.Time(seenAt), statedb.Time(viewerSeen)
+	return r, nil
 }
 
-// lookup returns row k from this replica's projection (no store read).
-func (ix *Index) lookup(k rowKey) (*Row, bool) {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	r, ok := ix.shards[shardOf(k)][k]
+// readRow reads one row (locked for the transaction on PostgreSQL; SQLite's transactions hold
+// the write lock from their start). suffix is appended to the query.
+func (ix *Index) readRow(ctx context.Context, q querier, kind Kind, id int64, suffix string) (Row, bool, error) {
+	lock := ""
+	if _, ok := q.(*sql.Tx); ok && ix.db.Engine() == statedb.Postgres {
+		lock = " FOR UPDATE"
+	}
+	r, err := scanRow(q.QueryRowContext(ctx, `SELECT `+rowColumns+` FROM work_rows r WHERE r.kind = $1 AND r.id = $2`+suffix+lock, string(kind), id), false)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Row{}, false, nil
+	case err != nil:
+		return Row{}, false, fmt.Errorf("workindex: read %s %d: %w", kind, id, err)
+	}
+	return r, true, nil
+}
+
+func readViewer(ctx context.Context, tx *sql.Tx, key string, kind Kind, id int64) (viewerEntry, error) {
+	var owner, denied int
+	var seen int64
+	err := tx.QueryRowContext(ctx, `SELECT owner, denied, seen_at FROM work_viewers WHERE person = $1 AND kind = $2 AND id = $3`,
+		key, string(kind), id).Scan(&owner, &denied, &seen)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return viewerEntry{}, nil
+	case err != nil:
+		return viewerEntry{}, fmt.Errorf("workindex: read viewer of %s %d: %w", kind, id, err)
+	}
+	return viewerEntry{found: true, owner: owner == 1, denied: denied == 1, seenAt: statedb.Time(seen)}, nil
+}
+
+func upsertRow(ctx context.Context, tx *sql.Tx, r *Row) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO work_rows (kind, id, quote_id, cpq_id, customer_id, customer, customer_folded, configurator,
+		contract_id, contract_number, stage, one_off_cents, monthly_cents, value_cents, created_by, created_by_name, changed_by,
+		changed_by_name, changed_at, seen_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+		ON CONFLICT (kind, id) DO UPDATE SET quote_id = excluded.quote_id, cpq_id = excluded.cpq_id, customer_id = excluded.customer_id,
+		customer = excluded.customer, customer_folded = excluded.customer_folded, configurator = excluded.configurator,
+		contract_id = excluded.contract_id, contract_number = excluded.contract_number, stage = excluded.stage,
+		one_off_cents = excluded.one_off_cents, monthly_cents = excluded.monthly_cents, value_cents = excluded.value_cents,
+		created_by = excluded.created_by, created_by_name = excluded.created_by_name, changed_by = excluded.changed_by,
+		changed_by_name = excluded.changed_by_name, changed_at = excluded.changed_at, seen_at = excluded.seen_at`,
+		string(r.Kind), r.ID(), r.QuoteID, r.CPQID, r.CustomerID, r.Customer, customercache.Fold(r.Customer), r.Configurator,
+		r.ContractID, r.ContractNumber, string(r.Stage), r.OneOffCents, r.MonthlyCents, r.ValueCents(), r.CreatedBy, r.CreatedByName,
+		r.ChangedBy, r.ChangedByName, statedb.Micros(r.ChangedAt), statedb.Micros(r.SeenAt))
+	if err != nil {
+		return fmt.Errorf("workindex: write %s %d: %w", r.Kind, r.ID(), err)
+	}
+	return nil
+}
+
+// querier is what reads run on: the pool or a transaction.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Lookup returns the row of a quote or contract for the viewer; false when absent, not visible
+// to them (Visible) or the database cannot be read.
+func (ix *Index) Lookup(ctx context.Context, v Viewer, kind Kind, id int64) (Row, bool) {
+	key := v.Key()
+	if key == "" {
+		return Row{}, false
+	}
+	r, err := scanRow(ix.db.SQL.QueryRowContext(ctx, `SELECT `+rowColumns+`, COALESCE(w.seen_at, 0) FROM work_rows r
+		LEFT JOIN work_viewers w ON w.person = $3 AND w.kind = r.kind AND w.id = r.id
+		WHERE r.kind = $1 AND r.id = $2 AND COALESCE(w.denied, 0) = 0 AND ($4 = 1 OR w.owner = 1)`,
+		string(kind), id, key, boolInt(v.Team)), true)
+	if err != nil {
+		return Row{}, false
+	}
+	return r, true
+}
+
+// Peek returns a row without a visibility check: for labels of an object the viewer has just
+// read from the v2 API themselves (the customer's name on a quote they have open) and for hints
+// of where to read, never for lists.
+func (ix *Index) Peek(ctx context.Context, kind Kind, id int64) (Row, bool) {
+	r, ok, err := ix.readRow(ctx, ix.db.SQL, kind, id, "")
+	if err != nil {
+		return Row{}, false
+	}
 	return r, ok
 }
 
-func (ix *Index) stageOf(k rowKey) Stage {
-	if r, ok := ix.lookup(k); ok {
-		return r.Stage
-	}
-	return ""
+// MarkArchived records that the contract with this number was archived (a batch archive's
+// result: the v2 archive call succeeded). Only a contract the index already has is changed; the
+// row's owners stay as they were.
+func (ix *Index) MarkArchived(ctx context.Context, number string) error {
+	ctx, cancel := ix.writeContext(ctx)
+	defer cancel()
+	return ix.db.Tx(ctx, func(tx *sql.Tx) error {
+		var id int64
+		err := tx.QueryRowContext(ctx, `SELECT id FROM work_rows WHERE contract_number = $1 AND kind = $2`, number, string(KindContract)).Scan(&id)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil
+		case err != nil:
+			return fmt.Errorf("workindex: find contract %q: %w", number, err)
+		}
+		found, ok, err := ix.readRow(ctx, tx, KindContract, id, "")
+		if err != nil || !ok {
+			return err
+		}
+		return ix.observeContract(ctx, tx, Viewer{}, ContractSighting{ContractID: found.ContractID, Number: number, QuoteID: found.QuoteID,
+			CPQID: found.CPQID, CustomerID: found.CustomerID, Facts: ContractFacts{Status: v2StatusArchived, Archived: true},
+			OneOffCents: found.OneOffCents, MonthlyCents: found.MonthlyCents}, ActRefreshed)
+	})
 }
 
-// refresh brings the projection up to date with the store: the generations first, then only
-// the shards another replica changed. It asks at most once per RefreshEvery unless force.
-func (ix *Index) refresh(ctx context.Context, force bool) error {
-	ix.refreshMu.Lock()
-	defer ix.refreshMu.Unlock()
-	now := ix.opts.Now()
-	ix.mu.RLock()
-	fresh := ix.loaded && now.Sub(ix.checked) < ix.opts.RefreshEvery
-	ix.mu.RUnlock()
-	if fresh && !force {
-		return nil
+// ContractStages returns the stage of each of these contract numbers that the viewer's own token
+// read within fresh, for a page that lists contracts the viewer has just checked themselves:
+// nothing about a contract the v2 API refused them or they never read.
+func (ix *Index) ContractStages(ctx context.Context, v Viewer, numbers []string, fresh time.Duration) (map[string]Stage, error) {
+	out := make(map[string]Stage, len(numbers))
+	key := v.Key()
+	if key == "" || len(numbers) == 0 {
+		return out, nil
 	}
-	if ix.storeDown() {
-		return fmt.Errorf("%w: the store failed a moment ago", ErrUnavailable)
-	}
-	gens, err := ix.generations().Read(ctx)
-	if err != nil {
-		ix.markDown()
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	for n := range numShards {
-		ix.mu.RLock()
-		have := ix.gens[n]
-		ix.mu.RUnlock()
-		if gens[n] <= have && ix.loaded {
-			continue
-		}
-		if gens[n] == 0 {
-			continue
-		}
-		raw, err := ix.store.Get(ctx, shardKey(n))
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
+	since := statedb.Micros(ix.opts.Now().Add(-fresh))
+	for chunk := range chunks(numbers, 200) {
+		args := []any{string(KindContract), key, since}
+		query := `SELECT r.contract_number, r.stage FROM work_rows r JOIN work_viewers w ON w.person = $2 AND w.kind = r.kind AND w.id = r.id
+			WHERE r.kind = $1 AND w.denied = 0 AND w.seen_at >= $3 AND r.contract_number IN (` + placeholders(&args, chunk) + `)`
+		rows, err := ix.db.SQL.QueryContext(ctx, query, args...)
 		if err != nil {
-			ix.markDown()
-			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+			return nil, fmt.Errorf("workindex: contract stages: %w", err)
 		}
-		doc := &shardDoc{}
-		if err := json.Unmarshal(raw, doc); err != nil {
-			continue
+		for rows.Next() {
+			var number, stage string
+			if err := rows.Scan(&number, &stage); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("workindex: contract stages: %w", err)
+			}
+			out[number] = Stage(stage)
 		}
-		ix.install(n, doc)
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("workindex: contract stages: %w", err)
+		}
 	}
-	ix.mu.Lock()
-	ix.loaded, ix.checked = true, now
-	ix.mu.Unlock()
-	return nil
+	return out, nil
 }
 
-// Lookup returns the row of a quote or contract as this replica last knew it (after a refresh
-// when one is due), for the viewer; false when absent or not visible to them.
-func (ix *Index) Lookup(ctx context.Context, v Viewer, kind Kind, id int64) (Row, bool) {
-	if err := ix.refresh(ctx, false); err != nil {
-		return Row{}, false
+// Purge removes the rows not seen for Options.Retention (none when it is 0: rows are kept) and
+// the viewers' records of them; it returns how many rows left.
+func (ix *Index) Purge(ctx context.Context) (int64, error) {
+	if ix.opts.Retention <= 0 {
+		return 0, nil
 	}
-	r, ok := ix.lookup(keyOf(kind, id))
-	if !ok || !r.Visible(v) {
-		return Row{}, false
+	before := statedb.Micros(ix.opts.Now().Add(-ix.opts.Retention))
+	var n int64
+	err := ix.db.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM work_viewers WHERE EXISTS (SELECT 1 FROM work_rows r
+			WHERE r.kind = work_viewers.kind AND r.id = work_viewers.id AND r.seen_at < $1)`, before); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM work_rows WHERE seen_at < $1`, before)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("workindex: purge: %w", err)
 	}
-	return *r, true
+	return n, nil
 }
 
-func appendBounded(list []string, s string, limit int) []string {
-	list = append(list, s)
-	if len(list) > limit {
-		list = slices.Delete(list, 0, len(list)-limit)
+// placeholders appends values to args and returns their placeholders, "$4, $5, ...".
+func placeholders[T any](args *[]any, values []T) string {
+	b := make([]byte, 0, len(values)*5)
+	for i, v := range values {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		*args = append(*args, v)
+		b = fmt.Appendf(b, "$%d", len(*args))
 	}
-	return list
+	return string(b)
+}
+
+func chunks[T any](s []T, n int) func(yield func([]T) bool) {
+	return func(yield func([]T) bool) {
+		for len(s) > 0 {
+			k := min(n, len(s))
+			if !yield(s[:k]) {
+				return
+			}
+			s = s[k:]
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func firstNonEmpty(values ...string) string {
@@ -590,61 +586,4 @@ func firstNonEmpty(values ...string) string {
 		}
 	}
 	return ""
-}
-
-// MarkArchived records that the contract with this number was archived (a batch archive's
-// result: the v2 archive call succeeded). Only a contract the index already has is changed; the
-// row's owners stay as they were.
-func (ix *Index) MarkArchived(ctx context.Context, number string) error {
-	if err := ix.refresh(ctx, false); err != nil {
-		return err
-	}
-	var found *Row
-	ix.mu.RLock()
-	for n := range ix.shards {
-		for _, r := range ix.shards[n] {
-			if r.Kind == KindContract && r.ContractNumber == number {
-				found = r
-				break
-			}
-		}
-	}
-	ix.mu.RUnlock()
-	if found == nil {
-		return nil
-	}
-	return ix.ObserveContract(ctx, Viewer{}, ContractSighting{ContractID: found.ContractID, Number: number, QuoteID: found.QuoteID,
-		CPQID: found.CPQID, CustomerID: found.CustomerID, Facts: ContractFacts{Status: v2StatusArchived, Archived: true},
-		OneOffCents: found.OneOffCents, MonthlyCents: found.MonthlyCents}, ActRefreshed)
-}
-
-// Peek returns a row from this replica's projection without a store read and without a
-// visibility check: for labels of an object the viewer has just read from the v2 API themselves
-// (the customer's name on a quote they have open), never for lists.
-func (ix *Index) Peek(kind Kind, id int64) (Row, bool) {
-	r, ok := ix.lookup(keyOf(kind, id))
-	if !ok {
-		return Row{}, false
-	}
-	return *r, true
-}
-
-// ContractStages returns the stage of each contract number this replica's projection has (one
-// pass over the rows), for a page that lists contracts the viewer has just read themselves.
-func (ix *Index) ContractStages(numbers []string) map[string]Stage {
-	want := make(map[string]bool, len(numbers))
-	for _, n := range numbers {
-		want[n] = true
-	}
-	out := make(map[string]Stage, len(numbers))
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	for n := range ix.shards {
-		for _, r := range ix.shards[n] {
-			if r.Kind == KindContract && want[r.ContractNumber] {
-				out[r.ContractNumber] = r.Stage
-			}
-		}
-	}
-	return out
 }

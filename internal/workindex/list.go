@@ -1,12 +1,14 @@
 package workindex
 
 import (
-	"cmp"
 	"context"
-	"slices"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/statedb"
 )
 
 // Scope says whose rows a list shows.
@@ -16,8 +18,8 @@ type Scope string
 const (
 	// ScopeMine: rows the viewer created or changed last ("My quotes").
 	ScopeMine Scope = "mine"
-	// ScopeAll: every row the viewer may see (Row.Visible: the team's rows for a team role,
-	// otherwise the rows they created, changed or opened).
+	// ScopeAll: every row the viewer may list: the rows they created, changed or opened, and for
+	// a team role every row (never one the v2 API refused them).
 	ScopeAll Scope = "all"
 )
 
@@ -33,6 +35,10 @@ const (
 // MaxPerPage bounds a page.
 const MaxPerPage = 100
 
+// CountBound is where a list stops counting: beyond it the count reads "10,000+" (Page.Capped),
+// so a broad filter over millions of rows never waits for an exact count.
+const CountBound = 10_000
+
 // Query is a list's filters, validated by the caller (the handlers answer 400 for bad ones).
 type Query struct {
 	Kind   Kind
@@ -43,7 +49,8 @@ type Query struct {
 	CPQID      int32
 	// From and To bound the last change (zero: open).
 	From, To time.Time
-	// Find is a quote or contract number or part of the customer's name.
+	// Find is a quote or contract number or part of the customer's name (folded as the customer
+	// search folds: case, accents and punctuation).
 	Find string
 	Sort Sort
 	// Asc reverses the order.
@@ -55,11 +62,14 @@ type Query struct {
 // Page is one page of a list.
 type Page struct {
 	Rows []Row
-	// Total is how many rows match; Pages how many pages they fill.
-	Total, Pages int
+	// Total is how many rows match, at most CountBound; Capped says there are more.
+	Total  int
+	Capped bool
+	// Pages is how many pages Total fills.
+	Pages int
 	// Page is the page shown (clamped to Pages).
 	Page int
-	// Configurators are the configurators of the rows the viewer may see (for the filter).
+	// Configurators are the configurators the index knows by name (for the filter).
 	Configurators []Option
 }
 
@@ -69,139 +79,181 @@ type Option struct {
 	Name string
 }
 
-// List answers one page of rows for the viewer. ErrUnavailable when the store cannot be read.
+// List answers one page of rows for the viewer. ErrUnavailable when the database cannot be read.
+//
+// The query is built from the filters (docs/work-index.md "Lists as queries"): the order is an
+// index's order, so a page reads the rows it shows and few more; "My quotes" is a UNION of two
+// ordered scans (created by, last changed by) rather than an OR that would sort the user's whole
+// set; the count stops at CountBound.
 func (ix *Index) List(ctx context.Context, v Viewer, q Query) (Page, error) {
-	if err := ix.refresh(ctx, false); err != nil {
-		return Page{}, err
+	key := v.Key()
+	if key == "" {
+		return Page{Pages: 1, Page: 1}, nil
 	}
 	if q.PerPage <= 0 {
 		q.PerPage = 25
 	}
 	q.PerPage = min(q.PerPage, MaxPerPage)
-	find := strings.ToLower(strings.TrimSpace(q.Find))
-	findNumber := strings.TrimPrefix(find, "#")
-	findID, err := strconv.ParseInt(findNumber, 10, 64)
-	if err != nil {
-		findID = -1
+	b := listQuery{args: []any{string(q.Kind), key}}
+	b.filters(q)
+	order := orderBy(q)
+
+	var count int
+	if err := ix.db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&count); err != nil {
+		return Page{}, fmt.Errorf("%w: count: %w", ErrUnavailable, err)
 	}
-	var matches []entry
-	configurators := map[int32]string{}
-	key := v.Key()
-	ix.mu.RLock()
-	for n := range ix.shards {
-		for _, r := range ix.shards[n] {
-			if r.Kind != q.Kind || !r.visibleTo(key, v.Team) {
-				continue
-			}
-			if q.Scope == ScopeMine && !r.mineOf(key) {
-				continue
-			}
-			if r.CPQID != 0 && configurators[r.CPQID] == "" {
-				configurators[r.CPQID] = firstNonEmpty(r.Configurator, strconv.Itoa(int(r.CPQID)))
-			}
-			if !q.matches(r, find, findNumber, findID) {
-				continue
-			}
-			matches = append(matches, q.entryOf(r))
-		}
-	}
-	ix.mu.RUnlock()
-	page := Page{Total: len(matches), Pages: max(1, (len(matches)+q.PerPage-1)/q.PerPage)}
+	page := Page{Total: min(count, CountBound), Capped: count > CountBound}
+	page.Pages = max(1, (page.Total+q.PerPage-1)/q.PerPage)
 	page.Page = min(max(q.Page, 1), page.Pages)
-	start := (page.Page - 1) * q.PerPage
-	end := min(start+q.PerPage, len(matches))
-	matches = topK(matches, end)
-	page.Rows = make([]Row, 0, end-start)
-	for _, e := range matches[start:end] {
-		page.Rows = append(page.Rows, *e.row)
+	offset := (page.Page - 1) * q.PerPage
+
+	rows, err := ix.db.SQL.QueryContext(ctx, b.pageSQL(q, v, order, q.PerPage, offset), b.args...)
+	if err != nil {
+		return Page{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	for id, name := range configurators {
-		page.Configurators = append(page.Configurators, Option{ID: id, Name: name})
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanRow(rows, true)
+		if err != nil {
+			return Page{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		page.Rows = append(page.Rows, r)
 	}
-	slices.SortFunc(page.Configurators, func(a, b Option) int { return cmp.Or(strings.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID)) })
+	if err := rows.Err(); err != nil {
+		return Page{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if page.Configurators, err = ix.configurators(ctx); err != nil {
+		return Page{}, err
+	}
 	return page, nil
 }
 
-// matches applies the filters (not kind, visibility and scope).
-func (q *Query) matches(r *Row, find, findNumber string, findID int64) bool {
-	if len(q.Stages) > 0 && !slices.Contains(q.Stages, r.Stage) {
-		return false
+func (ix *Index) configurators(ctx context.Context) ([]Option, error) {
+	rows, err := ix.db.SQL.QueryContext(ctx, `SELECT cpq_id, name FROM work_configurators ORDER BY name, cpq_id`)
+	if err != nil {
+		return nil, fmt.Errorf("%w: configurators: %w", ErrUnavailable, err)
 	}
-	if q.CustomerID != 0 && r.CustomerID != q.CustomerID {
-		return false
+	defer rows.Close()
+	var out []Option
+	for rows.Next() {
+		var o Option
+		if err := rows.Scan(&o.ID, &o.Name); err != nil {
+			return nil, fmt.Errorf("%w: configurators: %w", ErrUnavailable, err)
+		}
+		out = append(out, o)
 	}
-	if q.CPQID != 0 && r.CPQID != q.CPQID {
-		return false
+	return out, rows.Err()
+}
+
+// listQuery builds a list's SQL: $1 is the kind, $2 the viewer's key.
+type listQuery struct {
+	args  []any
+	where []string
+}
+
+func (b *listQuery) arg(v any) string {
+	b.args = append(b.args, v)
+	return "$" + strconv.Itoa(len(b.args))
+}
+
+// filters adds the query's filters (not visibility and scope) to the WHERE clause.
+func (b *listQuery) filters(q Query) {
+	if len(q.Stages) > 0 {
+		stages := make([]string, len(q.Stages))
+		for i, s := range q.Stages {
+			stages[i] = string(s)
+		}
+		b.where = append(b.where, "r.stage IN ("+placeholders(&b.args, stages)+")")
 	}
-	if !q.From.IsZero() && r.ChangedAt.Before(q.From) {
-		return false
+	if q.CustomerID != 0 {
+		b.where = append(b.where, "r.customer_id = "+b.arg(q.CustomerID))
 	}
-	if !q.To.IsZero() && !r.ChangedAt.Before(q.To) {
-		return false
+	if q.CPQID != 0 {
+		b.where = append(b.where, "r.cpq_id = "+b.arg(q.CPQID))
 	}
+	if !q.From.IsZero() {
+		b.where = append(b.where, "r.changed_at >= "+b.arg(statedb.Micros(q.From)))
+	}
+	if !q.To.IsZero() {
+		b.where = append(b.where, "r.changed_at < "+b.arg(statedb.Micros(q.To)))
+	}
+	find := strings.TrimSpace(q.Find)
 	if find == "" {
-		return true
+		return
 	}
-	if strings.Contains(r.lowerCustomer, find) {
-		return true
+	alts := []string{}
+	if folded := customercache.Fold(find); folded != "" {
+		alts = append(alts, `r.customer_folded LIKE `+b.arg("%"+statedb.EscapeLike(folded)+"%")+` ESCAPE '\'`)
 	}
-	if findNumber != "" {
-		if r.QuoteID == findID {
-			return true
+	number := strings.ToLower(strings.TrimPrefix(find, "#"))
+	if number != "" {
+		if id, err := strconv.ParseInt(number, 10, 64); err == nil {
+			alts = append(alts, "r.quote_id = "+b.arg(id))
 		}
-		if r.ContractNumber != "" && strings.Contains(strings.ToLower(r.ContractNumber), findNumber) {
-			return true
-		}
+		alts = append(alts, `LOWER(r.contract_number) LIKE `+b.arg("%"+statedb.EscapeLike(number)+"%")+` ESCAPE '\'`)
 	}
-	return false
+	b.where = append(b.where, "("+strings.Join(alts, " OR ")+")")
 }
 
-// entry is a matching row with its sort key, so sorting compares integers.
-type entry struct {
-	key, id int64
-	row     *Row
-}
-
-// entryOf makes the entry of r: the key is ordered so that smaller comes first.
-func (q *Query) entryOf(r *Row) entry {
-	var key int64
-	switch q.Sort {
-	case SortValue:
-		key = -r.ValueCents()
+// branches are the SELECTs whose union is the list: one for a team or "all", two for "mine".
+func (b *listQuery) branches(q Query, v Viewer) []string {
+	base := append([]string{"r.kind = $1"}, b.where...)
+	visible := "COALESCE(w.denied, 0) = 0"
+	switch {
+	case q.Scope == ScopeMine:
+		return []string{
+			strings.Join(append(base, "r.created_by = $2", visible), " AND "),
+			strings.Join(append(base, "r.changed_by = $2", visible), " AND "),
+		}
+	case v.Team:
+		return []string{strings.Join(append(base, visible), " AND ")}
 	default:
-		key = -r.ChangedAt.UnixNano()
+		return []string{strings.Join(append(base, "w.owner = 1", "w.denied = 0"), " AND ")}
 	}
-	id := -r.ID()
+}
+
+const viewerJoin = "LEFT JOIN work_viewers w ON w.person = $2 AND w.kind = r.kind AND w.id = r.id"
+
+// countSQL counts the matching rows, stopping at CountBound + 1.
+func (b *listQuery) countSQL(q Query, v Viewer) string {
+	limit := strconv.Itoa(CountBound + 1)
+	var parts []string
+	for _, where := range b.branches(q, v) {
+		parts = append(parts, "SELECT * FROM (SELECT r.kind, r.id FROM work_rows r "+viewerJoin+" WHERE "+where+" LIMIT "+limit+") AS b"+strconv.Itoa(len(parts)))
+	}
+	return "SELECT COUNT(*) FROM (SELECT * FROM (" + strings.Join(parts, " UNION ") + ") AS u LIMIT " + limit + ") AS c"
+}
+
+// pageSQL selects one page in order. Each branch is ordered and limited on its own (an index's
+// order), then the union is ordered again.
+func (b *listQuery) pageSQL(q Query, v Viewer, order string, limit, offset int) string {
+	n := strconv.Itoa(limit + offset)
+	branches := b.branches(q, v)
+	cols := rowColumns + ", COALESCE(w.seen_at, 0) AS viewer_seen_at"
+	if len(branches) == 1 {
+		return "SELECT " + cols + " FROM work_rows r " + viewerJoin + " WHERE " + branches[0] + " ORDER BY " + order +
+			" LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(offset)
+	}
+	outer := strings.NewReplacer("r.", "u.").Replace(order)
+	var parts []string
+	for _, where := range branches {
+		parts = append(parts, "SELECT * FROM (SELECT "+cols+", r.id, r.value_cents FROM work_rows r "+viewerJoin+" WHERE "+where+" ORDER BY "+order+" LIMIT "+n+") AS b"+strconv.Itoa(len(parts)))
+	}
+	unqualified := strings.NewReplacer("r.", "u.").Replace(rowColumns)
+	return "SELECT " + unqualified + ", u.viewer_seen_at FROM (" + strings.Join(parts, " UNION ") + ") AS u ORDER BY " + outer +
+		" LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(offset)
+}
+
+// orderBy is the ORDER BY of q on work_rows r: the sort key, then the id, both in one direction
+// (so an index serves it read forwards or backwards).
+func orderBy(q Query) string {
+	dir := " DESC"
 	if q.Asc {
-		key, id = -key, -id
+		dir = " ASC"
 	}
-	return entry{key: key, id: id, row: r}
-}
-
-func compareEntries(a, b entry) int {
-	return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.id, b.id))
-}
-
-// topK orders the first k entries (the pages up to the one shown) and leaves the rest: a list
-// of 10,000 rows showing page 1 sorts 25, not 10,000.
-func topK(entries []entry, k int) []entry {
-	if k >= len(entries)/4 {
-		slices.SortFunc(entries, compareEntries)
-		return entries
+	key := "r.changed_at"
+	if q.Sort == SortValue {
+		key = "r.value_cents"
 	}
-	// A max-heap of the k smallest seen so far.
-	h := entries[:0:0]
-	h = append(h, entries[:k]...)
-	slices.SortFunc(h, func(a, b entry) int { return compareEntries(b, a) }) // largest first
-	for _, e := range entries[k:] {
-		if compareEntries(e, h[0]) >= 0 {
-			continue
-		}
-		// Replace the largest and restore the order (k is small: at most a few pages).
-		i, _ := slices.BinarySearchFunc(h[1:], e, func(x, t entry) int { return compareEntries(t, x) })
-		copy(h[0:i], h[1:i+1])
-		h[i] = e
-	}
-	slices.Reverse(h)
-	return h
+	return key + dir + ", r.id" + dir
 }

@@ -2,31 +2,24 @@ package workindex
 
 import (
 	"context"
+	"database/sql"
 	"errors"
-	"path/filepath"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/cpqportal/portal/internal/store"
+	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
-
-func openStore(t testing.TB) store.Store {
-	t.Helper()
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "portal.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
-}
 
 // clock is a settable clock.
 type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time { return c.t }
 
-func newIndex(t testing.TB, st store.Store, c *clock) *Index {
-	return New(st, Options{Now: c.now, RefreshEvery: time.Nanosecond})
+func newIndex(db *statedb.DB, c *clock) *Index {
+	return New(db, Options{Now: c.now})
 }
 
 func TestStageOfContract(t *testing.T) {
@@ -90,160 +83,169 @@ func ids(p Page) []int64 {
 }
 
 func TestVisibilityAndScopes(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
-	ix := newIndex(t, openStore(t), c)
-	must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1, CPQID: 1, CustomerID: 7, Customer: "Acme"}, ActCreated))
-	c.t = c.t.Add(time.Minute)
-	must(t, ix.ObserveQuote(ctx, bob, QuoteSighting{QuoteID: 2, CPQID: 1, CustomerID: 7, Customer: "Acme"}, ActCreated))
-	c.t = c.t.Add(time.Minute)
-	// Bob opens Alice's quote: it is his to see, not "his" quote.
-	must(t, ix.ObserveQuote(ctx, bob, QuoteSighting{QuoteID: 1, CPQID: 1, CustomerID: 7, Customer: "Acme"}, ActOpened))
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
+		ix := newIndex(db, c)
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1, CPQID: 1, CustomerID: 7, Customer: "Acme"}, ActCreated))
+		c.t = c.t.Add(time.Minute)
+		must(t, ix.ObserveQuote(ctx, bob, QuoteSighting{QuoteID: 2, CPQID: 1, CustomerID: 7, Customer: "Acme"}, ActCreated))
+		c.t = c.t.Add(time.Minute)
+		// Bob opens Alice's quote: it is his to see, not "his" quote.
+		must(t, ix.ObserveQuote(ctx, bob, QuoteSighting{QuoteID: 1, CPQID: 1, CustomerID: 7, Customer: "Acme"}, ActOpened))
 
-	list := func(v Viewer, scope Scope) []int64 {
-		p, err := ix.List(ctx, v, Query{Kind: KindQuote, Scope: scope})
-		must(t, err)
-		return ids(p)
-	}
-	assertIDs(t, "alice mine", list(alice, ScopeMine), 1)
-	assertIDs(t, "alice all (no team role)", list(alice, ScopeAll), 1)
-	assertIDs(t, "bob mine", list(bob, ScopeMine), 2)
-	assertIDs(t, "bob all: created and opened", list(bob, ScopeAll), 2, 1)
-	assertIDs(t, "lead all: the team", list(lead, ScopeAll), 2, 1)
-	assertIDs(t, "lead mine: nothing", list(lead, ScopeMine))
-	assertIDs(t, "nobody", list(Viewer{}, ScopeAll))
+		list := func(v Viewer, scope Scope) []int64 {
+			p, err := ix.List(ctx, v, Query{Kind: KindQuote, Scope: scope})
+			must(t, err)
+			return ids(p)
+		}
+		assertIDs(t, "alice mine", list(alice, ScopeMine), 1)
+		assertIDs(t, "alice all (no team role)", list(alice, ScopeAll), 1)
+		assertIDs(t, "bob mine", list(bob, ScopeMine), 2)
+		assertIDs(t, "bob all: created and opened", list(bob, ScopeAll), 2, 1)
+		assertIDs(t, "lead all: the team", list(lead, ScopeAll), 2, 1)
+		assertIDs(t, "lead mine: nothing", list(lead, ScopeMine))
+		assertIDs(t, "nobody", list(Viewer{}, ScopeAll))
 
-	// Bob changes Alice's quote: it becomes his (last changed by him) and stays hers (created).
-	must(t, ix.ObserveQuote(ctx, bob, QuoteSighting{QuoteID: 1, CPQID: 1, CustomerID: 7, OneOffCents: 500}, ActChanged))
-	assertIDs(t, "bob mine after his change", list(bob, ScopeMine), 1, 2)
-	assertIDs(t, "alice mine after bob's change", list(alice, ScopeMine), 1)
-	r, _ := ix.Lookup(ctx, alice, KindQuote, 1)
-	if r.CreatedByName != "Alice" || r.ChangedByName != "Bob" || r.Customer != "Acme" || r.OneOffCents != 500 {
-		t.Errorf("row after change = %+v", r)
-	}
+		// Bob changes Alice's quote: it becomes his (last changed by him) and stays hers (created).
+		must(t, ix.ObserveQuote(ctx, bob, QuoteSighting{QuoteID: 1, CPQID: 1, CustomerID: 7, OneOffCents: 500}, ActChanged))
+		assertIDs(t, "bob mine after his change", list(bob, ScopeMine), 1, 2)
+		assertIDs(t, "alice mine after bob's change", list(alice, ScopeMine), 1)
+		r, _ := ix.Lookup(ctx, alice, KindQuote, 1)
+		if r.CreatedByName != "Alice" || r.ChangedByName != "Bob" || r.Customer != "Acme" || r.OneOffCents != 500 {
+			t.Errorf("row after change = %+v", r)
+		}
+	})
 }
 
 func TestForgetOn404(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
-	ix := newIndex(t, openStore(t), c)
-	must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1, CustomerID: 7}, ActCreated))
-	must(t, ix.Forget(ctx, alice, KindQuote, 1))
-	for _, v := range []Viewer{alice, {Subject: "alice", Team: true}} {
-		p, err := ix.List(ctx, v, Query{Kind: KindQuote, Scope: ScopeAll})
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
+		ix := newIndex(db, c)
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1, CustomerID: 7}, ActCreated))
+		must(t, ix.Forget(ctx, alice, KindQuote, 1))
+		for _, v := range []Viewer{alice, {Subject: "alice", Team: true}} {
+			p, err := ix.List(ctx, v, Query{Kind: KindQuote, Scope: ScopeAll})
+			must(t, err)
+			assertIDs(t, "after a 404 for alice", ids(p))
+		}
+		p, err := ix.List(ctx, lead, Query{Kind: KindQuote, Scope: ScopeAll})
 		must(t, err)
-		assertIDs(t, "after a 404 for alice", ids(p))
-	}
-	p, err := ix.List(ctx, lead, Query{Kind: KindQuote, Scope: ScopeAll})
-	must(t, err)
-	assertIDs(t, "others keep it", ids(p), 1)
-	// A later successful read by her gives it back.
-	c.t = c.t.Add(time.Hour)
-	must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1, CustomerID: 7}, ActOpened))
-	p, err = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeAll})
-	must(t, err)
-	assertIDs(t, "after she reads it again", ids(p), 1)
+		assertIDs(t, "others keep it", ids(p), 1)
+		// A later successful read by her gives it back.
+		c.t = c.t.Add(time.Hour)
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1, CustomerID: 7}, ActOpened))
+		p, err = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeAll})
+		must(t, err)
+		assertIDs(t, "after she reads it again", ids(p), 1)
+	})
 }
 
 func TestQuoteFollowsItsContract(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
-	ix := newIndex(t, openStore(t), c)
-	must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 10, CPQID: 1, CustomerID: 7}, ActCreated))
-	stage := func(kind Kind, id int64) Stage {
-		r, ok := ix.Lookup(ctx, lead, kind, id)
-		if !ok {
-			return ""
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
+		ix := newIndex(db, c)
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 10, CPQID: 1, CustomerID: 7}, ActCreated))
+		stage := func(kind Kind, id int64) Stage {
+			r, ok := ix.Lookup(ctx, lead, kind, id)
+			if !ok {
+				return ""
+			}
+			return r.Stage
 		}
-		return r.Stage
-	}
-	if got := stage(KindQuote, 10); got != StageDraft {
-		t.Fatalf("new quote: %q", got)
-	}
-	contract := ContractSighting{ContractID: 5, Number: "C-5", QuoteID: 10, CPQID: 1, CustomerID: 7, Facts: ContractFacts{Status: "GENERATED"}}
-	must(t, ix.ObserveContract(ctx, alice, contract, ActCreated))
-	assertStage(t, "generated", stage(KindQuote, 10), stage(KindContract, 5), StageGenerated)
-	contract.Facts = ContractFacts{Status: "SIGNATURE_REQUESTED", SignatureStatuses: []string{"SENT"}}
-	must(t, ix.ObserveContract(ctx, alice, contract, ActChanged))
-	assertStage(t, "sent", stage(KindQuote, 10), stage(KindContract, 5), StageSignature)
-	contract.Facts = ContractFacts{Status: "GENERATED", SignatureStatuses: []string{"REMOVED"}}
-	must(t, ix.ObserveContract(ctx, alice, contract, ActChanged))
-	assertStage(t, "removed", stage(KindQuote, 10), stage(KindContract, 5), StageGenerated)
-	contract.Facts = ContractFacts{Status: "ARCHIVED", Archived: true, SignatureStatuses: []string{"REMOVED"}}
-	must(t, ix.ObserveContract(ctx, bob, contract, ActRefreshed))
-	assertStage(t, "archived (batch)", stage(KindQuote, 10), stage(KindContract, 5), StageArchived)
-	// A quote document read later (it names the contract) keeps the contract's stage.
-	must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 10, CPQID: 1, CustomerID: 7, ContractID: 5, ContractNumber: "C-5"}, ActOpened))
-	if got := stage(KindQuote, 10); got != StageArchived {
-		t.Errorf("quote read after archive: %q", got)
-	}
-	// Bob's background refresh did not make the contract his.
-	p, err := ix.List(ctx, bob, Query{Kind: KindContract, Scope: ScopeAll})
-	must(t, err)
-	assertIDs(t, "bob's contracts", ids(p))
+		if got := stage(KindQuote, 10); got != StageDraft {
+			t.Fatalf("new quote: %q", got)
+		}
+		contract := ContractSighting{ContractID: 5, Number: "C-5", QuoteID: 10, CPQID: 1, CustomerID: 7, Facts: ContractFacts{Status: "GENERATED"}}
+		must(t, ix.ObserveContract(ctx, alice, contract, ActCreated))
+		assertStage(t, "generated", stage(KindQuote, 10), stage(KindContract, 5), StageGenerated)
+		contract.Facts = ContractFacts{Status: "SIGNATURE_REQUESTED", SignatureStatuses: []string{"SENT"}}
+		must(t, ix.ObserveContract(ctx, alice, contract, ActChanged))
+		assertStage(t, "sent", stage(KindQuote, 10), stage(KindContract, 5), StageSignature)
+		contract.Facts = ContractFacts{Status: "GENERATED", SignatureStatuses: []string{"REMOVED"}}
+		must(t, ix.ObserveContract(ctx, alice, contract, ActChanged))
+		assertStage(t, "removed", stage(KindQuote, 10), stage(KindContract, 5), StageGenerated)
+		contract.Facts = ContractFacts{Status: "ARCHIVED", Archived: true, SignatureStatuses: []string{"REMOVED"}}
+		must(t, ix.ObserveContract(ctx, bob, contract, ActRefreshed))
+		assertStage(t, "archived (batch)", stage(KindQuote, 10), stage(KindContract, 5), StageArchived)
+		// A quote document read later (it names the contract) keeps the contract's stage.
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 10, CPQID: 1, CustomerID: 7, ContractID: 5, ContractNumber: "C-5"}, ActOpened))
+		if got := stage(KindQuote, 10); got != StageArchived {
+			t.Errorf("quote read after archive: %q", got)
+		}
+		// Bob's background refresh did not make the contract his.
+		p, err := ix.List(ctx, bob, Query{Kind: KindContract, Scope: ScopeAll})
+		must(t, err)
+		assertIDs(t, "bob's contracts", ids(p))
+	})
 }
 
 func TestFiltersSortAndPaging(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
-	ix := newIndex(t, openStore(t), c)
-	for i := int64(1); i <= 30; i++ {
-		c.t = c.t.Add(time.Hour)
-		customer, name := int32(1), "Acme Ltd"
-		if i%2 == 0 {
-			customer, name = 2, "Brio SpA"
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
+		ix := newIndex(db, c)
+		for i := int64(1); i <= 30; i++ {
+			c.t = c.t.Add(time.Hour)
+			customer, name := int32(1), "Acme Ltd"
+			if i%2 == 0 {
+				customer, name = 2, "Brio SpA"
+			}
+			must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: i, CPQID: int32(1 + i%3), CustomerID: customer, Customer: name,
+				OneOffCents: i * 100, Configurator: "Cfg"}, ActCreated))
 		}
-		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: i, CPQID: int32(1 + i%3), CustomerID: customer, Customer: name,
-			OneOffCents: i * 100, Configurator: "Cfg"}, ActCreated))
-	}
-	q := Query{Kind: KindQuote, Scope: ScopeMine, PerPage: 10}
-	p, err := ix.List(ctx, alice, q)
-	must(t, err)
-	if p.Total != 30 || p.Pages != 3 || p.Rows[0].QuoteID != 30 {
-		t.Errorf("first page: total %d pages %d first %d", p.Total, p.Pages, p.Rows[0].QuoteID)
-	}
-	q.Page = 99
-	p, _ = ix.List(ctx, alice, q)
-	if p.Page != 3 || len(p.Rows) != 10 {
-		t.Errorf("page beyond the end: page %d rows %d", p.Page, len(p.Rows))
-	}
-	p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, CustomerID: 2, PerPage: 100})
-	if p.Total != 15 {
-		t.Errorf("customer filter: %d", p.Total)
-	}
-	p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, Find: "brio", PerPage: 100})
-	if p.Total != 15 {
-		t.Errorf("find by name: %d", p.Total)
-	}
-	p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, Find: "#7"})
-	assertIDs(t, "find by number", ids(p), 7)
-	p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, Sort: SortValue, PerPage: 3})
-	assertIDs(t, "by value", ids(p), 30, 29, 28)
-	p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, Sort: SortValue, Asc: true, PerPage: 3})
-	assertIDs(t, "by value ascending", ids(p), 1, 2, 3)
-	from := time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC).Add(5 * time.Hour)
-	p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, From: from, To: from.Add(2 * time.Hour)})
-	assertIDs(t, "date range", ids(p), 6, 5)
-	p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, CPQID: 2, PerPage: 100})
-	if p.Total != 10 || len(p.Configurators) != 3 {
-		t.Errorf("configurator filter: %d rows, %d configurators", p.Total, len(p.Configurators))
-	}
-	p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, Stages: []Stage{StageArchived}})
-	assertIDs(t, "stage filter", ids(p))
+		q := Query{Kind: KindQuote, Scope: ScopeMine, PerPage: 10}
+		p, err := ix.List(ctx, alice, q)
+		must(t, err)
+		if p.Total != 30 || p.Pages != 3 || p.Rows[0].QuoteID != 30 {
+			t.Errorf("first page: total %d pages %d first %d", p.Total, p.Pages, p.Rows[0].QuoteID)
+		}
+		q.Page = 99
+		p, _ = ix.List(ctx, alice, q)
+		if p.Page != 3 || len(p.Rows) != 10 {
+			t.Errorf("page beyond the end: page %d rows %d", p.Page, len(p.Rows))
+		}
+		p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, CustomerID: 2, PerPage: 100})
+		if p.Total != 15 {
+			t.Errorf("customer filter: %d", p.Total)
+		}
+		p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, Find: "brio", PerPage: 100})
+		if p.Total != 15 {
+			t.Errorf("find by name: %d", p.Total)
+		}
+		p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, Find: "#7"})
+		assertIDs(t, "find by number", ids(p), 7)
+		p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, Sort: SortValue, PerPage: 3})
+		assertIDs(t, "by value", ids(p), 30, 29, 28)
+		p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, Sort: SortValue, Asc: true, PerPage: 3})
+		assertIDs(t, "by value ascending", ids(p), 1, 2, 3)
+		from := time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC).Add(5 * time.Hour)
+		p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, From: from, To: from.Add(2 * time.Hour)})
+		assertIDs(t, "date range", ids(p), 6, 5)
+		p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, CPQID: 2, PerPage: 100})
+		if p.Total != 10 || len(p.Configurators) != 3 {
+			t.Errorf("configurator filter: %d rows, %d configurators", p.Total, len(p.Configurators))
+		}
+		p, _ = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, Stages: []Stage{StageArchived}})
+		assertIDs(t, "stage filter", ids(p))
+	})
 }
 
-// TestReplicasShareTheStore: a second replica (another Index on the same store) sees the first
-// one's writes at its next list.
-func TestReplicasShareTheStore(t *testing.T) {
-	t.Parallel()
+// TestReplicasShareTheDatabase: a second replica (another Index on the same PostgreSQL database)
+// sees the first one's writes at its next list, and the other way round.
+func TestReplicasShareTheDatabase(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
-	st := openStore(t)
-	a, b := newIndex(t, st, c), newIndex(t, st, c)
+	url := statedbtest.PostgresURL(t)
+	open := func() *Index {
+		db, err := statedb.Open(ctx, statedb.Options{URL: url})
+		must(t, err)
+		t.Cleanup(func() { _ = db.Close() })
+		return newIndex(db, c)
+	}
+	a, b := open(), open()
 	must(t, a.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1}, ActCreated))
 	c.t = c.t.Add(time.Second)
 	p, err := b.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine})
@@ -256,44 +258,164 @@ func TestReplicasShareTheStore(t *testing.T) {
 	assertIDs(t, "replica a", ids(p), 2, 1)
 }
 
-func TestMaxRowsBoundsMemory(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
-	ix := New(openStore(t), Options{Now: c.now, MaxRows: numShards}) // one row per shard and kind
-	for i := int64(1); i <= 500; i++ {
-		c.t = c.t.Add(time.Second)
-		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: i}, ActCreated))
-	}
-	p, err := ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, PerPage: MaxPerPage})
-	must(t, err)
-	if p.Total > numShards || p.Total == 0 {
-		t.Fatalf("kept %d rows, limit %d", p.Total, numShards)
-	}
-	if p.Rows[0].QuoteID != 500 {
-		t.Errorf("newest row dropped: first is %d", p.Rows[0].QuoteID)
-	}
+// No row leaves silently: a user's oldest quote stays in My quotes and in its customer's history
+// however many other quotes come after it (the key-value index dropped it past 100,000 a kind).
+func TestTheOldestQuoteStays(t *testing.T) {
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
+		ix := newIndex(db, c)
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1, CustomerID: 9, Customer: "First Customer"}, ActCreated))
+		// Other people's quotes, written straight into the table as many sightings would.
+		fillRows(t, db, c.t, 2, 20_000, bob.Key())
+		c.t = c.t.Add(time.Hour)
+		p, err := ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine})
+		must(t, err)
+		assertIDs(t, "alice's quotes", ids(p), 1)
+		p, err = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeAll, CustomerID: 9})
+		must(t, err)
+		assertIDs(t, "the customer's history", ids(p), 1)
+		p, err = ix.List(ctx, lead, Query{Kind: KindQuote, Scope: ScopeAll, PerPage: 25})
+		must(t, err)
+		if !p.Capped || p.Total != CountBound || p.Pages != CountBound/25 {
+			t.Errorf("a broad list: total %d capped %v pages %d, want %d+ in %d pages", p.Total, p.Capped, p.Pages, CountBound, CountBound/25)
+		}
+	})
 }
 
-// brokenStore fails every call, like an unreachable Redis.
-type brokenStore struct{ store.Store }
-
-var errDown = errors.New("connection refused")
-
-func (brokenStore) Get(context.Context, string) ([]byte, error) { return nil, errDown }
-func (brokenStore) Update(context.Context, string, time.Duration, func([]byte) ([]byte, error)) error {
-	return errDown
+// fillRows writes quotes from..to created by person, one a minute before at, in one transaction.
+func fillRows(t testing.TB, db *statedb.DB, at time.Time, from, to int64, person string) {
+	t.Helper()
+	must(t, db.Tx(context.Background(), func(tx *sql.Tx) error {
+		stmt, err := tx.Prepare(`INSERT INTO work_rows (kind, id, quote_id, cpq_id, customer_id, customer, customer_folded, stage,
+			one_off_cents, monthly_cents, value_cents, created_by, changed_by, changed_at, seen_at)
+			VALUES ('quote', $1, $1, 1, $2, $3, $4, 'draft', $5, 0, $5, $6, $6, $7, $7)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i := from; i <= to; i++ {
+			name := fmt.Sprintf("Customer %d", i%500)
+			when := statedb.Micros(at.Add(-time.Duration(i) * time.Minute))
+			if _, err := stmt.Exec(i, i%500+100, name, strings.ToLower(name), i*100, person, when); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
 }
 
-func TestStoreUnreachable(t *testing.T) {
-	t.Parallel()
-	ix := New(brokenStore{}, Options{})
-	if _, err := ix.List(context.Background(), alice, Query{Kind: KindQuote}); !errors.Is(err, ErrUnavailable) {
-		t.Errorf("List: %v, want ErrUnavailable", err)
-	}
-	if err := ix.ObserveQuote(context.Background(), alice, QuoteSighting{QuoteID: 1}, ActCreated); err == nil {
-		t.Error("a failed write reported no error (the handlers log it)")
-	}
+// Customer search folds case, accents and punctuation as the customer list does.
+func TestFindFoldsTheCustomersName(t *testing.T) {
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
+		ix := newIndex(db, c)
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1, Customer: "Impianti S.p.A."}, ActCreated))
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 2, Customer: "García & D'Angelo"}, ActCreated))
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 3, Customer: "100% Solar_Co"}, ActCreated))
+		for find, want := range map[string][]int64{"impianti spa": {1}, "GARCIA": {2}, "dangelo": {2}, "%": {3}, "_": {3}, "solar_": {3}, "x%y": nil} {
+			p, err := ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, Find: find})
+			must(t, err)
+			assertIDs(t, "find "+find, ids(p), want...)
+		}
+	})
+}
+
+// Team roles widen what is listed, never what is revealed unchecked: a row the team lead's own
+// token never read carries no ViewerSeenAt (the handlers re-read it with their token before
+// showing it); a contract the v2 API refused a viewer gives them no stage.
+func TestWhatTheViewersTokenRead(t *testing.T) {
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
+		ix := newIndex(db, c)
+		must(t, ix.ObserveContract(ctx, alice, ContractSighting{ContractID: 5, Number: "C-5", Facts: ContractFacts{Status: "GENERATED"}}, ActCreated))
+		p, err := ix.List(ctx, lead, Query{Kind: KindContract, Scope: ScopeAll})
+		must(t, err)
+		if len(p.Rows) != 1 || !p.Rows[0].ViewerSeenAt.IsZero() {
+			t.Fatalf("the lead's list: %+v, want the row with no read of theirs", p.Rows)
+		}
+		p, _ = ix.List(ctx, alice, Query{Kind: KindContract, Scope: ScopeAll})
+		if len(p.Rows) != 1 || !p.Rows[0].ViewerSeenAt.Equal(c.t) {
+			t.Fatalf("alice's list: %+v, want her read at %v", p.Rows, c.t)
+		}
+		// The lead re-reads it with their token: now it is theirs to see, not theirs to own.
+		c.t = c.t.Add(time.Hour)
+		must(t, ix.ObserveContract(ctx, lead, ContractSighting{ContractID: 5, Number: "C-5", Facts: ContractFacts{Status: "GENERATED"}}, ActRefreshed))
+		p, _ = ix.List(ctx, lead, Query{Kind: KindContract, Scope: ScopeAll})
+		if len(p.Rows) != 1 || !p.Rows[0].ViewerSeenAt.Equal(c.t) {
+			t.Fatalf("after the lead's read: %+v", p.Rows)
+		}
+		stages, err := ix.ContractStages(ctx, lead, []string{"C-5", "C-404"}, time.Hour)
+		must(t, err)
+		if len(stages) != 1 || stages["C-5"] != StageGenerated {
+			t.Errorf("stages for the lead: %v", stages)
+		}
+		must(t, ix.Forget(ctx, lead, KindContract, 5))
+		stages, err = ix.ContractStages(ctx, lead, []string{"C-5"}, time.Hour)
+		must(t, err)
+		if len(stages) != 0 {
+			t.Errorf("a contract refused to the lead still has a stage for them: %v", stages)
+		}
+		stages, _ = ix.ContractStages(ctx, bob, []string{"C-5"}, time.Hour)
+		if len(stages) != 0 {
+			t.Errorf("bob never read C-5 but gets its stage: %v", stages)
+		}
+	})
+}
+
+// Retention is a setting: 0 keeps every row; otherwise rows not seen for that long leave.
+func TestRetention(t *testing.T) {
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
+		keep := newIndex(db, c)
+		must(t, keep.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1}, ActCreated))
+		c.t = c.t.Add(400 * 24 * time.Hour)
+		must(t, keep.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 2}, ActCreated))
+		n, err := keep.Purge(ctx)
+		must(t, err)
+		if n != 0 {
+			t.Fatalf("retention 0 purged %d rows", n)
+		}
+		purging := New(db, Options{Now: c.now, Retention: 365 * 24 * time.Hour})
+		n, err = purging.Purge(ctx)
+		must(t, err)
+		p, _ := purging.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeAll})
+		if n != 1 {
+			t.Errorf("purged %d rows, want 1", n)
+		}
+		assertIDs(t, "after a year's retention", ids(p), 2)
+	})
+}
+
+// A database that does not answer: lists say so (ErrUnavailable), writes return an error (the
+// handlers log it and go on).
+func TestDatabaseUnreachable(t *testing.T) {
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ix := New(db, Options{})
+		_ = db.Close()
+		if _, err := ix.List(context.Background(), alice, Query{Kind: KindQuote}); !errors.Is(err, ErrUnavailable) {
+			t.Errorf("List: %v, want ErrUnavailable", err)
+		}
+		if err := ix.ObserveQuote(context.Background(), alice, QuoteSighting{QuoteID: 1}, ActCreated); err == nil {
+			t.Error("a failed write reported no error (the handlers log it)")
+		}
+	})
+}
+
+// A sighting on a request that was cancelled meanwhile (a filter typed over) is still recorded.
+func TestACancelledRequestStillRecords(t *testing.T) {
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ix := New(db, Options{})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1}, ActCreated))
+		p, err := ix.List(context.Background(), alice, Query{Kind: KindQuote, Scope: ScopeMine})
+		must(t, err)
+		assertIDs(t, "after a cancelled request", ids(p), 1)
+	})
 }
 
 func must(t testing.TB, err error) {
@@ -321,47 +443,5 @@ func assertStage(t *testing.T, what string, quote, contract, want Stage) {
 	t.Helper()
 	if quote != want || contract != want {
 		t.Errorf("%s: quote %q contract %q, want %q", what, quote, contract, want)
-	}
-}
-
-// countingStore fails every call and counts them.
-type countingStore struct {
-	brokenStore
-	calls *int
-}
-
-func (s countingStore) Get(ctx context.Context, key string) ([]byte, error) {
-	*s.calls++
-	return nil, errDown
-}
-
-func (s countingStore) Update(ctx context.Context, key string, ttl time.Duration, fn func([]byte) ([]byte, error)) error {
-	*s.calls++
-	return errDown
-}
-
-// TestStoreDownIsNotAskedAgainAtOnce: after a failure the index gives up at once for a few
-// seconds, so pages and actions do not wait for a dead store each time.
-func TestStoreDownIsNotAskedAgainAtOnce(t *testing.T) {
-	t.Parallel()
-	calls := 0
-	c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
-	ix := New(countingStore{calls: &calls}, Options{Now: c.now, RefreshEvery: time.Nanosecond})
-	ctx := context.Background()
-	for range 5 {
-		if _, err := ix.List(ctx, alice, Query{Kind: KindQuote}); !errors.Is(err, ErrUnavailable) {
-			t.Fatalf("List: %v", err)
-		}
-		if err := ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1}, ActCreated); err == nil {
-			t.Fatal("write reported no error")
-		}
-	}
-	if calls != 1 {
-		t.Errorf("the store was asked %d times, want 1", calls)
-	}
-	c.t = c.t.Add(storeDownFor + time.Second)
-	_, _ = ix.List(ctx, alice, Query{Kind: KindQuote})
-	if calls != 2 {
-		t.Errorf("after the pause the store was asked %d times in all, want 2", calls)
 	}
 }

@@ -79,6 +79,9 @@ type RowVM struct {
 	AsOf time.Time
 	// ContractLabel and ContractHref: a quote's contract.
 	ContractLabel, ContractHref string
+	// Unchecked: the viewer's token has not read it (a team role lists it) and it could not be
+	// re-read for this page; only its link is shown (docs/work-index.md "Visibility").
+	Unchecked bool
 }
 
 // CustomerWorkVM is the customer page's quotes and contracts.
