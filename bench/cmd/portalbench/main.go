@@ -40,7 +40,7 @@ import (
 )
 
 // groups are the measurement groups, in the order they run.
-var groups = []string{"overhead", "weight", "quote", "latency", "poll", "list", "stream", "backoffice", "export", "allocs", "workindex"}
+var groups = []string{"overhead", "weight", "quote", "latency", "poll", "list", "stream", "backoffice", "export", "allocs", "state"}
 
 type options struct {
 	out        string
@@ -212,7 +212,7 @@ func runGroups(ctx context.Context, opts options, lab *lab, rep *report, stderr 
 	step("backoffice", func() error { return measureBackoffice(ctx, lab, rep) })
 	step("export", func() error { return measureExportMemory(ctx, rep, stderr) })
 	step("allocs", func() error { return measureAllocs(ctx, lab, rep) })
-	step("workindex", func() error { return measureWorkIndex(ctx, lab, rep) })
+	step("state", func() error { return measureState(ctx, lab, rep) })
 	return failures
 }
 

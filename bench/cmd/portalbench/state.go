@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
+	"github.com/cpqportal/portal/internal/workindex"
+)
+
+// The state database's figures (issue 31, docs/work-index.md, docs/performance.md "State
+// database"): for each engine and size (rows per kind: as many quotes as contracts; 500 people,
+// 5 viewers a row, 2,000 customers), one list page's database time for My quotes, the team's
+// contracts out for signature, a customer's history, and one sighting (a write); a replica's
+// heap at 10k and 1M rows; a fresh replica's first list at 1M rows.
+const (
+	statePeople    = 500
+	stateCustomers = 2000
+	stateViewers   = 5
+	// stateSamples lists of each kind are timed; the median is reported.
+	stateSamples = 25
+)
+
+// Budgets of issue 31's "Done when": a list page and a sighting at 1M rows per kind, the heap's
+// growth from 10k to 1M rows, a fresh replica's first list at 1M rows.
+const (
+	stateListBudgetMS     = 10
+	stateSightingBudgetMS = 3
+	stateHeapGrowthMiB    = 5
+	stateColdBudgetMS     = 100
+)
+
+func measureState(ctx context.Context, l *lab, rep *report) error {
+	sizes := []int{100_000, 1_000_000}
+	if l.opts.quick {
+		sizes = []int{100_000}
+	}
+	cluster, err := statedbtest.NewCluster()
+	if err != nil {
+		return fmt.Errorf("state: a throwaway PostgreSQL: %w", err)
+	}
+	defer cluster.Remove()
+	var failures []string
+	for _, engine := range []statedb.Engine{statedb.SQLite, statedb.Postgres} {
+		heaps := map[int]float64{}
+		for _, rows := range append([]int{10_000}, sizes...) {
+			fig, err := measureStateAt(ctx, l, cluster, engine, rows)
+			if err != nil {
+				return fmt.Errorf("state %s %d: %w", engine, rows, err)
+			}
+			heaps[rows] = fig.heapMiB
+			if rows == 10_000 {
+				continue
+			}
+			name := fmt.Sprintf("state_%s_%s_", engine, sizeName(rows))
+			rep.add(name+"my_quotes_ms", fig.myQuotes, "ms")
+			rep.add(name+"team_stage_ms", fig.teamStage, "ms")
+			rep.add(name+"customer_history_ms", fig.history, "ms")
+			rep.add(name+"sighting_ms", fig.sighting, "ms")
+			if rows == 1_000_000 {
+				for what, v := range map[string]float64{"my_quotes": fig.myQuotes, "team_stage": fig.teamStage, "customer_history": fig.history} {
+					if v > stateListBudgetMS {
+						failures = append(failures, fmt.Sprintf("%s%s_ms %.2f > %d", name, what, v, stateListBudgetMS))
+					}
+				}
+				if fig.sighting > stateSightingBudgetMS {
+					failures = append(failures, fmt.Sprintf("%ssighting_ms %.2f > %d", name, fig.sighting, stateSightingBudgetMS))
+				}
+				if engine == statedb.Postgres {
+					rep.add("state_cold_first_list_ms_1m", fig.cold, "ms")
+					if fig.cold > stateColdBudgetMS {
+						failures = append(failures, fmt.Sprintf("state_cold_first_list_ms_1m %.1f > %d", fig.cold, stateColdBudgetMS))
+					}
+				}
+			}
+		}
+		if engine == statedb.Postgres {
+			rep.add("state_replica_heap_mib_10k", heaps[10_000], "MiB")
+			if h, ok := heaps[1_000_000]; ok {
+				rep.add("state_replica_heap_mib_1m", h, "MiB")
+				if h-heaps[10_000] > stateHeapGrowthMiB {
+					failures = append(failures, fmt.Sprintf("replica heap grew %.1f MiB from 10k to 1M rows (> %d)", h-heaps[10_000], stateHeapGrowthMiB))
+				}
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return fmt.Errorf("over budget: %v", failures)
+	}
+	return nil
+}
+
+func sizeName(rows int) string {
+	if rows >= 1_000_000 {
+		return strconv.Itoa(rows/1_000_000) + "m"
+	}
+	return strconv.Itoa(rows/1000) + "k"
+}
+
+type stateFigures struct {
+	myQuotes, teamStage, history, sighting, cold, heapMiB float64
+}
+
+// measureStateAt fills a fresh database with rows quotes and rows contracts and times the lists.
+func measureStateAt(ctx context.Context, l *lab, cluster *statedbtest.Cluster, engine statedb.Engine, rows int) (stateFigures, error) {
+	var fig stateFigures
+	opts := statedb.Options{}
+	switch engine {
+	case statedb.SQLite:
+		opts.Dir = l.dir + "/state-" + strconv.Itoa(rows)
+	case statedb.Postgres:
+		name := "bench_" + strconv.Itoa(rows)
+		admin, err := sql.Open("pgx", cluster.URL)
+		if err != nil {
+			return fig, err
+		}
+		_, err = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		if err == nil {
+			_, err = admin.ExecContext(ctx, "CREATE DATABASE "+name)
+		}
+		admin.Close()
+		if err != nil {
+			return fig, err
+		}
+		opts.URL = cluster.URL[:len(cluster.URL)-len("/postgres?sslmode=disable")] + "/" + name + "?sslmode=disable"
+	}
+	db, err := statedb.Open(ctx, opts)
+	if err != nil {
+		return fig, err
+	}
+	t0 := time.Now()
+	if err := fillState(ctx, db, rows); err != nil {
+		db.Close()
+		return fig, fmt.Errorf("fill: %w", err)
+	}
+	fmt.Fprintf(l.stderr, "portalbench: state: %s filled with %d rows per kind in %s\n", engine, rows, time.Since(t0).Round(time.Millisecond))
+	db.Close()
+
+	// A fresh replica: a new pool, its first list timed.
+	db, err = statedb.Open(ctx, opts)
+	if err != nil {
+		return fig, err
+	}
+	defer db.Close()
+	ix := workindex.New(db, workindex.Options{})
+	person := func(n int) workindex.Viewer { return workindex.Viewer{Subject: "p" + strconv.Itoa(n%statePeople)} }
+	t0 = time.Now()
+	if _, err := ix.List(ctx, person(1), workindex.Query{Kind: workindex.KindQuote, Scope: workindex.ScopeMine}); err != nil {
+		return fig, err
+	}
+	fig.cold = ms(time.Since(t0))
+
+	timeLists := func(q func(i int) (workindex.Viewer, workindex.Query)) (float64, error) {
+		var times []float64
+		for i := range stateSamples {
+			v, query := q(i)
+			t := time.Now()
+			p, err := ix.List(ctx, v, query)
+			if err != nil {
+				return 0, err
+			}
+			if len(p.Rows) == 0 {
+				return 0, fmt.Errorf("an empty page for %+v", query)
+			}
+			times = append(times, ms(time.Since(t)))
+		}
+		return median(times), nil
+	}
+	if fig.myQuotes, err = timeLists(func(i int) (workindex.Viewer, workindex.Query) {
+		return person(7 * i), workindex.Query{Kind: workindex.KindQuote, Scope: workindex.ScopeMine}
+	}); err != nil {
+		return fig, err
+	}
+	if fig.teamStage, err = timeLists(func(i int) (workindex.Viewer, workindex.Query) {
+		v := person(i)
+		v.Team = true
+		return v, workindex.Query{Kind: workindex.KindContract, Scope: workindex.ScopeAll, Stages: []workindex.Stage{workindex.StageSignature}}
+	}); err != nil {
+		return fig, err
+	}
+	if fig.history, err = timeLists(func(i int) (workindex.Viewer, workindex.Query) {
+		// A customer's history as one of the people who worked on it sees it.
+		customer := 1 + (13*i)%stateCustomers
+		return person(customer - 1), workindex.Query{Kind: workindex.KindQuote, Scope: workindex.ScopeAll, CustomerID: int32(customer)}
+	}); err != nil {
+		return fig, err
+	}
+	var writes []float64
+	for i := range stateSamples {
+		id := int64(1 + (rows/stateSamples)*i)
+		t := time.Now()
+		err := ix.ObserveQuote(ctx, person(int(id)), workindex.QuoteSighting{QuoteID: id, CPQID: 1, CustomerID: int32(1 + id%stateCustomers),
+			OneOffCents: int64(1000 + i), MonthlyCents: 10}, workindex.ActChanged)
+		if err != nil {
+			return fig, err
+		}
+		writes = append(writes, ms(time.Since(t)))
+	}
+	fig.sighting = median(writes)
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	fig.heapMiB = float64(m.HeapAlloc) / (1 << 20)
+	return fig, nil
+}
+
+// fillState writes rows quotes and rows contracts (a quarter in each stage, 2,000 customers, each
+// created by one of 500 people and last changed by the next) and 5 viewers a row, in bulk.
+func fillState(ctx context.Context, db *statedb.DB, rows int) error {
+	if err := db.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE bench_people (n INTEGER PRIMARY KEY, person TEXT NOT NULL)`); err != nil {
+			return err
+		}
+		for n := range statePeople {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO bench_people (n, person) VALUES ($1, $2)`, n, workindex.PersonKey("p"+strconv.Itoa(n))); err != nil {
+				return err
+			}
+		}
+		base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+		series := `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ` + strconv.Itoa(rows) + `) `
+		for _, kind := range []string{"quote", "contract"} {
+			stage := `CASE i % 4 WHEN 0 THEN 'draft' WHEN 1 THEN 'generated' WHEN 2 THEN 'signature' ELSE 'archived' END`
+			number := `''`
+			if kind == "contract" {
+				stage = `CASE i % 3 WHEN 0 THEN 'generated' WHEN 1 THEN 'signature' ELSE 'archived' END`
+				number = `'C-' || i`
+			}
+			q := series + `INSERT INTO work_rows (kind, id, quote_id, cpq_id, customer_id, customer, customer_folded, configurator,
+				contract_id, contract_number, stage, one_off_cents, monthly_cents, value_cents, created_by, created_by_name,
+				changed_by, changed_by_name, changed_at, seen_at)
+				SELECT '` + kind + `', i, i, 1 + i % 3, 1 + i % ` + strconv.Itoa(stateCustomers) + `, 'Customer ' || (i % ` + strconv.Itoa(stateCustomers) + `),
+				'customer ' || (i % ` + strconv.Itoa(stateCustomers) + `), 'Configurator', i, ` + number + `, ` + stage + `,
+				(i * 37) % 100000, i % 1000, (i * 37) % 100000 + 12 * (i % 1000),
+				(SELECT person FROM bench_people WHERE n = i % ` + strconv.Itoa(statePeople) + `), 'Person',
+				(SELECT person FROM bench_people WHERE n = (i + 1) % ` + strconv.Itoa(statePeople) + `), 'Person',
+				` + strconv.FormatInt(base, 10) + ` + CAST(i AS BIGINT) * 1000000, ` + strconv.FormatInt(base, 10) + ` + CAST(i AS BIGINT) * 1000000 FROM s`
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("rows: %w", err)
+			}
+			offsets := `SELECT 0 AS k UNION ALL SELECT 1 UNION ALL SELECT 100 UNION ALL SELECT 200 UNION ALL SELECT 300`
+			q = series + `INSERT INTO work_viewers (person, kind, id, owner, denied, seen_at)
+				SELECT p.person, '` + kind + `', s.i, 1, 0, ` + strconv.FormatInt(base, 10) + ` + CAST(s.i AS BIGINT) * 1000000
+				FROM s CROSS JOIN (` + offsets + `) AS o JOIN bench_people p ON p.n = (s.i + o.k) % ` + strconv.Itoa(statePeople)
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("viewers: %w", err)
+			}
+		}
+		_, err := tx.ExecContext(ctx, `DROP TABLE bench_people`)
+		return err
+	}); err != nil {
+		return err
+	}
+	// The planner's statistics, as PostgreSQL's autovacuum and statedb's periodic optimize keep them.
+	_, err := db.SQL.ExecContext(ctx, "ANALYZE")
+	return err
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
