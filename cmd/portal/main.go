@@ -351,7 +351,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		return fail(fmt.Errorf("PORTAL_SESSION_KEYS: %w", err))
 	}
 	work := workindex.New(state, workindex.Options{})
-	directory = people.New(state, people.Options{})
+	directory = people.New(db, people.Options{})
 	jobChanges := watch.NewSignals() // wakes batch progress pages (issue 27)
 	p.jobs = jobs.NewManager(jobs.Options{Store: state, Archiver: indexedArchiver{V2: jobs.V2{API: api}, work: work, logger: logger},
 		Concurrency: cfg.BatchConcurrency, Sealer: sealer, Logger: logger.With(slog.String("component", "jobs")),

@@ -28,6 +28,8 @@ import (
 	"github.com/cpqportal/portal/internal/people"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/v2sim"
 	"github.com/cpqportal/portal/internal/watch"
@@ -82,6 +84,7 @@ type testPortal struct {
 	URL    string
 	h      *Handler
 	state  statestore.Store // the raw state store (jobs, recent items)
+	db     *statedb.DB      // the state database (people)
 	sim    *v2sim.Server
 	simURL string
 	logs   *syncBuffer
@@ -172,6 +175,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	}
 	t.Cleanup(func() { _ = state.Close() })
 	p.state = state
+	p.db = statedbtest.SQLite(t)
 	sealer, err := session.NewSealer([]string{strings.Repeat("7e", 32)}, "batch token")
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +184,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	jobManager = jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: 4, Logger: logger, Sealer: sealer, OnChange: jobChanges.Notify})
 	jobManager.Run()
 	t.Cleanup(jobManager.Close)
-	directory = people.New(state, people.Options{})
+	directory = people.New(p.db, people.Options{})
 	h, err := New(Deps{
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets, Now: opts.now,
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
