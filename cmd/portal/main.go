@@ -359,7 +359,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	jobManager = p.jobs
 	p.jobs.Run()
 	deps := handlers.Deps{
-		Recent:      recent.New(state, nil),
+		Recent:      recent.New(db, nil),
 		Work:        work,
 		People:      directory,
 		Jobs:        p.jobs,

@@ -188,7 +188,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	h, err := New(Deps{
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets, Now: opts.now,
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
-		Recent:      recent.New(state, nil),
+		Recent:      recent.New(p.db, nil),
 		Jobs:        jobManager,
 		Work:        workindex.New(cmp.Or[statestore.Store](opts.workStore, state), workindex.Options{}),
 		JobChanges:  jobChanges,

@@ -32,6 +32,7 @@ import (
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/session/redistest"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/v2sim"
 	"github.com/cpqportal/portal/internal/workindex"
@@ -204,7 +205,7 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 	h, err := New(Deps{
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets,
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
-		Recent:      recent.New(state, nil),
+		Recent:      recent.New(statedbtest.SQLite(tb), nil),
 		Work:        workindex.New(state, workindex.Options{}),
 		Jobs:        jobManager,
 		I18n:        bundle,
