@@ -1,7 +1,9 @@
 -- +goose Up
 -- people is the directory of the people who signed in (internal/people): one row a person, keyed
 -- by the lower-cased login (else the lower-cased e-mail address), written by one upsert a
--- sign-in. Audit pages look actors up by login (the key), by e-mail address and by its local part.
+-- sign-in. Audit pages look actors up by login (the key), by e-mail address and by its local part:
+-- one query of three arms, each an index search on both engines (EXPLAIN at 100,000 people);
+-- seen_at serves the deletion of the people past keep.
 CREATE TABLE people (
     person_key  TEXT PRIMARY KEY,
     login       TEXT NOT NULL,   -- lower-cased; '' when the provider gave none
