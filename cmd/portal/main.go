@@ -45,6 +45,7 @@ import (
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/stateimport"
 	"github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/telemetry"
 	"github.com/cpqportal/portal/internal/v2sim"
@@ -232,8 +233,8 @@ type portal struct {
 	auth    *auth.Authenticator
 	api     *apiclient.Client
 	store   interface{ Close() error } // the session store
-	state   store.Store                // batch jobs and recent items
-	db      *statedb.DB                // the state database (internal/statedb)
+	state   store.Store                // batch jobs
+	db      *statedb.DB                // the state database (internal/statedb): sessions, people, recent items, the work index
 	// stop ends the background work started by background; wg waits for it.
 	stop          context.CancelFunc
 	backgroundCtx context.Context
@@ -261,14 +262,14 @@ func (p *portal) close() {
 	if p.state != nil {
 		_ = p.state.Close()
 	}
-	if p.db != nil {
-		_ = p.db.Close()
-	}
 	if p.auth != nil {
 		p.auth.Close()
 	}
 	if p.store != nil {
 		_ = p.store.Close()
+	}
+	if p.db != nil {
+		_ = p.db.Close() // last: the session store and the directory use it
 	}
 }
 
@@ -279,8 +280,15 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	if obs.metrics != nil {
 		onStoreError = obs.metrics.StoreErrorHook()
 	}
-	sessionStore, err := newSessionStore(cfg, onStoreError)
+	// The state database first: the session store, the people directory and the recent items
+	// live in it (p.close closes it after them).
+	db, err := openStateDB(cfg)
 	if err != nil {
+		return nil, err
+	}
+	sessionStore, err := newSessionStore(cfg, onStoreError, db)
+	if err != nil {
+		_ = db.Close()
 		return nil, err
 	}
 	// Calls to the identity provider: discovery, keys, and the token requests of sign-in and refresh.
@@ -328,7 +336,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		},
 		RolesClaim: cfg.RolesClaim,
 	}, sessionStore, logger) // auth adds component=auth itself
-	p := &portal{auth: authenticator, store: sessionStore}
+	p := &portal{auth: authenticator, store: sessionStore, db: db}
 	fail := func(err error) (*portal, error) {
 		p.close()
 		return nil, err
@@ -357,11 +365,9 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		return fail(err)
 	}
 	p.state = state
-	db, err := openStateDB(cfg)
-	if err != nil {
+	if err := importLegacyState(state, db, logger); err != nil {
 		return fail(err)
 	}
-	p.db = db
 	// Batch tokens are sealed with keys derived from the session keys (rotated with them).
 	sealer, err := session.NewSealer(cfg.SessionKeys, "batch token")
 	if err != nil {
@@ -371,7 +377,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	if cfg.WorkRetention > 0 {
 		p.background(func(ctx context.Context) { purgeWorkIndex(ctx, work, logger) })
 	}
-	directory = people.New(state, people.Options{})
+	directory = people.New(db, people.Options{})
 	jobChanges := watch.NewSignals() // wakes batch progress pages (issue 27)
 	p.jobs = jobs.NewManager(jobs.Options{Store: state, Archiver: indexedArchiver{V2: jobs.V2{API: api}, work: work, logger: logger},
 		Concurrency: cfg.BatchConcurrency, Sealer: sealer, Logger: logger.With(slog.String("component", "jobs")),
@@ -379,7 +385,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	jobManager = p.jobs
 	p.jobs.Run()
 	deps := handlers.Deps{
-		Recent:      recent.New(state, nil),
+		Recent:      recent.New(db, nil),
 		Work:        work,
 		People:      directory,
 		Jobs:        p.jobs,
@@ -430,8 +436,10 @@ type closableStore interface {
 }
 
 // newSessionStore builds the configured session store and checks that it can be used, so a store
-// that is unreachable at start-up is one error naming the setting, not failed sign-ins later.
-func newSessionStore(cfg config.Config, onError func(string)) (closableStore, error) {
+// that is unreachable at start-up is one error naming the setting, not failed sign-ins later. The
+// default server-side store and the cookie store's revocation list are in the state database db
+// (shared by the replicas of one PostgreSQL); the redis store stays for deployments that run it.
+func newSessionStore(cfg config.Config, onError func(string), db *statedb.DB) (closableStore, error) {
 	opts := session.Options{
 		Keys:             cfg.SessionKeys,
 		Secure:           cfg.PublicURL.Scheme == "https",
@@ -451,18 +459,13 @@ func newSessionStore(cfg config.Config, onError func(string)) (closableStore, er
 		setting = "PORTAL_REDIS_URL"
 		store, err = session.NewRedisStore(session.RedisOptions{Options: opts, URL: cfg.RedisURL})
 	case config.SessionStoreCookie:
-		// The revocation list: in redis when one is configured (shared by replicas), else in the data
-		// directory (it survives restarts).
-		extra := session.CookieOptions{RevocationDir: filepath.Join(cfg.DataDir, session.SessionsSubdir)}
-		setting = "PORTAL_DATA_DIR"
-		if cfg.RedisURL != "" {
-			extra = session.CookieOptions{RevocationRedis: &session.RedisOptions{URL: cfg.RedisURL}}
-			setting = "PORTAL_REDIS_URL"
-		}
-		store, err = session.NewCookieStore(opts, extra)
+		// The revocation list of signed-out token ids: in the state database (it survives restarts,
+		// and replicas on one PostgreSQL share it).
+		setting = stateDBSetting(cfg)
+		store, err = session.NewCookieStore(opts, session.CookieOptions{RevocationDB: db})
 	default:
-		setting = "PORTAL_DATA_DIR"
-		store, err = session.NewFileStore(session.FileOptions{Options: opts, Dir: filepath.Join(cfg.DataDir, session.SessionsSubdir)})
+		setting = stateDBSetting(cfg)
+		store, err = session.NewSQLStore(opts, db)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", setting, err)
@@ -494,6 +497,14 @@ func newStateStore(cfg config.Config) (store.Store, error) {
 	return st, nil
 }
 
+// stateDBSetting names the setting that locates the state database, for messages.
+func stateDBSetting(cfg config.Config) string {
+	if cfg.DatabaseURL != "" {
+		return "PORTAL_DATABASE_URL"
+	}
+	return "PORTAL_DATA_DIR"
+}
+
 // openStateDB opens the state database (internal/statedb) and applies its migrations: PostgreSQL
 // when PORTAL_DATABASE_URL is set (several replicas share it), else SQLite in
 // <PORTAL_DATA_DIR>/state.
@@ -503,12 +514,26 @@ func openStateDB(cfg config.Config) (*statedb.DB, error) {
 	opts := statedb.Options{URL: cfg.DatabaseURL, Dir: filepath.Join(cfg.DataDir, "state")}
 	db, err := statedb.Open(ctx, opts)
 	if err != nil {
-		if cfg.DatabaseURL != "" {
-			return nil, fmt.Errorf("PORTAL_DATABASE_URL: %w", err)
-		}
-		return nil, fmt.Errorf("PORTAL_DATA_DIR: %w", err)
+		return nil, fmt.Errorf("%s: %w", stateDBSetting(cfg), err)
 	}
 	return db, nil
+}
+
+// importLegacyState carries what an older portal kept in its key-value store (the work index,
+// people, recent items) into the state database, once (internal/stateimport).
+func importLegacyState(old store.Store, db *statedb.DB, logger *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	counts, err := stateimport.Import(ctx, old, db)
+	if err != nil {
+		return fmt.Errorf("importing the previous version's state into %s: %w", db, err)
+	}
+	if !counts.AlreadyDone && counts.WorkRows+counts.People+counts.RecentItems > 0 {
+		logger.Info("the previous version's state was imported into the state database", slog.Int("work_rows", counts.WorkRows),
+			slog.Int("viewers", counts.Viewers), slog.Int("people", counts.People), slog.Int("recent_items", counts.RecentItems),
+			slog.Int("damaged_documents_skipped", counts.Skipped))
+	}
+	return nil
 }
 
 // newLogger returns the process logger: JSON (production) or text (demo), with the request id

@@ -47,6 +47,23 @@ type Directory interface {
 	Person(actor string) (name string, exact, ok bool)
 }
 
+// prefetcher is a Directory that looks several actors up at once (internal/people.View: one
+// database query for a page's actors instead of one per actor).
+type prefetcher interface {
+	Prefetch(actors ...string)
+}
+
+// Prefetch looks up at once, in n's directory of people, the actors a page is about to name (a
+// directory that cannot does nothing; n may be nil).
+func (n *Names) Prefetch(actors ...string) {
+	if n == nil {
+		return
+	}
+	if p, ok := n.People.(prefetcher); ok {
+		p.Prefetch(actors...)
+	}
+}
+
 // systemActor is the actor of the entries the v2 API writes on its own (seed data, services;
 // docs/v2-assumptions.md A7): shown as a word of the reader's language, never as a login.
 const systemActor = "system"

@@ -92,9 +92,9 @@ type Config struct {
 
 	// SessionStore is SessionStoreFile (the default), SessionStoreRedis or SessionStoreCookie.
 	SessionStore string
-	// DataDir is where the portal keeps state on its own side: sessions (DataDir/sessions), demo
-	// mode's keys (DataDir/demo), batch jobs and recent items (DataDir/state). Created 0700 at
-	// start-up when missing.
+	// DataDir is where the portal keeps state on its own side: demo mode's keys (DataDir/demo) and
+	// the state database with sessions, people and recent items (DataDir/state, unless
+	// DatabaseURL is set), batch jobs (DataDir/state). Created 0700 at start-up when missing.
 	DataDir string
 	// SessionKeys are the session secrets as configured (base64 or hex, each decoding to at least
 	// MinSessionKeyBytes bytes; internal/session decodes them); the first signs and encrypts, the
@@ -336,7 +336,7 @@ func settings() []setting {
 				c.OIDCScopes = scopes
 				return nil
 			}},
-		{Setting: Setting{"PORTAL_SESSION_STORE", "session-store", "file", "Where sessions live: file (in PORTAL_DATA_DIR), redis (several replicas) or cookie (encrypted cookie; sign-out revokes its id)"},
+		{Setting: Setting{"PORTAL_SESSION_STORE", "session-store", "file", "Where sessions live: file (the default: in the state database, SQLite in PORTAL_DATA_DIR or PORTAL_DATABASE_URL), redis, or cookie (encrypted cookie; sign-out revokes its id in the state database)"},
 			apply: func(c *Config, raw string) error {
 				switch raw {
 				case SessionStoreFile, SessionStoreCookie, SessionStoreRedis:
@@ -345,7 +345,7 @@ func settings() []setting {
 				}
 				return fmt.Errorf("must be %q, %q or %q, not %q", SessionStoreFile, SessionStoreRedis, SessionStoreCookie, raw)
 			}},
-		{Setting: Setting{"PORTAL_DATA_DIR", "data-dir", ".data", "Directory for the portal's own state (sessions with the file store, demo keys, batch jobs, recent items, the work index, the people directory); created 0700, must be writable"},
+		{Setting: Setting{"PORTAL_DATA_DIR", "data-dir", ".data", "Directory for the portal's own state (the state database of sessions, people and recent items unless PORTAL_DATABASE_URL is set; demo keys, batch jobs, the work index); created 0700, must be writable"},
 			apply: func(c *Config, raw string) error {
 				if strings.TrimSpace(raw) == "" {
 					return errors.New("must name a directory")
@@ -367,7 +367,7 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{Setting: Setting{"PORTAL_REDIS_URL", "redis-url", "", "Redis server, e.g. redis://127.0.0.1:6379/0: sessions with PORTAL_SESSION_STORE=redis, and, whenever set, batch jobs, recent items, the work index and the people directory (keep it persistent: docs/operations.md)"},
+		{Setting: Setting{"PORTAL_REDIS_URL", "redis-url", "", "Redis server, e.g. redis://127.0.0.1:6379/0: sessions with PORTAL_SESSION_STORE=redis, and, whenever set, batch jobs and the work index (keep it persistent: docs/operations.md)"},
 			apply: func(c *Config, raw string) error {
 				if raw == "" {
 					return nil

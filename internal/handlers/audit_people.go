@@ -9,10 +9,10 @@ import (
 	"github.com/cpqportal/portal/internal/auth"
 )
 
-// peopleView is the directory of the people who signed in, as this replica knows it: at most one
-// small store read per page (internal/people refreshes its projection at most every few seconds),
-// none per row. A store that fails only leaves the names known so far (possibly none): the page
-// then shows logins as the v2 writes them, never an error.
+// peopleView is the directory of the people who signed in, for this page: the page's actors are
+// looked up in the state database (one query when the page prefetches them, auditwords.Names.
+// Prefetch). A database that fails names nobody: the page then shows logins as the v2 writes
+// them, never an error.
 func (h *Handler) peopleView(c *gin.Context) auditwords.Directory {
 	view, err := h.people.View(c.Request.Context())
 	if err != nil {

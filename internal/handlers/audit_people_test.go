@@ -11,6 +11,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/cpqportal/portal/internal/people"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
 
 // TestAuditShowsAColleaguesName: user A (sales) signs in and creates a quote; user B (back
@@ -124,7 +125,7 @@ func TestSeededEntriesAreTheSystemsInWords(t *testing.T) {
 	})
 }
 
-// TestAuditActorsWhenTheDirectoryIsDown: with the state store failing, the audit page still
+// TestAuditActorsWhenTheDirectoryIsDown: with the state database failing, the audit page still
 // answers 200 and shows the v2's actor as written (the directory was never read on this replica).
 func TestAuditActorsWhenTheDirectoryIsDown(t *testing.T) {
 	t.Parallel()
@@ -133,8 +134,10 @@ func TestAuditActorsWhenTheDirectoryIsDown(t *testing.T) {
 	quoteURL := sales.createQuote(1, 1, 11, 102, "People down")
 	quoteID := quoteURL[strings.LastIndexByte(quoteURL, '/')+1:]
 	back := p.login(t, "backoffice", "backoffice-demo")
-	// A replica whose store fails from its start: the directory was never read.
-	p.h.people = people.New(failingStore{}, people.Options{})
+	// A replica whose database fails from its start.
+	down := statedbtest.SQLite(t)
+	_ = down.Close()
+	p.h.people = people.New(down, people.Options{})
 	audit := p.get(t, back, auditURL(mustParseQuoteID(quoteID)), nil)
 	if audit.StatusCode != http.StatusOK {
 		t.Fatalf("audit with the store down: %d", audit.StatusCode)

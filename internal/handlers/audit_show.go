@@ -129,6 +129,11 @@ func auditVM(tr *i18n.Translator, quoteID int64, audit *apiclient.ValidationAudi
 		Zone:         tr.Zone().String(),
 	}
 	entries := slices.Clone(audit.Entries)
+	actors := make([]string, 0, len(entries))
+	for _, e := range entries {
+		actors = append(actors, e.Actor)
+	}
+	names.Prefetch(actors...) // one lookup of the people directory for the page
 	slices.Reverse(entries)
 	slices.SortStableFunc(entries, func(a, b apiclient.AuditEntry) int { return b.At.Compare(a.At) })
 	for _, e := range entries {

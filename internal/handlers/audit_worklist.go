@@ -107,6 +107,14 @@ func (h *Handler) gatherWorklist(c *gin.Context, req worklistRequest) ([]worklis
 	if err != nil {
 		return nil, 0, nil, err
 	}
+	// The rows share one view of the people directory: their actors are looked up in one query.
+	if len(rows) > 0 {
+		actors := make([]string, len(rows))
+		for i, r := range rows {
+			actors[i] = r.Actor
+		}
+		rows[0].Names.Prefetch(actors...)
+	}
 	return req.filter.Apply(rows), len(rows), problems, nil
 }
 

@@ -188,11 +188,11 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	jobManager = jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: 4, Logger: logger, Sealer: sealer, OnChange: jobChanges.Notify})
 	jobManager.Run()
 	t.Cleanup(jobManager.Close)
-	directory = people.New(state, people.Options{})
+	directory = people.New(p.db, people.Options{})
 	h, err := New(Deps{
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets, Now: opts.now,
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
-		Recent:      recent.New(state, nil),
+		Recent:      recent.New(p.db, nil),
 		Jobs:        jobManager,
 		Work:        workindex.New(workDB, workindex.Options{}),
 		JobChanges:  jobChanges,

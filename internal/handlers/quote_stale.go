@@ -271,6 +271,11 @@ func (h *Handler) changeNoticeFrom(c *gin.Context, audit *apiclient.ValidationAu
 		if e.Actor != "" {
 			if names == nil {
 				names = h.actorNames(c)
+				actors := make([]string, len(entries))
+				for i, e := range entries {
+					actors[i] = e.Actor
+				}
+				names.Prefetch(actors...)
 			}
 			if who := names.Actor(tr(c), e.Actor).Name; !slices.Contains(actors, who) {
 				actors = append(actors, who)

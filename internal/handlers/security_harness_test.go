@@ -205,7 +205,7 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 	h, err := New(Deps{
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets,
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
-		Recent:      recent.New(state, nil),
+		Recent:      recent.New(statedbtest.SQLite(tb), nil),
 		Work:        workindex.New(statedbtest.SQLite(tb), workindex.Options{}),
 		Jobs:        jobManager,
 		I18n:        bundle,

@@ -1,20 +1,23 @@
-// Package recent keeps each user's recent quotes and contracts: the last 50 they opened or
-// changed, with the customer, the total and when, most recent first. The list lives in the
-// portal's store (internal/store: the bbolt file by default, Redis with several replicas), keyed
-// by the user's subject, so it outlives a sign-out and a restart. It holds only what the pages
-// show (no tokens, no v2 documents).
+// Package recent keeps each user's recent quotes and contracts: the last 50 of each kind they
+// opened or changed, with the customer, the total and when, most recent first. The items are rows
+// of the state database (internal/statedb, table recent_items, migration 00004), keyed by a hash
+// of the user's subject, so they outlive a sign-out, a restart and the replica that wrote them.
+// A touch is one transaction: the item's upsert and the deletion of what falls past the newest
+// Limit. An item not opened for 90 days leaves the list. It holds only what the pages show (no
+// tokens, no v2 documents).
 package recent
 
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"slices"
+	"sync"
 	"time"
 
-	"github.com/cpqportal/portal/internal/store"
+	"github.com/cpqportal/portal/internal/statedb"
 )
 
 // Kind says what an item is.
@@ -29,8 +32,12 @@ const (
 // Limit is how many items a user keeps (per kind).
 const Limit = 50
 
-// keep is how long a list lives after its last change (a user gone for a quarter starts anew).
+// keep is how long an item stays after it was last opened or changed.
 const keep = 90 * 24 * time.Hour
+
+// purgeEvery is how often a touch deletes every user's items past keep (each user's own go at
+// their every touch).
+const purgeEvery = time.Hour
 
 // Item is one quote or contract the user opened or changed.
 type Item struct {
@@ -63,107 +70,134 @@ type Totals struct {
 	MonthlyCents int64 `json:"monthly"`
 }
 
-// list is what is stored per user.
-type list struct {
-	Items []Item `json:"items"`
-}
-
 // Recent records and lists recent items.
 type Recent struct {
-	store store.Store
-	now   func() time.Time
+	db  *statedb.DB
+	now func() time.Time
+
+	mu       sync.Mutex
+	purgedAt time.Time
 }
 
-// New returns the recent items kept in st; now is the clock (time.Now when nil).
-func New(st store.Store, now func() time.Time) *Recent {
+// New returns the recent items kept in db; now is the clock (time.Now when nil).
+func New(db *statedb.DB, now func() time.Time) *Recent {
 	if now == nil {
 		now = time.Now
 	}
-	return &Recent{store: st, now: now}
+	return &Recent{db: db, now: now}
 }
 
-// key is the store key of a user's list: a hash of the subject, so any subject is a safe key.
-func key(subject string) string {
+// userKey is a user's key in the table: a hash of the subject, so any subject is a safe key and
+// the subject itself is not kept.
+func userKey(subject string) string {
 	sum := sha256.Sum256([]byte(subject))
-	return "recent/" + hex.EncodeToString(sum[:16])
+	return hex.EncodeToString(sum[:16])
 }
 
 // Touch puts item at the top of the user's list (replacing the same quote or contract), keeping
-// the newest Limit items of its kind. Fields left empty in item keep what was known before.
+// the newest Limit items of its kind. Fields left empty in item keep what was known before
+// (Totals excepted: a sighting without them says they are not known).
 func (r *Recent) Touch(ctx context.Context, subject string, item Item) error {
 	if subject == "" {
-		return fmt.Errorf("recent: no user")
+		return errors.New("recent: no user")
 	}
-	item.At = r.now().UTC()
-	err := r.store.Update(ctx, key(subject), keep, func(old []byte) ([]byte, error) {
-		var l list
-		if old != nil {
-			if err := json.Unmarshal(old, &l); err != nil {
-				l = list{} // a damaged list starts anew rather than blocking the user
-			}
+	now := r.now().UTC()
+	user := userKey(subject)
+	var totals Totals
+	if item.Totals != nil {
+		totals = *item.Totals
+	}
+	hasTotals := 0
+	if item.Totals != nil {
+		hasTotals = 1
+	}
+	err := r.db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `
+INSERT INTO recent_items (user_key, kind, item_id, number, quote_id, cpq_id, customer_id, customer, total,
+    has_totals, oneoff_cents, monthly_cents, status, at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+ON CONFLICT (user_key, kind, item_id) DO UPDATE SET
+    number = CASE WHEN excluded.number <> '' THEN excluded.number ELSE recent_items.number END,
+    quote_id = CASE WHEN excluded.quote_id <> 0 THEN excluded.quote_id ELSE recent_items.quote_id END,
+    cpq_id = CASE WHEN excluded.cpq_id <> 0 THEN excluded.cpq_id ELSE recent_items.cpq_id END,
+    customer_id = CASE WHEN excluded.customer_id <> 0 THEN excluded.customer_id ELSE recent_items.customer_id END,
+    customer = CASE WHEN excluded.customer <> '' THEN excluded.customer ELSE recent_items.customer END,
+    total = CASE WHEN excluded.total <> '' THEN excluded.total ELSE recent_items.total END,
+    has_totals = excluded.has_totals, oneoff_cents = excluded.oneoff_cents, monthly_cents = excluded.monthly_cents,
+    status = CASE WHEN excluded.status <> '' THEN excluded.status ELSE recent_items.status END,
+    at = excluded.at`,
+			user, string(item.Kind), item.ID, item.Number, item.QuoteID, item.CPQID, item.CustomerID, item.Customer,
+			item.Total, hasTotals, totals.OneOffCents, totals.MonthlyCents, item.Status, statedb.Micros(now))
+		if err != nil {
+			return err
 		}
-		if i := slices.IndexFunc(l.Items, func(it Item) bool { return it.Kind == item.Kind && it.ID == item.ID }); i >= 0 {
-			item = merge(l.Items[i], item)
-			l.Items = slices.Delete(l.Items, i, i+1)
+		// The newest Limit of the kind stay; the user's items past keep go.
+		_, err = tx.ExecContext(ctx, `
+DELETE FROM recent_items WHERE user_key = $1 AND kind = $2 AND item_id NOT IN (
+    SELECT item_id FROM recent_items WHERE user_key = $1 AND kind = $2 ORDER BY at DESC, item_id DESC LIMIT $3)`,
+			user, string(item.Kind), Limit)
+		if err != nil {
+			return err
 		}
-		l.Items = slices.Insert(l.Items, 0, item)
-		count := 0
-		l.Items = slices.DeleteFunc(l.Items, func(it Item) bool {
-			if it.Kind != item.Kind {
-				return false
-			}
-			count++
-			return count > Limit
-		})
-		return json.Marshal(l)
+		_, err = tx.ExecContext(ctx, "DELETE FROM recent_items WHERE user_key = $1 AND at < $2", user, statedb.Micros(now.Add(-keep)))
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("recent: touch %s %d: %w", item.Kind, item.ID, err)
 	}
+	r.purge(ctx, now)
 	return nil
 }
 
-// merge keeps what was known of an item when the new sighting leaves a field empty.
-func merge(old, item Item) Item {
-	if item.Number == "" {
-		item.Number = old.Number
+// purge deletes every user's items past keep, at most once per purgeEvery (a user who never
+// comes back leaves no rows behind). A failure waits for the next time.
+func (r *Recent) purge(ctx context.Context, now time.Time) {
+	r.mu.Lock()
+	due := now.Sub(r.purgedAt) >= purgeEvery
+	if due {
+		r.purgedAt = now
 	}
-	if item.Customer == "" {
-		item.Customer = old.Customer
+	r.mu.Unlock()
+	if due {
+		_, _ = r.db.SQL.ExecContext(ctx, "DELETE FROM recent_items WHERE at < $1", statedb.Micros(now.Add(-keep)))
 	}
-	if item.Total == "" {
-		item.Total = old.Total
-	}
-	if item.Status == "" {
-		item.Status = old.Status
-	}
-	if item.QuoteID == 0 {
-		item.QuoteID = old.QuoteID
-	}
-	if item.CPQID == 0 {
-		item.CPQID = old.CPQID
-	}
-	if item.CustomerID == 0 {
-		item.CustomerID = old.CustomerID
-	}
-	return item
 }
 
 // List returns the user's items of kind (all kinds when kind is ""), most recent first.
 func (r *Recent) List(ctx context.Context, subject string, kind Kind) ([]Item, error) {
-	raw, err := r.store.Get(ctx, key(subject))
-	if err == store.ErrNotFound {
-		return nil, nil
+	query := `SELECT kind, item_id, number, quote_id, cpq_id, customer_id, customer, total, has_totals,
+    oneoff_cents, monthly_cents, status, at FROM recent_items WHERE user_key = $1 AND at >= $2`
+	args := []any{userKey(subject), statedb.Micros(r.now().Add(-keep))}
+	if kind != "" {
+		query += " AND kind = $3"
+		args = append(args, string(kind))
 	}
+	rows, err := r.db.SQL.QueryContext(ctx, query+" ORDER BY at DESC, item_id DESC", args...)
 	if err != nil {
 		return nil, fmt.Errorf("recent: list: %w", err)
 	}
-	var l list
-	if err := json.Unmarshal(raw, &l); err != nil {
-		return nil, nil
+	defer rows.Close()
+	var items []Item
+	for rows.Next() {
+		var (
+			it        Item
+			kind      string
+			hasTotals int
+			totals    Totals
+			at        int64
+		)
+		if err := rows.Scan(&kind, &it.ID, &it.Number, &it.QuoteID, &it.CPQID, &it.CustomerID, &it.Customer, &it.Total,
+			&hasTotals, &totals.OneOffCents, &totals.MonthlyCents, &it.Status, &at); err != nil {
+			return nil, fmt.Errorf("recent: list: %w", err)
+		}
+		it.Kind, it.At = Kind(kind), statedb.Time(at)
+		if hasTotals != 0 {
+			it.Totals = &totals
+		}
+		items = append(items, it)
 	}
-	if kind == "" {
-		return l.Items, nil
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("recent: list: %w", err)
 	}
-	return slices.DeleteFunc(l.Items, func(it Item) bool { return it.Kind != kind }), nil
+	return items, nil
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/gorilla/securecookie"
 	"github.com/gorilla/sessions"
+
+	"github.com/cpqportal/portal/internal/statedb"
 )
 
 const (
@@ -65,6 +67,9 @@ type CookieOptions struct {
 	RevocationDir string
 	// RevocationRedis keeps it in redis instead (shared by replicas); its Options are ignored.
 	RevocationRedis *RedisOptions
+	// RevocationDB keeps it in the state database (shared by the replicas of one PostgreSQL);
+	// closing the store leaves it open.
+	RevocationDB *statedb.DB
 }
 
 // NewCookieStore returns the cookie store. Without options its revocation list is in memory.
@@ -77,6 +82,8 @@ func NewCookieStore(opts Options, extra ...CookieOptions) (*CookieStore, error) 
 	var revocations kv = newMemoryKV(opts.Now)
 	for _, o := range extra {
 		switch {
+		case o.RevocationDB != nil:
+			revocations = newSQLKV(o.RevocationDB, opts.Now, sqlCookiePrefix)
 		case o.RevocationRedis != nil:
 			if revocations, err = newRedisKV(o.RevocationRedis.URL, o.RevocationRedis.Client, o.RevocationRedis.KeyPrefix); err != nil {
 				return nil, err

@@ -14,6 +14,8 @@ import (
 	"github.com/gorilla/securecookie"
 	"github.com/gorilla/sessions"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/cpqportal/portal/internal/statedb"
 )
 
 const (
@@ -25,6 +27,10 @@ const (
 	defaultKeyPrefix = "portal:"
 	// maxServerData bounds one sealed server-side session.
 	maxServerData = 256 << 10
+	// sqlServerPrefix and sqlCookiePrefix namespace the server store's and the cookie store's
+	// keys in the database's session tables.
+	sqlServerPrefix = "server:"
+	sqlCookiePrefix = "cookie:"
 	// SessionsSubdir is where the file store keeps sessions under the data directory.
 	SessionsSubdir = "sessions"
 )
@@ -47,7 +53,7 @@ type RedisOptions struct {
 	KeyPrefix string
 }
 
-// ServerStore keeps sessions on the portal's side (a data directory, or redis for several replicas)
+// ServerStore keeps sessions on the portal's side (the state database, redis, or a data directory)
 // and implements gorilla/sessions' Store. The browser holds only an opaque random id, itself sealed
 // with securecookie so forged ids are rejected without a store round trip; the session data is
 // encrypted and authenticated with keys derived from the session keys (a copy of the data directory
@@ -76,8 +82,8 @@ var (
 	_ Reloader       = (*ServerStore)(nil)
 )
 
-// NewFileStore returns the embedded default store in opts.Dir. It fails when the directory cannot be
-// created or written.
+// NewFileStore returns the store in the files of opts.Dir, as older portals kept sessions (the
+// default is now NewSQLStore). It fails when the directory cannot be created or written.
 func NewFileStore(opts FileOptions) (*ServerStore, error) {
 	base := opts.Options.withDefaults()
 	if opts.Dir == "" {
@@ -88,6 +94,16 @@ func NewFileStore(opts FileOptions) (*ServerStore, error) {
 		return nil, err
 	}
 	return newServerStore(base, backend)
+}
+
+// NewSQLStore returns the store in the state database db (internal/statedb): the default, shared
+// by every replica on one PostgreSQL. Closing the store leaves db open.
+func NewSQLStore(opts Options, db *statedb.DB) (*ServerStore, error) {
+	base := opts.withDefaults()
+	if db == nil {
+		return nil, errors.New("session: database store needs a database")
+	}
+	return newServerStore(base, newSQLKV(db, base.Now, sqlServerPrefix))
 }
 
 // NewRedisStore returns the redis-backed store. It does not contact redis; see Ping.
@@ -120,7 +136,7 @@ func newServerStore(opts Options, backend kv) (*ServerStore, error) {
 	}, nil
 }
 
-// Close releases the redis client the store created from URL.
+// Close releases the redis client the store created from URL (a database stays open).
 func (ss *ServerStore) Close() error { return ss.kv.close() }
 
 // Ping checks that the store is usable: redis answers, the data directory can be written.

@@ -14,10 +14,12 @@ import (
 	"github.com/gorilla/sessions"
 
 	"github.com/cpqportal/portal/internal/session/redistest"
+	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
 
 // serverStores builds each server-side store (file in a temporary directory, redis on a real
-// redis-server) with opts.
+// redis-server, the state database on SQLite and on PostgreSQL) with opts.
 func serverStores(t *testing.T) map[string]func(t *testing.T, opts Options) *ServerStore {
 	addr := redistest.Start(t)
 	return map[string]func(t *testing.T, opts Options) *ServerStore{
@@ -32,7 +34,26 @@ func serverStores(t *testing.T) map[string]func(t *testing.T, opts Options) *Ser
 			return store
 		},
 		"redis": func(t *testing.T, opts Options) *ServerStore { return newRedisStore(t, addr, opts) },
+		"sqlite": func(t *testing.T, opts Options) *ServerStore {
+			return newSQLStore(t, opts, statedbtest.SQLite(t))
+		},
+		"postgres": func(t *testing.T, opts Options) *ServerStore {
+			return newSQLStore(t, opts, statedbtest.Postgres(t))
+		},
 	}
+}
+
+func newSQLStore(t *testing.T, opts Options, db *statedb.DB) *ServerStore {
+	t.Helper()
+	if opts.Keys == nil {
+		opts.Keys = []string{newKey(t)}
+	}
+	store, err := NewSQLStore(opts, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	return store
 }
 
 func TestServerStores(t *testing.T) {
@@ -112,6 +133,17 @@ func TestServerStores(t *testing.T) {
 				}
 				if _, err := Load(store, reqB); !errors.Is(err, ErrNoSession) {
 					t.Fatalf("Revoke left B: %v", err)
+				}
+			})
+
+			t.Run("expired by the clock", func(t *testing.T) {
+				t.Parallel()
+				clock := &testClock{now: time.Now().UTC()}
+				store := newStore(t, Options{AbsoluteLifetime: time.Hour, Now: clock.Now})
+				cookies := saveCookies(t, store, nil, sampleSession(t, clock.now))
+				clock.now = clock.now.Add(time.Hour)
+				if _, err := Load(store, requestWith(cookies)); !errors.Is(err, ErrNoSession) {
+					t.Fatalf("Load after the absolute lifetime: %v", err)
 				}
 			})
 
@@ -217,14 +249,28 @@ func TestNewFileStoreRefusesAnUnusableDirectory(t *testing.T) {
 	}
 }
 
+// TestCookieStoreRevocation runs on each durable revocation list: files, and the state database
+// on SQLite and on PostgreSQL ("a restart" is a new store on the same directory or database).
 func TestCookieStoreRevocation(t *testing.T) {
 	t.Parallel()
+	for name, where := range map[string]func(t *testing.T) CookieOptions{
+		"file":     func(t *testing.T) CookieOptions { return CookieOptions{RevocationDir: t.TempDir()} },
+		"sqlite":   func(t *testing.T) CookieOptions { return CookieOptions{RevocationDB: statedbtest.SQLite(t)} },
+		"postgres": func(t *testing.T) CookieOptions { return CookieOptions{RevocationDB: statedbtest.Postgres(t)} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testCookieStoreRevocation(t, where(t))
+		})
+	}
+}
+
+func testCookieStoreRevocation(t *testing.T, where CookieOptions) {
 	ctx := context.Background()
 	key := newKey(t)
 	clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
-	dir := t.TempDir()
 	newStore := func() *CookieStore {
-		store, err := NewCookieStore(Options{Keys: []string{key}, Now: clock.Now}, CookieOptions{RevocationDir: dir})
+		store, err := NewCookieStore(Options{Keys: []string{key}, Now: clock.Now}, where)
 		if err != nil {
 			t.Fatal(err)
 		}

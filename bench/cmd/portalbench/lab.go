@@ -340,7 +340,7 @@ type portalEnv struct {
 	issuer       string // the provider's issuer URL and the portal's client secret there
 	clientSecret string
 	sessionKey   string
-	dataDir      string // PORTAL_DATA_DIR: the file session store (the default) lives in it
+	dataDir      string // PORTAL_DATA_DIR: the state database with the sessions (the default store) lives in it
 }
 
 func (e *portalEnv) close() {
@@ -376,7 +376,7 @@ func (l *lab) newPortalFrom(ctx context.Context, name, bin string, extraEnv []st
 		"PORTAL_UPLOAD_LIMIT=" + portalUpload,
 		"PORTAL_LOG_FORMAT=json",
 		"PORTAL_LOG_LEVEL=info",
-		"PORTAL_DATA_DIR=" + env.dataDir, // sessions (the default file store), batch jobs and recent items of this process
+		"PORTAL_DATA_DIR=" + env.dataDir, // the state database (sessions, people, recent items) and batch jobs of this process
 	}, extraEnv...), regexp.MustCompile(`portal listening on (http://\S+)`))
 	if err != nil {
 		idpListener.Close()

@@ -18,6 +18,7 @@ import (
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/statedb"
 )
 
 // benchUsers is how many sign-in users each provider knows: every cold list sample needs a user whose
@@ -109,12 +110,15 @@ func signIn(ctx context.Context, env *portalEnv, user string) (*signedIn, error)
 		parts = append(parts, c.Name+"="+c.Value)
 		probe.AddCookie(c)
 	}
-	// The portal runs with its default session store (files in its data directory): the cookie holds
-	// only the session's sealed id, so the session is read from there, as the portal reads it.
-	store, err := session.NewFileStore(session.FileOptions{
-		Options: session.Options{Keys: []string{env.sessionKey}},
-		Dir:     filepath.Join(env.dataDir, session.SessionsSubdir),
-	})
+	// The portal runs with its default session store (the state database, SQLite in its data
+	// directory): the cookie holds only the session's sealed id, so the session is read from
+	// there, as the portal reads it.
+	db, err := statedb.Open(ctx, statedb.Options{Dir: filepath.Join(env.dataDir, "state")})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	store, err := session.NewSQLStore(session.Options{Keys: []string{env.sessionKey}}, db)
 	if err != nil {
 		return nil, err
 	}
