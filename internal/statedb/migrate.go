@@ -25,7 +25,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 		return fmt.Errorf("statedb: migrations: %w", err)
 	}
 	dialect := goose.DialectSQLite3
-	opts := []goose.ProviderOption{goose.WithTableName(versionTable), goose.WithDisableGlobalRegistry(true)}
+	// Out of order: a database that applied a later migration first (a development build between
+	// two merges) still gets the earlier one rather than refusing to start.
+	opts := []goose.ProviderOption{goose.WithTableName(versionTable), goose.WithDisableGlobalRegistry(true), goose.WithAllowOutofOrder(true)}
 	if db.engine == Postgres {
 		dialect = goose.DialectPostgres
 		locker, err := lock.NewPostgresSessionLocker()

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,9 @@ const (
 	startDeadline = 90 * time.Second
 	stopDeadline  = 15 * time.Second
 )
+
+// labless are the groups that need no lab processes (they start what they measure themselves).
+var labless = map[string]bool{"export": true, "state": true}
 
 // lab is everything a run starts: the binaries, the simulator, the bare proxy and the main portal.
 // Each process listens on its own loopback port.
@@ -71,6 +75,9 @@ func newLab(ctx context.Context, opts options, stderr io.Writer) (*lab, error) {
 		return nil, err
 	}
 	l := &lab{opts: opts, dir: dir, stderr: stderr}
+	if opts.only != nil && !slices.ContainsFunc(groups, func(g string) bool { return opts.only[g] && !labless[g] }) {
+		return l, nil // only groups that start what they measure themselves
+	}
 
 	l.portalBin = filepath.Join(dir, "portal")
 	l.simBin = filepath.Join(dir, "v2sim")
