@@ -23,7 +23,7 @@ const (
 // the team lead's role lists everyone's rows, but the v2 API refuses them sales' customer, so no
 // list or page of theirs shows its name, stage or totals: a row is either gone after the re-read
 // with the team lead's token (403) or shown "Not checked yet" with nothing but its link. The team
-// lead's own customer's quote shows normally.
+// lead's own customer's quote shows normally, and the back office, not restricted, sees both.
 func TestRestrictTeamLeadSeesOnlyWhatTheV2APIGivesThem(t *testing.T) {
 	if suite.simURL == "" {
 		t.Skip("needs the embedded simulator (PORTAL_DEMO_RESTRICT_TO_OWNERS), not available with E2E_V2_API_URL")
@@ -88,11 +88,20 @@ func TestRestrictTeamLeadSeesOnlyWhatTheV2APIGivesThem(t *testing.T) {
 		}
 		restrictExpectNoName(t, lead, path, theirs.Name)
 	}
-	// The customer list again, after the refusals: still only their own.
+	// The team's quotes again, after the refusals: still only their own.
 	_, err = lead.Goto("/work/quotes?scope=all")
 	check(t, err, "the team lead opens the team's quotes again")
 	check(t, suite.expect.Locator(workRow(lead, leadQuoteID)).ToBeVisible(), "their own quote is still listed")
 	restrictExpectNothingOf(t, lead, "the team's quotes, again", salesQuoteID, "sales' quote", theirs.Name)
+
+	// The back office is not restricted (the simulator's unrestricted role): it sees sales' work.
+	clerk := signedInPageAt(t, base, backofficeUser, backofficePass)
+	_, err = clerk.Goto("/work/quotes?scope=all")
+	check(t, err, "the back office opens the team's quotes")
+	check(t, suite.expect.Locator(workRow(clerk, salesQuoteID).GetByTestId("work-customer")).ToHaveText(theirs.Name),
+		"the back office sees sales' quote with its customer")
+	check(t, suite.expect.Locator(workRow(clerk, leadQuoteID).GetByTestId("work-customer")).ToHaveText(mine.Name),
+		"and the team lead's")
 }
 
 // restrictExpectNothingOf checks the list page shown has no trace of the row id beyond, at most,
