@@ -36,9 +36,9 @@ func scopeOf(r *http.Request) *scope {
 	return sc
 }
 
-// scopeOf maps an authenticated user to the owner whose login they are; nil when one of their roles is exempt.
+// scopeFor maps an authenticated user to the owner whose login they are; nil when one of their roles is exempt.
 // The catalog's owners are read-only, so no lock is needed.
-func (s *Server) scopeOf(id identity) *scope {
+func (s *Server) scopeFor(id identity) *scope {
 	for _, role := range id.roles {
 		if slices.Contains(s.opts.UnrestrictedRoles, role) {
 			return nil

@@ -232,7 +232,7 @@ func (s *Server) serveRoute(rt *route) http.Handler {
 		}
 		ctx := withActor(r.Context(), id.login)
 		if s.opts.RestrictToOwners {
-			ctx = withScope(ctx, s.scopeOf(id))
+			ctx = withScope(ctx, s.scopeFor(id))
 		}
 		r = r.WithContext(ctx)
 		if err := checkSessionHeader(r, rt.session); err != nil {
