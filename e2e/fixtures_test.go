@@ -29,8 +29,14 @@ type testCustomer struct {
 // offers (so any configurator's quote start offers them); CPQID is the first of those.
 func createTestCustomer(t *testing.T, page playwright.Page, namePrefix string) testCustomer {
 	t.Helper()
+	return createTestCustomerAt(t, page, suite.portalURL, namePrefix)
+}
+
+// createTestCustomerAt is createTestCustomer on the portal at base (one a test started itself).
+func createTestCustomerAt(t *testing.T, page playwright.Page, base, namePrefix string) testCustomer {
+	t.Helper()
 	req := page.Request()
-	form, err := req.Get(portalURL("/customers/new"))
+	form, err := req.Get(base + "/customers/new")
 	check(t, err, "open the new customer form")
 	formHTML, _ := form.Text()
 	doc, err := goquery.NewDocumentFromReader(strings.NewReader(formHTML))
@@ -58,7 +64,7 @@ func createTestCustomer(t *testing.T, page playwright.Page, namePrefix string) t
 	if fields.Get("segment") == "" { // a required choice without a default: the first offered
 		fields.Set("segment", customerForm.Find(`select[name="segment"] option[value!=""]`).First().AttrOr("value", ""))
 	}
-	created, err := req.Post(portalURL("/customers"), playwright.APIRequestContextPostOptions{
+	created, err := req.Post(base+"/customers", playwright.APIRequestContextPostOptions{
 		Data:    fields.Encode(),
 		Headers: map[string]string{"Content-Type": "application/x-www-form-urlencoded"},
 	})
@@ -114,8 +120,14 @@ func (c testCustomer) quotePathRE() *regexp.Regexp {
 // path /quotes/{cpq}/{customer}/{quoteId}, the quote id and the ids of every offer type offered.
 func createTestQuote(t *testing.T, page playwright.Page, c testCustomer, label string) (quotePath, quoteID string, tofIDs []string) {
 	t.Helper()
+	return createTestQuoteAt(t, page, suite.portalURL, c, label)
+}
+
+// createTestQuoteAt is createTestQuote on the portal at base (one a test started itself).
+func createTestQuoteAt(t *testing.T, page playwright.Page, base string, c testCustomer, label string) (quotePath, quoteID string, tofIDs []string) {
+	t.Helper()
 	req := page.Request()
-	start, err := req.Post(portalURL("/quotes/new"), playwright.APIRequestContextPostOptions{
+	start, err := req.Post(base+"/quotes/new", playwright.APIRequestContextPostOptions{
 		Form: map[string]any{"cpqId": strconv.Itoa(c.CPQID), "customerId": strconv.Itoa(c.ID)},
 	})
 	check(t, err, "start a configuration session")
@@ -127,7 +139,7 @@ func createTestQuote(t *testing.T, page playwright.Page, c testCustomer, label s
 		t.Fatalf("POST /quotes/new answered %d without offer types: %.500s", start.Status(), body)
 	}
 	productsURL := fmt.Sprintf("/quotes/new/%d/%d/tofs/%s/products", c.CPQID, c.ID, tofIDs[0])
-	products, err := req.Get(portalURL(productsURL), playwright.APIRequestContextGetOptions{Headers: map[string]string{"HX-Request": "true"}})
+	products, err := req.Get(base+productsURL, playwright.APIRequestContextGetOptions{Headers: map[string]string{"HX-Request": "true"}})
 	check(t, err, "list the main products")
 	productsHTML, _ := products.Text()
 	doc, err := goquery.NewDocumentFromReader(strings.NewReader(productsHTML))
@@ -136,10 +148,10 @@ func createTestQuote(t *testing.T, page playwright.Page, c testCustomer, label s
 	if productID == "" {
 		t.Fatalf("no main product in %s: %.500s", productsURL, productsHTML)
 	}
-	created, err := req.Post(portalURL(fmt.Sprintf("/quotes/new/%d/%d/tofs/%s", c.CPQID, c.ID, tofIDs[0])),
+	created, err := req.Post(base+fmt.Sprintf("/quotes/new/%d/%d/tofs/%s", c.CPQID, c.ID, tofIDs[0]),
 		playwright.APIRequestContextPostOptions{Form: map[string]any{"productId": productID, "label": label}})
 	check(t, err, "create the quote")
-	quotePath = strings.TrimPrefix(created.URL(), suite.portalURL)
+	quotePath = strings.TrimPrefix(created.URL(), base)
 	m := c.quotePathRE().FindStringSubmatch(quotePath)
 	if created.Status() != 200 || m == nil {
 		text, _ := created.Text()

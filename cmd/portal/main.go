@@ -586,10 +586,11 @@ type demoSimulator struct {
 // configured issuer (the embedded provider, or an external one given with -demo).
 func startSimulator(cfg config.Config, logger *slog.Logger) (*demoSimulator, error) {
 	sim := v2sim.New(v2sim.Options{
-		Admin:     cfg.DemoSimAdmin,
-		IssuerURL: cfg.OIDCIssuer,
-		Customers: cfg.DemoCustomers,
-		Logger:    logger.With(slog.String("component", "v2sim")),
+		Admin:            cfg.DemoSimAdmin,
+		IssuerURL:        cfg.OIDCIssuer,
+		Customers:        cfg.DemoCustomers,
+		RestrictToOwners: cfg.DemoRestrictToOwners,
+		Logger:           logger.With(slog.String("component", "v2sim")),
 	})
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -639,6 +640,9 @@ func printBanner(w io.Writer, cfg config.Config, listenURL string, simulator *de
 	}
 	if simulator != nil {
 		fmt.Fprintf(w, "  v2 simulator:    %s (%d customers)\n", simulator.url, cfg.DemoCustomers)
+		if cfg.DemoRestrictToOwners {
+			fmt.Fprintln(w, "  restricted:      each user sees only the customers they own (sales, teamlead); backoffice sees all")
+		}
 	} else {
 		fmt.Fprintf(w, "  v2 API:          %s\n", cfg.V2APIURL)
 	}

@@ -68,7 +68,7 @@ func TestDemoMode(t *testing.T) {
 	}
 	base := m[1]
 	text := strings.Join(banner, "\n")
-	for _, want := range []string{"sales / sales-demo", "backoffice / backoffice-demo", "OpenID provider: " + base + "/idp", "v2 simulator:    http://127.0.0.1:", "(3 customers)"} {
+	for _, want := range []string{"sales / sales-demo", "backoffice / backoffice-demo", "teamlead / teamlead-demo", "OpenID provider: " + base + "/idp", "v2 simulator:    http://127.0.0.1:", "(3 customers)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("banner lacks %q:\n%s", want, text)
 		}

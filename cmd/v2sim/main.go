@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,6 +44,8 @@ type config struct {
 	generatePDF   bool
 	admin         bool
 	strictArchive bool
+	restrict      bool
+	unrestricted  string
 	maxUpload     int64
 	memoryCap     int64
 	sessionTTL    time.Duration
@@ -63,6 +66,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&cfg.malformedRate, "malformed-rate", 0, "probability (0 to 1) of answering a malformed JSON body")
 	fs.BoolVar(&cfg.generatePDF, "generate-pdf", false, "contract generation answers the PDF instead of the contract document")
 	fs.BoolVar(&cfg.strictArchive, "strict-archive", false, "a second archive of a contract answers 409 CONFLICT (and is counted) instead of the same archive")
+	fs.BoolVar(&cfg.restrict, "restrict-to-owners", false, "restrict every user to the customers they own (and their quotes and contracts): 403 FORBIDDEN otherwise; needs -issuer to tell users apart")
+	fs.StringVar(&cfg.unrestricted, "unrestricted-roles", v2sim.DefaultUnrestrictedRole, "with -restrict-to-owners, comma-separated token roles (claim roles) that see every customer")
 	fs.BoolVar(&cfg.admin, "admin", false, "serve the control API under /_sim/ (request log, faults)")
 	fs.Int64Var(&cfg.maxUpload, "max-upload", v2sim.DefaultMaxUpload, "largest attachment accepted, in bytes")
 	fs.Int64Var(&cfg.memoryCap, "memory-cap", v2sim.DefaultMemoryCap, "largest attachment kept in memory, in bytes")
@@ -106,18 +111,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	sim := v2sim.New(v2sim.Options{
-		IssuerURL:      cfg.issuer,
-		AcceptAnyToken: cfg.acceptAny,
-		Customers:      cfg.customers,
-		Seed:           cfg.seed,
-		SessionTTL:     cfg.sessionTTL,
-		MaxUpload:      cfg.maxUpload,
-		MemoryCap:      cfg.memoryCap,
-		GeneratePDF:    cfg.generatePDF,
-		StrictArchive:  cfg.strictArchive,
-		Admin:          cfg.admin,
-		Logger:         logger,
-		Faults:         v2sim.Faults{Latency: cfg.latency, ErrorRate: cfg.errorRate, MalformedRate: cfg.malformedRate},
+		IssuerURL:         cfg.issuer,
+		AcceptAnyToken:    cfg.acceptAny,
+		Customers:         cfg.customers,
+		Seed:              cfg.seed,
+		SessionTTL:        cfg.sessionTTL,
+		MaxUpload:         cfg.maxUpload,
+		MemoryCap:         cfg.memoryCap,
+		GeneratePDF:       cfg.generatePDF,
+		StrictArchive:     cfg.strictArchive,
+		RestrictToOwners:  cfg.restrict,
+		UnrestrictedRoles: splitList(cfg.unrestricted),
+		Admin:             cfg.admin,
+		Logger:            logger,
+		Faults:            v2sim.Faults{Latency: cfg.latency, ErrorRate: cfg.errorRate, MalformedRate: cfg.malformedRate},
 	})
 	defer sim.Close()
 
@@ -139,6 +146,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.generatePDF {
 		fmt.Fprintln(stdout, "  contract generation answers the PDF")
 	}
+	if cfg.restrict {
+		fmt.Fprintf(stdout, "  restricted to owners: each user sees the customers they own (unrestricted roles: %s)\n", cfg.unrestricted)
+	}
 	if cfg.admin {
 		fmt.Fprintf(stdout, "  control API: http://%s/_sim/ (requests, reset-requests, faults, endpoints)\n", ln.Addr())
 	}
@@ -159,4 +169,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// splitList reads a comma-separated list, dropping empty items; an empty flag is an empty (not a nil) list.
+func splitList(s string) []string {
+	out := []string{}
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

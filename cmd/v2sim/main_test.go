@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +81,57 @@ func TestRunServesAndShutsDown(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("run did not stop after the context was cancelled")
+	}
+}
+
+// TestRestrictToOwnersFlag: with -restrict-to-owners and no -issuer every call is api-user, who owns no customer,
+// so the list is empty and a customer answers 403.
+func TestRestrictToOwnersFlag(t *testing.T) {
+	t.Parallel()
+	cfg, err := parseFlags([]string{"-restrict-to-owners", "-unrestricted-roles", "backoffice, admin"}, io.Discard)
+	if err != nil || !cfg.restrict || !slices.Equal(splitList(cfg.unrestricted), []string{"backoffice", "admin"}) {
+		t.Fatalf("parseFlags = %+v, %v", cfg, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-customers", "5", "-restrict-to-owners"}, w, io.Discard)
+		w.Close()
+	}()
+	lines := bufio.NewScanner(out)
+	var banner []string
+	for lines.Scan() {
+		banner = append(banner, lines.Text())
+		if strings.HasPrefix(lines.Text(), "  restricted to owners") {
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	m := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/v2/`).FindStringSubmatch(strings.Join(banner, "\n"))
+	if m == nil {
+		t.Fatalf("banner:\n%s", strings.Join(banner, "\n"))
+	}
+	get := func(path string) (int, string) {
+		req, _ := http.NewRequest("GET", "http://"+m[1]+path, nil)
+		req.Header.Set("Authorization", "Bearer t")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, strings.TrimSpace(string(body))
+	}
+	if status, body := get("/v2/customer/"); status != 200 || body != "[]" {
+		t.Errorf("list: %d %s, want 200 []", status, body)
+	}
+	if status, body := get("/v2/customer/1"); status != 403 || !strings.Contains(body, `"FORBIDDEN"`) {
+		t.Errorf("customer 1: %d %s, want 403 FORBIDDEN", status, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
 	}
 }

@@ -167,6 +167,9 @@ type Config struct {
 	// DemoSimAdmin exposes the embedded simulator's control API (/_sim/: request log, faults) on
 	// its loopback port; for browser tests that inject v2 failures.
 	DemoSimAdmin bool
+	// DemoRestrictToOwners runs the embedded simulator restricted to owners (docs/v2-assumptions.md A13):
+	// sales and the team lead each see only the customers they own, as real CPQ deployments restrict reps.
+	DemoRestrictToOwners bool
 
 	// ShowVersion is the -version flag: print the version and exit. Load returns only this field then.
 	ShowVersion bool
@@ -540,6 +543,16 @@ func settings() []setting {
 					return fmt.Errorf("must be true or false, not %q", raw)
 				}
 				c.DemoSimAdmin = b
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_DEMO_RESTRICT_TO_OWNERS", "demo-restrict-to-owners", "false", "Demo mode: the embedded simulator restricts every user to the customers they own (403 otherwise; the back office sees all), as real CPQ deployments restrict reps"},
+			isBool: true,
+			apply: func(c *Config, raw string) error {
+				b, err := strconv.ParseBool(raw)
+				if err != nil {
+					return fmt.Errorf("must be true or false, not %q", raw)
+				}
+				c.DemoRestrictToOwners = b
 				return nil
 			}},
 	}

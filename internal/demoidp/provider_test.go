@@ -453,7 +453,7 @@ func TestNewValidatesOptions(t *testing.T) {
 func TestDemoUsers(t *testing.T) {
 	t.Parallel()
 	users := DemoUsers()
-	want := map[string]string{"sales": "sales-demo", "backoffice": "backoffice-demo"}
+	want := map[string]string{"sales": "sales-demo", "backoffice": "backoffice-demo", "teamlead": "teamlead-demo"}
 	if len(users) != len(want) {
 		t.Fatalf("users %+v", users)
 	}
@@ -463,7 +463,7 @@ func TestDemoUsers(t *testing.T) {
 		}
 	}
 	b, _ := json.Marshal(users)
-	if !strings.Contains(string(b), "Sam Sales") || !strings.Contains(string(b), "Bea Backoffice") {
+	if !strings.Contains(string(b), "Sam Sales") || !strings.Contains(string(b), "Bea Backoffice") || !strings.Contains(string(b), `"Role":"team-lead"`) {
 		t.Errorf("names: %s", b)
 	}
 }

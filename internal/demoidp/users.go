@@ -15,11 +15,14 @@ type User struct {
 }
 
 // DemoUsers returns the built-in demo users, for printing at start-up. They are fixed and public: the
-// provider is for demos and tests only.
+// provider is for demos and tests only. The sales rep and the team lead are customer owners in the demo
+// simulator (Sam Sales and Giulia Bianchi, docs/v2-assumptions.md A13), each owning other customers; the back
+// office owns none and is not restricted.
 func DemoUsers() []User {
 	return []User{
 		{Subject: "demo-sales", Username: "sales", Password: "sales-demo", Name: "Sam Sales", Email: "sam.sales@demo.example", Role: "sales"},
 		{Subject: "demo-backoffice", Username: "backoffice", Password: "backoffice-demo", Name: "Bea Backoffice", Email: "bea.backoffice@demo.example", Role: "backoffice"},
+		{Subject: "demo-teamlead", Username: "teamlead", Password: "teamlead-demo", Name: "Giulia Bianchi", Email: "giulia.bianchi@demo.example", Role: "team-lead"},
 	}
 }
 

@@ -143,10 +143,17 @@ func (s *Server) uploadAttachment(w http.ResponseWriter, r *http.Request) error 
 	}
 	attachmentType := r.PathValue("attachmentType")
 	s.mu.Lock()
-	_, exists := s.quotes[quoteID]
+	known, exists := s.quotes[quoteID]
+	var forbidden error
+	if exists {
+		forbidden = s.checkQuote(r, known)
+	}
 	s.mu.Unlock()
 	if !exists {
 		return errNotFound("quote %d not found", quoteID)
+	}
+	if forbidden != nil {
+		return forbidden
 	}
 	if !slices.Contains(attachmentTypes, attachmentType) {
 		return errValidation("attachmentType", "must be one of CONTRACT_ANNEX, ID_DOCUMENT, PRIVACY_CONSENT, PROOF_OF_ADDRESS, OTHER")
@@ -259,6 +266,9 @@ func (s *Server) attachmentOf(r *http.Request) (*quote, *attachment, error) {
 	q, ok := s.quotes[quoteID]
 	if !ok {
 		return nil, nil, errNotFound("quote %d not found", quoteID)
+	}
+	if err := s.checkQuote(r, q); err != nil {
+		return nil, nil, err
 	}
 	for _, a := range q.Attachments {
 		if a.ID == attachmentID {

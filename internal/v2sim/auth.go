@@ -36,39 +36,65 @@ func bearerToken(r *http.Request) string {
 	return strings.TrimSpace(token)
 }
 
-// authenticate answers the acting user: the JWT's preferred_username, else its sub, when tokens are verified;
-// anonymousActor otherwise.
-func (a *authenticator) authenticate(r *http.Request) (string, error) {
+// identity is who a request acts for: the login (A1) and the roles the token carries (claim "roles"), which
+// RestrictToOwners reads (docs/v2-assumptions.md A13).
+type identity struct {
+	login string
+	roles []string
+}
+
+// authenticate answers the acting user: the JWT's preferred_username, else its sub, and its roles, when tokens
+// are verified; anonymousActor (no roles) otherwise.
+func (a *authenticator) authenticate(r *http.Request) (identity, error) {
 	token := bearerToken(r)
 	if token == "" {
-		return "", newError(http.StatusUnauthorized, codeUnauthorized, "an Authorization: Bearer <token> header is required")
+		return identity{}, newError(http.StatusUnauthorized, codeUnauthorized, "an Authorization: Bearer <token> header is required")
 	}
 	if a.issuer == "" {
-		return anonymousActor, nil
+		return identity{login: anonymousActor}, nil
 	}
 	verifier, err := a.verifierFor(r.Context())
 	if err != nil {
-		return "", newError(http.StatusServiceUnavailable, "UNAVAILABLE", "the token issuer %s cannot be reached: %v", a.issuer, err)
+		return identity{}, newError(http.StatusServiceUnavailable, "UNAVAILABLE", "the token issuer %s cannot be reached: %v", a.issuer, err)
 	}
 	idToken, err := verifier.Verify(r.Context(), token)
 	if err != nil {
 		if a.acceptAny {
-			return anonymousActor, nil
+			return identity{login: anonymousActor}, nil
 		}
 		var expired *oidc.TokenExpiredError
 		if errors.As(err, &expired) {
-			return "", newError(http.StatusUnauthorized, codeInvalidToken, "the access token expired at %s", expired.Expiry.UTC().Format(time.RFC3339))
+			return identity{}, newError(http.StatusUnauthorized, codeInvalidToken, "the access token expired at %s", expired.Expiry.UTC().Format(time.RFC3339))
 		}
-		return "", newError(http.StatusUnauthorized, codeInvalidToken, "the access token is not valid: %v", err)
+		return identity{}, newError(http.StatusUnauthorized, codeInvalidToken, "the access token is not valid: %v", err)
 	}
 	var claims struct {
 		PreferredUsername string `json:"preferred_username"`
+		Roles             any    `json:"roles"`
 	}
 	_ = idToken.Claims(&claims)
+	id := identity{login: idToken.Subject, roles: stringsOf(claims.Roles)}
 	if claims.PreferredUsername != "" {
-		return claims.PreferredUsername, nil
+		id.login = claims.PreferredUsername
 	}
-	return idToken.Subject, nil
+	return id, nil
+}
+
+// stringsOf reads a claim that is a string or an array of strings (other values are ignored).
+func stringsOf(claim any) []string {
+	switch v := claim.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // verifierFor runs OpenID discovery on first use, so the issuer may start after the simulator; a failed

@@ -1,6 +1,9 @@
 package v2sim
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Product kinds (docs/v2-assumptions.md A5 #9).
 const (
@@ -36,6 +39,7 @@ type catalog struct {
 	pricelists    []pricelist
 	owners        []owner
 	ownerByID     map[int64]owner
+	ownerByLogin  map[string]int64
 }
 
 type configurator struct {
@@ -106,6 +110,10 @@ type owner struct {
 	ID    int64
 	Name  string
 	Email string
+	// Login is the user the owner signs in as (the token's preferred_username, A1): with RestrictToOwners a
+	// user sees the customers of the owner whose login they are (docs/v2-assumptions.md A13). The spec
+	// exposes no owner directory, so the wire documents never show it.
+	Login string
 }
 
 // mainDefault answers the TOF's default MAIN product (A5 #4).
@@ -320,7 +328,8 @@ func newCatalog() *catalog {
 			{ID: pricelistStandard, Name: "Standard 2026"},
 			{ID: pricelistPartner, Name: "Partner 2026"},
 		},
-		ownerByID: map[int64]owner{},
+		ownerByID:    map[int64]owner{},
+		ownerByLogin: map[string]int64{},
 	}
 	nextPackageID := int32(31)
 	for _, cs := range seeds {
@@ -351,22 +360,29 @@ func newCatalog() *catalog {
 		c.configurators = append(c.configurators, cfg)
 		c.cpqByID[cfg.ID] = cfg
 	}
-	owners := []struct{ name, email string }{
-		{"Giulia Bianchi", "giulia.bianchi@sales.example.com"},
-		{"Marco Rossi", "marco.rossi@sales.example.com"},
-		{"Sofia Esposito", "sofia.esposito@sales.example.com"},
-		{"Luca Ferrari", "luca.ferrari@sales.example.com"},
-		{"Chiara Romano", "chiara.romano@sales.example.com"},
-		{"Matteo Colombo", "matteo.colombo@sales.example.com"},
-		{"Anna Weber", "anna.weber@sales.example.com"},
-		{"Julien Moreau", "julien.moreau@sales.example.com"},
-		{"Lucía García", "lucia.garcia@sales.example.com"},
-		{"Sam Sales", "sam.sales@sales.example.com"},
+	// The demo's users (internal/demoidp) are owners too: the team lead "teamlead" is Giulia Bianchi (1001),
+	// "sales" is Sam Sales (1010); the others sign in as their e-mail's local part.
+	owners := []struct{ name, email, login string }{
+		{"Giulia Bianchi", "giulia.bianchi@sales.example.com", "teamlead"},
+		{"Marco Rossi", "marco.rossi@sales.example.com", ""},
+		{"Sofia Esposito", "sofia.esposito@sales.example.com", ""},
+		{"Luca Ferrari", "luca.ferrari@sales.example.com", ""},
+		{"Chiara Romano", "chiara.romano@sales.example.com", ""},
+		{"Matteo Colombo", "matteo.colombo@sales.example.com", ""},
+		{"Anna Weber", "anna.weber@sales.example.com", ""},
+		{"Julien Moreau", "julien.moreau@sales.example.com", ""},
+		{"Lucía García", "lucia.garcia@sales.example.com", ""},
+		{"Sam Sales", "sam.sales@sales.example.com", "sales"},
 	}
 	for i, o := range owners {
-		ow := owner{ID: int64(1001 + i), Name: o.name, Email: o.email}
+		login := o.login
+		if login == "" {
+			login, _, _ = strings.Cut(o.email, "@")
+		}
+		ow := owner{ID: int64(1001 + i), Name: o.name, Email: o.email, Login: login}
 		c.owners = append(c.owners, ow)
 		c.ownerByID[ow.ID] = ow
+		c.ownerByLogin[ow.Login] = ow.ID
 	}
 	return c
 }

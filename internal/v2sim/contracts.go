@@ -183,6 +183,9 @@ func (s *Server) generateContract(w http.ResponseWriter, r *http.Request) error 
 		if !ok {
 			return errNotFound("quote %d not found", quoteID)
 		}
+		if err := s.checkQuote(r, q); err != nil {
+			return err
+		}
 		var c *contract
 		if q.ContractID != 0 {
 			c = s.contracts[q.ContractID]
@@ -264,6 +267,9 @@ func (s *Server) getContract(w http.ResponseWriter, r *http.Request) error {
 		if !ok {
 			return nil, errNotFound("contract %d not found", id)
 		}
+		if err := s.checkContract(r, c); err != nil {
+			return nil, err
+		}
 		return c, nil
 	})
 }
@@ -277,6 +283,9 @@ func (s *Server) contractByNumberParam(r *http.Request) (*contract, error) {
 	c, ok := s.contractByNumber[number]
 	if !ok {
 		return nil, errNotFound("contract %q not found", number)
+	}
+	if err := s.checkContract(r, c); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -328,6 +337,9 @@ func (s *Server) requestSignature(w http.ResponseWriter, r *http.Request) error 
 		if !ok {
 			return nil, errNotFound("contract %d not found", *in.ContractID)
 		}
+		if err := s.checkContract(r, c); err != nil {
+			return nil, err
+		}
 		if err := v.err(); err != nil {
 			return nil, err
 		}
@@ -362,6 +374,9 @@ func (s *Server) removeSignature(w http.ResponseWriter, r *http.Request) error {
 	c, ok := s.contracts[int32(contractID)]
 	if !ok {
 		return errNotFound("contract %d not found", contractID)
+	}
+	if err := s.checkContract(r, c); err != nil {
+		return err
 	}
 	if c.Status == contractArchived {
 		return errConflict("contract %s is archived", c.Number)
@@ -519,6 +534,9 @@ func (s *Server) auditJSON(w http.ResponseWriter, r *http.Request) error {
 		if !ok {
 			return nil, errNotFound("quote %d not found", quoteID)
 		}
+		if err := s.checkQuote(r, q); err != nil {
+			return nil, err
+		}
 		return auditDoc{QuoteID: q.ID, CustomerID: q.CustomerID, Entries: slices.Clone(q.Audit)}, nil
 	})
 }
@@ -537,6 +555,9 @@ func (s *Server) auditPDF(w http.ResponseWriter, r *http.Request) error {
 		q, ok := s.quotes[quoteID]
 		if !ok {
 			return errNotFound("quote %d not found", quoteID)
+		}
+		if err := s.checkQuote(r, q); err != nil {
+			return err
 		}
 		var err error
 		pdf, err = s.auditPDFBytes(q)

@@ -59,11 +59,15 @@ func parseCPQPath(r *http.Request, names ...string) (cpqPath, error) {
 	return p, nil
 }
 
-// quoteOf answers the quote when it belongs to the configurator (A2: 404 otherwise). Caller holds s.mu.
-func (s *Server) quoteOf(cpqID int32, quoteID int64) (*quote, error) {
+// quoteOf answers the quote when it belongs to the configurator (A2: 404 otherwise) and the user may see its
+// customer (A13: 403 otherwise). Caller holds s.mu.
+func (s *Server) quoteOf(r *http.Request, cpqID int32, quoteID int64) (*quote, error) {
 	q, ok := s.quotes[quoteID]
 	if !ok || q.CPQID != cpqID {
 		return nil, errNotFound("quote %d not found in configurator %d", quoteID, cpqID)
+	}
+	if err := s.checkQuote(r, q); err != nil {
+		return nil, err
 	}
 	return q, nil
 }
@@ -127,8 +131,12 @@ func (s *Server) initSession(w http.ResponseWriter, r *http.Request) error {
 		if cfg == nil {
 			return nil, errNotFound("configurator %d not found", p.cpqID)
 		}
-		if s.customerByID(int64(p.customerID)) == nil {
+		cu := s.customerByID(int64(p.customerID))
+		if cu == nil {
 			return nil, errNotFound("customer %d not found", p.customerID)
+		}
+		if err := s.checkCustomer(r, cu); err != nil {
+			return nil, err
 		}
 		cs := s.newSession(p.cpqID, p.customerID)
 		return struct {
@@ -253,7 +261,7 @@ func (s *Server) addCartToQuote(w http.ResponseWriter, r *http.Request, p cpqPat
 		if err != nil {
 			return nil, err
 		}
-		q, err := s.quoteOf(p.cpqID, quoteID)
+		q, err := s.quoteOf(r, p.cpqID, quoteID)
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +293,7 @@ func (s *Server) addItem(w http.ResponseWriter, r *http.Request) error {
 		if bodyErr != nil {
 			return nil, bodyErr
 		}
-		q, err := s.quoteOf(p.cpqID, p.quoteID)
+		q, err := s.quoteOf(r, p.cpqID, p.quoteID)
 		if err != nil {
 			return nil, err
 		}
@@ -354,7 +362,7 @@ func (s *Server) removeItem(w http.ResponseWriter, r *http.Request) error {
 	if bodyErr != nil {
 		return bodyErr
 	}
-	q, err := s.quoteOf(p.cpqID, p.quoteID)
+	q, err := s.quoteOf(r, p.cpqID, p.quoteID)
 	if err != nil {
 		return err
 	}
@@ -397,7 +405,7 @@ func (s *Server) removeCart(w http.ResponseWriter, r *http.Request) error {
 	if bodyErr != nil {
 		return bodyErr
 	}
-	q, err := s.quoteOf(p.cpqID, p.quoteID)
+	q, err := s.quoteOf(r, p.cpqID, p.quoteID)
 	if err != nil {
 		return err
 	}
@@ -430,7 +438,7 @@ func (s *Server) changeQuantity(w http.ResponseWriter, r *http.Request) error {
 		if bodyErr != nil {
 			return nil, bodyErr
 		}
-		q, err := s.quoteOf(p.cpqID, p.quoteID)
+		q, err := s.quoteOf(r, p.cpqID, p.quoteID)
 		if err != nil {
 			return nil, err
 		}
@@ -519,6 +527,9 @@ func (s *Server) tofList(w http.ResponseWriter, r *http.Request) error {
 		if !ok || q.CPQID != p.cpqID || q.CustomerID != p.customerID {
 			return nil, errNotFound("quote %d not found for customer %d in configurator %d", p.quoteID, p.customerID, p.cpqID)
 		}
+		if err := s.checkQuote(r, q); err != nil {
+			return nil, err
+		}
 		return s.quoteDoc(q), nil
 	})
 }
@@ -547,7 +558,7 @@ func (s *Server) applicableDiscounts(w http.ResponseWriter, r *http.Request) err
 		if bodyErr != nil {
 			return nil, bodyErr
 		}
-		if _, err := s.quoteOf(p.cpqID, p.quoteID); err != nil {
+		if _, err := s.quoteOf(r, p.cpqID, p.quoteID); err != nil {
 			return nil, err
 		}
 		out := []applicableDiscountDoc{}
@@ -585,7 +596,7 @@ func (s *Server) applyDiscounts(w http.ResponseWriter, r *http.Request) error {
 		if bodyErr != nil {
 			return nil, bodyErr
 		}
-		q, err := s.quoteOf(p.cpqID, p.quoteID)
+		q, err := s.quoteOf(r, p.cpqID, p.quoteID)
 		if err != nil {
 			return nil, err
 		}
@@ -680,7 +691,7 @@ func (s *Server) reprice(w http.ResponseWriter, r *http.Request) error {
 		if bodyErr != nil {
 			return nil, bodyErr
 		}
-		q, err := s.quoteOf(p.cpqID, p.quoteID)
+		q, err := s.quoteOf(r, p.cpqID, p.quoteID)
 		if err != nil {
 			return nil, err
 		}
@@ -756,7 +767,7 @@ func (s *Server) getPackages(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return nil, err
 		}
-		q, err := s.quoteOf(p.cpqID, p.quoteID)
+		q, err := s.quoteOf(r, p.cpqID, p.quoteID)
 		if err != nil {
 			return nil, err
 		}
@@ -803,7 +814,7 @@ func (s *Server) addPackage(w http.ResponseWriter, r *http.Request) error {
 		if in.QuoteID == nil {
 			return nil, errValidation("quoteId", "is required")
 		}
-		q, err := s.quoteOf(p.cpqID, *in.QuoteID)
+		q, err := s.quoteOf(r, p.cpqID, *in.QuoteID)
 		if err != nil {
 			return nil, err
 		}
@@ -873,7 +884,7 @@ func (s *Server) changePricelist(w http.ResponseWriter, r *http.Request) error {
 		if bodyErr != nil {
 			return nil, bodyErr
 		}
-		q, err := s.quoteOf(p.cpqID, p.quoteID)
+		q, err := s.quoteOf(r, p.cpqID, p.quoteID)
 		if err != nil {
 			return nil, err
 		}

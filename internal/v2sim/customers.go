@@ -193,6 +193,24 @@ func (s *Server) customerList() ([]byte, string) {
 	return s.listCache.body, s.listCache.etag
 }
 
+// customerListOf answers the list of the customers a restricted user sees (A13) and its strong ETag; it is
+// built on every call (a user owns few customers), and its ETag differs from the full list's. Caller holds s.mu.
+func (s *Server) customerListOf(sc *scope) ([]byte, string) {
+	buf := []byte{'['}
+	for _, c := range s.customers {
+		if !sc.sees(c) {
+			continue
+		}
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, s.customerJSON(c)...)
+	}
+	buf = append(buf, ']')
+	sum := sha256.Sum256(buf)
+	return buf, `"` + hex.EncodeToString(sum[:16]) + `"`
+}
+
 // etagMatches implements If-None-Match (weak comparison, RFC 9110 section 13.1.2).
 func etagMatches(ifNoneMatch, etag string) bool {
 	for _, candidate := range strings.Split(ifNoneMatch, ",") {
@@ -211,6 +229,9 @@ func (s *Server) listCustomers(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.mu.Lock()
 	body, etag := s.customerList()
+	if sc := scopeOf(r); sc != nil {
+		body, etag = s.customerListOf(sc)
+	}
 	s.mu.Unlock()
 	w.Header().Set("ETag", etag)
 	w.Header().Set("Cache-Control", "no-cache")
@@ -236,6 +257,9 @@ func (s *Server) getCustomer(w http.ResponseWriter, r *http.Request) error {
 	if c == nil {
 		return errNotFound("customer %d not found", id)
 	}
+	if err := s.checkCustomer(r, c); err != nil {
+		return err
+	}
 	return writeJSON(w, http.StatusOK, s.customerJSON(c))
 }
 
@@ -255,10 +279,11 @@ func (s *Server) onlineSearch(w http.ResponseWriter, r *http.Request) error {
 	if cpqID > 1<<31-1 || s.cat.cpqByID[int32(cpqID)] == nil {
 		return errNotFound("configurator %d not found", cpqID)
 	}
+	sc := scopeOf(r)
 	return s.lockedJSON(w, http.StatusOK, func() (any, error) {
 		out := []json.RawMessage{}
 		for _, c := range s.customers {
-			if !c.hasCPQ(cpqID) || (query != "" && !strings.Contains(c.search, query)) {
+			if !c.hasCPQ(cpqID) || (query != "" && !strings.Contains(c.search, query)) || !sc.sees(c) {
 				continue
 			}
 			out = append(out, s.customerJSON(c))
@@ -425,7 +450,7 @@ func (s *Server) createCustomer(w http.ResponseWriter, r *http.Request) error {
 		return errConflict("the customer directory is full")
 	}
 	c.ID = int32(len(s.customers) + 1)
-	c.Owners = []int64{}
+	c.Owners = ownerOfNewCustomer(r)
 	c.index()
 	s.customers = append(s.customers, c)
 	s.taxIndex[c.TaxID] = c.ID
@@ -455,6 +480,9 @@ func (s *Server) updateCustomer(w http.ResponseWriter, r *http.Request) error {
 	c := s.customerByID(int64(*in.ID))
 	if c == nil {
 		return errNotFound("customer %d not found", *in.ID)
+	}
+	if err := s.checkCustomer(r, c); err != nil {
+		return err
 	}
 	updated := *c
 	updated.CPQIDs = slices.Clone(c.CPQIDs)
@@ -571,6 +599,9 @@ func (s *Server) replaceOwners(w http.ResponseWriter, r *http.Request) error {
 	if c == nil {
 		return errNotFound("customer %d not found", id)
 	}
+	if err := s.checkCustomer(r, c); err != nil {
+		return err
+	}
 	if err := v.err(); err != nil {
 		return err
 	}
@@ -600,6 +631,9 @@ func (s *Server) addOwner(w http.ResponseWriter, r *http.Request) error {
 	c := s.customerByID(int64(id))
 	if c == nil {
 		return errNotFound("customer %d not found", id)
+	}
+	if err := s.checkCustomer(r, c); err != nil {
+		return err
 	}
 	if !s.knownOwner(ownerID) {
 		return errValidation("ownerId", fmt.Sprintf("owner %d is not a known sales user", ownerID))
@@ -634,6 +668,9 @@ func (s *Server) changeOwner(w http.ResponseWriter, r *http.Request) error {
 	c := s.customerByID(int64(id))
 	if c == nil {
 		return errNotFound("customer %d not found", id)
+	}
+	if err := s.checkCustomer(r, c); err != nil {
+		return err
 	}
 	var v validator
 	if in.CurrentOwnerID == nil {
@@ -701,6 +738,9 @@ func (s *Server) createProfile(w http.ResponseWriter, r *http.Request) error {
 	if c == nil {
 		return errNotFound("customer %d not found", *in.CustomerID)
 	}
+	if err := s.checkCustomer(r, c); err != nil {
+		return err
+	}
 	if err := v.err(); err != nil {
 		return err
 	}
@@ -733,6 +773,9 @@ func (s *Server) deleteProfile(w http.ResponseWriter, r *http.Request) error {
 	c := s.customerByID(customerID)
 	if c == nil {
 		return errNotFound("customer %d not found", customerID)
+	}
+	if err := s.checkCustomer(r, c); err != nil {
+		return err
 	}
 	i := slices.IndexFunc(c.Profiles, func(p profile) bool { return int64(p.ID) == profileID })
 	if i < 0 {

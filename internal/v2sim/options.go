@@ -15,6 +15,9 @@ const (
 	DefaultMemoryCap  = 8 << 20          // attachments above this size are kept in a temporary file
 )
 
+// DefaultUnrestrictedRole is the role RestrictToOwners does not restrict when Options.UnrestrictedRoles is nil.
+const DefaultUnrestrictedRole = "backoffice"
+
 // Options configure a simulator. The zero value is a usable simulator that accepts any bearer token.
 type Options struct {
 	// IssuerURL, when set, makes the simulator verify bearer tokens as JWTs signed by that OpenID provider
@@ -49,6 +52,16 @@ type Options struct {
 	// archive (A7 lets the v2 API answer either way), and counts it (ArchiveConflicts): a batch that
 	// archives a contract twice is then seen, not hidden by an idempotent answer.
 	StrictArchive bool
+
+	// RestrictToOwners restricts every user to the customers they own (the owner whose login is the token's
+	// user, A1) and to those customers' quotes, contracts, attachments, signatures, audits and archive: a call
+	// about another customer answers 403 FORBIDDEN, and the customer list and online search leave the others
+	// out. A customer a restricted user creates is theirs. Users with one of UnrestrictedRoles see everything.
+	// docs/v2-assumptions.md A13.
+	RestrictToOwners bool
+	// UnrestrictedRoles are the token roles (claim "roles") that RestrictToOwners does not restrict
+	// (default: backoffice, as a back office works on every customer).
+	UnrestrictedRoles []string
 
 	// Admin enables the HTTP control API under /_sim/ (requests log, faults).
 	Admin bool

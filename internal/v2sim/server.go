@@ -87,6 +87,9 @@ func New(opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.UnrestrictedRoles == nil {
+		opts.UnrestrictedRoles = []string{DefaultUnrestrictedRole}
+	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
@@ -222,12 +225,16 @@ func (s *Server) serveRoute(rt *route) http.Handler {
 		if s.faults.apply(w, r, name) {
 			return
 		}
-		actor, err := s.auth.authenticate(r)
+		id, err := s.auth.authenticate(r)
 		if err != nil {
 			s.renderError(w, r, err)
 			return
 		}
-		r = r.WithContext(withActor(r.Context(), actor))
+		ctx := withActor(r.Context(), id.login)
+		if s.opts.RestrictToOwners {
+			ctx = withScope(ctx, s.scopeFor(id))
+		}
+		r = r.WithContext(ctx)
 		if err := checkSessionHeader(r, rt.session); err != nil {
 			s.renderError(w, r, err)
 			return

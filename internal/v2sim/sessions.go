@@ -73,6 +73,9 @@ func (s *Server) useSession(r *http.Request, cpqID int32) (*cpqSession, error) {
 	case cs.CPQID != cpqID:
 		return nil, newError(http.StatusBadRequest, codeSessionInvalid, "configuration session %q belongs to configurator %d, not %d", id, cs.CPQID, cpqID)
 	}
+	if err := s.checkCustomerID(r, cs.CustomerID); err != nil {
+		return nil, err // the customer changed owners since the session began (A13)
+	}
 	cs.LastUsed = now
 	return cs, nil
 }
