@@ -279,13 +279,14 @@ func workCount(trl *i18n.Translator, page workindex.Page) string {
 func workRowVM(trl *i18n.Translator, wr workRow) work.RowVM {
 	r := wr.Row
 	if wr.unchecked {
-		vm := work.RowVM{ID: strconv.FormatInt(r.ID(), 10), Unchecked: true, Number: r.ContractNumber}
+		vm := work.RowVM{ID: strconv.FormatInt(r.ID(), 10), Unchecked: true}
 		switch r.Kind {
 		case workindex.KindQuote:
 			vm.Label = trl.T("worklist.pick.quote", strconv.FormatInt(r.QuoteID, 10))
 			vm.Href = quotes.Ref{CPQID: r.CPQID, CustomerID: r.CustomerID, QuoteID: r.QuoteID}.URL()
 		case workindex.KindContract:
-			vm.Label = trl.T("contract.title", firstNonEmptyString(r.ContractNumber, "#"+strconv.Itoa(int(r.ContractID))))
+			// Its number is the index's, not yet the viewer's: the contract is named by its id.
+			vm.Label = trl.T("contract.title", "#"+strconv.Itoa(int(r.ContractID)))
 			vm.Href = contractPath(r.ContractID)
 		}
 		return vm
