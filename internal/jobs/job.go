@@ -1,17 +1,22 @@
 // Package jobs runs batch archive jobs: a user's list of contract numbers archived on the v2 API
 // with bounded concurrency, in the background, with progress that any replica can show.
 //
-// A job's whole state is one record in the portal's store (internal/store), the source of truth
-// of what it archived. Side effects are recorded before they happen: the runner claims the next
-// lines ("running", MaybeSent) in one store write before sending their calls; a runner whose write
-// fails sends nothing more and gives the job up; a runner sends no call past its lease's fence (a
-// fifth of the lease before another replica may take over); and a line that may have been sent is
-// read back from the v2 API (is the contract archived now?) before it is archived again, after a
-// crash, a store outage, a retry or a cancel. So nothing is archived twice without relying on the
-// v2 archive being idempotent, and nothing is skipped (docs/backoffice.md).
+// A job is one row of the state database (internal/statedb, table jobs) and each line of its list
+// one row of job_lines, written on its own when it changes: the bytes a batch writes grow with
+// its lines, not with their square. Side effects are recorded before they happen: the runner
+// commits the next lines as in flight (status running, maybe_sent) before sending their calls; a
+// runner whose write fails or whose lease was taken sends nothing more; a runner sends no call
+// past its fence (a fifth of the lease before another replica may take over); and a line that
+// may have been sent is read back from the v2 API (is the contract archived now?) before it is
+// archived again, after a crash, a database outage, a retry or a cancel. A line taken over from a
+// runner that did not release its lease is read back only once that runner's last call can no
+// longer be answered (its lease's end plus the v2 timeout). So nothing is archived twice without
+// relying on the v2 archive being idempotent, and nothing is skipped (docs/backoffice.md).
 //
-// Replicas find work through an index of active jobs and hold a lease on the jobs they run
-// (renewed by every write); a job whose lease ran out is resumed by the next scan of any replica.
+// Replicas find work with a query (queued jobs, and running jobs whose lease ran out by the
+// database's clock) and hold a lease on the jobs they run; each claim raises the job's lease
+// version and every write of a runner names the version it claimed (fencing), so a runner that
+// lost its lease writes nothing and sends nothing more.
 //
 // The job runs with its owner's access token, sealed at rest (Options.Sealer), handed over by each
 // of the owner's requests to the job's pages, taken away when the owner's sessions end (PauseOwner)
@@ -53,15 +58,15 @@ const (
 	StatusCancelled Status = "cancelled"
 	// StatusFinished: every item is done, failed or rejected (none pending).
 	StatusFinished Status = "finished"
-	// StatusStopped: the job's record vanished from the store while a runner ran it (the store lost
-	// its data); the runner wrote back its own copy with this status and StopReason, and the
-	// owner resumes it by hand (nothing is started again behind their back).
+	// StatusStopped: the job's row vanished from the database while a runner ran it (the data
+	// was lost or deleted); the runner wrote back its own copy with this status and StopReason,
+	// and the owner resumes it by hand (nothing is started again behind their back).
 	StatusStopped Status = "stopped"
 )
 
 // Reasons a job stopped (Job.StopReason).
 const (
-	// StopRecordLost: the record vanished from the store mid-run (docs/backoffice.md).
+	// StopRecordLost: the job's row vanished from the database mid-run (docs/backoffice.md).
 	StopRecordLost = "record_lost"
 )
 
@@ -77,7 +82,7 @@ type Item struct {
 	// existed also carry their validation problem (rejected) here, in English.
 	Error string `json:"error,omitempty"`
 	// Problem is why the item failed or was left out, as a catalogue key with string arguments
-	// (so it reads back the same from the store's JSON), translated where a person reads it.
+	// (so it reads back the same from its JSON in the database), translated where a person reads it.
 	Problem i18n.Message `json:"problem,omitzero"`
 	// Note explains a done item that needed no archive call (NoteAlreadyArchived,
 	// NoteArchivedBeforeInterruption).
@@ -89,10 +94,10 @@ type Item struct {
 	Stage string `json:"stage,omitempty"`
 	// Attempts counts archive calls made for this item.
 	Attempts int `json:"attempts,omitempty"`
-	// MaybeSent is set in the same store write that claims the item (status running) before its
-	// archive call is sent, and cleared once its outcome is known: an item that carries it is
-	// checked with the contract read before it is archived again (after a crash, a store outage,
-	// a retry or a cancel).
+	// MaybeSent is committed with the claim of the item (status running) before its archive
+	// call is sent, and cleared once its outcome is known: an item that carries it is checked
+	// with the contract read before it is archived again (after a crash, a database outage, a
+	// retry or a cancel).
 	MaybeSent bool `json:"maybeSent,omitempty"`
 	// Verified is set when that check was made: the line's outcome was read back from the v2
 	// API after an interruption, not assumed (shown on the page and in the CSV).
@@ -130,9 +135,17 @@ type Job struct {
 	Token       string    `json:"token,omitempty"`
 	TokenID     string    `json:"tokenId,omitempty"`
 	TokenExpiry time.Time `json:"tokenExpiry,omitzero"`
-	// Lease names the replica running the job and until when.
+	// Lease names the replica running the job and until when (by the database's clock).
 	Lease      string    `json:"lease,omitempty"`
 	LeaseUntil time.Time `json:"leaseUntil,omitzero"`
+
+	// leaseVersion is raised by every claim; a runner's writes name the one it claimed.
+	leaseVersion int64
+	// checkAfter (unix µs, database clock): lines that may have been sent are read back only from
+	// then (a holder whose lease was taken over may have a call in flight until then).
+	checkAfter int64
+	// summary holds the counts of a job listed without its lines (Overview).
+	summary *Counts
 }
 
 // Counts are the figures of the progress display.
@@ -142,6 +155,9 @@ type Counts struct {
 
 // Counts sums the items by status; Left is pending plus running.
 func (j *Job) Counts() Counts {
+	if j.Items == nil && j.summary != nil {
+		return *j.summary
+	}
 	c := Counts{Total: len(j.Items)}
 	for _, it := range j.Items {
 		switch it.Status {

@@ -4,19 +4,19 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cpqportal/portal/internal/i18n"
-	"github.com/cpqportal/portal/internal/store"
+	"github.com/cpqportal/portal/internal/statedb"
 )
 
 // Archiver is what a job needs of the v2 API, with the owner's token per call.
@@ -30,44 +30,48 @@ type Archiver interface {
 }
 
 const (
-	keyPrefix = "job/"
-	// activePrefix indexes the jobs that have work to do (queued or running): replicas look for
-	// work there instead of decoding every job record.
-	activePrefix = "jobs-active/"
-	// ownerPrefix indexes each user's jobs (jobs-owner/<hash of the subject>/<id>): a user's list
-	// and quotas read their own records only.
-	ownerPrefix = "jobs-owner/"
-	// keep is how long a job is kept after its last change.
+	// tokenContext binds a sealed token to its job (the sealer's context is this plus the id).
+	tokenContext = "job/"
+	// keep is how long an ended job (or a draft) is kept after its last change.
 	keep = 30 * 24 * time.Hour
 	// defaultLeaseTerm is how long a lease lasts without renewal; every progress write renews it.
 	defaultLeaseTerm = 15 * time.Second
 	// flushInterval is how often a runner writes its progress (and reads cancel and token).
 	flushInterval = 250 * time.Millisecond
-	// scanInterval is how often a replica looks for jobs to pick up in the index.
+	// scanInterval is how often a replica asks the database for jobs to pick up: one indexed
+	// query of the active jobs, so replicas do not load the database while idle.
 	scanInterval = 2 * time.Second
-	// sweepEvery: every so many scans, a replica decodes every job record to repair the index
-	// (an index entry can be lost to a race between a retry and the clean-up of a finished job).
-	sweepEvery = 30
-	// callTimeout bounds one archive call (the lease's fence may end it sooner).
-	callTimeout = 30 * time.Second
+	// retentionEvery: every so many scans, a replica deletes the jobs past retention.
+	retentionEvery = 150
+	// scanLimit bounds the jobs one scan picks up.
+	scanLimit = 100
+	// defaultCallTimeout bounds one archive call when Options.CallTimeout is zero.
+	defaultCallTimeout = 30 * time.Second
 )
 
 // Options configure a Manager.
 type Options struct {
-	Store    store.Store
+	// DB is the state database that holds the jobs and their lines.
+	DB       *statedb.DB
 	Archiver Archiver
 	// Concurrency is how many archive calls one job makes at a time (at least 1).
 	Concurrency int
 	Logger      *slog.Logger
-	// Now is the clock; time.Now when nil.
+	// Now is the clock of the times shown (created, started, ended); time.Now when nil. Leases
+	// never use it: they are compared on the database's clock.
 	Now func() time.Time
 	// LeaseTerm is how long a runner's lease lasts without a successful progress write (15 s
 	// when zero). A runner sends no call after LeaseTerm minus a fifth of it since its last
-	// successful write (its fence), so another replica taking over after LeaseTerm never races it.
+	// successful write began (its fence, measured on this process's monotonic clock), so another
+	// replica taking over after LeaseTerm by the database's clock never races it.
 	LeaseTerm time.Duration
+	// CallTimeout is the v2 timeout (30 s when zero): it bounds one archive call, and a line taken
+	// over from a runner that did not release its lease is read back only after that lease's end
+	// plus CallTimeout (that runner's last call can no longer be answered).
+	CallTimeout time.Duration
 	// ScanInterval is how often the replica looks for jobs to pick up (2 s when zero).
 	ScanInterval time.Duration
-	// Sealer encrypts the owner's access token in the job record (session.Sealer, keyed by the
+	// Sealer encrypts the owner's access token in the job's row (session.Sealer, keyed by the
 	// session keys); nil keeps it as is (tests only: the portal always sets one).
 	Sealer TokenSealer
 	// MaxDrafts is how many batches not started one user may keep (DefaultMaxDrafts when zero);
@@ -84,8 +88,8 @@ type TokenSealer interface {
 	Open(sealed, context string) (string, error)
 }
 
-// sealToken is the token as stored in job id's record, and its fingerprint (to tell the same
-// token handed over again without opening the stored one).
+// sealToken is the token as stored in job id's row, and its fingerprint (to tell the same token
+// handed over again without opening the stored one).
 func (m *Manager) sealToken(id, token string) (sealed, fingerprint string, err error) {
 	if token == "" {
 		return "", "", nil
@@ -95,19 +99,19 @@ func (m *Manager) sealToken(id, token string) (sealed, fingerprint string, err e
 	if m.opts.Sealer == nil {
 		return token, fingerprint, nil
 	}
-	sealed, err = m.opts.Sealer.Seal(token, keyPrefix+id)
+	sealed, err = m.opts.Sealer.Seal(token, tokenContext+id)
 	if err != nil {
 		return "", "", fmt.Errorf("jobs: seal token: %w", err)
 	}
 	return sealed, fingerprint, nil
 }
 
-// openToken is the token of job id's record, ready for a call.
+// openToken is the token of job id's row, ready for a call.
 func (m *Manager) openToken(id, stored string) (string, error) {
 	if m.opts.Sealer == nil || stored == "" {
 		return stored, nil
 	}
-	return m.opts.Sealer.Open(stored, keyPrefix+id)
+	return m.opts.Sealer.Open(stored, tokenContext+id)
 }
 
 // Default per-user quotas (docs/backoffice.md).
@@ -123,17 +127,10 @@ func (e *QuotaError) Error() string {
 	return fmt.Sprintf("jobs: quota reached: %s %v", e.Message.Key, e.Message.Args)
 }
 
-// ownerKey is the index entry of the owner's job.
-func ownerKey(owner, id string) string { return ownerPrefix + ownerHash(owner) + "/" + id }
-
-func ownerHash(owner string) string {
-	sum := sha256.Sum256([]byte(owner))
-	return hex.EncodeToString(sum[:16])
-}
-
 // Manager creates jobs, runs the ones it holds the lease of, and answers their state.
 type Manager struct {
 	opts      Options
+	db        *statedb.DB
 	replicaID string
 	now       func() time.Time
 
@@ -143,6 +140,11 @@ type Manager struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	scans   int
+
+	// lineWrites and jobWrites count the rows a runner wrote (tests check they grow linearly).
+	lineWrites, jobWrites atomic.Int64
+	// beforeWrite, when set (tests), runs before each runner write: a replica that stalls.
+	beforeWrite func()
 }
 
 // NewManager returns a Manager; call Run to pick up and run jobs, Close to stop.
@@ -155,6 +157,9 @@ func NewManager(opts Options) *Manager {
 	}
 	if opts.LeaseTerm <= 0 {
 		opts.LeaseTerm = defaultLeaseTerm
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = defaultCallTimeout
 	}
 	if opts.ScanInterval <= 0 {
 		opts.ScanInterval = scanInterval
@@ -169,7 +174,7 @@ func NewManager(opts Options) *Manager {
 	if now == nil {
 		now = time.Now
 	}
-	return &Manager{opts: opts, replicaID: randomID(), now: now, running: map[string]context.CancelFunc{}, stop: make(chan struct{})}
+	return &Manager{opts: opts, db: opts.DB, replicaID: randomID(), now: now, running: map[string]context.CancelFunc{}, stop: make(chan struct{})}
 }
 
 func randomID() string {
@@ -179,7 +184,7 @@ func randomID() string {
 }
 
 // ValidID reports whether id looks like a job id (32 lower-case hex digits), so handlers refuse
-// anything else before the store is asked.
+// anything else before the database is asked.
 func ValidID(id string) bool {
 	if len(id) != 32 {
 		return false
@@ -225,46 +230,42 @@ func (m *Manager) Close() {
 	m.wg.Wait()
 }
 
-func (m *Manager) load(ctx context.Context, id string) (*Job, error) {
-	raw, err := m.opts.Store.Get(ctx, keyPrefix+id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("jobs: load %s: %w", id, err)
-	}
-	var j Job
-	if err := json.Unmarshal(raw, &j); err != nil {
-		return nil, fmt.Errorf("jobs: decode %s: %w", id, err)
-	}
-	return &j, nil
-}
-
-// update changes a job atomically; fn returns ErrSkip-like errors to abort.
-func (m *Manager) update(ctx context.Context, id string, fn func(j *Job) error) (*Job, error) {
-	var out *Job
-	err := m.opts.Store.Update(ctx, keyPrefix+id, keep, func(old []byte) ([]byte, error) {
-		if old == nil {
-			return nil, ErrNotFound
-		}
-		var j Job
-		if err := json.Unmarshal(old, &j); err != nil {
-			return nil, fmt.Errorf("jobs: decode %s: %w", id, err)
-		}
-		if err := fn(&j); err != nil {
-			return nil, err
-		}
-		j.UpdatedAt = m.now().UTC()
-		out = &j
-		return json.Marshal(&j)
-	})
-	if err != nil {
-		return nil, err
-	}
+func (m *Manager) changed(id string) {
 	if m.opts.OnChange != nil {
 		m.opts.OnChange(id)
 	}
-	return out, nil
+}
+
+func (m *Manager) nowMicros() int64 { return statedb.Micros(m.now().UTC()) }
+
+// forUpdate locks the rows a read-then-write transaction reads, on PostgreSQL; on SQLite the
+// transaction took the database's write lock at BEGIN (_txlock=immediate) already.
+func (m *Manager) forUpdate() string {
+	if m.db.Engine() == statedb.Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// lockOwner serialises the quota checks of one owner (PostgreSQL: a transaction advisory lock;
+// SQLite: the write lock the transaction holds already), so two requests at once cannot both pass.
+func (m *Manager) lockOwner(ctx context.Context, tx *sql.Tx, owner string) error {
+	if m.db.Engine() != statedb.Postgres {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "jobs-owner:"+owner); err != nil {
+		return fmt.Errorf("jobs: lock the owner's quota: %w", err)
+	}
+	return nil
+}
+
+// count runs a COUNT query.
+func count(ctx context.Context, q queryer, query string, args ...any) (int, error) {
+	var n int
+	if err := q.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("jobs: count: %w", err)
+	}
+	return n, nil
 }
 
 // Create stores a draft job of items (already validated: rejected items carry their problem). It
@@ -274,29 +275,29 @@ func (m *Manager) Create(ctx context.Context, owner, ownerName string, items []I
 	if !slices.ContainsFunc(items, func(it Item) bool { return it.Status == ItemPending }) {
 		return nil, ErrNothingToArchive
 	}
-	mine, err := m.List(ctx, owner)
-	if err != nil {
-		return nil, err
-	}
-	drafts := 0
-	for _, j := range mine {
-		if j.Status == StatusDraft {
-			drafts++
-		}
-	}
-	if drafts >= m.opts.MaxDrafts {
-		return nil, &QuotaError{i18n.M("batch.quota.drafts", strconv.Itoa(m.opts.MaxDrafts))}
-	}
 	now := m.now().UTC()
 	j := &Job{ID: randomID(), Owner: owner, OwnerName: ownerName, CreatedAt: now, UpdatedAt: now, Status: StatusDraft, Items: items}
-	raw, err := json.Marshal(j)
+	err := m.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := m.lockOwner(ctx, tx, owner); err != nil {
+			return err
+		}
+		drafts, err := count(ctx, tx, `SELECT COUNT(*) FROM jobs WHERE owner = $1 AND status = $2`, owner, string(StatusDraft))
+		if err != nil {
+			return err
+		}
+		if drafts >= m.opts.MaxDrafts {
+			return &QuotaError{i18n.M("batch.quota.drafts", strconv.Itoa(m.opts.MaxDrafts))}
+		}
+		if err := insertJob(ctx, tx, j); err != nil {
+			return err
+		}
+		return insertLines(ctx, tx, j.ID, items)
+	})
 	if err != nil {
-		return nil, err
-	}
-	if err := m.opts.Store.Put(ctx, ownerKey(owner, j.ID), []byte{'1'}, keep); err != nil {
-		return nil, fmt.Errorf("jobs: create: %w", err)
-	}
-	if err := m.opts.Store.Put(ctx, keyPrefix+j.ID, raw, keep); err != nil {
+		var quota *QuotaError
+		if errors.As(err, &quota) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("jobs: create: %w", err)
 	}
 	return j, nil
@@ -304,16 +305,13 @@ func (m *Manager) Create(ctx context.Context, owner, ownerName string, items []I
 
 // checkActiveQuota refuses to queue one more of the owner's jobs when MaxActive of theirs are
 // queued or running.
-func (m *Manager) checkActiveQuota(ctx context.Context, owner string) error {
-	mine, err := m.List(ctx, owner)
-	if err != nil {
+func (m *Manager) checkActiveQuota(ctx context.Context, tx *sql.Tx, owner string) error {
+	if err := m.lockOwner(ctx, tx, owner); err != nil {
 		return err
 	}
-	active := 0
-	for _, j := range mine {
-		if j.Active() {
-			active++
-		}
+	active, err := count(ctx, tx, `SELECT COUNT(*) FROM jobs WHERE owner = $1 AND status IN ('queued', 'running')`, owner)
+	if err != nil {
+		return err
 	}
 	if active >= m.opts.MaxActive {
 		return &QuotaError{i18n.M("batch.quota.running", strconv.Itoa(m.opts.MaxActive))}
@@ -321,145 +319,246 @@ func (m *Manager) checkActiveQuota(ctx context.Context, owner string) error {
 	return nil
 }
 
-// Get returns the owner's job (ErrNotFound for someone else's).
+// Get returns the owner's job with its lines (ErrNotFound for someone else's).
 func (m *Manager) Get(ctx context.Context, id, owner string) (*Job, error) {
-	j, err := m.load(ctx, id)
+	var j *Job
+	// One transaction: the lines are those of the job row read (no runner write in between).
+	err := m.readTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if j, err = loadJob(ctx, tx, id, owner); err != nil {
+			return err
+		}
+		j.Items, err = loadLines(ctx, tx, id)
+		return err
+	})
 	if err != nil {
 		return nil, err
-	}
-	if j.Owner != owner {
-		return nil, ErrNotFound
 	}
 	return j, nil
 }
 
-// List returns the owner's jobs, newest first (through the owner's index: other users' records
-// are not read).
+// readTx runs fn in a read-only transaction: a consistent snapshot on PostgreSQL; on SQLite a
+// deferred read transaction (the driver begins read-only ones without the write lock), which
+// never waits for the writer under WAL.
+func (m *Manager) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := m.db.SQL.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: m.readIsolation()})
+	if err != nil {
+		return fmt.Errorf("jobs: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	return fn(tx)
+}
+
+func (m *Manager) readIsolation() sql.IsolationLevel {
+	if m.db.Engine() == statedb.Postgres {
+		return sql.LevelRepeatableRead
+	}
+	return sql.LevelDefault
+}
+
+// List returns the owner's jobs, newest first, without their lines (Counts is set).
 func (m *Manager) List(ctx context.Context, owner string) ([]*Job, error) {
 	out, _, err := m.Overview(ctx, owner)
 	return out, err
 }
 
-// Overview returns the owner's jobs as List does, and the ids their own index still names whose
-// record is gone (sorted). The index entry is written before the record and, but for the sweep
-// that repairs the index, expires no later than it, so such an id is a batch whose record the
-// store lost (or, rarely, one that just expired): its owner sees it listed as no longer known
-// instead of losing it silently. The entry is left to expire on its own.
+// Overview returns the owner's jobs as List does. The second result named, when jobs were one
+// record each in a key-value store, the ids whose record the store had lost; rows of a database
+// are not lost one by one, so it is always empty now (kept for the page that lists them).
 func (m *Manager) Overview(ctx context.Context, owner string) ([]*Job, []string, error) {
-	prefix := ownerPrefix + ownerHash(owner) + "/"
-	keys, err := m.opts.Store.Keys(ctx, prefix)
+	var out []*Job
+	err := m.readTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE owner = $1 ORDER BY created_at DESC, id`, owner)
+		if err != nil {
+			return fmt.Errorf("jobs: list: %w", err)
+		}
+		byID := map[string]*Job{}
+		for rows.Next() {
+			j, err := scanJob(rows)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("jobs: list: %w", err)
+			}
+			j.summary = &Counts{}
+			out = append(out, j)
+			byID[j.ID] = j
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("jobs: list: %w", err)
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		counts, err := tx.QueryContext(ctx, `SELECT l.job_id, l.status, COUNT(*) FROM job_lines l
+			JOIN jobs j ON j.id = l.job_id WHERE j.owner = $1 GROUP BY l.job_id, l.status`, owner)
+		if err != nil {
+			return fmt.Errorf("jobs: count lines: %w", err)
+		}
+		defer counts.Close()
+		for counts.Next() {
+			var id, status string
+			var n int
+			if err := counts.Scan(&id, &status, &n); err != nil {
+				return fmt.Errorf("jobs: count lines: %w", err)
+			}
+			c := byID[id]
+			if c == nil {
+				continue
+			}
+			s := c.summary
+			s.Total += n
+			switch ItemStatus(status) {
+			case ItemDone:
+				s.Done += n
+			case ItemFailed:
+				s.Failed += n
+			case ItemRejected:
+				s.Rejected += n
+			case ItemRunning:
+				s.Running += n
+				s.Left += n
+			default:
+				s.Left += n
+			}
+		}
+		return counts.Err()
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []*Job
-	var lost []string
-	for _, k := range keys {
-		id := k[len(prefix):]
-		j, err := m.load(ctx, id)
-		if errors.Is(err, ErrNotFound) {
-			if ValidID(id) {
-				lost = append(lost, id)
-			}
-			continue
-		}
-		if err != nil || j.Owner != owner {
-			continue
-		}
-		out = append(out, j)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].CreatedAt.After(out[b].CreatedAt) })
-	sort.Strings(lost)
-	return out, lost, nil
+	return out, nil, nil
 }
 
-// owned applies fn to the owner's job.
-func (m *Manager) owned(ctx context.Context, id, owner string, fn func(j *Job) error) (*Job, error) {
-	j, err := m.update(ctx, id, func(j *Job) error {
-		if j.Owner != owner {
+// ownedTx runs fn on the owner's job row, read and locked in a transaction (ErrNotFound for
+// someone else's job), and returns the job as it is after.
+func (m *Manager) ownedTx(ctx context.Context, id, owner string, fn func(tx *sql.Tx, j *Job, dbNow int64) error) (*Job, error) {
+	err := m.db.Tx(ctx, func(tx *sql.Tx) error {
+		var dbNow int64
+		j, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+`, `+m.db.NowMicros()+` FROM jobs WHERE id = $1 AND owner = $2`+m.forUpdate(), id, owner), &dbNow)
+		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
-		return fn(j)
+		if err != nil {
+			return fmt.Errorf("jobs: load %s: %w", id, err)
+		}
+		return fn(tx, j, dbNow)
 	})
-	if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrState) {
+	var quota *QuotaError
+	switch {
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrState), errors.As(err, &quota):
+		return nil, err
+	case err != nil:
 		return nil, fmt.Errorf("jobs: %s: %w", id, err)
 	}
-	return j, err
+	m.changed(id)
+	return m.Get(ctx, id, owner)
 }
 
 // Start queues a draft job with the owner's token; this replica tries to run it at once. A user
 // with MaxActive jobs queued or running gets a *QuotaError.
 func (m *Manager) Start(ctx context.Context, id, owner, token string, expiry time.Time) (*Job, error) {
-	if err := m.checkActiveQuota(ctx, owner); err != nil {
-		return nil, err
-	}
 	sealed, fingerprint, err := m.sealToken(id, token)
 	if err != nil {
 		return nil, err
 	}
-	j, err := m.owned(ctx, id, owner, func(j *Job) error {
+	j, err := m.ownedTx(ctx, id, owner, func(tx *sql.Tx, j *Job, _ int64) error {
 		if j.Status != StatusDraft {
 			return ErrState
 		}
-		j.Status, j.StartedAt, j.Token, j.TokenID, j.TokenExpiry = StatusQueued, m.now().UTC(), sealed, fingerprint, expiry
-		return nil
+		if err := m.checkActiveQuota(ctx, tx, owner); err != nil {
+			return err
+		}
+		now := m.nowMicros()
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET status = 'queued', started_at = $2, updated_at = $2, token = $3,
+			token_id = $4, token_expiry = $5 WHERE id = $1`, id, now, tokenBytes(sealed), fingerprint, statedb.Micros(expiry))
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	m.markActive(ctx, id)
 	m.claim(id)
 	return j, nil
+}
+
+// takeOverSQL is the part of an UPDATE of a job row that takes the job from a runner whose lease
+// ran out: its lease version goes up (its writes fail from now on) and the lines it may have sent
+// are read back only after its lease's end plus the v2 timeout (param: the placeholder of that
+// timeout in µs).
+func takeOverSQL(param string) string {
+	return `lease_version = lease_version + 1, check_after = CASE WHEN lease_holder <> '' AND lease_expires + ` + param +
+		` > check_after THEN lease_expires + ` + param + ` ELSE check_after END`
 }
 
 // Cancel asks the job to stop after the items in flight. A job no runner holds stops at once,
 // unless lines of it may have been sent: a runner checks those first (no line is called "not
 // archived" without that check).
 func (m *Manager) Cancel(ctx context.Context, id, owner string) (*Job, error) {
-	return m.owned(ctx, id, owner, func(j *Job) error {
+	return m.ownedTx(ctx, id, owner, func(tx *sql.Tx, j *Job, dbNow int64) error {
 		if !j.Active() {
 			return ErrState
 		}
-		j.CancelRequested = true
-		if j.Lease == "" || m.now().After(j.LeaseUntil) {
-			resetRunning(j)
-			if j.Unverified() == 0 {
-				j.Status, j.EndedAt, j.Token, j.TokenID, j.TokenExpiry = StatusCancelled, m.now().UTC(), "", "", time.Time{}
-			}
+		if j.Lease != "" && statedb.Micros(j.LeaseUntil) >= dbNow {
+			// A runner holds it: it reads the request at its next write.
+			_, err := tx.ExecContext(ctx, `UPDATE jobs SET cancel_requested = 1, updated_at = $2 WHERE id = $1`, id, m.nowMicros())
+			return err
 		}
-		return nil
+		if _, err := tx.ExecContext(ctx, `UPDATE job_lines SET status = 'pending', maybe_sent = 1 WHERE job_id = $1 AND status = 'running'`, id); err != nil {
+			return err
+		}
+		unverified, err := count(ctx, tx, `SELECT COUNT(*) FROM job_lines WHERE job_id = $1 AND maybe_sent = 1
+			AND status IN ('pending', 'running', 'failed')`, id)
+		if err != nil {
+			return err
+		}
+		status, ended, token := string(j.Status), int64(0), tokenBytes(j.Token)
+		tokenID, expiry := j.TokenID, statedb.Micros(j.TokenExpiry)
+		if unverified == 0 {
+			status, ended, token, tokenID, expiry = string(StatusCancelled), m.nowMicros(), nil, "", 0
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET cancel_requested = 1, status = $2, ended_at = $3, token = $4,
+			token_id = $5, token_expiry = $6, updated_at = $7, `+takeOverSQL("$8")+`, lease_holder = '', lease_expires = 0
+			WHERE id = $1`, id, status, ended, token, tokenID, expiry, m.nowMicros(), m.opts.CallTimeout.Microseconds())
+		return err
 	})
 }
 
 // RetryFailed queues the failed items again (only those; items that may have been sent are
-// checked first), with the owner's fresh token. A stopped job (its record was lost) resumes its
+// checked first), with the owner's fresh token. A stopped job (its row was lost) resumes its
 // pending items too.
 func (m *Manager) RetryFailed(ctx context.Context, id, owner, token string, expiry time.Time) (*Job, error) {
-	if err := m.checkActiveQuota(ctx, owner); err != nil {
-		return nil, err
-	}
 	sealed, fingerprint, err := m.sealToken(id, token)
 	if err != nil {
 		return nil, err
 	}
-	j, err := m.owned(ctx, id, owner, func(j *Job) error {
-		if j.Active() || j.Status == StatusDraft || (j.Counts().Failed == 0 && j.Status != StatusStopped) {
+	j, err := m.ownedTx(ctx, id, owner, func(tx *sql.Tx, j *Job, _ int64) error {
+		if j.Active() || j.Status == StatusDraft {
 			return ErrState
 		}
-		resetRunning(j)
-		j.StopReason = ""
-		for i := range j.Items {
-			if j.Items[i].Status == ItemFailed {
-				j.Items[i].Status, j.Items[i].Error, j.Items[i].Problem = ItemPending, "", i18n.Message{}
-			}
+		failed, err := count(ctx, tx, `SELECT COUNT(*) FROM job_lines WHERE job_id = $1 AND status = 'failed'`, id)
+		if err != nil {
+			return err
 		}
-		j.Status, j.CancelRequested, j.EndedAt, j.Token, j.TokenID, j.TokenExpiry = StatusQueued, false, time.Time{}, sealed, fingerprint, expiry
-		j.WaitingForSignIn = false
-		return nil
+		if failed == 0 && j.Status != StatusStopped {
+			return ErrState
+		}
+		if err := m.checkActiveQuota(ctx, tx, owner); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE job_lines SET status = 'pending', maybe_sent = 1 WHERE job_id = $1 AND status = 'running'`, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE job_lines SET status = 'pending', error = '', problem = '' WHERE job_id = $1 AND status = 'failed'`, id); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET status = 'queued', stop_reason = '', cancel_requested = 0, ended_at = 0,
+			waiting_for_sign_in = 0, token = $2, token_id = $3, token_expiry = $4, updated_at = $5 WHERE id = $1`,
+			id, tokenBytes(sealed), fingerprint, statedb.Micros(expiry), m.nowMicros())
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	m.markActive(ctx, id)
 	m.claim(id)
 	return j, nil
 }
@@ -474,46 +573,58 @@ func (m *Manager) HandOverToken(ctx context.Context, id, owner, token string, ex
 	if err != nil {
 		return err
 	}
-	_, err = m.owned(ctx, id, owner, func(j *Job) error {
-		// The same token again changes nothing (a refused token stays refused: the job waits).
-		if !j.Active() || j.TokenID == fingerprint {
-			return store.ErrSkip
-		}
-		j.Token, j.TokenID, j.TokenExpiry, j.WaitingForSignIn = sealed, fingerprint, expiry, false
-		return nil
-	})
-	if errors.Is(err, ErrState) {
+	// The same token again changes nothing (a refused token stays refused: the job waits).
+	res, err := m.db.SQL.ExecContext(ctx, `UPDATE jobs SET token = $3, token_id = $4, token_expiry = $5,
+		waiting_for_sign_in = 0, updated_at = $6
+		WHERE id = $1 AND owner = $2 AND status IN ('queued', 'running') AND token_id <> $4`,
+		id, owner, tokenBytes(sealed), fingerprint, statedb.Micros(expiry), m.nowMicros())
+	if err != nil {
+		return fmt.Errorf("jobs: hand over a token to %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		m.changed(id)
 		return nil
 	}
-	return err
+	if _, err := loadJob(ctx, m.db.SQL, id, owner); err != nil {
+		return err
+	}
+	return nil
 }
 
-// PauseOwner takes the owner's token away from every batch of theirs that still has work (their
+// PauseOwner takes the owner's token away from every batch of theirs that still has one (their
 // sessions ended: sign-out, back-channel logout, "sign out everywhere", a revoked session): the
 // batches pause, waiting for a sign-in, until the owner opens one again with a fresh token.
 func (m *Manager) PauseOwner(ctx context.Context, owner string) error {
-	mine, err := m.List(ctx, owner)
+	var ids []string
+	err := m.db.Tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM jobs WHERE owner = $1 AND token IS NOT NULL`, owner)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET token = NULL, token_id = '', token_expiry = 0, updated_at = $2,
+			waiting_for_sign_in = CASE WHEN status IN ('queued', 'running') THEN 1 ELSE 0 END
+			WHERE owner = $1 AND token IS NOT NULL`, owner, m.nowMicros())
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("jobs: pause the batches of a signed-out user: %w", err)
 	}
-	var errs []error
-	for _, j := range mine {
-		if !j.Active() && j.Token == "" {
-			continue
-		}
-		_, err := m.update(ctx, j.ID, func(j *Job) error {
-			if j.Owner != owner || j.Token == "" {
-				return store.ErrSkip
-			}
-			j.Token, j.TokenID, j.TokenExpiry = "", "", time.Time{}
-			j.WaitingForSignIn = j.Active()
-			return nil
-		})
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			errs = append(errs, err)
-		}
+	for _, id := range ids {
+		m.changed(id)
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // resetRunning puts items that were claimed (in flight, or about to be) back to pending; they
@@ -526,475 +637,39 @@ func resetRunning(j *Job) {
 	}
 }
 
-// markActive adds the job to the index of active jobs (a failure is repaired by the sweep).
-func (m *Manager) markActive(ctx context.Context, id string) {
-	if err := m.opts.Store.Put(ctx, activePrefix+id, []byte{'1'}, keep); err != nil {
-		m.opts.Logger.Warn("jobs: indexing an active job failed", slog.String("job", id), slog.Any("err", err))
-	}
-}
-
-// scan picks up every job of the active index that no live runner holds; every sweepEvery scans
-// it decodes every job record instead, to repair the index.
+// scan picks up the jobs no live runner holds: queued ones, and running ones whose lease ran out
+// by the database's clock (one query on the index of active jobs); now and then it deletes the
+// jobs past retention.
 func (m *Manager) scan() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	m.scans++
-	sweep := m.scans%sweepEvery == 1
-	prefix := activePrefix
-	if sweep {
-		prefix = keyPrefix
+	if m.scans%retentionEvery == 1 {
+		if _, err := m.db.SQL.ExecContext(ctx, `DELETE FROM jobs WHERE updated_at < $1 AND status NOT IN ('queued', 'running')`,
+			statedb.Micros(m.now().Add(-keep))); err != nil {
+			m.opts.Logger.Warn("jobs: deleting the jobs past retention failed", slog.Any("err", err))
+		}
 	}
-	keys, err := m.opts.Store.Keys(ctx, prefix)
+	rows, err := m.db.SQL.QueryContext(ctx, `SELECT id FROM jobs WHERE status IN ('queued', 'running')
+		AND (lease_holder = '' OR lease_holder = $1 OR lease_expires < `+m.db.NowMicros()+`)
+		ORDER BY lease_expires, id LIMIT `+strconv.Itoa(scanLimit), m.replicaID)
 	if err != nil {
 		m.opts.Logger.Warn("jobs: scan failed", slog.Any("err", err))
 		return
 	}
-	for _, k := range keys {
-		id := k[len(prefix):]
-		j, err := m.load(ctx, id)
-		if sweep && err == nil {
-			// Jobs stored before the owner index existed join it (read first: a sweep writes
-			// only what is missing).
-			if _, err := m.opts.Store.Get(ctx, ownerKey(j.Owner, id)); errors.Is(err, store.ErrNotFound) {
-				_ = m.opts.Store.Put(ctx, ownerKey(j.Owner, id), []byte{'1'}, keep)
-			}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err == nil {
+			ids = append(ids, id)
 		}
-		switch {
-		case errors.Is(err, ErrNotFound) || (err == nil && !j.Active()):
-			if !sweep {
-				_ = m.opts.Store.Delete(ctx, k) // ended (or expired): out of the index
-			}
-			continue
-		case err != nil:
-			continue
-		}
-		if sweep {
-			m.markActive(ctx, id)
-		}
-		if j.Lease != "" && m.now().Before(j.LeaseUntil) {
-			continue
-		}
-		m.claim(j.ID)
 	}
-}
-
-// claim takes the job's lease when it is free and starts its runner on this replica.
-func (m *Manager) claim(id string) {
-	m.mu.Lock()
-	if m.closed || m.running[id] != nil {
-		m.mu.Unlock()
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m.running[id] = cancel
-	m.mu.Unlock()
-	release := func() {
-		m.mu.Lock()
-		delete(m.running, id)
-		m.mu.Unlock()
-		cancel()
-	}
-	written := m.now()
-	j, err := m.update(ctx, id, func(j *Job) error {
-		if !j.Active() || (j.Lease != "" && j.Lease != m.replicaID && m.now().Before(j.LeaseUntil)) {
-			return ErrState
-		}
-		if j.Lease != "" || j.Status == StatusRunning || j.Interrupted {
-			j.Resumes++ // another runner (or this process before a restart) had it
-		}
-		// Lines claimed by the runner before: they may have been sent.
-		resetRunning(j)
-		j.Interrupted = false
-		j.Lease, j.LeaseUntil, j.Status = m.replicaID, m.now().Add(m.opts.LeaseTerm), StatusRunning
-		return nil
-	})
+	err = rows.Err()
+	rows.Close()
 	if err != nil {
-		release()
-		if !errors.Is(err, ErrState) && !errors.Is(err, ErrNotFound) {
-			m.opts.Logger.Warn("jobs: claim failed", slog.String("job", id), slog.Any("err", err))
-		}
-		return
+		m.opts.Logger.Warn("jobs: scan failed", slog.Any("err", err))
 	}
-	m.wg.Go(func() {
-		defer release()
-		r := &runner{m: m, job: j, stopping: ctx, fence: m.fenceAfter(written)}
-		r.run()
-	})
-}
-
-// fenceAfter is the moment until which a runner whose lease was written at written may send
-// calls: a fifth of the lease before anyone else may take it over.
-func (m *Manager) fenceAfter(written time.Time) time.Time {
-	return written.Add(m.opts.LeaseTerm - m.opts.LeaseTerm/5)
-}
-
-// halt is why a runner stopped dispatching.
-type halt int
-
-const (
-	running       halt = iota
-	haltStopping       // the manager closes: the job is resumed by the next runner
-	haltLostLease      // another runner took the job over: this one writes nothing more
-	haltStoreDown      // a progress write failed: send nothing until the record is current again
-	haltVanished       // the job's record is gone from the store
-)
-
-// runner runs one job on this replica.
-type runner struct {
-	m        *Manager
-	stopping context.Context // cancelled by Close: stop after the items in flight
-
-	mu    sync.Mutex
-	job   *Job
-	fence time.Time // no call is sent from this moment (the lease may be someone else's)
-	// unchecked are lines of a cancelled job whose check failed in this run: not tried again
-	// (they stay pending and MaybeSent, shown as not verified).
-	unchecked map[int]bool
-}
-
-// run claims the next lines in one store write (write-ahead: status running, MaybeSent) before
-// sending their calls, at most Concurrency at a time, until no line is pending, the job is
-// cancelled, the lease is lost, a write fails or the manager closes. Lines that may have been
-// sent before are checked with the contract read first; a cancelled job still checks them.
-func (r *runner) run() {
-	log := r.m.opts.Logger.With(slog.String("job", r.job.ID))
-	log.Info("batch archive job running", slog.Int("items", len(r.job.Items)), slog.Int("resumes", r.job.Resumes))
-	concurrency := r.m.opts.Concurrency
-	var ready []claimed // claimed in the store, not yet sent
-	inFlight := 0
-	done := make(chan struct{}, concurrency)
-	flushTicker := time.NewTicker(flushInterval)
-	defer flushTicker.Stop()
-	state := running
-	for {
-		r.mu.Lock()
-		cancelled, waiting := r.job.CancelRequested, r.job.WaitingForSignIn
-		r.mu.Unlock()
-		if state == running && r.stopping.Err() != nil {
-			state = haltStopping
-		}
-		if state != running || waiting {
-			// Claimed lines not sent go back to pending (still MaybeSent in the store: checked
-			// before any call, which is harmless).
-			r.unclaim(ready)
-			ready = nil
-		}
-		if state == running && !waiting && len(ready) == 0 && inFlight < concurrency {
-			picked := r.pick(concurrency, cancelled)
-			if len(picked) > 0 {
-				if err := r.flush(false); err != nil {
-					r.unclaim(picked)
-					state = r.haltFor(err, log)
-				} else {
-					ready = picked
-				}
-			}
-		}
-		for state == running && len(ready) > 0 && inFlight < concurrency {
-			next := ready[0]
-			ready = ready[1:]
-			inFlight++
-			go func() {
-				r.process(next, cancelled)
-				done <- struct{}{}
-			}()
-		}
-		if inFlight == 0 && len(ready) == 0 && (state != running || !r.hasWork(cancelled)) {
-			break
-		}
-		select {
-		case <-done:
-			inFlight--
-		case <-flushTicker.C:
-			if state == running || state == haltStopping {
-				if err := r.flush(false); err != nil && state == running {
-					state = r.haltFor(err, log)
-				}
-			}
-		case <-r.stopping.Done():
-			if state == running {
-				state = haltStopping
-			}
-		}
+	for _, id := range ids {
+		m.claim(id)
 	}
-	r.finish(state, log)
-}
-
-// haltFor is the halt a failed write calls for.
-func (r *runner) haltFor(err error, log *slog.Logger) halt {
-	switch {
-	case errors.Is(err, ErrNotFound):
-		log.Error("batch archive job: its record vanished from the store; stopping", slog.Any("err", err))
-		return haltVanished
-	case errors.Is(err, ErrState):
-		log.Warn("batch archive job: another runner holds it now; stopping")
-		return haltLostLease
-	default:
-		log.Error("batch archive job: writing progress failed; sending nothing more", slog.Any("err", err))
-		return haltStoreDown
-	}
-}
-
-// claimed is a line claimed for sending; check tells whether it may have been sent before (so
-// it is checked first).
-type claimed struct {
-	index int
-	check bool
-}
-
-// pick marks up to n pending lines as claimed (running, MaybeSent) in memory; the caller writes
-// them before sending. A cancelled job picks only lines that may have been sent (to check them).
-func (r *runner) pick(n int, cancelled bool) []claimed {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var picked []claimed
-	for i := range r.job.Items {
-		if len(picked) == n {
-			break
-		}
-		it := &r.job.Items[i]
-		if it.Status != ItemPending || (cancelled && (!it.MaybeSent || r.unchecked[i])) {
-			continue
-		}
-		picked = append(picked, claimed{index: i, check: it.MaybeSent})
-		it.Status, it.MaybeSent = ItemRunning, true
-	}
-	return picked
-}
-
-// unclaim puts claimed lines that were not sent back to pending, as they were.
-func (r *runner) unclaim(lines []claimed) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, c := range lines {
-		if it := &r.job.Items[c.index]; it.Status == ItemRunning {
-			it.Status, it.MaybeSent = ItemPending, c.check
-		}
-	}
-}
-
-// hasWork reports whether a line is left to send (to check, when cancelled).
-func (r *runner) hasWork(cancelled bool) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i, it := range r.job.Items {
-		if it.Status == ItemPending && (!cancelled || (it.MaybeSent && !r.unchecked[i])) {
-			return true
-		}
-	}
-	return false
-}
-
-// finish writes the job's end state (or its state for the next runner) and releases the lease.
-func (r *runner) finish(state halt, log *slog.Logger) {
-	r.mu.Lock()
-	resetRunning(r.job)
-	now := r.m.now().UTC()
-	switch {
-	case state == haltLostLease:
-	case state == haltVanished:
-		r.job.Status, r.job.StopReason, r.job.EndedAt = StatusStopped, StopRecordLost, now
-	case state == haltStopping || state == haltStoreDown:
-		// The job stays active and is resumed by the next runner (after the lease, when this
-		// write fails too).
-		r.job.Status, r.job.Interrupted = StatusQueued, true
-	case r.job.CancelRequested:
-		r.job.Status, r.job.EndedAt = StatusCancelled, now
-	case r.job.Counts().Left > 0:
-		// Waiting for a sign-in with lines left can only end by a halt; never "finished".
-		r.job.Status, r.job.Interrupted = StatusQueued, true
-	default:
-		r.job.Status, r.job.EndedAt = StatusFinished, now
-	}
-	if !r.job.Active() {
-		r.job.Token, r.job.TokenID, r.job.TokenExpiry = "", "", time.Time{} // the batch ended: its token goes
-	}
-	r.mu.Unlock()
-	switch state {
-	case haltLostLease:
-	case haltVanished:
-		r.restore(log)
-	default:
-		if err := r.flush(true); err != nil {
-			log.Warn("batch archive job: its last state could not be written; it resumes after its lease", slog.Any("err", err))
-		}
-	}
-	c := r.job.Counts()
-	log.Info("batch archive job stopped", slog.String("status", string(r.job.Status)),
-		slog.Int("done", c.Done), slog.Int("failed", c.Failed), slog.Int("left", c.Left), slog.Int("verified", r.job.Verified()))
-}
-
-// restore writes the runner's own copy of a job whose record vanished, stopped, so its owner
-// sees what happened to every line instead of a missing page.
-func (r *runner) restore(log *slog.Logger) {
-	r.mu.Lock()
-	copyOf := *r.job
-	copyOf.Items = slices.Clone(r.job.Items)
-	r.mu.Unlock()
-	copyOf.Lease, copyOf.LeaseUntil, copyOf.UpdatedAt = "", time.Time{}, r.m.now().UTC()
-	raw, err := json.Marshal(&copyOf)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		err = r.m.opts.Store.Update(ctx, keyPrefix+copyOf.ID, keep, func(old []byte) ([]byte, error) {
-			if old != nil {
-				return nil, store.ErrSkip // someone wrote it meanwhile: theirs stands
-			}
-			return raw, nil
-		})
-	}
-	if err != nil {
-		log.Error("batch archive job: restoring its vanished record failed", slog.Any("err", err))
-	}
-}
-
-// process sends the claimed line's call (after checking, for a line that may have been sent
-// before, whether the contract is archived now). verifyOnly (a cancelled job) only checks.
-func (r *runner) process(c claimed, verifyOnly bool) {
-	i := c.index
-	r.mu.Lock()
-	number, sealed, fence := r.job.Items[i].Number, r.job.Token, r.fence
-	r.mu.Unlock()
-	token, openErr := r.m.openToken(r.job.ID, sealed)
-	if openErr != nil || token == "" {
-		// No token (the owner signed out) or one sealed with a key since removed: wait for the
-		// owner's next sign-in, send nothing.
-		r.mu.Lock()
-		r.job.Items[i].Status = ItemPending
-		if r.job.Token == sealed {
-			r.job.WaitingForSignIn = true
-		}
-		r.mu.Unlock()
-		return
-	}
-	// The call finishes even when the manager closes (in-flight items end normally), but never
-	// after the fence: past it, another runner may own the job.
-	ctx, cancel := context.WithDeadline(context.WithoutCancel(r.stopping), minTime(fence, r.m.now().Add(callTimeout)))
-	defer cancel()
-	fenced := func() bool { return !r.m.now().Before(fence) }
-	var archiveID string
-	var err error
-	verified := false
-	if c.check {
-		if fenced() {
-			r.settle(i, func(it *Item) { it.Status = ItemPending })
-			return
-		}
-		var archived bool
-		archiveID, archived, err = r.m.opts.Archiver.ArchiveID(ctx, token, number)
-		switch {
-		case err == nil && archived:
-			r.settle(i, func(it *Item) {
-				it.Status, it.ArchiveID, it.Note, it.Verified, it.MaybeSent = ItemDone, archiveID, NoteArchivedBeforeInterruption, true, false
-				it.Error, it.Problem = "", i18n.Message{}
-			})
-			return
-		case err == nil:
-			verified = true
-		}
-	}
-	sent := false
-	switch {
-	case err != nil:
-	case verifyOnly:
-		// Checked and not archived: a cancelled line that was never archived.
-		r.settle(i, func(it *Item) { it.Status, it.MaybeSent, it.Verified = ItemPending, false, it.Verified || verified })
-		return
-	case fenced():
-		r.settle(i, func(it *Item) { it.Status, it.Verified = ItemPending, it.Verified || verified })
-		return
-	default:
-		sent = true
-		archiveID, err = r.m.opts.Archiver.Archive(ctx, token, number)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	item := &r.job.Items[i]
-	item.Verified = item.Verified || verified
-	if sent {
-		item.Attempts++
-	}
-	switch {
-	case errors.Is(err, ErrTokenRejected):
-		item.Status = ItemPending
-		if r.job.Token == sealed {
-			r.job.WaitingForSignIn = true
-		}
-	case err != nil && (fenced() || verifyOnly):
-		// Cut by the fence, or a check of a cancelled job that failed: the outcome is unknown,
-		// the line stays pending and MaybeSent (the next runner, or a retry, checks it).
-		item.Status = ItemPending
-		if verifyOnly {
-			if r.unchecked == nil {
-				r.unchecked = map[int]bool{}
-			}
-			r.unchecked[i] = true
-		}
-	case err != nil:
-		item.Status, item.Error, item.Problem = ItemFailed, err.Error(), problemOf(err)
-	default:
-		item.Status, item.ArchiveID, item.Error, item.Problem, item.MaybeSent = ItemDone, archiveID, "", i18n.Message{}, false
-	}
-}
-
-// settle changes item i under the runner's lock.
-func (r *runner) settle(i int, fn func(it *Item)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	fn(&r.job.Items[i])
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
-// flush writes the runner's items and status, and reads what others changed (cancel, token). It
-// fails with ErrState when another runner holds the job, ErrNotFound when the record vanished.
-// A successful write moves the fence; final releases the lease.
-func (r *runner) flush(final bool) error {
-	r.mu.Lock()
-	mine := *r.job
-	mine.Items = slices.Clone(r.job.Items)
-	r.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), min(10*time.Second, r.m.opts.LeaseTerm/2))
-	defer cancel()
-	written := r.m.now()
-	stored, err := r.m.update(ctx, mine.ID, func(j *Job) error {
-		if j.Lease != r.m.replicaID {
-			return ErrState // another runner took over
-		}
-		cancelRequested, token, tokenID, expiry, waiting := j.CancelRequested, j.Token, j.TokenID, j.TokenExpiry, j.WaitingForSignIn
-		tokenChanged := token != mine.Token
-		*j = mine
-		j.CancelRequested = cancelRequested || mine.CancelRequested
-		switch {
-		case !j.Active():
-			// Ended: the token goes with it.
-		case tokenChanged:
-			j.Token, j.TokenID, j.TokenExpiry = token, tokenID, expiry
-			j.WaitingForSignIn = token == "" // taken away (sign-out): wait for the next sign-in
-		default:
-			j.WaitingForSignIn = mine.WaitingForSignIn || waiting
-		}
-		if final {
-			j.Lease, j.LeaseUntil = "", time.Time{}
-		} else {
-			j.LeaseUntil = r.m.now().Add(r.m.opts.LeaseTerm)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.fence = r.m.fenceAfter(written)
-	r.job.CancelRequested = stored.CancelRequested
-	if stored.Token != r.job.Token && r.job.Active() {
-		r.job.Token, r.job.TokenID, r.job.TokenExpiry, r.job.WaitingForSignIn = stored.Token, stored.TokenID, stored.TokenExpiry, stored.WaitingForSignIn
-	}
-	return nil
 }
