@@ -2,30 +2,41 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cpqportal/portal/internal/apiclient"
-	"github.com/cpqportal/portal/internal/store"
+	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 	"github.com/cpqportal/portal/internal/v2sim"
 )
 
 // The crash test runs the job runner in a child process (this test binary, started again with
 // crashChildEnv set) so it can be killed with SIGKILL at any moment, as a replica dies.
 const (
+	// crashChildEnv is the child's database: a PostgreSQL URL, or the directory of a SQLite one.
 	crashChildEnv = "JOBS_CRASH_CHILD_DB"
 	crashV2Env    = "JOBS_CRASH_CHILD_V2"
 	crashJobEnv   = "JOBS_CRASH_CHILD_JOB"
 	crashLease    = 400 * time.Millisecond
+	// crashV2Timeout is the child's v2 timeout: lines a killed child may have sent are read back
+	// that long after its lease ended.
+	crashV2Timeout = 500 * time.Millisecond
 )
+
+// crashDBOptions opens the database named as crashChildEnv names it.
+func crashDBOptions(where string) statedb.Options {
+	if strings.HasPrefix(where, "postgres") {
+		return statedb.Options{URL: where, MaxOpenConns: 4}
+	}
+	return statedb.Options{Dir: where}
+}
 
 func TestMain(m *testing.M) {
 	if os.Getenv(crashChildEnv) != "" {
@@ -37,22 +48,22 @@ func TestMain(m *testing.M) {
 // crashChild runs the job of crashJobEnv with the real v2 client against the simulator until
 // the job is no longer active (or until it is killed).
 func crashChild() int {
-	st, err := store.OpenBolt(os.Getenv(crashChildEnv))
+	db, err := statedb.Open(context.Background(), crashDBOptions(os.Getenv(crashChildEnv)))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	defer st.Close()
-	api, err := apiclient.New(os.Getenv(crashV2Env))
+	defer db.Close()
+	api, err := apiclient.New(os.Getenv(crashV2Env), apiclient.WithTimeout(crashV2Timeout))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	m := NewManager(Options{Store: st, Archiver: V2{API: api}, Concurrency: 4, LeaseTerm: crashLease, ScanInterval: 50 * time.Millisecond})
+	m := NewManager(Options{DB: db, Archiver: V2{API: api}, Concurrency: 4, LeaseTerm: crashLease, CallTimeout: crashV2Timeout, ScanInterval: 50 * time.Millisecond})
 	m.Run()
 	defer m.Close()
 	for {
-		j, err := m.load(context.Background(), os.Getenv(crashJobEnv))
+		j, err := loadJob(context.Background(), db.SQL, os.Getenv(crashJobEnv), "")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
@@ -65,13 +76,19 @@ func crashChild() int {
 }
 
 // TestSIGKILLNeverArchivesTwice kills the process running a batch with SIGKILL at random moments,
-// several times a batch, over many batches, against the simulator in strict archive mode: every
-// contract ends archived exactly once (one successful archive call in the simulator's request
-// log, no 409 for a second one), and the job finishes with every line done.
+// several times a batch, over many batches, on each engine, against the simulator in strict
+// archive mode: every contract ends archived exactly once (one successful archive call in the
+// simulator's request log, no 409 for a second one), and the job finishes with every line done.
 func TestSIGKILLNeverArchivesTwice(t *testing.T) {
-	runs, perRun := 8, 80
+	for _, engine := range []statedb.Engine{statedb.SQLite, statedb.Postgres} {
+		t.Run(string(engine), func(t *testing.T) { testSIGKILLNeverArchivesTwice(t, engine) })
+	}
+}
+
+func testSIGKILLNeverArchivesTwice(t *testing.T, engine statedb.Engine) {
+	runs, perRun := 6, 80
 	if testing.Short() {
-		runs = 3
+		runs = 2
 	}
 	sim := v2sim.New(v2sim.Options{StrictArchive: true, Faults: v2sim.Faults{Latency: 10 * time.Millisecond}})
 	srv := httptest.NewServer(sim)
@@ -86,7 +103,11 @@ func TestSIGKILLNeverArchivesTwice(t *testing.T) {
 			numbers := all[run*perRun : (run+1)*perRun]
 			t.Run(fmt.Sprint(run), func(t *testing.T) {
 				t.Parallel()
-				crashRun(t, sim, srv.URL, numbers)
+				where := t.TempDir()
+				if engine == statedb.Postgres {
+					where = statedbtest.PostgresURL(t)
+				}
+				crashRun(t, sim, srv.URL, where, numbers)
 			})
 		}
 	})
@@ -109,11 +130,14 @@ func TestSIGKILLNeverArchivesTwice(t *testing.T) {
 
 // crashRun stores a queued job of numbers, starts and kills runner processes a few times, then
 // lets one finish, and checks the job's end state.
-func crashRun(t *testing.T, sim *v2sim.Server, v2URL string, numbers []string) {
-	path := filepath.Join(t.TempDir(), "p.db")
-	st := openStore(t, path)
-	m := NewManager(Options{Store: st})
+func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, numbers []string) {
 	ctx := context.Background()
+	db, err := statedb.Open(ctx, crashDBOptions(where))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	m := NewManager(Options{DB: db})
 	list := make([]Item, len(numbers))
 	for i, n := range numbers {
 		list[i] = Item{Line: i + 1, Number: n, Status: ItemPending}
@@ -122,17 +146,14 @@ func crashRun(t *testing.T, sim *v2sim.Server, v2URL string, numbers []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Queued as Start does, without running it in this process.
-	if _, err := m.update(ctx, j.ID, func(j *Job) error { j.Status, j.Token = StatusQueued, "token"; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	m.markActive(ctx, j.ID)
-	if err := st.Close(); err != nil {
+	// Queued by Start on a closed manager: this process never runs it.
+	m.Close()
+	if _, err := m.Start(ctx, j.ID, "alice", "token", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	child := func() *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+path, crashV2Env+"="+v2URL, crashJobEnv+"="+j.ID)
+		cmd.Env = append(os.Environ(), crashChildEnv+"="+where, crashV2Env+"="+v2URL, crashJobEnv+"="+j.ID)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -177,14 +198,8 @@ func crashRun(t *testing.T, sim *v2sim.Server, v2URL string, numbers []string) {
 		_ = cmd.Process.Kill()
 		t.Fatal("the last runner did not finish the job")
 	}
-	st = openStore(t, path)
-	defer st.Close()
-	raw, err := st.Get(ctx, keyPrefix+j.ID)
+	end, err := m.Get(ctx, j.ID, "alice")
 	if err != nil {
-		t.Fatal(err)
-	}
-	var end Job
-	if err := json.Unmarshal(raw, &end); err != nil {
 		t.Fatal(err)
 	}
 	if c := end.Counts(); end.Status != StatusFinished || c.Done != len(numbers) {

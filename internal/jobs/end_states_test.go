@@ -2,25 +2,59 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"path/filepath"
-	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/cpqportal/portal/internal/store"
+	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
 
-// TestRecordVanishedStopsAndTellsWhy: the job's record disappears mid-run (Redis restarted
-// empty): the runner stops sending, writes back its own copy as stopped with the reason, and the
-// owner resumes it; every contract ends archived exactly once.
+// strictV2 is an Archiver that refuses a second archive of a contract (as the simulator's strict
+// archive mode does) and counts it: doubles is the number of contracts archived twice.
+type strictV2 struct {
+	mu       sync.Mutex
+	archived map[string]bool
+	doubles  int
+	delay    time.Duration
+}
+
+func (s *strictV2) Archive(ctx context.Context, _, number string) (string, error) {
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.archived[number] {
+		s.doubles++
+		return "", errors.New("409 archived already")
+	}
+	s.archived[number] = true
+	return "ARC-" + number, nil
+}
+
+func (s *strictV2) ArchiveID(_ context.Context, _, number string) (string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.archived[number] {
+		return "ARC-" + number, true, nil
+	}
+	return "", false, nil
+}
+
+// TestRecordVanishedStopsAndTellsWhy: the job's row disappears mid-run (deleted, or a database
+// restored from an older backup): the runner stops sending, writes back its own copy as stopped
+// with the reason, and the owner resumes it; every contract ends archived exactly once.
 func TestRecordVanishedStopsAndTellsWhy(t *testing.T) {
-	st := openStore(t, filepath.Join(t.TempDir(), "p.db"))
-	defer st.Close()
+	statedbtest.Each(t, testRecordVanishedStopsAndTellsWhy)
+}
+
+func testRecordVanishedStopsAndTellsWhy(t *testing.T, db *statedb.DB) {
 	v2 := &strictV2{archived: map[string]bool{}, delay: 5 * time.Millisecond}
-	m := NewManager(Options{Store: st, Archiver: v2, Concurrency: 3, LeaseTerm: time.Second, ScanInterval: 50 * time.Millisecond})
+	m := NewManager(Options{DB: db, Archiver: v2, Concurrency: 3, LeaseTerm: time.Second, ScanInterval: 50 * time.Millisecond})
 	defer m.Close()
 	m.Run()
 	ctx := context.Background()
@@ -29,7 +63,7 @@ func TestRecordVanishedStopsAndTellsWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, m, j.ID, func(j *Job) bool { return j.Counts().Done >= 10 })
-	if err := st.Delete(ctx, keyPrefix+j.ID); err != nil {
+	if _, err := db.SQL.ExecContext(ctx, `DELETE FROM jobs WHERE id = $1`, j.ID); err != nil {
 		t.Fatal(err)
 	}
 	var stopped *Job
@@ -68,10 +102,12 @@ func TestRecordVanishedStopsAndTellsWhy(t *testing.T) {
 // TestCancelChecksLinesThatMayHaveBeenSent: cancelling a job whose runner died with lines in
 // flight does not call those lines "not archived" unchecked: a runner reads each contract first.
 func TestCancelChecksLinesThatMayHaveBeenSent(t *testing.T) {
-	st := openStore(t, filepath.Join(t.TempDir(), "p.db"))
-	defer st.Close()
+	statedbtest.Each(t, testCancelChecksLinesThatMayHaveBeenSent)
+}
+
+func testCancelChecksLinesThatMayHaveBeenSent(t *testing.T, db *statedb.DB) {
 	v2 := &strictV2{archived: map[string]bool{"C-001": true}}
-	m := NewManager(Options{Store: st, Archiver: v2, Concurrency: 2, ScanInterval: 50 * time.Millisecond})
+	m := NewManager(Options{DB: db, Archiver: v2, Concurrency: 2, ScanInterval: 50 * time.Millisecond, CallTimeout: 100 * time.Millisecond})
 	defer m.Close()
 	ctx := context.Background()
 	// A job as a runner that died leaves it: three lines claimed, its lease over.
@@ -80,11 +116,7 @@ func TestCancelChecksLinesThatMayHaveBeenSent(t *testing.T) {
 		list[i].Status, list[i].MaybeSent = ItemRunning, true
 	}
 	dead := Job{ID: randomID(), Owner: "alice", Status: StatusRunning, Items: list, Token: "token", Lease: "dead", LeaseUntil: time.Now().Add(-time.Second)}
-	raw, _ := json.Marshal(&dead)
-	if err := st.Put(ctx, keyPrefix+dead.ID, raw, keep); err != nil {
-		t.Fatal(err)
-	}
-	m.markActive(ctx, dead.ID)
+	putJob(t, db, &dead)
 	cancelling, err := m.Cancel(ctx, dead.ID, "alice")
 	if err != nil {
 		t.Fatal(err)
@@ -134,10 +166,12 @@ func (r refusingV2) Archive(ctx context.Context, token, number string) (string, 
 // TestTokenRefusedAtTheEndKeepsTheBatchPaused: a line sent back to pending by a 401 at the end
 // keeps the batch paused (never "finished" with a line left), until a fresh token finishes it.
 func TestTokenRefusedAtTheEndKeepsTheBatchPaused(t *testing.T) {
-	st := openStore(t, filepath.Join(t.TempDir(), "p.db"))
-	defer st.Close()
+	statedbtest.Each(t, testTokenRefusedAtTheEndKeepsTheBatchPaused)
+}
+
+func testTokenRefusedAtTheEndKeepsTheBatchPaused(t *testing.T, db *statedb.DB) {
 	v2 := refusingV2{&strictV2{archived: map[string]bool{}}, "C-010"}
-	m := NewManager(Options{Store: st, Archiver: v2, Concurrency: 2})
+	m := NewManager(Options{DB: db, Archiver: v2, Concurrency: 2})
 	defer m.Close()
 	ctx := context.Background()
 	j, _ := m.Create(ctx, "alice", "", items(10))
@@ -162,10 +196,12 @@ func TestTokenRefusedAtTheEndKeepsTheBatchPaused(t *testing.T) {
 // TestQuotasAndNoEmptyDraft: a list with nothing to archive is not stored; a user's drafts and
 // running batches stop at their quotas (another user is not counted).
 func TestQuotasAndNoEmptyDraft(t *testing.T) {
-	st := openStore(t, filepath.Join(t.TempDir(), "p.db"))
-	defer st.Close()
+	statedbtest.Each(t, testQuotasAndNoEmptyDraft)
+}
+
+func testQuotasAndNoEmptyDraft(t *testing.T, db *statedb.DB) {
 	v2 := &strictV2{archived: map[string]bool{}, delay: 50 * time.Millisecond}
-	m := NewManager(Options{Store: st, Archiver: v2, MaxDrafts: 2, MaxActive: 1})
+	m := NewManager(Options{DB: db, Archiver: v2, MaxDrafts: 2, MaxActive: 1})
 	defer m.Close()
 	ctx := context.Background()
 	rejected := []Item{{Line: 1, Number: "x", Status: ItemRejected}, {Line: 2, Number: "y", Status: ItemDone, Note: NoteAlreadyArchived}}
@@ -196,42 +232,3 @@ func TestQuotasAndNoEmptyDraft(t *testing.T) {
 	}
 }
 
-// countingStore counts reads of job records.
-type countingStore struct {
-	store.Store
-	reads atomic.Int32
-}
-
-func (c *countingStore) Get(ctx context.Context, key string) ([]byte, error) {
-	if strings.HasPrefix(key, keyPrefix) {
-		c.reads.Add(1)
-	}
-	return c.Store.Get(ctx, key)
-}
-
-// TestScansReadOnlyActiveJobs: a replica's scans read the records of the active index, not every
-// job (only the periodic sweep does).
-func TestScansReadOnlyActiveJobs(t *testing.T) {
-	base := openStore(t, filepath.Join(t.TempDir(), "p.db"))
-	defer base.Close()
-	st := &countingStore{Store: base}
-	m := NewManager(Options{Store: st, Archiver: &strictV2{archived: map[string]bool{}}, MaxDrafts: 100})
-	defer m.Close()
-	ctx := context.Background()
-	for range 40 {
-		if _, err := m.Create(ctx, "alice", "", items(3)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m.scan() // the first scan is a sweep: it reads every record
-	if got := st.reads.Load(); got < 40 {
-		t.Fatalf("the sweep read %d records", got)
-	}
-	st.reads.Store(0)
-	for range 5 {
-		m.scan()
-	}
-	if got := st.reads.Load(); got != 0 {
-		t.Fatalf("scans with no active job read %d records", got)
-	}
-}

@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/cpqportal/portal/internal/session/redistest"
-	"github.com/cpqportal/portal/internal/store"
+	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
 
 // fakeV2 archives contracts in memory, counting calls per number; fail names numbers that fail.
@@ -89,20 +88,32 @@ func waitFor(t *testing.T, m *Manager, id string, ok func(*Job) bool) *Job {
 	}
 }
 
-func openStore(t *testing.T, path string) store.Store {
-	st, err := store.OpenBolt(path)
-	if err != nil {
+// putJob stores j (with its lines) as a runner left it, e.g. one that died holding its lease.
+func putJob(t *testing.T, db *statedb.DB, j *Job) {
+	t.Helper()
+	ctx := context.Background()
+	if j.ID == "" {
+		j.ID = randomID()
+	}
+	if j.CreatedAt.IsZero() {
+		j.CreatedAt, j.UpdatedAt = time.Now(), time.Now()
+	}
+	if err := insertJob(ctx, db.SQL, j); err != nil {
 		t.Fatal(err)
 	}
-	return st
+	if err := insertLines(ctx, db.SQL, j.ID, j.Items); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestRunFailuresRetryAndOwnership(t *testing.T) {
-	st := openStore(t, filepath.Join(t.TempDir(), "p.db"))
-	defer st.Close()
+	statedbtest.Each(t, testRunFailuresRetryAndOwnership)
+}
+
+func testRunFailuresRetryAndOwnership(t *testing.T, db *statedb.DB) {
 	v2 := newFake()
 	v2.fail["C-003"], v2.fail["C-007"] = true, true
-	m := NewManager(Options{Store: st, Archiver: v2, Concurrency: 3})
+	m := NewManager(Options{DB: db, Archiver: v2, Concurrency: 3})
 	defer m.Close()
 	ctx := context.Background()
 	j, err := m.Create(ctx, "alice", "Alice", items(20))
@@ -152,11 +163,13 @@ func TestRunFailuresRetryAndOwnership(t *testing.T) {
 }
 
 func TestCancelStopsAfterInFlight(t *testing.T) {
-	st := openStore(t, filepath.Join(t.TempDir(), "p.db"))
-	defer st.Close()
+	statedbtest.Each(t, testCancelStopsAfterInFlight)
+}
+
+func testCancelStopsAfterInFlight(t *testing.T, db *statedb.DB) {
 	v2 := newFake()
 	v2.delay = 20 * time.Millisecond
-	m := NewManager(Options{Store: st, Archiver: v2, Concurrency: 2})
+	m := NewManager(Options{DB: db, Archiver: v2, Concurrency: 2})
 	defer m.Close()
 	ctx := context.Background()
 	j, _ := m.Create(ctx, "alice", "", items(200))
@@ -179,14 +192,16 @@ func TestCancelStopsAfterInFlight(t *testing.T) {
 	}
 }
 
-// TestResumeAfterStop: a portal stopping mid-job (Close) and a new one on the same file finish
-// the job; every contract is archived exactly once and none is skipped.
+// TestResumeAfterStop: a portal stopping mid-job (Close) and a new one on the same database
+// finish the job; every contract is archived exactly once and none is skipped.
 func TestResumeAfterStop(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "p.db")
-	st := openStore(t, path)
+	statedbtest.Each(t, testResumeAfterStop)
+}
+
+func testResumeAfterStop(t *testing.T, db *statedb.DB) {
 	v2 := newFake()
 	v2.delay = 10 * time.Millisecond
-	m := NewManager(Options{Store: st, Archiver: v2, Concurrency: 4})
+	m := NewManager(Options{DB: db, Archiver: v2, Concurrency: 4})
 	ctx := context.Background()
 	j, _ := m.Create(ctx, "alice", "", items(150))
 	if _, err := m.Start(ctx, j.ID, "alice", "token", time.Time{}); err != nil {
@@ -194,11 +209,8 @@ func TestResumeAfterStop(t *testing.T) {
 	}
 	waitFor(t, m, j.ID, func(j *Job) bool { return j.Counts().Done >= 20 })
 	m.Close()
-	_ = st.Close()
 
-	st = openStore(t, path)
-	defer st.Close()
-	m2 := NewManager(Options{Store: st, Archiver: v2, Concurrency: 4})
+	m2 := NewManager(Options{DB: db, Archiver: v2, Concurrency: 4})
 	defer m2.Close()
 	stopped, _ := m2.Get(ctx, j.ID, "alice")
 	if stopped.Status != StatusQueued || stopped.Lease != "" || stopped.Counts().Running != 0 {
@@ -223,9 +235,11 @@ func TestResumeAfterStop(t *testing.T) {
 
 // TestPauseForSignIn: a refused token pauses the job until the owner hands over a new one.
 func TestPauseForSignIn(t *testing.T) {
-	st := openStore(t, filepath.Join(t.TempDir(), "p.db"))
-	defer st.Close()
-	m := NewManager(Options{Store: st, Archiver: newFake(), Concurrency: 2})
+	statedbtest.Each(t, testPauseForSignIn)
+}
+
+func testPauseForSignIn(t *testing.T, db *statedb.DB) {
+	m := NewManager(Options{DB: db, Archiver: newFake(), Concurrency: 2})
 	defer m.Close()
 	ctx := context.Background()
 	j, _ := m.Create(ctx, "alice", "", items(10))
@@ -285,18 +299,17 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// TestReplicasShareJobsThroughRedis: a job started on one replica is read, cancelled or resumed
-// on another (both on one Redis), and a replica that stopped hands its job over.
-func TestReplicasShareJobsThroughRedis(t *testing.T) {
-	st, err := store.NewRedis("redis://"+redistest.Start(t)+"/0", "jobs-test:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+// TestReplicasShareJobs: a job started on one replica is read, cancelled or resumed on another
+// (both on one database), and a replica that stopped hands its job over.
+func TestReplicasShareJobs(t *testing.T) {
+	statedbtest.Each(t, testReplicasShareJobs)
+}
+
+func testReplicasShareJobs(t *testing.T, db *statedb.DB) {
 	v2 := newFake()
 	v2.delay = 10 * time.Millisecond
-	a := NewManager(Options{Store: st, Archiver: v2, Concurrency: 2})
-	b := NewManager(Options{Store: st, Archiver: v2, Concurrency: 2})
+	a := NewManager(Options{DB: db, Archiver: v2, Concurrency: 2})
+	b := NewManager(Options{DB: db, Archiver: v2, Concurrency: 2})
 	defer b.Close()
 	ctx := context.Background()
 	j, err := a.Create(ctx, "alice", "", items(100))
@@ -326,22 +339,24 @@ func TestReplicasShareJobsThroughRedis(t *testing.T) {
 // TestResumeAfterCrash: a replica died (its lease ran out) with one item in flight that the v2
 // API had archived and one it had not; the next replica checks both before archiving, so the
 // first is not archived again and the second is.
+//
+// The dead replica's lease ended a moment ago and the v2 timeout is 300 ms: the lines it may have
+// sent are read back only once its last call can no longer be answered.
 func TestResumeAfterCrash(t *testing.T) {
-	st := openStore(t, filepath.Join(t.TempDir(), "p.db"))
-	defer st.Close()
-	v2 := newFake()
+	statedbtest.Each(t, testResumeAfterCrash)
+}
+
+func testResumeAfterCrash(t *testing.T, db *statedb.DB) {
+	v2 := &checkTimingV2{fakeV2: newFake()}
 	v2.archived["C-001"] = "ARC-C-001" // archived by the dead replica just before it died
-	m := NewManager(Options{Store: st, Archiver: v2, Concurrency: 2})
+	const callTimeout = 300 * time.Millisecond
+	m := NewManager(Options{DB: db, Archiver: v2, Concurrency: 2, CallTimeout: callTimeout, ScanInterval: 20 * time.Millisecond})
 	defer m.Close()
-	ctx := context.Background()
-	j, _ := m.Create(ctx, "alice", "", items(3))
-	if _, err := m.update(ctx, j.ID, func(j *Job) error {
-		j.Status, j.Token, j.Lease, j.LeaseUntil = StatusRunning, "token", "dead-replica", time.Now().Add(-time.Second)
-		j.Items[0].Status, j.Items[1].Status = ItemRunning, ItemRunning
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	list := items(3)
+	list[0].Status, list[1].Status = ItemRunning, ItemRunning
+	leaseEnd := time.Now().Add(-50 * time.Millisecond)
+	j := &Job{Owner: "alice", Status: StatusRunning, Token: "token", Lease: "dead-replica", LeaseUntil: leaseEnd, Items: list}
+	putJob(t, db, j)
 	m.Run()
 	end := waitFor(t, m, j.ID, func(j *Job) bool { return j.Status == StatusFinished })
 	if c := end.Counts(); c.Done != 3 || end.Resumes != 1 {
@@ -355,6 +370,25 @@ func TestResumeAfterCrash(t *testing.T) {
 	if v2.calls["C-001"] != 0 || v2.calls["C-002"] != 1 || v2.calls["C-003"] != 1 {
 		t.Errorf("archive calls %v: want none for C-001, one each for the others", v2.calls)
 	}
+	if v2.firstCheck.Before(leaseEnd.Add(callTimeout)) {
+		t.Errorf("a line the dead replica may have sent was read back %v after its lease ended, before the v2 timeout (%v)",
+			v2.firstCheck.Sub(leaseEnd), callTimeout)
+	}
+}
+
+// checkTimingV2 notes when a contract was first read back.
+type checkTimingV2 struct {
+	*fakeV2
+	firstCheck time.Time
+}
+
+func (c *checkTimingV2) ArchiveID(ctx context.Context, token, number string) (string, bool, error) {
+	c.mu.Lock()
+	if c.firstCheck.IsZero() {
+		c.firstCheck = time.Now()
+	}
+	c.mu.Unlock()
+	return c.fakeV2.ArchiveID(ctx, token, number)
 }
 
 // TestItemProblemSurvivesTheStore: a line's problem is stored as a key with string arguments, so

@@ -3,13 +3,14 @@ package jobs
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
 
 // tokenCheckingV2 archives slowly and records the tokens it was called with.
@@ -26,18 +27,20 @@ func (v *tokenCheckingV2) Archive(ctx context.Context, token, number string) (st
 	return v.strictV2.Archive(ctx, token, number)
 }
 
-// TestTokenSealedAtRestAndTakenAwayAtSignOut: the raw store never holds the access token; the
+// TestTokenSealedAtRestAndTakenAwayAtSignOut: the database never holds the access token; the
 // owner's sign-out pauses the batch and deletes its token; their next token resumes it; the
 // finished batch holds no token.
 func TestTokenSealedAtRestAndTakenAwayAtSignOut(t *testing.T) {
-	st := openStore(t, filepath.Join(t.TempDir(), "p.db"))
-	defer st.Close()
+	statedbtest.Each(t, testTokenSealedAtRestAndTakenAwayAtSignOut)
+}
+
+func testTokenSealedAtRestAndTakenAwayAtSignOut(t *testing.T, db *statedb.DB) {
 	sealer, err := session.NewSealer([]string{strings.Repeat("5a", 32)}, "batch token")
 	if err != nil {
 		t.Fatal(err)
 	}
 	v2 := &tokenCheckingV2{strictV2: &strictV2{archived: map[string]bool{}, delay: 5 * time.Millisecond}, tokens: map[string]int{}}
-	m := NewManager(Options{Store: st, Archiver: v2, Concurrency: 2, Sealer: sealer})
+	m := NewManager(Options{DB: db, Archiver: v2, Concurrency: 2, Sealer: sealer})
 	defer m.Close()
 	ctx := context.Background()
 	const first, second = "eyJ.first-access-token.sig", "eyJ.second-access-token.sig"
@@ -47,10 +50,13 @@ func TestTokenSealedAtRestAndTakenAwayAtSignOut(t *testing.T) {
 	}
 	waitFor(t, m, j.ID, func(j *Job) bool { return j.Counts().Done >= 5 })
 	rawHolds := func(token string) bool {
-		raw, err := st.Get(ctx, keyPrefix+j.ID)
-		if err != nil {
+		// Every column of the job's row, as text or bytes.
+		var raw []byte
+		var tokenID, owner string
+		if err := db.SQL.QueryRowContext(ctx, `SELECT token, token_id, owner FROM jobs WHERE id = $1`, j.ID).Scan(&raw, &tokenID, &owner); err != nil {
 			t.Fatal(err)
 		}
+		raw = append(append(raw, tokenID...), owner...)
 		return bytes.Contains(raw, []byte(token)) || bytes.Contains(raw, []byte("access-token"))
 	}
 	if rawHolds(first) {
