@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,7 +11,7 @@ import (
 	"github.com/cpqportal/portal/internal/jobs"
 )
 
-// TestBatchArchivePageShowsLostRecordAndCheckedLines: a batch whose record the store lost (written
+// TestBatchArchivePageShowsLostRecordAndCheckedLines: a batch whose row the database lost (written
 // back stopped by its runner) says so and offers to resume; lines checked after an interruption
 // are listed as such, and a line that may have been archived and could not be checked is never
 // called "not archived". Resuming finishes the batch.
@@ -29,8 +28,7 @@ func TestBatchArchivePageShowsLostRecordAndCheckedLines(t *testing.T) {
 			{Line: 2, Number: second.ContractNumber, Status: jobs.ItemPending, MaybeSent: true},
 			{Line: 3, Number: third.ContractNumber, Status: jobs.ItemPending},
 		}}
-	raw, _ := json.Marshal(&stopped)
-	if err := e.p.state.Put(context.Background(), "job/"+id, raw, time.Hour); err != nil {
+	if err := e.p.jobs.Import(context.Background(), &stopped); err != nil {
 		t.Fatal(err)
 	}
 	page := e.p.get(t, e.user, "/contracts/batch-archive/"+id, nil)

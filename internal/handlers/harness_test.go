@@ -84,6 +84,7 @@ type testPortal struct {
 	h      *Handler
 	state  statestore.Store // the raw state store (jobs, recent items)
 	db     *statedb.DB      // the state database
+	jobs   *jobs.Manager
 	sim    *v2sim.Server
 	simURL string
 	logs   *syncBuffer
@@ -185,9 +186,10 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		t.Fatal(err)
 	}
 	jobChanges := watch.NewSignals()
-	jobManager = jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Concurrency: 4, Logger: logger, Sealer: sealer, OnChange: jobChanges.Notify})
+	jobManager = jobs.NewManager(jobs.Options{DB: p.db, Archiver: jobs.V2{API: api}, Concurrency: 4, Logger: logger, Sealer: sealer, OnChange: jobChanges.Notify})
 	jobManager.Run()
 	t.Cleanup(jobManager.Close)
+	p.jobs = jobManager
 	directory = people.New(p.db, people.Options{})
 	h, err := New(Deps{
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets, Now: opts.now,

@@ -200,7 +200,7 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = state.Close() })
-	jobManager := jobs.NewManager(jobs.Options{Store: state, Archiver: jobs.V2{API: api}, Logger: logger})
+	jobManager := jobs.NewManager(jobs.Options{DB: statedbtest.SQLite(tb), Archiver: jobs.V2{API: api}, Logger: logger})
 	tb.Cleanup(jobManager.Close)
 	h, err := New(Deps{
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets,

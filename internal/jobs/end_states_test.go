@@ -231,4 +231,3 @@ func testQuotasAndNoEmptyDraft(t *testing.T, db *statedb.DB) {
 		t.Fatalf("alice lists %d batches", len(list))
 	}
 }
-

@@ -673,3 +673,24 @@ func (m *Manager) scan() {
 		m.claim(id)
 	}
 }
+
+// Import stores a job as it is, with its lines: a job read from an earlier portal's state (the
+// one-time import of an upgrade) or written by a test. Its lease, when it names one, is kept: a
+// runner takes the job over only after it, and reads back the lines that may have been sent only
+// after it plus the v2 timeout, as from any holder that did not release its lease. An id that is
+// stored already is refused.
+func (m *Manager) Import(ctx context.Context, j *Job) error {
+	if !ValidID(j.ID) || j.Owner == "" {
+		return fmt.Errorf("jobs: import: a job needs an id and an owner")
+	}
+	err := m.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := insertJob(ctx, tx, j); err != nil {
+			return err
+		}
+		return insertLines(ctx, tx, j.ID, j.Items)
+	})
+	if err != nil {
+		return fmt.Errorf("jobs: import %s: %w", j.ID, err)
+	}
+	return nil
+}
