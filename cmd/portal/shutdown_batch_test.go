@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -17,13 +16,13 @@ import (
 
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/session"
-	"github.com/cpqportal/portal/internal/store"
+	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/v2sim"
 )
 
 // SIGTERM with a batch in progress, on the real binary (issue 24, point 9; docs/backoffice.md,
 // "Shutting down"): the batch stops dispatching at once, the archive calls already sent finish,
-// the process exits within PORTAL_SHUTDOWN_GRACE, and the job record is left for the next runner,
+// the process exits within PORTAL_SHUTDOWN_GRACE, and the job's rows are left for the next runner,
 // which resumes it and archives every contract exactly once (the simulator's strict archive mode
 // answers a second archive with 409 and counts it).
 
@@ -102,23 +101,20 @@ func archivedCounts(sim *v2sim.Server) map[string]int {
 	return counts
 }
 
-// readBatchJob reads the job's record from the portal's bbolt state store (the portal stopped).
-func readBatchJob(t *testing.T, path, id string) jobs.Job {
+// readBatchJob reads the job and its lines from the portal's state database in dir (SQLite).
+func readBatchJob(t *testing.T, dir, id string) jobs.Job {
 	t.Helper()
-	st, err := store.OpenBolt(path)
+	ctx := context.Background()
+	db, err := statedb.Open(ctx, statedb.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	raw, err := st.Get(context.Background(), "job/"+id)
+	defer db.Close()
+	j, err := jobs.NewManager(jobs.Options{DB: db}).Get(ctx, id, "batch-owner")
 	if err != nil {
-		t.Fatalf("the job record after the stop: %v", err)
+		t.Fatalf("the job after the stop: %v", err)
 	}
-	var j jobs.Job
-	if err := json.Unmarshal(raw, &j); err != nil {
-		t.Fatal(err)
-	}
-	return j
+	return *j
 }
 
 func TestSIGTERMDrainsBatchAndNextRunnerResumes(t *testing.T) {
@@ -142,7 +138,7 @@ func TestSIGTERMDrainsBatchAndNextRunnerResumes(t *testing.T) {
 	// portal runs with (the simulator accepts any bearer token). The manager here is closed before
 	// Start, so this process never runs it: the portal binary picks it up.
 	dataDir := t.TempDir()
-	statePath := filepath.Join(dataDir, "state", "portal.db")
+	stateDir := filepath.Join(dataDir, "state") // the portal's SQLite state database
 	keyBytes := make([]byte, 32)
 	_, _ = rand.Read(keyBytes)
 	sessionKey := base64.StdEncoding.EncodeToString(keyBytes)
@@ -150,12 +146,12 @@ func TestSIGTERMDrainsBatchAndNextRunnerResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenBolt(statePath)
+	ctx := context.Background()
+	db, err := statedb.Open(ctx, statedb.Options{Dir: stateDir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	m := jobs.NewManager(jobs.Options{Store: st, Sealer: sealer})
+	m := jobs.NewManager(jobs.Options{DB: db, Sealer: sealer})
 	items := make([]jobs.Item, lines)
 	for i, n := range numbers {
 		items[i] = jobs.Item{Line: i + 1, Number: n, Status: jobs.ItemPending}
@@ -168,7 +164,7 @@ func TestSIGTERMDrainsBatchAndNextRunnerResumes(t *testing.T) {
 	if _, err := m.Start(ctx, job.ID, "batch-owner", "batch-token", time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Close(); err != nil {
+	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -218,7 +214,7 @@ func TestSIGTERMDrainsBatchAndNextRunnerResumes(t *testing.T) {
 	// still "running", and every line the v2 API archived either recorded done or marked as
 	// possibly sent (so the next runner checks it before any call).
 	archived := archivedCounts(sim)
-	stopped := readBatchJob(t, statePath, job.ID)
+	stopped := readBatchJob(t, stateDir, job.ID)
 	if stopped.Status != jobs.StatusQueued || !stopped.Interrupted || stopped.Lease != "" {
 		t.Errorf("after SIGTERM the job is %s (interrupted %v, lease %q), want queued, interrupted, lease released",
 			stopped.Status, stopped.Interrupted, stopped.Lease)
@@ -251,7 +247,7 @@ func TestSIGTERMDrainsBatchAndNextRunnerResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the second portal to exit", second.exited)
-	end := readBatchJob(t, statePath, job.ID)
+	end := readBatchJob(t, stateDir, job.ID)
 	if c := end.Counts(); end.Status != jobs.StatusFinished || c.Done != lines {
 		t.Errorf("after the second runner the job is %s with %+v, want finished with %d done", end.Status, c, lines)
 	}
