@@ -627,16 +627,6 @@ func (m *Manager) PauseOwner(ctx context.Context, owner string) error {
 	return nil
 }
 
-// resetRunning puts items that were claimed (in flight, or about to be) back to pending; they
-// keep MaybeSent, so their outcome is checked before they are archived again.
-func resetRunning(j *Job) {
-	for i := range j.Items {
-		if j.Items[i].Status == ItemRunning {
-			j.Items[i].Status, j.Items[i].MaybeSent = ItemPending, true
-		}
-	}
-}
-
 // scan picks up the jobs no live runner holds: queued ones, and running ones whose lease ran out
 // by the database's clock (one query on the index of active jobs); now and then it deletes the
 // jobs past retention.

@@ -86,7 +86,7 @@ func (m *Manager) claim(id string) {
 	m.changed(id)
 	m.wg.Go(func() {
 		defer release()
-		r := &runner{m: m, job: j, stopping: ctx, fence: m.fenceAfter(written), checkAfter: checkAfter, dirty: map[int]bool{}}
+		r := &runner{m: m, job: j, stopping: ctx, fence: m.fenceAfter(written), lastWrite: written, checkAfter: checkAfter, dirty: map[int]bool{}}
 		r.run()
 	})
 }
@@ -119,6 +119,8 @@ type runner struct {
 	job   *Job
 	dirty map[int]bool // lines changed since the last successful write
 	fence time.Time    // no call is sent from this moment (the lease may be someone else's)
+	// lastWrite is when the last successful write began (monotonic).
+	lastWrite time.Time
 	// checkAfter: lines that may have been sent are read back only from then (monotonic).
 	checkAfter time.Time
 	// unchecked are lines of a cancelled job whose check failed in this run: not tried again
@@ -179,7 +181,7 @@ func (r *runner) run() {
 		case <-done:
 			inFlight--
 		case <-flushTicker.C:
-			if state == running || state == haltStopping {
+			if (state == running || state == haltStopping) && r.due() {
 				if err := r.flush(false); err != nil && state == running {
 					state = r.haltFor(err, log)
 				}
@@ -191,6 +193,18 @@ func (r *runner) run() {
 		}
 	}
 	r.finish(state, log)
+}
+
+// idleRenewal is how often a runner with nothing to write (waiting for a sign-in, or for the
+// moment it may check lines a replica that died may have sent) still writes: to renew its lease
+// and read a cancel or a fresh token. Its lease is 15 s; a runner at work writes every 250 ms.
+func (r *runner) idleRenewal() time.Duration { return min(r.m.opts.LeaseTerm/3, 2*time.Second) }
+
+// due reports whether the periodic write is due: lines changed, or the idle renewal is.
+func (r *runner) due() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.dirty) > 0 || time.Since(r.lastWrite) >= r.idleRenewal()
 }
 
 // haltFor is the halt a failed write calls for.
@@ -547,7 +561,7 @@ func (r *runner) flush(final bool) error {
 		return fmt.Errorf("jobs: write the progress of %s: %w", mine.ID, err)
 	}
 	r.mu.Lock()
-	r.fence = r.m.fenceAfter(written)
+	r.fence, r.lastWrite = r.m.fenceAfter(written), written
 	r.job.CancelRequested = merged.CancelRequested
 	if merged.Token != r.job.Token && r.job.Active() {
 		r.job.Token, r.job.TokenID, r.job.TokenExpiry = merged.Token, merged.TokenID, merged.TokenExpiry
