@@ -54,10 +54,10 @@ func (m *Manager) claim(id string) {
 		if j.Lease != "" || j.Status == StatusRunning || j.Interrupted {
 			j.Resumes++ // another runner (or this process before a restart) had it
 		}
-		// A runner of this process that held the lease has ended (its calls with it); one of
-		// another replica may still have a call the v2 API answers until its lease's end plus the
-		// v2 timeout: the lines it may have sent are read back only after that.
-		if j.Lease != "" && j.Lease != m.replicaID {
+		// A holder that did not release its lease (another replica, or a runner of this process
+		// whose last write failed) may have sent a call the v2 API still answers until its lease's
+		// end plus the v2 timeout: the lines it may have sent are read back only after that.
+		if j.Lease != "" {
 			j.checkAfter = max(j.checkAfter, leaseExpires+m.opts.CallTimeout.Microseconds())
 		}
 		// Lines claimed by the runner before: they may have been sent.
@@ -121,7 +121,8 @@ type runner struct {
 	fence time.Time    // no call is sent from this moment (the lease may be someone else's)
 	// lastWrite is when the last successful write began (monotonic).
 	lastWrite time.Time
-	// checkAfter: lines that may have been sent are read back only from then (monotonic).
+	// checkAfter: lines that may have been sent are read back only from then (monotonic); an
+	// archive call this runner cut (fence, timeout) moves it to the v2 timeout after the cut.
 	checkAfter time.Time
 	// unchecked are lines of a cancelled job whose check failed in this run: not tried again
 	// (they stay pending and MaybeSent, shown as not verified).
@@ -409,6 +410,11 @@ func (r *runner) process(c claimed, verifyOnly bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if sent && err != nil && ctx.Err() != nil {
+		// Cut before its answer: the v2 API may still archive it until the v2 timeout has passed,
+		// so its check waits for that (here, and in the next runner: finish writes it).
+		r.checkAfter = later(r.checkAfter, time.Now().Add(r.m.opts.CallTimeout))
+	}
 	r.dirty[i] = true
 	item := &r.job.Items[i]
 	item.Verified = item.Verified || verified
@@ -446,6 +452,13 @@ func (r *runner) settle(i int, fn func(it *Item)) {
 	r.dirty[i] = true
 }
 
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 func minTime(a, b time.Time) time.Time {
 	if a.Before(b) {
 		return a
@@ -465,7 +478,7 @@ type dirtyLine struct {
 // the row vanished. A successful write moves the fence; final releases the lease.
 func (r *runner) flush(final bool) error {
 	r.mu.Lock()
-	mine := *r.job
+	mine, checkAfter := *r.job, r.checkAfter
 	mine.Items = nil
 	lines := make([]dirtyLine, 0, len(r.dirty))
 	for i := range r.dirty {
@@ -521,8 +534,11 @@ func (r *runner) flush(final bool) error {
 			args := []any{mine.ID, mine.leaseVersion, string(merged.Status), b2i(merged.WaitingForSignIn), b2i(merged.Interrupted),
 				statedb.Micros(merged.EndedAt), merged.StopReason}
 			if final {
-				query += `, lease_holder = $8, lease_expires = $9, token = $10, token_id = $11, token_expiry = $12`
-				args = append(args, holder, expires, tokenBytes(merged.Token), merged.TokenID, statedb.Micros(merged.TokenExpiry))
+				// A check this runner still had to wait for is waited for by the next one too.
+				query += `, lease_holder = $8, lease_expires = $9, token = $10, token_id = $11, token_expiry = $12,
+					check_after = CASE WHEN ` + r.m.db.NowMicros() + ` + $13 > check_after THEN ` + r.m.db.NowMicros() + ` + $13 ELSE check_after END`
+				args = append(args, holder, expires, tokenBytes(merged.Token), merged.TokenID, statedb.Micros(merged.TokenExpiry),
+					max(time.Until(checkAfter), 0).Microseconds())
 			}
 			if _, err := tx.ExecContext(ctx, query+` WHERE id = $1 AND lease_version = $2`, args...); err != nil {
 				return err
