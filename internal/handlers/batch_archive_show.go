@@ -83,7 +83,7 @@ func (h *Handler) showBatch(c *gin.Context) {
 // Progress of a running batch (issue 27): the region asks again as soon as it is shown, with
 // ?after=<what it shows> (BatchVM.Version), and the portal holds the request until the batch's state
 // differs: woken by the jobs manager on this replica (jobs.Options.OnChange), and looking at the
-// store every batchProgressRecheck for a batch run by another replica, for at most
+// database every batchProgressRecheck for a batch run by another replica, for at most
 // batchProgressHold. So the end shows within a quarter of a second, and a waiting page costs a
 // request per change (or per hold) instead of one a second. None of this calls the v2 API.
 const (
@@ -127,6 +127,10 @@ func (h *Handler) waitForBatchChange(c *gin.Context, job *jobs.Job, after string
 			return job, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+		// One value first: the lines (up to jobs.MaxItems rows) are read only when the job moved.
+		if updated, err := h.jobs.UpdatedAt(ctx, job.ID, auth.CurrentUser(c).Subject); err == nil && updated.Equal(job.UpdatedAt) {
+			continue
 		}
 		next, err := h.loadBatch(c)
 		if err != nil {

@@ -684,3 +684,17 @@ func (m *Manager) Import(ctx context.Context, j *Job) error {
 	}
 	return nil
 }
+
+// UpdatedAt is when the owner's job last changed (any write, a lease renewal included): a page
+// waiting for a change reads this one value and loads the job's lines only when it moved.
+func (m *Manager) UpdatedAt(ctx context.Context, id, owner string) (time.Time, error) {
+	var updated int64
+	err := m.db.SQL.QueryRowContext(ctx, `SELECT updated_at FROM jobs WHERE id = $1 AND owner = $2`, id, owner).Scan(&updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, ErrNotFound
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("jobs: %s: %w", id, err)
+	}
+	return statedb.Time(updated), nil
+}
