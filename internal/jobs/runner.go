@@ -499,7 +499,9 @@ func (r *runner) flush(final bool) error {
 		expiry          int64
 	}
 	var merged Job
+	var jobRows int64
 	err := r.m.db.Tx(ctx, func(tx *sql.Tx) error {
+		jobRows = 0
 		// Renew the lease and lock the row (the owner's changes wait for this transaction).
 		err := tx.QueryRowContext(ctx, `UPDATE jobs SET lease_expires = `+r.m.db.NowMicros()+` + $3, updated_at = $4
 			WHERE id = $1 AND lease_version = $2 AND lease_holder = $5
@@ -515,7 +517,7 @@ func (r *runner) flush(final bool) error {
 		if err != nil {
 			return err
 		}
-		r.m.jobWrites.Add(1)
+		jobRows++
 		merged = mine
 		merged.CancelRequested = stored.cancel || mine.CancelRequested
 		tokenChanged := string(stored.token) != mine.Token
@@ -529,21 +531,20 @@ func (r *runner) flush(final bool) error {
 			merged.WaitingForSignIn = mine.WaitingForSignIn || stored.waiting
 		}
 		if final || merged.WaitingForSignIn != stored.waiting {
-			holder, expires := "", int64(0)
 			query := `UPDATE jobs SET status = $3, waiting_for_sign_in = $4, interrupted = $5, ended_at = $6, stop_reason = $7`
 			args := []any{mine.ID, mine.leaseVersion, string(merged.Status), b2i(merged.WaitingForSignIn), b2i(merged.Interrupted),
 				statedb.Micros(merged.EndedAt), merged.StopReason}
 			if final {
 				// A check this runner still had to wait for is waited for by the next one too.
-				query += `, lease_holder = $8, lease_expires = $9, token = $10, token_id = $11, token_expiry = $12,
-					check_after = CASE WHEN ` + r.m.db.NowMicros() + ` + $13 > check_after THEN ` + r.m.db.NowMicros() + ` + $13 ELSE check_after END`
-				args = append(args, holder, expires, tokenBytes(merged.Token), merged.TokenID, statedb.Micros(merged.TokenExpiry),
+				query += `, lease_holder = '', lease_expires = 0, token = $8, token_id = $9, token_expiry = $10,
+					check_after = CASE WHEN ` + r.m.db.NowMicros() + ` + $11 > check_after THEN ` + r.m.db.NowMicros() + ` + $11 ELSE check_after END`
+				args = append(args, tokenBytes(merged.Token), merged.TokenID, statedb.Micros(merged.TokenExpiry),
 					max(time.Until(checkAfter), 0).Microseconds())
 			}
 			if _, err := tx.ExecContext(ctx, query+` WHERE id = $1 AND lease_version = $2`, args...); err != nil {
 				return err
 			}
-			r.m.jobWrites.Add(1)
+			jobRows++
 		}
 		if len(lines) == 0 {
 			return nil
@@ -562,7 +563,6 @@ func (r *runner) flush(final bool) error {
 				return err
 			}
 		}
-		r.m.lineWrites.Add(int64(len(lines)))
 		return nil
 	})
 	if err != nil {
@@ -576,14 +576,15 @@ func (r *runner) flush(final bool) error {
 		}
 		return fmt.Errorf("jobs: write the progress of %s: %w", mine.ID, err)
 	}
+	r.m.jobWrites.Add(jobRows)
+	r.m.lineWrites.Add(int64(len(lines)))
 	r.mu.Lock()
 	r.fence, r.lastWrite = r.m.fenceAfter(written), written
 	r.job.CancelRequested = merged.CancelRequested
+	// A token handed over or taken away since: the runner takes it (and whether it waits). Else
+	// its own waiting flag stands (a 401 may have set it while this write ran).
 	if merged.Token != r.job.Token && r.job.Active() {
-		r.job.Token, r.job.TokenID, r.job.TokenExpiry = merged.Token, merged.TokenID, merged.TokenExpiry
-	}
-	if r.job.Active() {
-		r.job.WaitingForSignIn = merged.WaitingForSignIn
+		r.job.Token, r.job.TokenID, r.job.TokenExpiry, r.job.WaitingForSignIn = merged.Token, merged.TokenID, merged.TokenExpiry, merged.WaitingForSignIn
 	}
 	r.mu.Unlock()
 	r.m.changed(mine.ID)
