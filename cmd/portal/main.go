@@ -233,7 +233,7 @@ type portal struct {
 	auth    *auth.Authenticator
 	api     *apiclient.Client
 	store   interface{ Close() error } // the session store
-	state   store.Store                // batch jobs
+	state   store.Store                // the previous version's key-value store, read once by the import
 	db      *statedb.DB                // the state database (internal/statedb): sessions, people, recent items, the work index
 	// stop ends the background work started by background; wg waits for it.
 	stop          context.CancelFunc
@@ -479,9 +479,9 @@ func newSessionStore(cfg config.Config, onError func(string), db *statedb.DB) (c
 	return store, nil
 }
 
-// newStateStore opens the store of batch jobs and recent items: Redis (shared by the replicas)
-// whenever PORTAL_REDIS_URL is set, whatever the session store (replicas with cookie sessions
-// share their jobs too), else a bbolt file in <PORTAL_DATA_DIR>/state (docs/backoffice.md).
+// newStateStore opens the previous version's key-value store, which the one-time import reads
+// (internal/stateimport): Redis whenever PORTAL_REDIS_URL is set, else the bbolt file in
+// <PORTAL_DATA_DIR>/state.
 func newStateStore(cfg config.Config) (store.Store, error) {
 	if cfg.RedisURL != "" {
 		st, err := store.NewRedis(cfg.RedisURL, "cpq:state:")
@@ -520,7 +520,7 @@ func openStateDB(cfg config.Config) (*statedb.DB, error) {
 }
 
 // importLegacyState carries what an older portal kept in its key-value store (the work index,
-// people, recent items) into the state database, once (internal/stateimport).
+// people, recent items, batch jobs) into the state database, once (internal/stateimport).
 func importLegacyState(old store.Store, db *statedb.DB, logger *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -528,9 +528,10 @@ func importLegacyState(old store.Store, db *statedb.DB, logger *slog.Logger) err
 	if err != nil {
 		return fmt.Errorf("importing the previous version's state into %s: %w", db, err)
 	}
-	if !counts.AlreadyDone && counts.WorkRows+counts.People+counts.RecentItems > 0 {
+	if !counts.AlreadyDone && counts.WorkRows+counts.People+counts.RecentItems+counts.Jobs > 0 {
 		logger.Info("the previous version's state was imported into the state database", slog.Int("work_rows", counts.WorkRows),
 			slog.Int("viewers", counts.Viewers), slog.Int("people", counts.People), slog.Int("recent_items", counts.RecentItems),
+			slog.Int("batch_jobs", counts.Jobs), slog.Int("batch_lines", counts.JobLines),
 			slog.Int("damaged_documents_skipped", counts.Skipped))
 	}
 	return nil

@@ -664,25 +664,44 @@ func (m *Manager) scan() {
 	}
 }
 
-// Import stores a job as it is, with its lines: a job read from an earlier portal's state (the
-// one-time import of an upgrade) or written by a test. Its lease, when it names one, is kept: a
-// runner takes the job over only after it, and reads back the lines that may have been sent only
-// after it plus the v2 timeout, as from any holder that did not release its lease. An id that is
-// stored already is refused.
+// Import stores a job as it is, with its lines (a test's, or one carried over from an earlier
+// portal); an id that is stored already is refused (ErrState).
 func (m *Manager) Import(ctx context.Context, j *Job) error {
-	if !ValidID(j.ID) || j.Owner == "" {
-		return fmt.Errorf("jobs: import: a job needs an id and an owner")
-	}
+	var stored bool
 	err := m.db.Tx(ctx, func(tx *sql.Tx) error {
-		if err := insertJob(ctx, tx, j); err != nil {
-			return err
-		}
-		return insertLines(ctx, tx, j.ID, j.Items)
+		var err error
+		stored, err = ImportTx(ctx, tx, j)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("jobs: import %s: %w", j.ID, err)
 	}
+	if !stored {
+		return fmt.Errorf("jobs: import %s: %w", j.ID, ErrState)
+	}
 	return nil
+}
+
+// ImportTx stores a job as it is, with its lines, in tx, unless a job of its id is stored
+// already (false: the row the new portal wrote wins): the one-time import of an upgrade
+// (internal/stateimport) reads the previous version's job records, which are Job in JSON. Its
+// lease, when it names one, is kept: a runner takes the job over only after it, and reads back the
+// lines that may have been sent only after it plus the v2 timeout, as from any holder that did
+// not release its lease. The sealed token stays valid: it is bound to the job's id the same way.
+func ImportTx(ctx context.Context, tx *sql.Tx, j *Job) (bool, error) {
+	if !ValidID(j.ID) || j.Owner == "" {
+		return false, fmt.Errorf("jobs: import: a job needs an id and an owner")
+	}
+	if _, err := loadJob(ctx, tx, j.ID, ""); !errors.Is(err, ErrNotFound) {
+		return false, err
+	}
+	if err := insertJob(ctx, tx, j); err != nil {
+		return false, err
+	}
+	if err := insertLines(ctx, tx, j.ID, j.Items); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // UpdatedAt is when the owner's job last changed (any write, a lease renewal included): a page

@@ -1,7 +1,8 @@
 // Package stateimport carries an older portal's state into the state database once: the work
-// index, the people directory and the recent items it kept as JSON documents in its key-value
-// store (the bbolt file in PORTAL_DATA_DIR/state, or Redis with PORTAL_REDIS_URL). A deployment
-// upgraded in place keeps its lists, people and recent items (docs/operations.md "Upgrading").
+// index, the people directory, the recent items and the batch jobs it kept as JSON documents in
+// its key-value store (the bbolt file in PORTAL_DATA_DIR/state, or Redis with PORTAL_REDIS_URL). A
+// deployment upgraded in place keeps its lists, people, recent items and batches
+// (docs/operations.md "Upgrading").
 //
 // The import is idempotent: every row is inserted only when absent (a row the new portal already
 // wrote wins), and a mark in portal_meta, written last, makes later starts skip it. An import cut
@@ -17,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/store"
 )
@@ -27,6 +29,8 @@ const doneMark = "legacy_state_imported"
 // Counts says what one import carried over.
 type Counts struct {
 	WorkRows, Viewers, People, RecentItems int
+	// Jobs and JobLines count the batch jobs (and their lines) carried over.
+	Jobs, JobLines int
 	// Skipped counts documents that could not be read (damaged JSON): the old portal ignored
 	// them too.
 	Skipped int
@@ -34,7 +38,7 @@ type Counts struct {
 	AlreadyDone bool
 }
 
-// Import copies old's work index, people directory and recent items into db, once.
+// Import copies old's work index, people directory, recent items and batch jobs into db, once.
 func Import(ctx context.Context, old store.Store, db *statedb.DB) (Counts, error) {
 	var c Counts
 	var mark string
@@ -52,6 +56,7 @@ func Import(ctx context.Context, old store.Store, db *statedb.DB) (Counts, error
 		{"workindex/shard/", importWorkShard},
 		{"people/shard/", importPeopleShard},
 		{"recent/", importRecentList},
+		{"job/", importJob},
 	}
 	for _, step := range steps {
 		keys, err := old.Keys(ctx, step.prefix)
@@ -73,7 +78,7 @@ func Import(ctx context.Context, old store.Store, db *statedb.DB) (Counts, error
 		}
 	}
 	if _, err := db.SQL.ExecContext(ctx, `INSERT INTO portal_meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
-		doneMark, fmt.Sprintf("%d work rows, %d people, %d recent items", c.WorkRows, c.People, c.RecentItems)); err != nil {
+		doneMark, fmt.Sprintf("%d work rows, %d people, %d recent items, %d batch jobs", c.WorkRows, c.People, c.RecentItems, c.Jobs)); err != nil {
 		return c, fmt.Errorf("stateimport: mark done: %w", err)
 	}
 	return c, nil
@@ -199,6 +204,25 @@ func importRecentList(ctx context.Context, tx *sql.Tx, key string, raw []byte, c
 		if n, _ := res.RowsAffected(); n == 1 {
 			c.RecentItems++
 		}
+	}
+	return nil
+}
+
+// importJob carries one batch job (the previous version's record is jobs.Job in JSON, rewritten
+// whole on every step) into its rows: one for the job, one per line.
+func importJob(ctx context.Context, tx *sql.Tx, key string, raw []byte, c *Counts) error {
+	var j jobs.Job
+	if json.Unmarshal(raw, &j) != nil || "job/"+j.ID != key || !jobs.ValidID(j.ID) || j.Owner == "" {
+		c.Skipped++
+		return nil
+	}
+	stored, err := jobs.ImportTx(ctx, tx, &j)
+	if err != nil {
+		return err
+	}
+	if stored {
+		c.Jobs++
+		c.JobLines += len(j.Items)
 	}
 	return nil
 }

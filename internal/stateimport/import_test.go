@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/people"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/statedb"
@@ -17,7 +19,8 @@ import (
 )
 
 // legacyStore is a bbolt file as the previous version left it: a work index shard (a quote Alice
-// created and Bob opened, which the v2 API refused Carol), a people shard and Alice's recent items.
+// created and Bob opened, which the v2 API refused Carol), a people shard, Alice's recent items and
+// a batch of hers that was running when the old portal stopped.
 func legacyStore(t *testing.T) store.Store {
 	t.Helper()
 	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "portal.db"))
@@ -52,8 +55,17 @@ func legacyStore(t *testing.T) store.Store {
 		{"kind": "quote", "id": 41, "quoteId": 41, "cpqId": 2, "customerId": 9, "customer": "Impianti S.p.A.", "status": "DRAFT",
 			"totals": map[string]int64{"oneOff": 4900, "monthly": 2990}, "at": seen},
 	}})
+	put("job/"+legacyJobID, jobs.Job{ID: legacyJobID, Owner: "alice", OwnerName: "Alice", CreatedAt: seen, UpdatedAt: seen,
+		StartedAt: seen, Status: jobs.StatusRunning, Token: "sealed-token", TokenID: "fp", Lease: "old-replica", LeaseUntil: seen,
+		Items: []jobs.Item{
+			{Line: 1, Number: "C-0005", Status: jobs.ItemDone, ArchiveID: "ARC-5", Attempts: 1, Customer: "Impianti S.p.A."},
+			{Line: 1, Number: "C-0006", Status: jobs.ItemRunning, MaybeSent: true},
+			{Line: 2, Number: "C-0007", Status: jobs.ItemFailed, Error: "503", Problem: i18n.M("batch.line.v2_status", "503 Service Unavailable")},
+		}})
 	return st
 }
+
+const legacyJobID = "0123456789abcdef0123456789abcdef"
 
 func TestAnUpgradeKeepsTheOldState(t *testing.T) {
 	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
@@ -63,8 +75,17 @@ func TestAnUpgradeKeepsTheOldState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.WorkRows != 2 || c.Viewers != 4 || c.People != 1 || c.RecentItems != 1 || c.Skipped != 1 {
-			t.Fatalf("imported %+v, want 2 rows, 4 viewers, 1 person, 1 recent item, 1 damaged document skipped", c)
+		if c.WorkRows != 2 || c.Viewers != 4 || c.People != 1 || c.RecentItems != 1 || c.Jobs != 1 || c.JobLines != 3 || c.Skipped != 1 {
+			t.Fatalf("imported %+v, want 2 rows, 4 viewers, 1 person, 1 recent item, 1 batch of 3 lines, 1 damaged document skipped", c)
+		}
+		job, err := jobs.NewManager(jobs.Options{DB: db}).Get(ctx, legacyJobID, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if job.Status != jobs.StatusRunning || job.Token != "sealed-token" || job.Lease != "old-replica" || len(job.Items) != 3 ||
+			job.Items[0].ArchiveID != "ARC-5" || job.Items[0].Customer != "Impianti S.p.A." || !job.Items[1].MaybeSent ||
+			job.Items[2].Problem.Key != "batch.line.v2_status" || job.Items[2].Problem.Args[0] != "503 Service Unavailable" {
+			t.Errorf("Alice's batch after the upgrade: %+v", job)
 		}
 		work := workindex.New(db, workindex.Options{})
 		alice := workindex.Viewer{Subject: "alice"}
