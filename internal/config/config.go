@@ -93,8 +93,8 @@ type Config struct {
 	// SessionStore is SessionStoreFile (the default), SessionStoreRedis or SessionStoreCookie.
 	SessionStore string
 	// DataDir is where the portal keeps state on its own side: demo mode's keys (DataDir/demo) and
-	// the state database with sessions, people and recent items (DataDir/state, unless
-	// DatabaseURL is set), batch jobs (DataDir/state). Created 0700 at start-up when missing.
+	// the state database with sessions, people, recent items, the work index and batch jobs
+	// (DataDir/state, unless DatabaseURL is set). Created 0700 at start-up when missing.
 	DataDir string
 	// SessionKeys are the session secrets as configured (base64 or hex, each decoding to at least
 	// MinSessionKeyBytes bytes; internal/session decodes them); the first signs and encrypts, the
@@ -348,7 +348,7 @@ func settings() []setting {
 				}
 				return fmt.Errorf("must be %q, %q or %q, not %q", SessionStoreFile, SessionStoreRedis, SessionStoreCookie, raw)
 			}},
-		{Setting: Setting{"PORTAL_DATA_DIR", "data-dir", ".data", "Directory for the portal's own state (the state database of sessions, people and recent items unless PORTAL_DATABASE_URL is set; demo keys, batch jobs, the work index); created 0700, must be writable"},
+		{Setting: Setting{"PORTAL_DATA_DIR", "data-dir", ".data", "Directory for the portal's own state (the state database of sessions, people, recent items, the work index and batch jobs unless PORTAL_DATABASE_URL is set; demo keys); created 0700, must be writable"},
 			apply: func(c *Config, raw string) error {
 				if strings.TrimSpace(raw) == "" {
 					return errors.New("must name a directory")
@@ -370,7 +370,7 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{Setting: Setting{"PORTAL_REDIS_URL", "redis-url", "", "Redis server, e.g. redis://127.0.0.1:6379/0: sessions with PORTAL_SESSION_STORE=redis, and, whenever set, batch jobs and the work index (keep it persistent: docs/operations.md)"},
+		{Setting: Setting{"PORTAL_REDIS_URL", "redis-url", "", "Redis server, e.g. redis://127.0.0.1:6379/0: sessions with PORTAL_SESSION_STORE=redis (keep it persistent: docs/operations.md); whenever set, an older portal's state is read from it once, at the upgrade"},
 			apply: func(c *Config, raw string) error {
 				if raw == "" {
 					return nil
