@@ -18,7 +18,8 @@ import (
 // database"): for each engine and size (rows per kind: as many quotes as contracts; 500 people,
 // 5 viewers a row, 2,000 customers), one list page's database time for My quotes, the team's
 // contracts out for signature, a customer's history, and one sighting (a write); a replica's
-// heap at 10k and 1M rows; a fresh replica's first list at 1M rows.
+// heap at 10k and 1M rows; a fresh replica's first list at 1M rows; the bytes a 1,000- and a
+// 5,000-line batch write (batchdb.go).
 const (
 	statePeople    = 500
 	stateCustomers = 2000
@@ -46,7 +47,10 @@ func measureState(ctx context.Context, l *lab, rep *report) error {
 		return fmt.Errorf("state: a throwaway PostgreSQL: %w", err)
 	}
 	defer cluster.Remove()
-	var failures []string
+	failures, err := measureBatchBytes(ctx, cluster, rep)
+	if err != nil {
+		return fmt.Errorf("state: batch bytes: %w", err)
+	}
 	for _, engine := range []statedb.Engine{statedb.SQLite, statedb.Postgres} {
 		heaps := map[int]float64{}
 		for _, rows := range append([]int{10_000}, sizes...) {
