@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -391,27 +390,31 @@ func (c *checkTimingV2) ArchiveID(ctx context.Context, token, number string) (st
 	return c.fakeV2.ArchiveID(ctx, token, number)
 }
 
-// TestItemProblemSurvivesTheStore: a line's problem is stored as a key with string arguments, so
-// it reads back from the store's JSON as it was written and is translated when shown.
-func TestItemProblemSurvivesTheStore(t *testing.T) {
-	items, err := Validate(context.Background(), ParseText("C-1\nC-1"), 1, func(context.Context, string) (Found, error) {
-		return Found{}, nil
+// TestItemProblemSurvivesTheDatabase: a line's problem is stored as a key with string arguments
+// (JSON in its row), so it reads back as it was written and is translated when shown.
+func TestItemProblemSurvivesTheDatabase(t *testing.T) {
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		items, err := Validate(ctx, ParseText("C-1\nC-1"), 1, func(context.Context, string) (Found, error) {
+			return Found{}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := NewManager(Options{DB: db})
+		j, err := m.Create(ctx, "alice", "", items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := m.Get(ctx, j.ID, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := back.Items[1].ProblemMessage(); got.Key != "batch.line.duplicate" || len(got.Args) != 1 || got.Args[0] != "1" {
+			t.Errorf("read back %+v", got)
+		}
+		if (Item{Error: "old English text"}).ProblemMessage().Text != "old English text" {
+			t.Error("an item stored before problems were messages lost its error")
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(items[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Item
-	if err := json.Unmarshal(raw, &back); err != nil {
-		t.Fatal(err)
-	}
-	if got := back.ProblemMessage(); got.Key != "batch.line.duplicate" || len(got.Args) != 1 || got.Args[0] != "1" {
-		t.Errorf("read back %+v from %s", got, raw)
-	}
-	if (Item{Error: "old English text"}).ProblemMessage().Text != "old English text" {
-		t.Error("an item stored before problems were messages lost its error")
-	}
 }

@@ -60,7 +60,7 @@ func testTokenSealedAtRestAndTakenAwayAtSignOut(t *testing.T, db *statedb.DB) {
 		return bytes.Contains(raw, []byte(token)) || bytes.Contains(raw, []byte("access-token"))
 	}
 	if rawHolds(first) {
-		t.Fatal("the raw store holds the access token")
+		t.Fatal("the database holds the access token")
 	}
 
 	if err := m.PauseOwner(ctx, "alice"); err != nil {
