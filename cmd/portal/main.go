@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -233,7 +234,6 @@ type portal struct {
 	auth    *auth.Authenticator
 	api     *apiclient.Client
 	store   interface{ Close() error } // the session store
-	state   store.Store                // the previous version's key-value store, read once by the import
 	db      *statedb.DB                // the state database (internal/statedb): sessions, people, recent items, the work index
 	// stop ends the background work started by background; wg waits for it.
 	stop          context.CancelFunc
@@ -258,9 +258,6 @@ func (p *portal) close() {
 	}
 	if p.jobs != nil {
 		p.jobs.Close() // after the items in flight; the jobs resume at the next start
-	}
-	if p.state != nil {
-		_ = p.state.Close()
 	}
 	if p.auth != nil {
 		p.auth.Close()
@@ -360,12 +357,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	if err != nil {
 		return fail(err)
 	}
-	state, err := newStateStore(cfg)
-	if err != nil {
-		return fail(err)
-	}
-	p.state = state
-	if err := importLegacyState(state, db, logger); err != nil {
+	if err := importLegacyState(cfg, db, logger); err != nil {
 		return fail(err)
 	}
 	// Batch tokens are sealed with keys derived from the session keys (rotated with them).
@@ -479,22 +471,26 @@ func newSessionStore(cfg config.Config, onError func(string), db *statedb.DB) (c
 	return store, nil
 }
 
-// newStateStore opens the previous version's key-value store, which the one-time import reads
+// legacyStateStore opens the previous version's key-value store, which the one-time import reads
 // (internal/stateimport): Redis whenever PORTAL_REDIS_URL is set, else the bbolt file in
-// <PORTAL_DATA_DIR>/state.
-func newStateStore(cfg config.Config) (store.Store, error) {
+// <PORTAL_DATA_DIR>/state when there is one (false: nothing to import).
+func legacyStateStore(cfg config.Config) (store.Store, bool, error) {
 	if cfg.RedisURL != "" {
 		st, err := store.NewRedis(cfg.RedisURL, "cpq:state:")
 		if err != nil {
-			return nil, fmt.Errorf("PORTAL_REDIS_URL: %w", err)
+			return nil, false, fmt.Errorf("PORTAL_REDIS_URL: %w", err)
 		}
-		return st, nil
+		return st, true, nil
 	}
-	st, err := store.OpenBolt(filepath.Join(cfg.DataDir, "state", "portal.db"))
+	path := filepath.Join(cfg.DataDir, "state", "portal.db")
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	st, err := store.OpenBolt(path)
 	if err != nil {
-		return nil, fmt.Errorf("PORTAL_DATA_DIR: %w", err)
+		return nil, false, fmt.Errorf("PORTAL_DATA_DIR: %w", err)
 	}
-	return st, nil
+	return st, true, nil
 }
 
 // stateDBSetting names the setting that locates the state database, for messages.
@@ -521,9 +517,17 @@ func openStateDB(cfg config.Config) (*statedb.DB, error) {
 
 // importLegacyState carries what an older portal kept in its key-value store (the work index,
 // people, recent items, batch jobs) into the state database, once (internal/stateimport).
-func importLegacyState(old store.Store, db *statedb.DB, logger *slog.Logger) error {
+func importLegacyState(cfg config.Config, db *statedb.DB, logger *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	if done, err := stateimport.Done(ctx, db); err != nil || done {
+		return err
+	}
+	old, ok, err := legacyStateStore(cfg)
+	if err != nil || !ok {
+		return err
+	}
+	defer old.Close()
 	counts, err := stateimport.Import(ctx, old, db)
 	if err != nil {
 		return fmt.Errorf("importing the previous version's state into %s: %w", db, err)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/cpqportal/portal/internal/config"
@@ -8,27 +10,40 @@ import (
 	"github.com/cpqportal/portal/internal/store"
 )
 
-// TestStateStoreIsRedisWheneverARedisURLIsSet: with PORTAL_REDIS_URL set, jobs and recent items
-// live in redis whatever the session store (cookie sessions on several replicas share their
-// batches); without it, in the data directory's bbolt file.
-func TestStateStoreIsRedisWheneverARedisURLIsSet(t *testing.T) {
+// TestLegacyStateStore: the one-time import reads the previous version's Redis whenever
+// PORTAL_REDIS_URL is set, else its bbolt file when there is one; a fresh data directory has
+// nothing to import and gets no bbolt file.
+func TestLegacyStateStore(t *testing.T) {
 	addr := redistest.Start(t)
-	for _, sessions := range []string{config.SessionStoreCookie, config.SessionStoreRedis, config.SessionStoreFile} {
-		st, err := newStateStore(config.Config{SessionStore: sessions, RedisURL: "redis://" + addr + "/0", DataDir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := st.(*store.Redis); !ok {
-			t.Errorf("session store %s with PORTAL_REDIS_URL: state store %T, want redis", sessions, st)
-		}
-		_ = st.Close()
+	st, ok, err := legacyStateStore(config.Config{RedisURL: "redis://" + addr + "/0", DataDir: t.TempDir()})
+	if err != nil || !ok {
+		t.Fatalf("with PORTAL_REDIS_URL: %v, %v", ok, err)
 	}
-	st, err := newStateStore(config.Config{SessionStore: config.SessionStoreCookie, DataDir: t.TempDir()})
+	if _, isRedis := st.(*store.Redis); !isRedis {
+		t.Errorf("with PORTAL_REDIS_URL: %T, want redis", st)
+	}
+	_ = st.Close()
+
+	fresh := t.TempDir()
+	if _, ok, err := legacyStateStore(config.Config{DataDir: fresh}); ok || err != nil {
+		t.Errorf("a fresh data directory: %v, %v; want nothing to import", ok, err)
+	}
+	if _, err := os.Stat(filepath.Join(fresh, "state", "portal.db")); !os.IsNotExist(err) {
+		t.Errorf("a fresh data directory got a bbolt file: %v", err)
+	}
+
+	upgraded := t.TempDir()
+	old, err := store.OpenBolt(filepath.Join(upgraded, "state", "portal.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	if _, ok := st.(*store.Bolt); !ok {
-		t.Errorf("without PORTAL_REDIS_URL: state store %T, want bbolt", st)
+	_ = old.Close()
+	st, ok, err = legacyStateStore(config.Config{DataDir: upgraded})
+	if err != nil || !ok {
+		t.Fatalf("a data directory with the previous version's file: %v, %v", ok, err)
 	}
+	if _, isBolt := st.(*store.Bolt); !isBolt {
+		t.Errorf("got %T, want the bbolt file", st)
+	}
+	_ = st.Close()
 }

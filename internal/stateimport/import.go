@@ -38,6 +38,19 @@ type Counts struct {
 	AlreadyDone bool
 }
 
+// Done reports whether an earlier start imported (then the old store need not even be opened).
+func Done(ctx context.Context, db *statedb.DB) (bool, error) {
+	var mark string
+	err := db.SQL.QueryRowContext(ctx, `SELECT value FROM portal_meta WHERE name = $1`, doneMark).Scan(&mark)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	}
+	return false, fmt.Errorf("stateimport: %w", err)
+}
+
 // Import copies old's work index, people directory, recent items and batch jobs into db, once.
 func Import(ctx context.Context, old store.Store, db *statedb.DB) (Counts, error) {
 	var c Counts
@@ -133,12 +146,13 @@ func insertViewer(ctx context.Context, tx *sql.Tx, person string, r legacyWorkRo
 	if person == "" {
 		return nil
 	}
-	seen := statedb.Micros(r.SeenAt)
+	query := `INSERT INTO work_viewers (person, kind, id, owner, seen_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (person, kind, id) DO NOTHING`
+	args := []any{person, r.Kind, r.id(), owner, statedb.Micros(r.SeenAt)}
 	if denied == 1 {
-		seen = 0
+		query = `INSERT INTO work_denied (person, kind, id) VALUES ($1, $2, $3) ON CONFLICT (person, kind, id) DO NOTHING`
+		args = args[:3]
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO work_viewers (person, kind, id, owner, denied, seen_at) VALUES ($1, $2, $3, $4, $5, $6)
-		ON CONFLICT (person, kind, id) DO NOTHING`, person, r.Kind, r.id(), owner, denied, seen)
+	res, err := tx.ExecContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}

@@ -260,8 +260,14 @@ func (ix *Index) Forget(ctx context.Context, v Viewer, kind Kind, id int64) erro
 	}
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
-	_, err := ix.db.SQL.ExecContext(ctx, `INSERT INTO work_viewers (person, kind, id, owner, denied, seen_at) VALUES ($1, $2, $3, 0, 1, 0)
-		ON CONFLICT (person, kind, id) DO UPDATE SET owner = 0, denied = 1, seen_at = 0`, key, string(kind), id)
+	err := ix.db.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM work_viewers WHERE person = $1 AND kind = $2 AND id = $3`, key, string(kind), id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO work_denied (person, kind, id) VALUES ($1, $2, $3) ON CONFLICT (person, kind, id) DO NOTHING`,
+			key, string(kind), id)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("workindex: forget %s %d: %w", kind, id, err)
 	}
@@ -274,10 +280,11 @@ func (ix *Index) writeContext(ctx context.Context) (context.Context, context.Can
 	return context.WithTimeout(context.WithoutCancel(ctx), ix.opts.WriteTimeout)
 }
 
-// viewerEntry is a viewer's record of one row.
+// viewerEntry is a viewer's record of one row: their token's last successful read (a row the
+// v2 API refused them has none, and a row in work_denied instead).
 type viewerEntry struct {
-	found, owner, denied bool
-	seenAt               time.Time
+	found, owner bool
+	seenAt       time.Time
 }
 
 // write applies a sighting to a row inside tx: fill sets the facts; act decides who is recorded.
@@ -315,7 +322,7 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 	factsChanged := dated || r.Customer != old.Customer || r.Configurator != old.Configurator || r.ContractNumber != old.ContractNumber ||
 		r.CPQID != old.CPQID || r.CustomerID != old.CustomerID || !r.ChangedAt.Equal(old.ChangedAt)
 	// Nothing new: the facts are the same, the row was seen a moment ago and so was the viewer's read.
-	viewerFresh := key == "" || (entry.found && !entry.denied && now.Sub(entry.seenAt) < seenWriteEvery && (entry.owner || act == ActRefreshed))
+	viewerFresh := key == "" || (entry.found && now.Sub(entry.seenAt) < seenWriteEvery && (entry.owner || act == ActRefreshed))
 	if (act == ActOpened || act == ActRefreshed) && !factsChanged && now.Sub(old.SeenAt) < seenWriteEvery && viewerFresh {
 		return nil
 	}
@@ -348,10 +355,16 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 	if act != ActRefreshed || (entry.found && entry.owner) {
 		owner = 1
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewers (person, kind, id, owner, denied, seen_at) VALUES ($1, $2, $3, $4, 0, $5)
-		ON CONFLICT (person, kind, id) DO UPDATE SET owner = excluded.owner, denied = 0, seen_at = excluded.seen_at`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewers (person, kind, id, owner, seen_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (person, kind, id) DO UPDATE SET owner = excluded.owner, seen_at = excluded.seen_at`,
 		key, string(kind), id, owner, statedb.Micros(now)); err != nil {
 		return fmt.Errorf("workindex: write viewer of %s %d: %w", kind, id, err)
+	}
+	// Read with their token just now: whatever the v2 API refused them before, it gives now.
+	if !entry.found {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM work_denied WHERE person = $1 AND kind = $2 AND id = $3`, key, string(kind), id); err != nil {
+			return fmt.Errorf("workindex: write viewer of %s %d: %w", kind, id, err)
+		}
 	}
 	return nil
 }
@@ -395,17 +408,17 @@ func (ix *Index) readRow(ctx context.Context, q querier, kind Kind, id int64, su
 }
 
 func readViewer(ctx context.Context, tx *sql.Tx, key string, kind Kind, id int64) (viewerEntry, error) {
-	var owner, denied int
+	var owner int
 	var seen int64
-	err := tx.QueryRowContext(ctx, `SELECT owner, denied, seen_at FROM work_viewers WHERE person = $1 AND kind = $2 AND id = $3`,
-		key, string(kind), id).Scan(&owner, &denied, &seen)
+	err := tx.QueryRowContext(ctx, `SELECT owner, seen_at FROM work_viewers WHERE person = $1 AND kind = $2 AND id = $3`,
+		key, string(kind), id).Scan(&owner, &seen)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return viewerEntry{}, nil
 	case err != nil:
 		return viewerEntry{}, fmt.Errorf("workindex: read viewer of %s %d: %w", kind, id, err)
 	}
-	return viewerEntry{found: true, owner: owner == 1, denied: denied == 1, seenAt: statedb.Time(seen)}, nil
+	return viewerEntry{found: true, owner: owner == 1, seenAt: statedb.Time(seen)}, nil
 }
 
 func upsertRow(ctx context.Context, tx *sql.Tx, r *Row) error {
@@ -443,7 +456,8 @@ func (ix *Index) Lookup(ctx context.Context, v Viewer, kind Kind, id int64) (Row
 	}
 	r, err := scanRow(ix.db.SQL.QueryRowContext(ctx, `SELECT `+rowColumns+`, COALESCE(w.seen_at, 0) FROM work_rows r
 		LEFT JOIN work_viewers w ON w.person = $3 AND w.kind = r.kind AND w.id = r.id
-		WHERE r.kind = $1 AND r.id = $2 AND COALESCE(w.denied, 0) = 0 AND ($4 = 1 OR w.owner = 1)`,
+		WHERE r.kind = $1 AND r.id = $2 AND ($4 = 1 OR w.owner = 1)
+		AND NOT EXISTS (SELECT 1 FROM work_denied d WHERE d.person = $3 AND d.kind = r.kind AND d.id = r.id)`,
 		string(kind), id, key, boolInt(v.Team)), true)
 	if err != nil {
 		return Row{}, false
@@ -500,7 +514,7 @@ func (ix *Index) ContractStages(ctx context.Context, v Viewer, numbers []string,
 	for chunk := range chunks(numbers, 200) {
 		args := []any{string(KindContract), key, since}
 		query := `SELECT r.contract_number, r.stage FROM work_rows r JOIN work_viewers w ON w.person = $2 AND w.kind = r.kind AND w.id = r.id
-			WHERE r.kind = $1 AND w.denied = 0 AND w.seen_at >= $3 AND r.contract_number IN (` + placeholders(&args, chunk) + `)`
+			WHERE r.kind = $1 AND w.seen_at >= $3 AND r.contract_number IN (` + placeholders(&args, chunk) + `)`
 		rows, err := ix.db.SQL.QueryContext(ctx, query, args...)
 		if err != nil {
 			return nil, fmt.Errorf("workindex: contract stages: %w", err)
@@ -530,9 +544,11 @@ func (ix *Index) Purge(ctx context.Context) (int64, error) {
 	before := statedb.Micros(ix.opts.Now().Add(-ix.opts.Retention))
 	var n int64
 	err := ix.db.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM work_viewers WHERE EXISTS (SELECT 1 FROM work_rows r
-			WHERE r.kind = work_viewers.kind AND r.id = work_viewers.id AND r.seen_at < $1)`, before); err != nil {
-			return err
+		for _, table := range []string{"work_viewers", "work_denied"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE EXISTS (SELECT 1 FROM work_rows r
+				WHERE r.kind = `+table+`.kind AND r.id = `+table+`.id AND r.seen_at < $1)`, before); err != nil {
+				return err
+			}
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM work_rows WHERE seen_at < $1`, before)
 		if err != nil {

@@ -248,8 +248,8 @@ func fillState(ctx context.Context, db *statedb.DB, rows int) error {
 				return fmt.Errorf("rows: %w", err)
 			}
 			offsets := `SELECT 0 AS k UNION ALL SELECT 1 UNION ALL SELECT 100 UNION ALL SELECT 200 UNION ALL SELECT 300`
-			q = series + `INSERT INTO work_viewers (person, kind, id, owner, denied, seen_at)
-				SELECT p.person, '` + kind + `', s.i, 1, 0, ` + strconv.FormatInt(base, 10) + ` + CAST(s.i AS BIGINT) * 1000000
+			q = series + `INSERT INTO work_viewers (person, kind, id, owner, seen_at)
+				SELECT p.person, '` + kind + `', s.i, 1, ` + strconv.FormatInt(base, 10) + ` + CAST(s.i AS BIGINT) * 1000000
 				FROM s CROSS JOIN (` + offsets + `) AS o JOIN bench_people p ON p.n = (s.i + o.k) % ` + strconv.Itoa(statePeople)
 			if _, err := tx.ExecContext(ctx, q); err != nil {
 				return fmt.Errorf("viewers: %w", err)
