@@ -140,6 +140,14 @@ func parseWorkFilters(c *gin.Context, tr *i18n.Translator, kind workindex.Kind) 
 			f.query.Page = n
 		}
 	}
+	if raw := values.Get("after"); raw != "" {
+		c, ok := workindex.ParseCursor(raw)
+		if !ok || len(raw) > 50 {
+			f.errs["work-find"] = tr.T("work.error.page")
+		} else {
+			f.query.After = &c
+		}
+	}
 	f.refresh = values.Get("refresh") == "1"
 	return f
 }
@@ -263,6 +271,19 @@ func workResultsVM(trl *i18n.Translator, current *url.URL, spec workListSpec, pa
 	}
 	for _, r := range rows {
 		vm.Rows = append(vm.Rows, workRowVM(trl, r))
+	}
+	if page.Next != nil {
+		// Past the counted pages the list goes on by cursor: "More" continues after the last row.
+		more := base
+		mq := more.Query()
+		mq.Del("page")
+		mq.Set("after", page.Next.String())
+		more.RawQuery = mq.Encode()
+		vm.MoreURL = more.RequestURI()
+	}
+	if q.Get("after") != "" {
+		// A page reached by cursor has no number: the pager would name the wrong one.
+		vm.Pager = components.Pager{}
 	}
 	return vm
 }

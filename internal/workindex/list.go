@@ -58,6 +58,27 @@ type Query struct {
 	Asc bool
 	// Page is 1-based; PerPage at most MaxPerPage (default 25).
 	Page, PerPage int
+	// After continues a list past the rows it counts (keyset paging): the page starts after this
+	// row of the same order (Page.Next of the page before). Page is then ignored.
+	After *Cursor
+}
+
+// Cursor is a row's place in a list's order: its sort key (last change in unix microseconds, or
+// value in cents) and its id.
+type Cursor struct{ Key, ID int64 }
+
+// String is the cursor as a URL parameter ("key.id").
+func (c Cursor) String() string { return strconv.FormatInt(c.Key, 10) + "." + strconv.FormatInt(c.ID, 10) }
+
+// ParseCursor reads a cursor written by String.
+func ParseCursor(s string) (Cursor, bool) {
+	key, id, ok := strings.Cut(s, ".")
+	k, err1 := strconv.ParseInt(key, 10, 64)
+	i, err2 := strconv.ParseInt(id, 10, 64)
+	if !ok || err1 != nil || err2 != nil || i < 0 {
+		return Cursor{}, false
+	}
+	return Cursor{Key: k, ID: i}, true
 }
 
 // Page is one page of a list.
@@ -72,6 +93,9 @@ type Page struct {
 	Page int
 	// Configurators are the configurators the index knows by name (for the filter).
 	Configurators []Option
+	// Next continues the list past this page when there may be more rows than the pages count
+	// (the count stopped at CountBound, or the page was itself reached by a cursor); nil otherwise.
+	Next *Cursor
 }
 
 // Option is a value of a filter with its label.
@@ -107,6 +131,11 @@ func (ix *Index) List(ctx context.Context, v Viewer, q Query) (Page, error) {
 	page.Pages = max(1, (page.Total+q.PerPage-1)/q.PerPage)
 	page.Page = min(max(q.Page, 1), page.Pages)
 	offset := (page.Page - 1) * q.PerPage
+	if q.After != nil {
+		// Past the counted pages: the rows after the cursor, in order (an index range).
+		b.after(q, *q.After)
+		page.Page, offset = page.Pages, 0
+	}
 
 	rows, err := ix.db.SQL.QueryContext(ctx, b.pageSQL(q, v, order, q.PerPage, offset), b.args...)
 	if err != nil {
@@ -122,6 +151,10 @@ func (ix *Index) List(ctx context.Context, v Viewer, q Query) (Page, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return Page{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if len(page.Rows) == q.PerPage && page.Capped && (q.After != nil || page.Page == page.Pages) {
+		last := page.Rows[len(page.Rows)-1]
+		page.Next = &Cursor{Key: sortKey(q, &last), ID: last.ID()}
 	}
 	if page.Configurators, err = ix.configurators(ctx); err != nil {
 		return Page{}, err
@@ -255,6 +288,30 @@ func (b *listQuery) pageSQL(q Query, v Viewer, order string, limit, offset int) 
 	unqualified := strings.NewReplacer("r.", "u.").Replace(rowColumns)
 	return "SELECT " + unqualified + ", u.viewer_seen_at FROM (" + strings.Join(parts, " UNION ALL ") + ") AS u ORDER BY " + outer +
 		" LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(offset)
+}
+
+// after adds the keyset condition: the rows after c in q's order.
+func (b *listQuery) after(q Query, c Cursor) {
+	key := "r.changed_at"
+	if q.Sort == SortValue {
+		key = "r.value_cents"
+	}
+	cmp, cmpEq := "<", "<="
+	if q.Asc {
+		cmp, cmpEq = ">", ">="
+	}
+	// The first condition is the index range where the page starts; the second leaves out the
+	// rows up to the cursor's own.
+	k := b.arg(c.Key)
+	b.where = append(b.where, key+" "+cmpEq+" "+k, "("+key+" "+cmp+" "+k+" OR r.id "+cmp+" "+b.arg(c.ID)+")")
+}
+
+// sortKey is r's key in q's order, as a Cursor holds it.
+func sortKey(q Query, r *Row) int64 {
+	if q.Sort == SortValue {
+		return r.ValueCents()
+	}
+	return statedb.Micros(r.ChangedAt)
 }
 
 // orderBy is the ORDER BY of q on work_rows r: the sort key, then the id, both in one direction

@@ -445,3 +445,52 @@ func assertStage(t *testing.T, what string, quote, contract, want Stage) {
 		t.Errorf("%s: quote %q contract %q, want %q", what, quote, contract, want)
 	}
 }
+
+// Past the rows a list counts, a cursor continues it in order, without a gap or a repeat, in
+// both directions and both orders.
+func TestKeysetPagingPastTheCount(t *testing.T) {
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		at := time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)
+		const n = CountBound + 60
+		fillRows(t, db, at, 1, n, lead.Key())
+		// Ties: ten rows share one last-change time, so the id decides.
+		_, err := db.SQL.ExecContext(ctx, `UPDATE work_rows SET changed_at = $1, value_cents = 7 WHERE id BETWEEN 990 AND 999`, statedb.Micros(at))
+		must(t, err)
+		ix := New(db, Options{})
+		for _, q := range []Query{
+			{Kind: KindQuote, Scope: ScopeAll, PerPage: 100},
+			{Kind: KindQuote, Scope: ScopeAll, PerPage: 100, Asc: true},
+			{Kind: KindQuote, Scope: ScopeAll, PerPage: 100, Sort: SortValue},
+			{Kind: KindQuote, Scope: ScopeMine, PerPage: 100},
+		} {
+			seen := map[int64]bool{}
+			q.Page = CountBound / q.PerPage
+			for pages := 0; ; pages++ {
+				p, err := ix.List(ctx, lead, q)
+				must(t, err)
+				for _, r := range p.Rows {
+					if seen[r.QuoteID] {
+						t.Fatalf("%+v: row %d twice", q, r.QuoteID)
+					}
+					seen[r.QuoteID] = true
+				}
+				if p.Next == nil {
+					break
+				}
+				c, ok := ParseCursor(p.Next.String())
+				if !ok || c != *p.Next {
+					t.Fatalf("cursor %v does not read back", p.Next)
+				}
+				q.After = &c
+				if pages > 5 {
+					t.Fatal("the cursor never ends")
+				}
+			}
+			// The last counted page and what follows it: every row from the 901st on.
+			if len(seen) != n-(CountBound-100) {
+				t.Errorf("%+v: %d rows from the last counted page on, want %d", q, len(seen), n-(CountBound-100))
+			}
+		}
+	})
+}

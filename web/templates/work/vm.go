@@ -56,6 +56,8 @@ type ResultsVM struct {
 	SortChanged, SortValue, SortedBy string
 	// RefreshURL re-reads the rows of this page from the v2 API.
 	RefreshURL string
+	// MoreURL continues the list past the pages its count covers (keyset paging); "" when none.
+	MoreURL string
 	// Contracts: rows can be selected for the batch archive.
 	Contracts bool
 	// EmptyHint says how rows get here.
