@@ -45,7 +45,7 @@ func TestBatchArchiveSignOutPausesTheBatchAndDeletesItsToken(t *testing.T) {
 		}
 		return string(token), j
 	}
-	text, running := raw()
+	text, _ := raw()
 	if !strings.HasPrefix(text, "sealed1.") || strings.Contains(text, "eyJ") {
 		t.Fatalf("the running batch's token is not sealed in the database: %.400s", text)
 	}
@@ -53,6 +53,7 @@ func TestBatchArchiveSignOutPausesTheBatchAndDeletesItsToken(t *testing.T) {
 		t.Fatalf("sign out: %d", out.StatusCode)
 	}
 	deadline := time.Now().Add(10 * time.Second)
+	var running *jobs.Job
 	for {
 		text, running = raw()
 		if running.WaitingForSignIn && running.Counts().Running == 0 {

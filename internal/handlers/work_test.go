@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -10,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -216,20 +213,6 @@ func TestWorkBatchLeavesOutUnsent(t *testing.T) {
 	if got := strings.Join(strings.Fields(doc.Find(`[data-testid="batch-preview-summary"]`).Text()), " "); !strings.HasPrefix(got, "2 contracts will be archived") {
 		t.Errorf("after including: %q", got)
 	}
-}
-
-// failingStore is a state store that cannot be reached (Redis down).
-type failingStore struct{}
-
-var errStoreDown = errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")
-
-func (failingStore) Get(context.Context, string) ([]byte, error)              { return nil, errStoreDown }
-func (failingStore) Put(context.Context, string, []byte, time.Duration) error { return errStoreDown }
-func (failingStore) Keys(context.Context, string) ([]string, error)           { return nil, errStoreDown }
-func (failingStore) Delete(context.Context, string) error                     { return errStoreDown }
-func (failingStore) Close() error                                             { return nil }
-func (failingStore) Update(context.Context, string, time.Duration, func([]byte) ([]byte, error)) error {
-	return errStoreDown
 }
 
 // TestWorkStoreUnreachable: the lists say "lists unavailable right now"; creating, showing and

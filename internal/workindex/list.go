@@ -68,7 +68,9 @@ type Query struct {
 type Cursor struct{ Key, ID int64 }
 
 // String is the cursor as a URL parameter ("key.id").
-func (c Cursor) String() string { return strconv.FormatInt(c.Key, 10) + "." + strconv.FormatInt(c.ID, 10) }
+func (c Cursor) String() string {
+	return strconv.FormatInt(c.Key, 10) + "." + strconv.FormatInt(c.ID, 10)
+}
 
 // ParseCursor reads a cursor written by String.
 func ParseCursor(s string) (Cursor, bool) {
