@@ -15,11 +15,7 @@ import (
 
 // exportURL is the export of the list's current search and order (every page) in format.
 func (p customerListParams) exportURL(format string) string {
-	u := p.url()
-	q := u.Query()
-	q.Del("page")
-	q.Set("format", format)
-	return "/customers/export?" + q.Encode()
+	return "/customers/export?" + p.query(format)
 }
 
 // customerExportColumns are the columns of a customer export. The tax id stays text (leading

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -116,19 +117,37 @@ func parseCustomerListParams(c *gin.Context) (customerListParams, error) {
 
 // url is the list's address with these parameters (defaults left out).
 func (p customerListParams) url() url.URL {
-	q := url.Values{}
-	if p.Query != "" {
-		q.Set("q", p.Query)
+	return url.URL{Path: "/customers", RawQuery: p.query("")}
+}
+
+// query is the list's query string, as url.Values.Encode writes it (keys in order), with format
+// instead of page when format is set (the export). Written by hand: every list page builds one
+// for each sort column, and url.Values costs a map and its sorting each time.
+func (p customerListParams) query(format string) string {
+	var b strings.Builder
+	b.Grow(64 + len(p.Query))
+	add := func(key, value string) {
+		if b.Len() > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(key)
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(value))
 	}
 	if p.CPQID != 0 {
-		q.Set("cpqId", strconv.FormatInt(int64(p.CPQID), 10))
+		add("cpqId", strconv.FormatInt(int64(p.CPQID), 10))
 	}
-	q.Set("sort", p.Sort.String())
-	q.Set("dir", dirText(p.Desc))
-	if p.Page > 1 {
-		q.Set("page", strconv.Itoa(p.Page))
+	add("dir", dirText(p.Desc))
+	if format != "" {
+		add("format", format)
+	} else if p.Page > 1 {
+		add("page", strconv.Itoa(p.Page))
 	}
-	return url.URL{Path: "/customers", RawQuery: q.Encode()}
+	if p.Query != "" {
+		add("q", p.Query)
+	}
+	add("sort", p.Sort.String())
+	return b.String()
 }
 
 func dirText(desc bool) string {
