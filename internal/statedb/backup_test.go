@@ -24,7 +24,8 @@ import (
 const (
 	// backupQuotes are written before the backup: all of them must be in the restored database.
 	backupQuotes = 300
-	// writerFirstID is the first quote id of the writer that keeps writing during the backup.
+	// writerFirstID is the first quote id of the writers that keep writing during a backup; each
+	// backup's writer has its own million ids from there (writerIDs).
 	writerFirstID = 1_000_000
 )
 
@@ -47,21 +48,26 @@ func fillForBackup(t *testing.T, db *statedb.DB) {
 	}
 }
 
-// keepWriting writes quotes (writerFirstID, +1, ...) until stop is called, which returns how many
-// were committed.
-func keepWriting(t *testing.T, db *statedb.DB) (stop func() int64) {
+// writerIDs is the first quote id of the writer of the n-th backup (from 0) of one database.
+func writerIDs(n int) int64 { return writerFirstID * int64(n+1) }
+
+// keepWriting writes quotes (firstID, +1, ...) until stop is called, which returns how many were
+// committed.
+func keepWriting(t *testing.T, db *statedb.DB, firstID int64) (stop func() int64) {
 	t.Helper()
 	ix := workindex.New(db, workindex.Options{WriteTimeout: 10 * time.Second})
-	ctx, cancel := context.WithCancel(context.Background())
+	// Stopped by a flag between writes, never by cancelling one: a write cancelled while it
+	// commits could be committed yet not counted.
+	var stopped atomic.Bool
 	var committed atomic.Int64
 	var wg sync.WaitGroup
+	ended := make(chan struct{})
 	wg.Go(func() {
-		for id := int64(writerFirstID); ctx.Err() == nil; id++ {
+		defer close(ended)
+		for id := firstID; !stopped.Load(); id++ {
 			s := workindex.QuoteSighting{QuoteID: id, CPQID: 3, CustomerID: 7, Customer: "Kunde 7 GmbH", OneOffCents: 100}
-			if err := ix.ObserveQuote(ctx, backupOwner, s, workindex.ActCreated); err != nil {
-				if ctx.Err() == nil {
-					t.Errorf("writer: quote %d: %v", id, err)
-				}
+			if err := ix.ObserveQuote(context.Background(), backupOwner, s, workindex.ActCreated); err != nil {
+				t.Errorf("writer: quote %d: %v", id, err)
 				return
 			}
 			committed.Add(1)
@@ -69,18 +75,23 @@ func keepWriting(t *testing.T, db *statedb.DB) (stop func() int64) {
 	})
 	// The backup must overlap writes: wait for the first ones.
 	for committed.Load() < 5 {
-		time.Sleep(time.Millisecond)
+		select {
+		case <-ended:
+			t.Fatal("the writer stopped before the backup")
+		case <-time.After(time.Millisecond):
+		}
 	}
 	return func() int64 {
-		cancel()
+		stopped.Store(true)
 		wg.Wait()
 		return committed.Load()
 	}
 }
 
 // checkRestored opens the restored database as the portal would and checks what fillForBackup
-// wrote is there, and that of the writer's quotes it holds a prefix (a consistent snapshot).
-func checkRestored(t *testing.T, restored *statedb.DB, written int64) {
+// wrote is there, and that of the quotes the writer (from firstID) committed, it holds a prefix (a
+// consistent snapshot).
+func checkRestored(t *testing.T, restored *statedb.DB, firstID, written int64) {
 	t.Helper()
 	ctx := context.Background()
 	ix := workindex.New(restored, workindex.Options{})
@@ -100,9 +111,9 @@ func checkRestored(t *testing.T, restored *statedb.DB, written int64) {
 	var before, during, maxDuring int64
 	err = restored.SQL.QueryRowContext(ctx, `SELECT
 		COALESCE(SUM(CASE WHEN id < $1 THEN 1 ELSE 0 END), 0),
-		COALESCE(SUM(CASE WHEN id >= $1 THEN 1 ELSE 0 END), 0),
-		COALESCE(MAX(CASE WHEN id >= $1 THEN id - $1 + 1 ELSE 0 END), 0)
-		FROM work_rows WHERE kind = 'quote'`, writerFirstID).Scan(&before, &during, &maxDuring)
+		COALESCE(SUM(CASE WHEN id >= $2 THEN 1 ELSE 0 END), 0),
+		COALESCE(MAX(CASE WHEN id >= $2 THEN id - $2 + 1 ELSE 0 END), 0)
+		FROM work_rows WHERE kind = 'quote'`, writerFirstID, firstID).Scan(&before, &during, &maxDuring)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,11 +146,12 @@ func TestBackupSQLiteLiveFileRestores(t *testing.T) {
 	fillForBackup(t, db)
 	live := filepath.Join(dir, statedb.SQLiteFile)
 
-	for _, method := range []string{"VACUUM INTO", ".backup"} {
+	for n, method := range []string{"VACUUM INTO", ".backup"} {
 		t.Run(strings.TrimPrefix(strings.ReplaceAll(method, " ", "_"), "."), func(t *testing.T) {
 			restoreDir := t.TempDir()
 			copyPath := filepath.Join(restoreDir, statedb.SQLiteFile)
-			stop := keepWriting(t, db)
+			firstID := writerIDs(n)
+			stop := keepWriting(t, db, firstID)
 			switch method {
 			case "VACUUM INTO":
 				// What an operator runs in the sqlite3 shell on the live file; here on the
@@ -170,7 +182,7 @@ func TestBackupSQLiteLiveFileRestores(t *testing.T) {
 			if err := restored.SQL.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&integrity); err != nil || integrity != "ok" {
 				t.Fatalf("integrity_check of the copy: %q, %v", integrity, err)
 			}
-			checkRestored(t, restored, written)
+			checkRestored(t, restored, firstID, written)
 		})
 	}
 }
@@ -201,7 +213,7 @@ func TestBackupPostgresDumpRestores(t *testing.T) {
 	}
 
 	dump := filepath.Join(t.TempDir(), "portal.dump")
-	stop := keepWriting(t, db)
+	stop := keepWriting(t, db, writerIDs(0))
 	out, err := exec.Command(pgDump, "--format=custom", "--no-owner", "--file="+dump, "--dbname="+liveURL).CombinedOutput()
 	written := stop()
 	if err != nil {
@@ -221,5 +233,5 @@ func TestBackupPostgresDumpRestores(t *testing.T) {
 	if v, err := restored.SchemaVersion(ctx); err != nil || v != version {
 		t.Errorf("restored schema version %d, %v; want %d", v, err, version)
 	}
-	checkRestored(t, restored, written)
+	checkRestored(t, restored, writerIDs(0), written)
 }
