@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -29,11 +31,13 @@ const manifestDir = "kubernetes"
 
 // Names the portal's manifests use; the checks below tie them together.
 const (
-	portalName  = "cpq-portal"
-	redisName   = "cpq-portal-redis"
-	configName  = "cpq-portal-config"
-	secretName  = "cpq-portal-secrets"
-	portalImage = "cpq-portal"
+	portalName   = "cpq-portal"
+	postgresName = "cpq-portal-postgres"
+	configName   = "cpq-portal-config"
+	secretName   = "cpq-portal-secrets"
+	portalImage  = "cpq-portal"
+	// operationsDoc tells how to create the Secret; the URL it gives must reach the manifests' PostgreSQL.
+	operationsDoc = "../docs/operations.md"
 )
 
 // kustomization is the part of kustomize's Kustomization we use. Decoded strictly like the rest: a
@@ -60,6 +64,7 @@ type manifests struct {
 	kustomization kustomization
 	namespaces    map[string]*corev1.Namespace
 	deployments   map[string]*appsv1.Deployment
+	statefulSets  map[string]*appsv1.StatefulSet
 	services      map[string]*corev1.Service
 	configMaps    map[string]*corev1.ConfigMap
 	secrets       map[string]*corev1.Secret
@@ -119,6 +124,9 @@ func (m *manifests) add(doc []byte) error {
 	case "apps/v1 Deployment":
 		o := &appsv1.Deployment{}
 		obj, m.deployments[nameOf(doc)] = o, o
+	case "apps/v1 StatefulSet":
+		o := &appsv1.StatefulSet{}
+		obj, m.statefulSets[nameOf(doc)] = o, o
 	case "v1 Service":
 		o := &corev1.Service{}
 		obj, m.services[nameOf(doc)] = o, o
@@ -172,7 +180,8 @@ func loadManifests(t *testing.T) *manifests {
 	t.Helper()
 	m := &manifests{
 		namespaces: map[string]*corev1.Namespace{}, deployments: map[string]*appsv1.Deployment{},
-		services: map[string]*corev1.Service{}, configMaps: map[string]*corev1.ConfigMap{},
+		statefulSets: map[string]*appsv1.StatefulSet{},
+		services:     map[string]*corev1.Service{}, configMaps: map[string]*corev1.ConfigMap{},
 		secrets: map[string]*corev1.Secret{}, pdbs: map[string]*policyv1.PodDisruptionBudget{},
 		hpas: map[string]*autoscalingv2.HorizontalPodAutoscaler{}, ingresses: map[string]*networkingv1.Ingress{},
 		netpols: map[string]*networkingv1.NetworkPolicy{},
@@ -292,49 +301,48 @@ func portOf(t *testing.T, setting, hostPort string) string {
 	return port
 }
 
-// checkHardened asserts the pod and container security settings both workloads need (and the
-// restricted Pod Security Standard demands).
-func checkHardened(t *testing.T, d *appsv1.Deployment) {
+// checkHardened asserts the pod and container security settings every workload needs (and the
+// restricted Pod Security Standard demands) of the pods of workload name.
+func checkHardened(t *testing.T, name string, pod corev1.PodSpec) {
 	t.Helper()
-	pod := d.Spec.Template.Spec
 	if pod.SecurityContext == nil || pod.SecurityContext.SeccompProfile == nil || pod.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
-		t.Errorf("%s: pod seccompProfile is not RuntimeDefault", d.Name)
+		t.Errorf("%s: pod seccompProfile is not RuntimeDefault", name)
 	}
 	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
-		t.Errorf("%s: the service account token is mounted (nothing here talks to the Kubernetes API)", d.Name)
+		t.Errorf("%s: the service account token is mounted (nothing here talks to the Kubernetes API)", name)
 	}
 	for _, c := range pod.Containers {
 		sc := c.SecurityContext
 		if sc == nil {
-			t.Errorf("%s/%s: no securityContext", d.Name, c.Name)
+			t.Errorf("%s/%s: no securityContext", name, c.Name)
 			continue
 		}
 		nonRoot := (sc.RunAsNonRoot != nil && *sc.RunAsNonRoot) || (pod.SecurityContext != nil && pod.SecurityContext.RunAsNonRoot != nil && *pod.SecurityContext.RunAsNonRoot)
 		if !nonRoot {
-			t.Errorf("%s/%s: runAsNonRoot is not true", d.Name, c.Name)
+			t.Errorf("%s/%s: runAsNonRoot is not true", name, c.Name)
 		}
 		if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
-			t.Errorf("%s/%s: readOnlyRootFilesystem is not true", d.Name, c.Name)
+			t.Errorf("%s/%s: readOnlyRootFilesystem is not true", name, c.Name)
 		}
 		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
-			t.Errorf("%s/%s: allowPrivilegeEscalation is not false", d.Name, c.Name)
+			t.Errorf("%s/%s: allowPrivilegeEscalation is not false", name, c.Name)
 		}
 		if sc.Privileged != nil && *sc.Privileged {
-			t.Errorf("%s/%s: privileged", d.Name, c.Name)
+			t.Errorf("%s/%s: privileged", name, c.Name)
 		}
 		if sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) != 0 {
-			t.Errorf("%s/%s: capabilities must drop ALL and add none: %+v", d.Name, c.Name, sc.Capabilities)
+			t.Errorf("%s/%s: capabilities must drop ALL and add none: %+v", name, c.Name, sc.Capabilities)
 		}
 		if sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
-			t.Errorf("%s/%s: container seccompProfile is not RuntimeDefault", d.Name, c.Name)
+			t.Errorf("%s/%s: container seccompProfile is not RuntimeDefault", name, c.Name)
 		}
 		for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 			if _, ok := c.Resources.Requests[res]; !ok {
-				t.Errorf("%s/%s: no %s request", d.Name, c.Name, res)
+				t.Errorf("%s/%s: no %s request", name, c.Name, res)
 			}
 		}
 		if _, ok := c.Resources.Limits[corev1.ResourceMemory]; !ok {
-			t.Errorf("%s/%s: no memory limit", d.Name, c.Name)
+			t.Errorf("%s/%s: no memory limit", name, c.Name)
 		}
 	}
 }
@@ -342,12 +350,18 @@ func checkHardened(t *testing.T, d *appsv1.Deployment) {
 // checkSelector asserts that selector picks the pods of d (and only via labels d's pods carry).
 func checkSelector(t *testing.T, what string, selector map[string]string, d *appsv1.Deployment) {
 	t.Helper()
+	checkSelectorOf(t, what, selector, d.Name, d.Spec.Template.Labels)
+}
+
+// checkSelectorOf asserts that selector picks pods labelled podLabels (those of workload name).
+func checkSelectorOf(t *testing.T, what string, selector map[string]string, name string, podLabels map[string]string) {
+	t.Helper()
 	if len(selector) == 0 {
 		t.Errorf("%s: empty selector", what)
 	}
 	for k, v := range selector {
-		if d.Spec.Template.Labels[k] != v {
-			t.Errorf("%s: selector %s=%s does not match the pods of %s (%v)", what, k, v, d.Name, d.Spec.Template.Labels)
+		if podLabels[k] != v {
+			t.Errorf("%s: selector %s=%s does not match the pods of %s (%v)", what, k, v, name, podLabels)
 		}
 	}
 }
@@ -369,7 +383,7 @@ func TestPortalDeployment(t *testing.T) {
 	if ru := d.Spec.Strategy.RollingUpdate; d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType || ru == nil || ru.MaxUnavailable == nil || ru.MaxUnavailable.IntValue() != 0 {
 		t.Errorf("rollouts must never drop below the wanted replicas (RollingUpdate, maxUnavailable 0): %+v", d.Spec.Strategy)
 	}
-	checkHardened(t, d)
+	checkHardened(t, d.Name, d.Spec.Template.Spec)
 
 	c := container(t, d, "portal")
 	if c.Image != portalImage {
@@ -445,7 +459,7 @@ func TestPortalDeployment(t *testing.T) {
 			env[e.Name] = e.Value
 		}
 	}
-	for _, secret := range []string{"PORTAL_OIDC_CLIENT_SECRET", "PORTAL_SESSION_KEYS"} {
+	for _, secret := range []string{"PORTAL_OIDC_CLIENT_SECRET", "PORTAL_SESSION_KEYS", "PORTAL_DATABASE_URL"} {
 		if !secretEnv[secret] {
 			t.Errorf("%s does not come from a Secret", secret)
 		}
@@ -456,8 +470,10 @@ func TestPortalDeployment(t *testing.T) {
 		}
 	}
 
-	if env["PORTAL_SESSION_STORE"] != "redis" {
-		t.Errorf("PORTAL_SESSION_STORE = %q, want redis: several replicas need server-side sessions", env["PORTAL_SESSION_STORE"])
+	// Several replicas share their state, sessions included, in PostgreSQL: "file" is the store
+	// that keeps sessions in the state database (cmd/portal newSessionStore).
+	if env["PORTAL_SESSION_STORE"] != "file" {
+		t.Errorf("PORTAL_SESSION_STORE = %q, want file: server-side sessions in the shared state database", env["PORTAL_SESSION_STORE"])
 	}
 	public, err := url.Parse(env["PORTAL_PUBLIC_URL"])
 	if err != nil || public.Scheme != "https" || public.Host == "" {
@@ -471,22 +487,6 @@ func TestPortalDeployment(t *testing.T) {
 	}
 	if a := d.Spec.Template.Annotations; a["prometheus.io/port"] != fmt.Sprint(metricsPort) || a["prometheus.io/path"] != "/metrics" {
 		t.Errorf("prometheus annotations %v do not point at the metrics port", a)
-	}
-
-	redisURL, err := url.Parse(env["PORTAL_REDIS_URL"])
-	if err != nil || redisURL.Scheme != "redis" {
-		t.Fatalf("PORTAL_REDIS_URL = %q: %v", env["PORTAL_REDIS_URL"], err)
-	}
-	redisSvc := m.services[redisURL.Hostname()]
-	if redisSvc == nil {
-		t.Fatalf("PORTAL_REDIS_URL names host %q, which is no Service", redisURL.Hostname())
-	}
-	portFound := false
-	for _, p := range redisSvc.Spec.Ports {
-		portFound = portFound || fmt.Sprint(p.Port) == redisURL.Port()
-	}
-	if !portFound {
-		t.Errorf("PORTAL_REDIS_URL port %s is not a port of Service %s", redisURL.Port(), redisSvc.Name)
 	}
 
 	// Graceful shutdown fits in the termination grace period.
@@ -604,72 +604,258 @@ func TestPortalServicePDBAndHPA(t *testing.T) {
 	}
 }
 
-func TestRedis(t *testing.T) {
-	t.Parallel()
-	m := loadManifests(t)
-	d := m.deployments[redisName]
-	if d == nil || d.Spec.Selector == nil {
-		t.Fatalf("no Deployment %s with a selector", redisName)
-	}
-	checkSelector(t, "redis deployment selector", d.Spec.Selector.MatchLabels, d)
-	checkHardened(t, d)
-	c := container(t, d, "redis")
-	port, ok := namedPort(c, "redis")
-	if !ok || port != 6379 {
-		t.Errorf("redis container port = %d, %v; want 6379 named redis", port, ok)
-	}
-	// The password comes from the same Secret key the portal puts into PORTAL_REDIS_URL.
-	var passwordRef string
-	for _, e := range c.Env {
-		if e.Name == "REDIS_PASSWORD" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == secretName {
-			passwordRef = e.ValueFrom.SecretKeyRef.Key
+// statefulContainer returns the StatefulSet's container named name.
+func statefulContainer(t *testing.T, s *appsv1.StatefulSet, name string) *corev1.Container {
+	t.Helper()
+	for i := range s.Spec.Template.Spec.Containers {
+		if c := &s.Spec.Template.Spec.Containers[i]; c.Name == name {
+			return c
 		}
 	}
-	if passwordRef == "" || !slices.Contains(c.Args, "--requirepass") || !slices.Contains(c.Args, "$(REDIS_PASSWORD)") {
-		t.Errorf("redis does not require the password from Secret %s: env %+v args %v", secretName, c.Env, c.Args)
+	t.Fatalf("statefulset %s has no container %q", s.Name, name)
+	return nil
+}
+
+func envValue(c *corev1.Container, name string) (value string, secretKey string) {
+	for _, e := range c.Env {
+		if e.Name != name {
+			continue
+		}
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == secretName {
+			return "", e.ValueFrom.SecretKeyRef.Key
+		}
+		return e.Value, ""
 	}
-	for _, e := range container(t, m.deployments[portalName], "portal").Env {
-		if e.Name == "REDIS_PASSWORD" && (e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Key != passwordRef) {
-			t.Errorf("the portal's REDIS_PASSWORD is not the redis one (%s)", passwordRef)
+	return "", ""
+}
+
+// TestPostgres: the optional PostgreSQL of the manifests keeps every commit (the portal marks a
+// batch line in flight durably before its v2 call), on a volume that outlives the pod, with the
+// password from the Secret, reachable by the portal's pods only.
+func TestPostgres(t *testing.T) {
+	t.Parallel()
+	m := loadManifests(t)
+	s := m.statefulSets[postgresName]
+	if s == nil || s.Spec.Selector == nil {
+		t.Fatalf("no StatefulSet %s with a selector", postgresName)
+	}
+	pods := s.Spec.Template.Labels
+	checkSelectorOf(t, "postgres statefulset selector", s.Spec.Selector.MatchLabels, s.Name, pods)
+	if s.Spec.Replicas == nil || *s.Spec.Replicas != 1 {
+		t.Errorf("replicas = %v, want 1 (one primary; several pods would be several databases)", s.Spec.Replicas)
+	}
+	checkHardened(t, s.Name, s.Spec.Template.Spec)
+	c := statefulContainer(t, s, "postgres")
+	if !strings.HasPrefix(c.Image, "postgres:15") {
+		t.Errorf("image %q, want postgres:15", c.Image)
+	}
+	if port, ok := namedPort(c, "postgres"); !ok || port != 5432 {
+		t.Errorf("container port = %d, %v; want 5432 named postgres", port, ok)
+	}
+	if _, key := envValue(c, "POSTGRES_PASSWORD"); key == "" || m.secrets[secretName] == nil || m.secrets[secretName].StringData[key] == "" {
+		t.Errorf("POSTGRES_PASSWORD does not come from a key of Secret %s (%q)", secretName, key)
+	}
+	if c.ReadinessProbe == nil || c.ReadinessProbe.Exec == nil || !slices.Contains(c.ReadinessProbe.Exec.Command, "pg_isready") {
+		t.Errorf("readiness probe %+v is not pg_isready: the Service would send connections to a database still starting", c.ReadinessProbe)
+	}
+
+	// Durability: fsync and synchronous_commit on, said explicitly; nothing turns them off.
+	settings := map[string]string{}
+	args := append(slices.Clone(c.Command), c.Args...)
+	for i, a := range args {
+		if a == "-c" && i+1 < len(args) {
+			k, v, _ := strings.Cut(args[i+1], "=")
+			settings[k] = v
+		}
+	}
+	for _, k := range []string{"fsync", "synchronous_commit", "full_page_writes"} {
+		if settings[k] != "on" {
+			t.Errorf("%s = %q, want on: a commit the portal heard of must survive a crash", k, settings[k])
 		}
 	}
 
-	// The job records are the source of truth of a batch: every write is on disk before redis
-	// answers it, on a volume that outlives the pod, and no key is ever evicted.
-	arg := func(name string) string {
-		if i := slices.Index(c.Args, name); i >= 0 && i+1 < len(c.Args) {
-			return c.Args[i+1]
-		}
-		return ""
-	}
-	if arg("--appendonly") != "yes" || arg("--appendfsync") != "always" || arg("--maxmemory-policy") != "noeviction" {
-		t.Errorf("redis must persist every write and never evict: args %v", c.Args)
-	}
-	var dataClaim string
-	for _, v := range d.Spec.Template.Spec.Volumes {
-		for _, vm := range c.VolumeMounts {
-			if v.Name == vm.Name && vm.MountPath == arg("--dir") && v.PersistentVolumeClaim != nil {
-				dataClaim = v.PersistentVolumeClaim.ClaimName
+	// The data directory is on the volume claim template, below its mount point.
+	pgdata, _ := envValue(c, "PGDATA")
+	var claimMount string
+	for _, vm := range c.VolumeMounts {
+		for _, tpl := range s.Spec.VolumeClaimTemplates {
+			if vm.Name == tpl.Name {
+				claimMount = vm.MountPath
 			}
 		}
 	}
-	if pvc := m.pvcs[dataClaim]; dataClaim == "" || pvc == nil {
-		t.Errorf("redis's --dir %q is not on a PersistentVolumeClaim of the manifests (%q)", arg("--dir"), dataClaim)
+	if claimMount == "" || !strings.HasPrefix(pgdata, claimMount+"/") {
+		t.Errorf("PGDATA %q is not a directory on the volume claim template (mounted at %q)", pgdata, claimMount)
 	}
 
-	svc := m.services[redisName]
-	if svc == nil {
-		t.Fatalf("no Service %s", redisName)
+	// The Service governs the StatefulSet and reaches its pods on 5432.
+	svc := m.services[s.Spec.ServiceName]
+	if svc == nil || s.Spec.ServiceName != postgresName {
+		t.Fatalf("serviceName %q is not the Service %s", s.Spec.ServiceName, postgresName)
 	}
-	checkSelector(t, "redis service", svc.Spec.Selector, d)
+	checkSelectorOf(t, "postgres service", svc.Spec.Selector, s.Name, pods)
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 5432 || svc.Spec.Ports[0].TargetPort != intstr.FromString("postgres") {
+		t.Errorf("service ports %+v, want 5432 to the postgres port", svc.Spec.Ports)
+	}
 
-	np := m.netpols[redisName]
+	np := m.netpols[postgresName]
 	if np == nil {
-		t.Fatalf("no NetworkPolicy %s", redisName)
+		t.Fatalf("no NetworkPolicy %s", postgresName)
 	}
-	checkSelector(t, "network policy pod selector", np.Spec.PodSelector.MatchLabels, d)
+	checkSelectorOf(t, "network policy pod selector", np.Spec.PodSelector.MatchLabels, s.Name, pods)
 	if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) != 1 || np.Spec.Ingress[0].From[0].PodSelector == nil {
 		t.Fatalf("the NetworkPolicy must admit exactly the portal's pods: %+v", np.Spec.Ingress)
 	}
 	checkSelector(t, "network policy from", np.Spec.Ingress[0].From[0].PodSelector.MatchLabels, m.deployments[portalName])
+}
+
+// TestPostgresRefusesThePlaceholderPassword runs the container's start script as the pod would,
+// with the Secret's placeholder and with a real password: the placeholder stops it, a real
+// password goes on to the image's entrypoint.
+func TestPostgresRefusesThePlaceholderPassword(t *testing.T) {
+	t.Parallel()
+	m := loadManifests(t)
+	s := m.statefulSets[postgresName]
+	if s == nil {
+		t.Fatalf("no StatefulSet %s", postgresName)
+	}
+	c := statefulContainer(t, s, "postgres")
+	if len(c.Command) < 3 || c.Command[0] != "sh" || c.Command[1] != "-c" {
+		t.Fatalf("command %q is not sh -c SCRIPT", c.Command)
+	}
+	_, key := envValue(c, "POSTGRES_PASSWORD")
+	placeholder := m.secrets[secretName].StringData[key]
+	run := func(password string) (string, error) {
+		// An empty PATH but a fake entrypoint: reaching it is what a good password does.
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "docker-entrypoint.sh"), []byte("#!/bin/sh\necho entrypoint \"$@\"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("/bin/sh", append(c.Command[1:], c.Args...)...)
+		cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "POSTGRES_PASSWORD=" + password}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run(placeholder)
+	if err == nil || !strings.Contains(out, key) {
+		t.Errorf("with the placeholder %q: %v, %q; want a refusal naming %s", placeholder, err, out, key)
+	}
+	out, err = run("0123456789abcdef0123456789abcdef")
+	if err != nil || !strings.HasPrefix(out, "entrypoint postgres -c") {
+		t.Errorf("with a real password: %v, %q; want the entrypoint run with the server's arguments", err, out)
+	}
+}
+
+// TestDatabaseURLOfTheDocs: the Secret that docs/operations.md tells operators to create gives the
+// portal a PORTAL_DATABASE_URL that reaches the manifests' PostgreSQL: its host is their Service, its
+// port the Service's, its user, database and password the ones the StatefulSet initialises.
+func TestDatabaseURLOfTheDocs(t *testing.T) {
+	t.Parallel()
+	m := loadManifests(t)
+	doc, err := os.ReadFile(operationsDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.statefulSets[postgresName]
+	if s == nil {
+		t.Fatalf("no StatefulSet %s", postgresName)
+	}
+	c := statefulContainer(t, s, "postgres")
+	_, passwordKey := envValue(c, "POSTGRES_PASSWORD")
+	_, urlKey := envValue(container(t, m.deployments[portalName], "portal"), "PORTAL_DATABASE_URL")
+	if urlKey == "" {
+		t.Fatal("the portal's PORTAL_DATABASE_URL does not come from the Secret")
+	}
+	literal := func(key string) string {
+		match := regexp.MustCompile(`--from-literal=` + regexp.QuoteMeta(key) + `="([^"]*)"`).FindSubmatch(doc)
+		if match == nil {
+			t.Fatalf("%s has no kubectl create secret ... --from-literal=%s=\"...\"", operationsDoc, key)
+		}
+		return string(match[1])
+	}
+	password := literal(passwordKey)
+	if !strings.HasPrefix(password, "$") {
+		t.Fatalf("the documented %s is %q, want a shell variable shared with %s", passwordKey, password, urlKey)
+	}
+	raw := literal(urlKey)
+	u, err := url.Parse(strings.ReplaceAll(raw, password, "0123abcd"))
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		t.Fatalf("the documented %s %q is not a postgres URL: %v", urlKey, raw, err)
+	}
+	if pw, _ := u.User.Password(); pw != "0123abcd" {
+		t.Errorf("the documented %s's password is not %s's %s", urlKey, passwordKey, password)
+	}
+	if user, _ := envValue(c, "POSTGRES_USER"); u.User.Username() != user {
+		t.Errorf("the documented URL's user %q is not POSTGRES_USER %q", u.User.Username(), user)
+	}
+	if db, _ := envValue(c, "POSTGRES_DB"); u.Path != "/"+db {
+		t.Errorf("the documented URL's database %q is not POSTGRES_DB %q", u.Path, db)
+	}
+	svc := m.services[u.Hostname()]
+	if svc == nil {
+		t.Fatalf("the documented URL's host %q is no Service of the manifests", u.Hostname())
+	}
+	checkSelectorOf(t, "the database URL's Service", svc.Spec.Selector, s.Name, s.Spec.Template.Labels)
+	if len(svc.Spec.Ports) == 0 || fmt.Sprint(svc.Spec.Ports[0].Port) != u.Port() {
+		t.Errorf("the documented URL's port %q is not the Service's %+v", u.Port(), svc.Spec.Ports)
+	}
+}
+
+// TestNothingMissing: whatever a workload needs is in the manifests: every Secret and ConfigMap it
+// reads, every in-cluster host its settings name (a URL's host without a dot is a Service of this
+// namespace). No Redis is left: the portal's replicas, and so their readiness, depend on nothing the
+// kustomization does not create (or the operator's Secret names, for a managed PostgreSQL).
+func TestNothingMissing(t *testing.T) {
+	t.Parallel()
+	m := loadManifests(t)
+	pods := map[string]corev1.PodSpec{}
+	for name, d := range m.deployments {
+		pods["deployment "+name] = d.Spec.Template.Spec
+	}
+	for name, s := range m.statefulSets {
+		pods["statefulset "+name] = s.Spec.Template.Spec
+	}
+	hostOf := regexp.MustCompile(`^[a-z][a-z0-9+.-]*://(?:[^@/]*@)?([^:/?]+)`)
+	for workload, pod := range pods {
+		if len(pod.InitContainers) != 0 {
+			t.Errorf("%s has init containers: nothing should wait for anything before the portal starts", workload)
+		}
+		for _, c := range pod.Containers {
+			for _, from := range c.EnvFrom {
+				if from.ConfigMapRef != nil && m.configMaps[from.ConfigMapRef.Name] == nil {
+					t.Errorf("%s/%s: ConfigMap %s is missing", workload, c.Name, from.ConfigMapRef.Name)
+				}
+			}
+			values := map[string]string{}
+			for _, e := range c.Env {
+				values[e.Name] = e.Value
+				if ref := e.ValueFrom; ref != nil && ref.SecretKeyRef != nil {
+					s := m.secrets[ref.SecretKeyRef.Name]
+					if s == nil {
+						t.Errorf("%s/%s: env %s: Secret %s is missing", workload, c.Name, e.Name, ref.SecretKeyRef.Name)
+					} else if _, ok := s.StringData[ref.SecretKeyRef.Key]; !ok {
+						t.Errorf("%s/%s: env %s: Secret %s has no key %s", workload, c.Name, e.Name, s.Name, ref.SecretKeyRef.Key)
+					}
+				}
+			}
+			for _, from := range c.EnvFrom {
+				if from.ConfigMapRef != nil && m.configMaps[from.ConfigMapRef.Name] != nil {
+					maps.Copy(values, m.configMaps[from.ConfigMapRef.Name].Data)
+				}
+			}
+			for name, value := range values {
+				if strings.Contains(strings.ToUpper(name), "REDIS") {
+					t.Errorf("%s/%s sets %s: Redis is not part of these manifests", workload, c.Name, name)
+				}
+				if match := hostOf.FindStringSubmatch(value); match != nil && !strings.Contains(match[1], ".") && m.services[match[1]] == nil {
+					t.Errorf("%s/%s: %s names host %q, which is no Service of the manifests", workload, c.Name, name, match[1])
+				}
+			}
+		}
+	}
+	for key := range m.secrets[secretName].StringData {
+		if strings.Contains(key, "redis") {
+			t.Errorf("Secret %s holds %s: Redis is not part of these manifests", secretName, key)
+		}
+	}
 }

@@ -2,6 +2,7 @@
 # ensure-deps.sh installs what `make test` needs beyond Go, and only what is missing:
 #   - Debian packages: chromium (browser tests), redis-server (redis session store tests),
 #     postgresql (the state database's tests on PostgreSQL: a throwaway cluster, scripts/with-postgres.sh),
+#     sqlite3 (the shell whose .backup the backup test takes of a live state database),
 #     nodejs + npm (to fetch and run the Playwright driver);
 #   - the Playwright driver that playwright-go pins, assembled from npm's playwright-core
 #     into .cache/pw-driver (or $PLAYWRIGHT_DRIVER_PATH); Playwright's own CDN is not used;
@@ -23,6 +24,7 @@ missing=()
 [ -x "$chromium" ] || missing+=(chromium)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 
@@ -37,7 +39,7 @@ if ((${#missing[@]})); then
   # apt's chromium lands in /usr/bin; a custom E2E_CHROMIUM that is still missing is the caller's to fix.
   [ -x "$chromium" ] || die "chromium is not at $chromium after installing it (E2E_CHROMIUM?)"
 fi
-say "chromium, redis-server, postgresql, node, npm: present"
+say "chromium, redis-server, postgresql, sqlite3, node, npm: present"
 
 # --- Playwright driver -------------------------------------------------------------------
 # playwright-go pins the Playwright version it speaks (const playwrightCliVersion in run.go);

@@ -72,7 +72,7 @@ func (e *env) newReplica(t *testing.T) *replica {
 	return &replica{handler: r, store: store}
 }
 
-// The race of docs/operations.md ("Scaling out"): two replicas refresh one session at the same moment,
+// The race of docs/operations.md ("Sessions on several replicas"): two replicas refresh one session at the same moment,
 // the provider rotates the refresh token for the first and refuses it (invalid_grant) to the second. The
 // second must carry on with the first one's tokens instead of signing the user out.
 func TestReplicaLosingTheRefreshRaceAdoptsTheWinnersTokens(t *testing.T) {

@@ -58,9 +58,14 @@ type Options struct {
 	URL string
 	// Dir is the directory of the SQLite file (portal.sqlite); created 0700 when missing.
 	Dir string
-	// MaxOpenConns bounds the pool (default 16 on PostgreSQL, 8 on SQLite).
+	// MaxOpenConns bounds the pool (default DefaultPostgresMaxOpenConns on PostgreSQL, 8 on SQLite).
 	MaxOpenConns int
 }
+
+// DefaultPostgresMaxOpenConns is a replica's pool on PostgreSQL unless Options.MaxOpenConns says
+// otherwise: the server's max_connections must cover it times the replicas (docs/operations.md,
+// "Connections").
+const DefaultPostgresMaxOpenConns = 16
 
 // SQLiteFile is the name of the SQLite database in Options.Dir.
 const SQLiteFile = "portal.sqlite"
@@ -94,8 +99,8 @@ func open(opts Options) (*DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("statedb: open postgres: %w", err)
 		}
-		pool.SetMaxOpenConns(cmpOr(opts.MaxOpenConns, 16))
-		pool.SetMaxIdleConns(cmpOr(opts.MaxOpenConns, 16))
+		pool.SetMaxOpenConns(cmpOr(opts.MaxOpenConns, DefaultPostgresMaxOpenConns))
+		pool.SetMaxIdleConns(cmpOr(opts.MaxOpenConns, DefaultPostgresMaxOpenConns))
 		pool.SetConnMaxIdleTime(5 * time.Minute)
 		return &DB{SQL: pool, engine: Postgres, where: u.Host + u.Path}, nil
 	}

@@ -201,6 +201,16 @@ func (c *Cluster) asServerUser(argv []string, special string) error {
 	return nil
 }
 
+// Program is the path of one of PostgreSQL's programs (pg_dump, pg_restore, psql...), from the
+// same installation as the throwaway clusters' server.
+func Program(name string) (string, error) {
+	bin, err := postgresBin()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(bin, name), nil
+}
+
 // postgresBin finds the server's programs (Debian keeps them out of PATH).
 func postgresBin() (string, error) {
 	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
