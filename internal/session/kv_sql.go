@@ -173,7 +173,7 @@ ON CONFLICT (set_key, member) DO UPDATE SET expires_at = excluded.expires_at`, k
 		if err != nil {
 			return err
 		}
-		// As a redis set's TTL: every add extends the whole set's life.
+		// The whole set lives as long as its newest member: every add extends the others' expiry.
 		_, err = tx.ExecContext(ctx, "UPDATE session_members SET expires_at = $2 WHERE set_key = $1 AND expires_at < $2", k.prefix+set, expires)
 		return err
 	})

@@ -13,7 +13,7 @@ import (
 	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
 
-// TestSQLKV: the database kv answers as the redis one does: set-if-absent and set-if-present,
+// TestSQLKV: the database kv answers as the other kvs do: set-if-absent and set-if-present,
 // an expired value or member is absent (and can be created again), sets live as long as their
 // last add, and the sweep deletes expired rows.
 func TestSQLKV(t *testing.T) {
