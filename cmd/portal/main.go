@@ -503,6 +503,9 @@ func openStateDB(cfg config.Config) (*statedb.DB, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	opts := statedb.Options{URL: cfg.DatabaseURL, Dir: filepath.Join(cfg.DataDir, "state")}
+	if cfg.DatabaseURL != "" {
+		opts.MaxOpenConns = cfg.DatabaseConns
+	}
 	db, err := statedb.Open(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", stateDBSetting(cfg), err)

@@ -113,6 +113,8 @@ type Config struct {
 	// DatabaseURL is the PostgreSQL database of the portal's state (internal/statedb), shared by
 	// several replicas; empty: SQLite in DataDir/state.
 	DatabaseURL string
+	// DatabaseConns bounds each replica's connections to PostgreSQL (0: statedb's default, 16).
+	DatabaseConns int
 	// SessionIdleTimeout ends a session after this long without a request.
 	SessionIdleTimeout time.Duration
 	// SessionLifetime ends a session this long after sign-in, however active.
@@ -405,6 +407,15 @@ func settings() []setting {
 					return errors.New("must be a postgres:// URL, e.g. postgres://portal:secret@db:5432/portal")
 				}
 				c.DatabaseURL = raw
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_DATABASE_CONNS", "database-conns", "16", "Connections each replica opens to PostgreSQL at most (replicas × this must stay under the server's max_connections)"},
+			apply: func(c *Config, raw string) error {
+				n, err := strconv.Atoi(raw)
+				if err != nil || n < 2 || n > 500 {
+					return fmt.Errorf("must be a whole number from 2 to 500, not %q", raw)
+				}
+				c.DatabaseConns = n
 				return nil
 			}},
 		{Setting: Setting{"PORTAL_SESSION_IDLE_TIMEOUT", "session-idle-timeout", "30m", "Sign out after this long without a request"},
@@ -758,6 +769,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("session_store", c.SessionStore),
 		slog.String("data_dir", c.DataDir),
 		slog.String("state_database", c.StateDatabase()),
+		slog.Int("database_conns", c.DatabaseConns),
 		slog.Int("session_keys", len(c.SessionKeys)),
 		slog.Duration("session_idle_timeout", c.SessionIdleTimeout),
 		slog.Duration("session_lifetime", c.SessionLifetime),
