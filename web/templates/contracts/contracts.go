@@ -386,6 +386,8 @@ func AttachmentTypeLabel(tr *i18n.Translator, attachmentType string) string {
 		return tr.T("attachments.type.proof_of_address")
 	case "OTHER":
 		return tr.T("attachments.type.other")
+	case "QUOTE_PDF":
+		return tr.T("attachments.type.quote_pdf")
 	}
 	return typeLabel(attachmentType)
 }
