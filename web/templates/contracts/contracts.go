@@ -51,6 +51,8 @@ type DocumentsVM struct {
 	AuditURL string
 	// GenerateConfirm is the summary "Generate contract" asks to confirm (customer, carts, totals).
 	GenerateConfirm string
+	// Offer is the offer card: preview, send, the latest offer.
+	Offer OfferVM
 }
 
 // UploadURL is where the upload form posts.
