@@ -61,7 +61,7 @@ func (h *Handler) makeOffer(c *gin.Context, ref quoteRef, code string) (madeOffe
 	if err != nil {
 		return madeOffer{}, err
 	}
-	return madeOffer{pdf: pdf, fileName: offer.FileName(ref.quoteID, otr.Lang(), date), lang: otr.Lang()}, nil
+	return madeOffer{pdf: pdf, fileName: offer.FileName(ref.quoteID, otr.Lang(), date, offer.Fingerprint(quote)), lang: otr.Lang()}, nil
 }
 
 // previewOffer answers GET /quotes/:cpqId/:customerId/:quoteId/offer?lang=it: the offer shown in

@@ -9,8 +9,8 @@ import (
 )
 
 // offerVM is the offer card of a quote's documents region: the reader's language chosen, and the
-// newest QUOTE_PDF attachment, stale when the quote's updatedAt is after its createdAt (both
-// times are the v2 API's, so no clock of the portal's is compared with one of the service's).
+// newest QUOTE_PDF attachment, stale when the quote no longer makes the offer it shows
+// (offer.Stale: the fingerprint in its name, else the v2 API's own times).
 func (h *Handler) offerVM(tr *i18n.Translator, ref quoteRef, quote *apiclient.Quote) contracts.OfferVM {
 	vm := contracts.OfferVM{URL: ref.baseURL() + "/offer", Lang: tr.Lang(), ValidDays: offer.ValidDays}
 	for _, choice := range h.i18n.Choices() {
@@ -29,10 +29,10 @@ func (h *Handler) offerVM(tr *i18n.Translator, ref quoteRef, quote *apiclient.Qu
 	}
 	if latest != nil {
 		vm.Latest = &contracts.LatestOffer{
-			FileName:    safeFileName(latest.FileName, offer.FileName(ref.quoteID, tr.Lang(), latest.CreatedAt)),
+			FileName:    safeFileName(latest.FileName, offer.FileName(ref.quoteID, tr.Lang(), latest.CreatedAt, "")),
 			DownloadURL: ref.attachmentURL(latest.AttachmentID),
 			CreatedAt:   latest.CreatedAt,
-			Stale:       quote.UpdatedAt.After(latest.CreatedAt),
+			Stale:       offer.Stale(quote, latest.FileName, latest.CreatedAt),
 		}
 	}
 	return vm

@@ -15,8 +15,12 @@ package offer
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -69,10 +73,48 @@ type Input struct {
 // ValidUntil is the last day the offer made on date holds.
 func ValidUntil(date time.Time) time.Time { return date.AddDate(0, 0, ValidDays) }
 
-// FileName is the offer's file name: the quote, the language and the date, e.g.
-// "offer-1042-it-2026-11-27.pdf".
-func FileName(quoteID int64, lang string, date time.Time) string {
-	return fmt.Sprintf("offer-%d-%s-%s.pdf", quoteID, lang, date.Format("2006-01-02"))
+// FileName is the offer's file name: the quote, the language, the date and the fingerprint of
+// the quote it shows, e.g. "offer-1042-it-2026-11-27-3f2a9c41b07d.pdf". The v2 API keeps nothing
+// else about an attachment but its type, name and times (A6), so the name carries the
+// fingerprint that tells whether the quote changed since (Stale).
+func FileName(quoteID int64, lang string, date time.Time, fingerprint string) string {
+	return fmt.Sprintf("offer-%d-%s-%s-%s.pdf", quoteID, lang, date.Format("2006-01-02"), fingerprint)
+}
+
+// fileNamePattern matches FileName's names; its group is the fingerprint.
+var fileNamePattern = regexp.MustCompile(`^offer-\d+-[a-z]{2}-\d{4}-\d{2}-\d{2}-([0-9a-f]{12})\.pdf$`)
+
+// Fingerprint is a short hash of everything of the quote an offer shows: carts with their items,
+// names, quantities, price lists and prices, discounts, packages and totals (the currency too).
+// Two quote documents with the same fingerprint make the same offer (for the same customer, rep,
+// language and day).
+func Fingerprint(q *apiclient.Quote) string {
+	shown := struct {
+		Currency   string
+		Pricelists []apiclient.Pricelist
+		Carts      []apiclient.Cart
+		Applied    []apiclient.AppliedDiscount
+		Extra      []apiclient.ExtraDiscount
+		Packages   []apiclient.QuotePackage
+		Totals     apiclient.Totals
+	}{q.Currency, q.AvailablePricelists, q.Carts, q.AppliedDiscounts, q.ExtraDiscounts, q.Packages, q.Totals}
+	data, err := json.Marshal(shown)
+	if err != nil { // plain data: cannot fail
+		panic(err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:6])
+}
+
+// Stale reports whether an offer stored as fileName at createdAt no longer shows q: the
+// fingerprint in its name differs from q's. A name without one (not made by this package) falls
+// back to the times: q changed after the offer was stored. The times alone cannot decide: the v2
+// API gives both to the second (A4, A6), and a change in the offer's own second would not show.
+func Stale(q *apiclient.Quote, fileName string, createdAt time.Time) bool {
+	if m := fileNamePattern.FindStringSubmatch(fileName); m != nil {
+		return m[1] != Fingerprint(q)
+	}
+	return q.UpdatedAt.After(createdAt)
 }
 
 // Page geometry in millimetres (A4 portrait).

@@ -151,7 +151,7 @@ func TestMakeWithoutQuote(t *testing.T) {
 func TestFileNameAndValidity(t *testing.T) {
 	t.Parallel()
 	date := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
-	if got := FileName(1042, "it", date); got != "offer-1042-it-2026-11-27.pdf" {
+	if got := FileName(1042, "it", date, "3f2a9c41b07d"); got != "offer-1042-it-2026-11-27-3f2a9c41b07d.pdf" {
 		t.Errorf("FileName = %q", got)
 	}
 	if got := ValidUntil(date); !got.Equal(time.Date(2026, 12, 27, 0, 0, 0, 0, time.UTC)) {
@@ -167,5 +167,35 @@ func BenchmarkMake20Carts(b *testing.B) {
 		if _, err := Make(tr, in); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestStaleComparesWhatTheOfferShows(t *testing.T) {
+	t.Parallel()
+	q := sampleQuote(2)
+	made := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	name := FileName(q.QuoteID, "it", made, Fingerprint(q))
+	q.UpdatedAt = made // changed in the offer's own second: the times cannot tell
+	if Stale(q, name, made) {
+		t.Error("an offer of the quote as it stands is stale")
+	}
+	changed := sampleQuote(2)
+	changed.UpdatedAt = made
+	changed.Carts[1].Quantity = 3
+	if !Stale(changed, name, made) {
+		t.Error("an offer is not stale after the quantity changed in its second")
+	}
+	renamed := sampleQuote(2)
+	renamed.Carts[0].Root.Children[0].Name = "Router"
+	if !Stale(renamed, name, made) {
+		t.Error("an offer is not stale after a line's name changed")
+	}
+	// A name this package did not make: the v2 API's times decide.
+	if Stale(q, "offer.pdf", made) {
+		t.Error("stale by time though the quote did not change after the offer")
+	}
+	q.UpdatedAt = made.Add(time.Second)
+	if !Stale(q, "offer.pdf", made) {
+		t.Error("not stale by time though the quote changed after the offer")
 	}
 }

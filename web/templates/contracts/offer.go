@@ -25,7 +25,7 @@ type LatestOffer struct {
 	FileName    string
 	DownloadURL string
 	CreatedAt   time.Time
-	// Stale: the quote changed after the offer was made (its updatedAt is after the offer's
-	// createdAt), so the customer's offer no longer shows the quote as it stands.
+	// Stale: the quote changed after the offer was made (offer.Stale), so the customer's offer
+	// no longer shows the quote as it stands.
 	Stale bool
 }
