@@ -51,6 +51,8 @@ type DocumentsVM struct {
 	AuditURL string
 	// GenerateConfirm is the summary "Generate contract" asks to confirm (customer, carts, totals).
 	GenerateConfirm string
+	// Offer is the offer card: preview, send, the latest offer.
+	Offer OfferVM
 }
 
 // UploadURL is where the upload form posts.
@@ -386,6 +388,8 @@ func AttachmentTypeLabel(tr *i18n.Translator, attachmentType string) string {
 		return tr.T("attachments.type.proof_of_address")
 	case "OTHER":
 		return tr.T("attachments.type.other")
+	case "QUOTE_PDF":
+		return tr.T("attachments.type.quote_pdf")
 	}
 	return typeLabel(attachmentType)
 }
