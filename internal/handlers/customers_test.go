@@ -514,7 +514,7 @@ func TestCustomerCreateValidation(t *testing.T) {
 	doc := parseHTML(t, resp.body)
 	for field, want := range map[string]string{
 		"name": "Enter the name", "taxId": "two letters", "email": "e-mail address", "phone": "phone number",
-		"country": "two-letter", "cpqIds": "at least one product catalogue", "attributes": "JSON object",
+		"country": "Country: choose a country from the list (“ITALY” is not one of its codes)", "cpqIds": "at least one product catalogue", "attributes": "JSON object",
 	} {
 		if got := fieldError(doc, field); !strings.Contains(got, want) {
 			t.Errorf("field %s: error %q, want %q", field, got, want)
