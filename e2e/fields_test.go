@@ -39,7 +39,7 @@ func TestOfferCustomerFieldsSayWhyNot(t *testing.T) {
 	check(t, err, "choose Deutschland")
 	check(t, page.Locator(`[data-testid="customer-save"]`).Click(), "submit again")
 	check(t, suite.expect.Page(page).ToHaveURL(custCustomerURL), "the customer is created")
-	check(t, suite.expect.Locator(page.Locator(`[data-testid="customer-summary"]`)).ToContainText("DE"), "with the country code DE")
+	check(t, suite.expect.Locator(page.Locator(`[data-testid="customer-summary"]`)).ToContainText("Deutschland"), "with the country named in German")
 }
 
 // Issue 33 (the offer's documents): random bytes named .pdf are refused with a message naming the
