@@ -41,6 +41,9 @@ type DocumentsVM struct {
 	// UploadLimit is PORTAL_UPLOAD_LIMIT in bytes; UploadLimitText the same for people.
 	UploadLimit     int64
 	UploadLimitText string
+	// AcceptedKinds names the kinds of file the upload accepts, for people ("PDF, PNG, …");
+	// Accept lists their extensions for the file picker (".pdf,.png,…": a help, the portal checks).
+	AcceptedKinds, Accept string
 	// HasCarts: a contract can only be generated from a quote with carts.
 	HasCarts bool
 	// Contract is the quote's contract, nil until one is generated.
