@@ -119,9 +119,10 @@ func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsV
 	// Catalogue names only when this replica already holds them: the palette answers as the
 	// person types, so it sends no call for a nicety (unknown names get their numbered word).
 	catalogues, _ := h.configurators.get(customerCacheKey(c))
+	names := paletteNames{catalogues: catalogues, customers: recentCustomerNames(stored)}
 	if query == "" {
 		for _, ref := range recent[:min(len(recent), paletteRecentQuotes)] {
-			vm.Items = append(vm.Items, quoteItem(tr, ref, catalogues))
+			vm.Items = append(vm.Items, quoteItem(tr, ref, names))
 		}
 		vm.Items = append(vm.Items, recentContracts[:min(len(recentContracts), paletteRecentQuotes)]...)
 		vm.Items = append(vm.Items, matchingPages(tr, "")...)
@@ -160,7 +161,7 @@ func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsV
 			vm.Items = append(vm.Items, it)
 		}
 	}
-	vm.Items = append(vm.Items, paletteQuotes(tr, query, recent, catalogues)...)
+	vm.Items = append(vm.Items, paletteQuotes(tr, query, recent, names)...)
 	vm.Items = append(vm.Items, matchingPages(tr, query)...)
 	for _, note := range []string{customerNote, contNote} {
 		if note != "" {
@@ -298,7 +299,7 @@ func contractItem(tr *i18n.Translator, doc *apiclient.Contract) palette.Item {
 
 // paletteQuotes offers the quotes of the user's session whose id contains the digits typed, and,
 // for a whole quote id the session does not know, "Quote N", resolved when opened.
-func paletteQuotes(tr *i18n.Translator, query string, recent []quotes.Ref, catalogues map[int32]string) []palette.Item {
+func paletteQuotes(tr *i18n.Translator, query string, recent []quotes.Ref, names paletteNames) []palette.Item {
 	if query == "" || strings.ContainsFunc(query, func(r rune) bool { return r < '0' || r > '9' }) {
 		return nil
 	}
@@ -307,7 +308,7 @@ func paletteQuotes(tr *i18n.Translator, query string, recent []quotes.Ref, catal
 	for _, ref := range recent {
 		id := strconv.FormatInt(ref.QuoteID, 10)
 		if strings.Contains(id, query) {
-			items = append(items, quoteItem(tr, ref, catalogues))
+			items = append(items, quoteItem(tr, ref, names))
 			exact = exact || id == query
 		}
 	}
@@ -318,15 +319,37 @@ func paletteQuotes(tr *i18n.Translator, query string, recent []quotes.Ref, catal
 	return items
 }
 
-// quoteItem is a recent quote: its number, its customer and its product catalogue (by name when
-// catalogues, which may be nil, knows it).
-func quoteItem(tr *i18n.Translator, ref quotes.Ref, catalogues map[int32]string) palette.Item {
-	catalogue := catalogues[ref.CPQID]
+// paletteNames are the names the palette knows without a call: product catalogues this replica
+// holds, customers of the user's recent items (either may be empty).
+type paletteNames struct {
+	catalogues map[int32]string
+	customers  map[int32]string
+}
+
+// recentCustomerNames are the customers' names the user's recent items carry.
+func recentCustomerNames(items []recent.Item) map[int32]string {
+	names := make(map[int32]string, len(items))
+	for _, it := range items {
+		if it.Customer != "" && it.CustomerID > 0 {
+			names[it.CustomerID] = it.Customer
+		}
+	}
+	return names
+}
+
+// quoteItem is a recent quote: its number, its customer and its product catalogue, by name when
+// names knows them, else by number.
+func quoteItem(tr *i18n.Translator, ref quotes.Ref, names paletteNames) palette.Item {
+	catalogue := names.catalogues[ref.CPQID]
 	if catalogue == "" {
 		catalogue = tr.T("customer.configurator_id", strconv.FormatInt(int64(ref.CPQID), 10))
 	}
+	detail := tr.T("palette.item.recent_quote", strconv.FormatInt(int64(ref.CustomerID), 10), catalogue)
+	if customer := names.customers[ref.CustomerID]; customer != "" {
+		detail = tr.T("palette.item.recent_quote_named", customer, catalogue)
+	}
 	return palette.Item{Kind: palette.KindQuote, Label: tr.T("palette.item.quote", strconv.FormatInt(ref.QuoteID, 10)),
-		Detail: tr.T("palette.item.recent_quote", strconv.FormatInt(int64(ref.CustomerID), 10), catalogue), Href: ref.URL()}
+		Detail: detail, Href: ref.URL()}
 }
 
 // paletteRecentContracts are the user's recent contracts whose number contains query (all of

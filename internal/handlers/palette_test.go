@@ -358,3 +358,28 @@ func TestPaletteKeepsOtherResultsWhenContractsFail(t *testing.T) {
 		t.Errorf("no note about contracts: %q", note)
 	}
 }
+
+// A recent quote in the palette names its customer when the portal knows the name (the quote page
+// read it), never "customer #4".
+func TestPaletteNamesTheCustomerOfARecentQuote(t *testing.T) {
+	t.Parallel()
+	e := newPaletteEnv(t)
+	quoteID := e.quote(t, 4)
+	customer, err := e.api.Customers.Get(e.ctx(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	href := fmt.Sprintf("/quotes/1/4/%d", quoteID)
+	quoteMust(t, "quote page", e.p.get(t, e.user, href, nil), http.StatusOK)
+	_, doc := e.search(t, strconv.FormatInt(quoteID, 10))
+	for _, o := range paletteOptions(doc) {
+		if o.href != href {
+			continue
+		}
+		if !strings.Contains(o.text, customer.Name) || strings.Contains(o.text, "customer #") {
+			t.Fatalf("the recent quote reads %q, want its customer %q by name", o.text, customer.Name)
+		}
+		return
+	}
+	t.Fatalf("the recent quote is not offered: %+v", paletteOptions(doc))
+}
