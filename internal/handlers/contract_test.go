@@ -23,7 +23,7 @@ func TestGenerateContract(t *testing.T) {
 			e := newDocsEnv(t, docsOptions{sim: v2sim.Options{GeneratePDF: pdfAnswer}})
 			ref := e.newQuote(t)
 
-			resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", url.Values{})
+			resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", e.generateForm(t, ref))
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("generate: %d %s", resp.StatusCode, resp.body)
 			}
@@ -61,7 +61,7 @@ func TestGenerateContract(t *testing.T) {
 				t.Errorf("Content-Disposition %q", cd)
 			}
 
-			again := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", url.Values{})
+			again := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", e.generateForm(t, ref))
 			if !strings.Contains(parseHTML(t, again.body).Find(`[data-testid="generate-result"]`).Text(), "already has contract") {
 				t.Errorf("second generate: %s", again.body)
 			}
@@ -93,7 +93,7 @@ func TestGenerateContractAnsweredWithABrokenPDF(t *testing.T) {
 	t.Parallel()
 	e := newDocsEnv(t, docsOptions{sim: v2sim.Options{GeneratePDF: true}, wrap: brokenGeneratePDF})
 	ref := e.newQuote(t)
-	resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", url.Values{})
+	resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", e.generateForm(t, ref))
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("generate: %d %s", resp.StatusCode, resp.body)
 	}
@@ -126,7 +126,7 @@ func TestGenerateContractWithoutCartsIsRefused(t *testing.T) {
 	if region.Find(`[data-testid="generate-contract"][disabled]`).Length() != 1 || region.Find(`[data-testid="generate-hint"]`).Length() != 1 {
 		t.Error("a quote without carts does not explain why it cannot be generated")
 	}
-	resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", url.Values{})
+	resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", e.generateForm(t, ref))
 	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(resp.body, "has no carts") {
 		t.Errorf("generate without carts: %d %s", resp.StatusCode, resp.body)
 	}
@@ -599,5 +599,66 @@ func TestContractWithoutActiveRequest(t *testing.T) {
 	archived := &apiclient.Contract{Status: contractStatusArchived, SignatureRequests: []apiclient.SignatureRequest{{SignatureRequestID: "a", Status: signatureStatusSent}}}
 	if got := contractWithoutActiveRequest(archived, removedAt); got.Status != contractStatusArchived {
 		t.Errorf("an archived contract's status became %q", got.Status)
+	}
+}
+
+// TestGenerateContractConfirmsTheQuoteAsItIsNow: the confirmation is read when the person clicks,
+// so a price changed after the page was rendered (another tab) is in it; and a quote changed
+// between the confirmation and the POST is not generated: 409 with the confirmation of the quote
+// as it is now, no v2 generation, and the next confirmation carries the contract through.
+func TestGenerateContractConfirmsTheQuoteAsItIsNow(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	ref := e.newQuote(t)
+	quoteMust(t, "documents", e.p.get(t, e.user, ref.baseURL()+"/documents", htmx), http.StatusOK)
+	reprice := func(activation float64) {
+		t.Helper()
+		quote := e.quote(t, ref)
+		init, err := e.api.CPQ.Init(e.ctx(), ref.cpqID, ref.customerID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cart := quote.Carts[0]
+		if _, err := e.api.CPQ.Reprice(e.ctx(), init.SessionID, ref.cpqID, ref.quoteID,
+			apiclient.RepriceRequest{ActivationPrice: activation, RecurringPrice: 0, BasketID: cart.BasketID, CartItemID: cart.Root.NodeID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Another tab sets the price to €0 after the page was rendered: the confirmation says so.
+	reprice(0)
+	en, _ := quoteTranslators(t)
+	oneOff := func(q *apiclient.Quote) string { return en.Money(cents(q.Totals.NetActivation), "EUR") }
+	first := e.p.get(t, e.user, ref.baseURL()+"/contract/confirm", htmx)
+	if want := oneOff(e.quote(t, ref)); !strings.Contains(first.body, want+" one-off") {
+		t.Errorf("confirmation %s does not state the one-off total now, %s", first.body, want)
+	}
+	confirmed := confirmedGenerate(t, first)
+
+	// Changed again between the confirmation and the POST: nothing is generated.
+	reprice(12.34)
+	resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", confirmed)
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("generate after a change: %d %s", resp.StatusCode, resp.body)
+	}
+	changed := parseHTML(t, resp.body).Find(`[data-testid="generate-changed"]`).Text()
+	if want := oneOff(e.quote(t, ref)); !strings.Contains(changed, "changed after you confirmed") || !strings.Contains(changed, want+" one-off") {
+		t.Errorf("refusal %q does not state the quote now (%s)", changed, want)
+	}
+	if n := len(e.requestsTo("contracts.generate")); n != 0 || e.quote(t, ref).Contract != nil {
+		t.Fatalf("a contract was generated from a quote nobody confirmed (%d calls)", n)
+	}
+
+	// Not confirmed at all (no state): refused the same way.
+	if resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", url.Values{}); resp.StatusCode != http.StatusConflict {
+		t.Errorf("generate without a confirmation: %d", resp.StatusCode)
+	}
+
+	// Confirmed anew: generated.
+	if resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", e.generateForm(t, ref)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("generate after confirming anew: %d %s", resp.StatusCode, resp.body)
+	}
+	if n := len(e.requestsTo("contracts.generate")); n != 1 {
+		t.Errorf("generate calls: %d, want 1", n)
 	}
 }

@@ -114,6 +114,7 @@ func (h *Handler) Routes(r *gin.Engine) {
 	uploads.POST("/quotes/:cpqId/:customerId/:quoteId/attachments", h.uploadAttachment)
 	pages.GET("/quotes/:cpqId/:customerId/:quoteId/attachments/:attachmentId", h.downloadAttachment)
 	pages.DELETE("/quotes/:cpqId/:customerId/:quoteId/attachments/:attachmentId", h.deleteAttachment)
+	pages.GET("/quotes/:cpqId/:customerId/:quoteId/contract/confirm", h.confirmGenerate)
 	pages.POST("/quotes/:cpqId/:customerId/:quoteId/contract", h.generateContract)
 	// Contracts: search by id or number (the number only ever in the query), page, PDF, signature, archive.
 	pages.GET("/contracts", h.showContractSearch)
