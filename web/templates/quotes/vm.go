@@ -219,8 +219,14 @@ type QuoteVM struct {
 	Ref              Ref
 	CustomerName     string
 	ConfiguratorName string
-	Status           string
-	CustomerQuoteID  int64
+	// Status is the v2 quote's own status (DRAFT), shown only when StageLabel is empty.
+	Status string
+	// StageLabel and StageLevel are the quote's stage in the reader's language (draft, contract
+	// generated, out for signature, archived: the work index's words, docs/work-index.md), so the
+	// badge and the contract banner never name the stage two ways.
+	StageLabel      string
+	StageLevel      components.BadgeLevel
+	CustomerQuoteID int64
 	UpdatedAt        time.Time // zero when unknown
 	Carts            CartsVM
 	Summary          SummaryVM
