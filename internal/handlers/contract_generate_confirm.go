@@ -6,13 +6,21 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// generateConfirmation is what the page asks before "Generate contract": the question, with the
-// quote's customer, carts and totals as the v2 API answers them now, and the state it describes
-// (changeTag of the quote's fingerprint), sent back with the POST so the contract is generated
-// only from the quote the person confirmed.
-type generateConfirmation struct {
+// confirmation is what the page asks before a change that cannot be undone, read when the person
+// acts (app.js, [data-confirm-url]) so it states the facts as they are then: the question, the
+// state it describes (for "Generate contract": changeTag of the quote's fingerprint, sent back
+// with the POST so the contract is generated only from the quote the person confirmed), and
+// Refused when there is nothing left to do (the question then says why; nothing is sent).
+type confirmation struct {
 	Question string `json:"question"`
-	State    string `json:"state"`
+	State    string `json:"state,omitempty"`
+	Refused  bool   `json:"refused,omitempty"`
+}
+
+// answerConfirmation writes a confirmation; it is never cached, since it is the state of now.
+func answerConfirmation(c *gin.Context, answer confirmation) {
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, answer)
 }
 
 // confirmGenerate answers GET /quotes/:cpqId/:customerId/:quoteId/contract/confirm (app.js asks
@@ -29,8 +37,7 @@ func (h *Handler) confirmGenerate(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	c.Header("Cache-Control", "no-store")
-	c.JSON(http.StatusOK, generateConfirmation{
+	answerConfirmation(c, confirmation{
 		Question: h.generateSummary(c.Request.Context(), tr(c), ref, quote),
 		State:    changeTag(digestOf(quote)),
 	})

@@ -254,7 +254,7 @@ func confirmedGenerate(t *testing.T, r response) url.Values {
 	if r.StatusCode != http.StatusOK {
 		t.Fatalf("generate confirmation: %d %s", r.StatusCode, r.body)
 	}
-	var answer generateConfirmation
+	var answer confirmation
 	if err := json.Unmarshal([]byte(r.body), &answer); err != nil || answer.State == "" || answer.Question == "" {
 		t.Fatalf("generate confirmation %q: %v", r.body, err)
 	}

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/v2sim"
+	"github.com/cpqportal/portal/web/templates/contracts"
 )
 
 func TestGenerateContract(t *testing.T) {
@@ -477,7 +479,7 @@ func TestArchiveAndPayload(t *testing.T) {
 	}
 	page := parseHTML(t, e.p.get(t, e.user, base, nil).body)
 	button := page.Find(`[data-testid="archive-button"]`)
-	if button.AttrOr("hx-post", "") != base+"/archive" || !strings.Contains(button.AttrOr("hx-confirm", ""), "cannot be undone") {
+	if button.AttrOr("hx-post", "") != base+"/archive" || button.AttrOr("data-confirm-url", "") != base+"/archive/confirm" {
 		t.Errorf("archive button: %v", button.Nodes)
 	}
 	if r := e.p.get(t, e.user, base+"/archive", nil); r.StatusCode != http.StatusNotFound {
@@ -660,5 +662,54 @@ func TestGenerateContractConfirmsTheQuoteAsItIsNow(t *testing.T) {
 	}
 	if n := len(e.requestsTo("contracts.generate")); n != 1 {
 		t.Errorf("generate calls: %d, want 1", n)
+	}
+}
+
+// TestContractConfirmationsStateTheContractNow: archiving and removing a signature request ask
+// with the contract as the v2 API answers when the person clicks: its customer, status and totals,
+// the request waiting now (sent after the page was rendered), and, when none waits any more, that
+// there is nothing to remove (refused, so nothing is sent).
+func TestContractConfirmationsStateTheContractNow(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	_, contract := e.newContract(t)
+	base := contractPath(contract.ContractID)
+	page := parseHTML(t, e.p.get(t, e.user, base, nil).body)
+	ask := func(url string) confirmation {
+		t.Helper()
+		r := e.p.get(t, e.user, url, htmx)
+		var answer confirmation
+		if r.StatusCode != http.StatusOK || json.Unmarshal([]byte(r.body), &answer) != nil || answer.Question == "" {
+			t.Fatalf("confirmation %s: %d %s", url, r.StatusCode, r.body)
+		}
+		return answer
+	}
+	en, _ := quoteTranslators(t)
+
+	// Sent for signature after the page was rendered: the archive question says so.
+	if _, err := e.api.Signatures.Create(e.ctx(), apiclient.SignatureInput{ContractID: contract.ContractID, Email: "late@example.com", SignerName: "Late"}); err != nil {
+		t.Fatal(err)
+	}
+	now, err := e.api.Contracts.Get(e.ctx(), contract.ContractID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := ask(page.Find(`[data-testid="archive-button"]`).AttrOr("data-confirm-url", ""))
+	for _, want := range []string{now.ContractNumber, now.Customer.Name, contracts.StatusLabel(en, now.Status), en.Money(cents(now.Totals.NetRecurring), "EUR") + " monthly", "cannot be undone"} {
+		if !strings.Contains(archive.Question, want) {
+			t.Errorf("archive confirmation %q lacks %q", archive.Question, want)
+		}
+	}
+
+	// The signature request: the one waiting now, then none.
+	removeURL := base + "/signature/confirm"
+	if got := ask(removeURL); got.Refused || !strings.Contains(got.Question, "late@example.com") {
+		t.Errorf("remove confirmation %+v", got)
+	}
+	if resp := e.htmxDo(t, http.MethodDelete, base+"/signature", nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("remove the request: %d %s", resp.StatusCode, resp.body)
+	}
+	if got := ask(removeURL); !got.Refused || !strings.Contains(got.Question, "nothing was removed") {
+		t.Errorf("remove confirmation with no request waiting %+v", got)
 	}
 }

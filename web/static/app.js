@@ -228,11 +228,11 @@ document.documentElement.classList.add("has-script");
   });
 
   // [data-confirm-url] on an htmx element: the question asked before its request is read from that
-  // address when the person acts ({"question": ..., "state": ...}, read fresh from the v2 API),
+  // address when the person acts ({"question", "state", "refused"}, read fresh from the v2 API),
   // never the one rendered with the page, which another tab's change may have outdated. The state
   // it describes goes into the element's [data-confirmed] input, so the server acts only on what
-  // was confirmed (internal/handlers/contract_generate_confirm.go). When the read fails, nothing
-  // is sent.
+  // was confirmed (internal/handlers/contract_generate_confirm.go); "refused" means there is
+  // nothing left to do, and the question says why. When the read fails, nothing is sent.
   document.addEventListener("htmx:confirm", function (event) {
     var d = event.detail;
     var elt = d && d.elt;
@@ -245,6 +245,10 @@ document.documentElement.classList.add("has-script");
         return resp.json();
       })
       .then(function (answer) {
+        if (answer.refused) {
+          window.alert(answer.question);
+          return;
+        }
         if (!window.confirm(answer.question)) return;
         var input = elt.querySelector("[data-confirmed]");
         if (input) input.value = answer.state || "";
