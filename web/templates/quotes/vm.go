@@ -227,11 +227,11 @@ type QuoteVM struct {
 	StageLabel      string
 	StageLevel      components.BadgeLevel
 	CustomerQuoteID int64
-	UpdatedAt        time.Time // zero when unknown
-	Carts            CartsVM
-	Summary          SummaryVM
-	TOFs             []TOF
-	Digest           string
+	UpdatedAt       time.Time // zero when unknown
+	Carts           CartsVM
+	Summary         SummaryVM
+	TOFs            []TOF
+	Digest          string
 	// DigestTag is the change tag of what the page shows (the live notice's ETag).
 	DigestTag string
 	// HasSession tells whether the user holds a configuration session for this quote; without one
