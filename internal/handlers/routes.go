@@ -113,6 +113,7 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.GET("/quotes/:cpqId/:customerId/:quoteId/documents", h.showQuoteDocuments)
 	uploads.POST("/quotes/:cpqId/:customerId/:quoteId/attachments", h.uploadAttachment)
 	pages.GET("/quotes/:cpqId/:customerId/:quoteId/attachments/:attachmentId", h.downloadAttachment)
+	pages.GET("/quotes/:cpqId/:customerId/:quoteId/attachments/:attachmentId/confirm", h.confirmDeleteAttachment)
 	pages.DELETE("/quotes/:cpqId/:customerId/:quoteId/attachments/:attachmentId", h.deleteAttachment)
 	pages.GET("/quotes/:cpqId/:customerId/:quoteId/contract/confirm", h.confirmGenerate)
 	pages.POST("/quotes/:cpqId/:customerId/:quoteId/contract", h.generateContract)
