@@ -259,7 +259,7 @@ func TestAttachmentDownloadAndDelete(t *testing.T) {
 
 	// The delete button asks with the attachment as the quote lists it now.
 	confirmURL := parseHTML(t, e.p.get(t, e.user, ref.baseURL()+"/documents", htmx).body).
-		Find(`[data-attachment-id="` + strconv.Itoa(int(pdf.AttachmentID)) + `"] [data-testid="attachment-delete"]`).AttrOr("data-confirm-url", "")
+		Find(`[data-attachment-id="`+strconv.Itoa(int(pdf.AttachmentID))+`"] [data-testid="attachment-delete"]`).AttrOr("data-confirm-url", "")
 	if got := e.p.get(t, e.user, confirmURL, htmx).body; !strings.Contains(got, "Delete the attachment id.pdf (") || !strings.Contains(got, "cannot be undone") {
 		t.Errorf("delete confirmation from %q: %s", confirmURL, got)
 	}
