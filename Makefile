@@ -82,8 +82,8 @@ unit: deps ## Unit and package tests of every module on a throwaway PostgreSQL (
 	race=$$(grep -E '$(RACE_PKGS_RE)' <<<"$$pkgs" || true); \
 	rest=$$(grep -vE '$(RACE_PKGS_RE)' <<<"$$pkgs" || true); \
 	echo "unit: go test -count=1 (all but e2e)"; \
-	scripts/with-postgres.sh go test -count=1 $$rest; \
-	if [ -n "$$race" ]; then echo "unit: go test -count=1 -race" $$race; scripts/with-postgres.sh go test -count=1 -race $$race; fi
+	scripts/with-postgres.sh go test -count=1 -timeout 20m $$rest; \
+	if [ -n "$$race" ]; then echo "unit: go test -count=1 -race" $$race; scripts/with-postgres.sh go test -count=1 -timeout 20m -race $$race; fi
 	@for m in $(SUBMODULES); do echo "unit: go test -count=1 ($$m)"; (cd "$$m" && go test -count=1 ./...); done
 
 e2e: deps ## Browser tests (Chromium; installs what is missing); `make e2e V2_API_URL=http://host:port` runs them against that v2 API

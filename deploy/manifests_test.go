@@ -470,10 +470,10 @@ func TestPortalDeployment(t *testing.T) {
 		}
 	}
 
-	// Several replicas share their state, sessions included, in PostgreSQL: "file" is the store
-	// that keeps sessions in the state database (cmd/portal newSessionStore).
-	if env["PORTAL_SESSION_STORE"] != "file" {
-		t.Errorf("PORTAL_SESSION_STORE = %q, want file: server-side sessions in the shared state database", env["PORTAL_SESSION_STORE"])
+	// Several replicas share their state, sessions included, in PostgreSQL: the database store
+	// (cmd/portal newSessionStore).
+	if env["PORTAL_SESSION_STORE"] != "database" {
+		t.Errorf("PORTAL_SESSION_STORE = %q, want database: server-side sessions in the shared state database", env["PORTAL_SESSION_STORE"])
 	}
 	public, err := url.Parse(env["PORTAL_PUBLIC_URL"])
 	if err != nil || public.Scheme != "https" || public.Host == "" {

@@ -38,7 +38,8 @@ func custCreate(t *testing.T, page playwright.Page, name, taxID string, onlyCPQ 
 	custFill(t, page, "taxId", taxID)
 	custFill(t, page, "email", "office@example.com")
 	custFill(t, page, "city", "Milano")
-	custFill(t, page, "country", "IT")
+	_, err = page.Locator(`[data-testid="customer-form"] select[name="country"]`).SelectOption(playwright.SelectOptionValues{Values: &[]string{"IT"}})
+	check(t, err, "choose the country")
 	if onlyCPQ > 0 {
 		boxes := page.Locator(`[data-testid="customer-form"] input[name="cpqIds"]`)
 		n, err := boxes.Count()

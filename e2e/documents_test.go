@@ -88,32 +88,34 @@ func TestDocumentsAttachmentUploadDownloadDelete(t *testing.T) {
 	check(t, err, "drop a file")
 	check(t, suite.expect.Locator(form.Locator(`[data-testid="upload-filename"]`)).ToContainText("dropped.txt"), "the dropped file is chosen")
 
-	// A 4 MiB file through the picker, with the progress bar.
+	// A 4 MiB file through the picker, with the progress bar: a PDF by its first bytes (the portal
+	// checks a file is what its name says, docs/documents.md).
 	content := make([]byte, 4<<20)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range content {
 		content[i] = byte(rng.UintN(256))
 	}
+	copy(content, "%PDF-1.7\n")
 	_, err = form.Locator(`select[name=attachmentType]`).SelectOption(playwright.SelectOptionValues{Values: &[]string{"ID_DOCUMENT"}})
 	check(t, err, "choose the attachment type")
-	check(t, form.Locator(`[data-testid="file-input"]`).SetInputFiles([]playwright.InputFile{{Name: "identity card.bin", MimeType: "application/octet-stream", Buffer: content}}),
+	check(t, form.Locator(`[data-testid="file-input"]`).SetInputFiles([]playwright.InputFile{{Name: "identity card.pdf", MimeType: "application/pdf", Buffer: content}}),
 		"choose the file")
 	check(t, form.Locator(`[data-testid="upload-submit"]`).Click(), "click Upload")
 	progress := form.Locator(`[data-testid="upload-progress"]`)
 	check(t, suite.expect.Locator(progress).ToBeVisible(), "the progress bar is shown while uploading")
 	check(t, suite.expect.Locator(progress).ToHaveJSProperty("value", 100), "the progress bar reaches 100 %")
 	check(t, suite.expect.Locator(form.Locator(`[data-testid="upload-status"]`)).ToHaveText("Upload complete."), "the upload completes")
-	row := region.Locator(`[data-testid="attachment-row"][data-file-name="identity card.bin"]`)
+	row := region.Locator(`[data-testid="attachment-row"][data-file-name="identity card.pdf"]`)
 	check(t, suite.expect.Locator(row).ToBeVisible(), "the attachment is listed")
 	check(t, suite.expect.Locator(row.Locator(`[data-testid="attachment-type"]`)).ToHaveText("Id document"), "with its type")
-	check(t, suite.expect.Locator(page.Locator(`[data-testid="toast"][data-level="success"]`).First()).ToContainText("Uploaded identity card.bin"),
+	check(t, suite.expect.Locator(page.Locator(`[data-testid="toast"][data-level="success"]`).First()).ToContainText("Uploaded identity card.pdf (4 MiB)."),
 		"a success toast")
 
 	data, name := docsDownload(t, page, "the attachment", func() error { return row.Locator(`[data-testid="attachment-download"]`).Click() })
 	if !bytes.Equal(data, content) {
 		t.Errorf("the downloaded attachment differs: %d bytes, sha256 %s, want %d bytes, %s", len(data), docsSHA(data), len(content), docsSHA(content))
 	}
-	if name != "identity card.bin" {
+	if name != "identity card.pdf" {
 		t.Errorf("downloaded as %q", name)
 	}
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/cpqportal/portal/internal/session/redistest"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
 
 // startExtraPortal starts a portal of the test's own (fresh data directory) with extraEnv and
@@ -68,10 +68,10 @@ func TestCopiedCookieOpensNothingAfterSignOut(t *testing.T) {
 		name string
 		env  func(t *testing.T) []string
 	}{
-		{"file (default)", func(*testing.T) []string { return nil }},
+		{"database (default, SQLite)", func(*testing.T) []string { return nil }},
 		{"cookie", func(*testing.T) []string { return []string{"PORTAL_SESSION_STORE=cookie"} }},
-		{"redis", func(t *testing.T) []string {
-			return []string{"PORTAL_SESSION_STORE=redis", "PORTAL_REDIS_URL=redis://" + redistest.Start(t) + "/0"}
+		{"database on PostgreSQL", func(t *testing.T) []string {
+			return []string{"PORTAL_SESSION_STORE=database", "PORTAL_DATABASE_URL=" + statedbtest.PostgresURL(t)}
 		}},
 	}
 	for _, store := range stores {

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # ensure-deps.sh installs what `make test` needs beyond Go, and only what is missing:
-#   - Debian packages: chromium (browser tests), redis-server (redis session store tests),
+#   - Debian packages: chromium (browser tests), redis-server (only for the tests of the one-time
+#     import of an older portal's Redis: internal/store and cmd/portal's legacy state store; the
+#     portal keeps nothing in Redis),
 #     postgresql (the state database's tests on PostgreSQL: a throwaway cluster, scripts/with-postgres.sh),
 #     sqlite3 (the shell whose .backup the backup test takes of a live state database),
 #     nodejs + npm (to fetch and run the Playwright driver);

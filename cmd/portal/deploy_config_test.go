@@ -109,9 +109,8 @@ func TestKubernetesSettingsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the manifests' configuration does not load: %v", err)
 	}
-	// "file" is the server-side store in the state database (newSessionStore): on PostgreSQL,
-	// every replica reads every session.
-	if cfg.SessionStore != config.SessionStoreFile || cfg.DatabaseURL != secrets["PORTAL_DATABASE_URL"] || cfg.RedisURL != "" {
+	// The database store (newSessionStore): on PostgreSQL, every replica reads every session.
+	if cfg.SessionStore != config.SessionStoreDatabase || cfg.DatabaseURL != secrets["PORTAL_DATABASE_URL"] || cfg.RedisURL != "" {
 		t.Errorf("session store %s, database %q, redis %q; want sessions in the PostgreSQL state database and no redis",
 			cfg.SessionStore, cfg.StateDatabase(), cfg.RedisURL)
 	}

@@ -429,8 +429,8 @@ type closableStore interface {
 
 // newSessionStore builds the configured session store and checks that it can be used, so a store
 // that is unreachable at start-up is one error naming the setting, not failed sign-ins later. The
-// default server-side store and the cookie store's revocation list are in the state database db
-// (shared by the replicas of one PostgreSQL); the redis store stays for deployments that run it.
+// server-side store (the default) and the cookie store's revocation list are in the state database
+// db (shared by the replicas of one PostgreSQL).
 func newSessionStore(cfg config.Config, onError func(string), db *statedb.DB) (closableStore, error) {
 	opts := session.Options{
 		Keys:             cfg.SessionKeys,
@@ -444,19 +444,14 @@ func newSessionStore(cfg config.Config, onError func(string), db *statedb.DB) (c
 	var (
 		store   closableStore
 		err     error
-		setting string
+		setting = stateDBSetting(cfg)
 	)
 	switch cfg.SessionStore {
-	case config.SessionStoreRedis:
-		setting = "PORTAL_REDIS_URL"
-		store, err = session.NewRedisStore(session.RedisOptions{Options: opts, URL: cfg.RedisURL})
 	case config.SessionStoreCookie:
 		// The revocation list of signed-out token ids: in the state database (it survives restarts,
 		// and replicas on one PostgreSQL share it).
-		setting = stateDBSetting(cfg)
 		store, err = session.NewCookieStore(opts, session.CookieOptions{RevocationDB: db})
 	default:
-		setting = stateDBSetting(cfg)
 		store, err = session.NewSQLStore(opts, db)
 	}
 	if err != nil {
@@ -508,6 +503,9 @@ func openStateDB(cfg config.Config) (*statedb.DB, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	opts := statedb.Options{URL: cfg.DatabaseURL, Dir: filepath.Join(cfg.DataDir, "state")}
+	if cfg.DatabaseURL != "" {
+		opts.MaxOpenConns = cfg.DatabaseConns
+	}
 	db, err := statedb.Open(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", stateDBSetting(cfg), err)

@@ -29,7 +29,7 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/demoidp"
-	"github.com/cpqportal/portal/internal/session/redistest"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 	"github.com/cpqportal/portal/internal/telemetry"
 	"github.com/cpqportal/portal/internal/v2sim"
 )
@@ -563,13 +563,13 @@ func TestBehindTLSProxy(t *testing.T) {
 	}
 }
 
-// TestLogoutEverywhere: with the redis store, "sign out everywhere" in one browser ends the same
-// user's session in every other browser at once, and leaves other users signed in.
+// TestLogoutEverywhere: with the sessions in a PostgreSQL state database (as replicas share them),
+// "sign out everywhere" in one browser ends the same user's session in every other browser at once,
+// and leaves other users signed in.
 func TestLogoutEverywhere(t *testing.T) {
 	t.Parallel()
-	redisAddr := redistest.Start(t)
 	p := startPortal(t, []string{"-demo", "-addr", "127.0.0.1:0", "-demo-customers", "3",
-		"-session-store", "redis", "-redis-url", "redis://" + redisAddr + "/0"}, noEnv)
+		"-database-url", statedbtest.PostgresURL(t)}, noEnv)
 
 	laptop, phone, colleague := browser(t), browser(t), browser(t)
 	signIn(t, laptop, p.base, "sales", "sales-demo")

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/cpqportal/portal/internal/config"
-	"github.com/cpqportal/portal/internal/session/redistest"
 	"github.com/cpqportal/portal/internal/store"
+	"github.com/cpqportal/portal/internal/store/redistest"
 )
 
 // TestLegacyStateStore: the one-time import reads the previous version's Redis whenever

@@ -19,6 +19,9 @@ const (
 	AttachmentTypePrivacyConsent = "PRIVACY_CONSENT"
 	AttachmentTypeProofOfAddress = "PROOF_OF_ADDRESS"
 	AttachmentTypeOther          = "OTHER"
+	// AttachmentTypeQuotePDF is the offer the portal makes (internal/offer), the spec's QuotePdf.
+	// It is not offered in the upload form: people upload files, the portal makes offers.
+	AttachmentTypeQuotePDF = "QUOTE_PDF"
 )
 
 const (

@@ -79,7 +79,7 @@ func TestSessionTooLargeForCookies(t *testing.T) {
 	e := newEnv(t, envOptions{padAccessTokenTo: 16000})
 	browser := e.newBrowser(t)
 	p := e.signIn(t, browser, "/quotes")
-	if p.status != http.StatusInternalServerError || !strings.Contains(p.body, "Try again") || strings.Contains(p.body, "redis") {
+	if p.status != http.StatusInternalServerError || !strings.Contains(p.body, "Try again") || strings.Contains(p.body, "too large for cookies") {
 		t.Fatalf("oversized session: %d %s", p.status, p.body)
 	}
 	if strings.Contains(e.cookieHeader(browser, "/"), "portal_s0") {

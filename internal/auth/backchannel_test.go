@@ -104,7 +104,7 @@ func signedByStranger(t *testing.T, claims map[string]any) string {
 // session once, and its replay is refused. With every store.
 func TestBackChannelLogoutValidatesTheToken(t *testing.T) {
 	t.Parallel()
-	for name, opts := range map[string]envOptions{"cookie": {}, "file": {file: true}, "redis": {redis: true}} {
+	for name, opts := range map[string]envOptions{"cookie": {}, "file": {file: true}, "postgres": {postgres: true}} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, opts)
@@ -203,11 +203,11 @@ func TestBackChannelLogoutValidatesTheToken(t *testing.T) {
 }
 
 // The embedded provider sends real logout tokens when the user's sessions end there; two replicas
-// sharing redis both refuse the user's sessions within a second, and a captured token replayed to
+// sharing a PostgreSQL state database both refuse the user's sessions within a second, and a captured token replayed to
 // the other replica changes nothing.
 func TestBackChannelLogoutFromTheProviderOnTwoReplicas(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{redis: true})
+	e := newEnv(t, envOptions{postgres: true})
 	replicaB := e.newReplica(t)
 	replicaB.store.release() // no pause in this test
 

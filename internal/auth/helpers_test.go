@@ -26,7 +26,8 @@ import (
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/session"
-	"github.com/cpqportal/portal/internal/session/redistest"
+	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
 
 func TestMain(m *testing.M) {
@@ -58,8 +59,8 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 type envOptions struct {
-	redis            bool
-	file             bool   // the file store in a temporary directory (else the cookie store, unless redis)
+	postgres         bool   // the database store on a fresh PostgreSQL state database, as replicas share it
+	file             bool   // the file store in a temporary directory (else the cookie store, unless postgres)
 	fileDir          string // the file store's directory (default: a temporary one)
 	padAccessTokenTo int
 	idleTimeout      time.Duration
@@ -78,10 +79,12 @@ type env struct {
 	auth   *Authenticator
 	store  session.Store
 	clock  *clock
-	// issuer, storeOpts and redisURL let a test start a second replica on the same provider and redis.
-	issuer    string
-	storeOpts session.Options
-	redisURL  string
+	// issuer, storeOpts and databaseURL let a test start a second replica on the same provider and
+	// PostgreSQL state database.
+	issuer      string
+	storeOpts   session.Options
+	databaseURL string
+	stateDB     *statedb.DB // the database store's connection (nil for the other stores)
 
 	refreshCalls    atomic.Int32 // grant_type=refresh_token requests reaching the provider
 	refreshRefusals atomic.Int32 // of those, the ones the provider answered with a 4xx (invalid_grant)
@@ -151,14 +154,14 @@ func newEnv(t *testing.T, opts envOptions) *env {
 	}
 	storeOpts := session.Options{Keys: []string{randomKey(t)}, AbsoluteLifetime: lifetime, Now: e.clock.Now}
 	e.issuer, e.storeOpts = issuer, storeOpts
-	if opts.redis {
-		e.redisURL = "redis://" + redistest.Start(t) + "/0"
-		rs, err := session.NewRedisStore(session.RedisOptions{Options: storeOpts, URL: e.redisURL})
+	if opts.postgres {
+		e.databaseURL = statedbtest.PostgresURL(t)
+		e.stateDB = statedbtest.OpenURL(t, e.databaseURL)
+		ds, err := session.NewSQLStore(storeOpts, e.stateDB)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = rs.Close() })
-		e.store = rs
+		e.store = ds
 	} else if opts.file {
 		dir := opts.fileDir
 		if dir == "" {

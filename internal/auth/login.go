@@ -249,7 +249,7 @@ func (a *Authenticator) Callback(c *gin.Context) {
 		a.fail(c, http.StatusInternalServerError, "sign-in: save session", err, retry)
 		return
 	} else if err != nil {
-		// The store is unreachable (redis down, data directory gone): a moment later it may work.
+		// The store is unreachable (the state database down, data directory gone): a moment later it may work.
 		a.logger.ErrorContext(ctx, "sign-in: saving the session failed", "err", err)
 		a.renderPage(c, http.StatusServiceUnavailable, "auth.store_unavailable.title", i18n.M("auth.store_unavailable.sign_in"), retry, "auth.link.try_again")
 		return

@@ -14,7 +14,7 @@ import (
 	"github.com/cpqportal/portal/internal/session"
 )
 
-// Logout signs the user out: POST /auth/logout clears the session (cookies and, with the redis store,
+// Logout signs the user out: POST /auth/logout clears the session (cookies and, with the database store,
 // the server-side state) and, when the provider has an end_session_endpoint, sends the browser there
 // (RP-initiated logout) with id_token_hint, or client_id when the ID token was not kept, and
 // post_logout_redirect_uri = PublicURL + /auth/logged-out. Otherwise it goes straight to /auth/logged-out.

@@ -13,7 +13,7 @@ import (
 )
 
 // lastSeenGranularity is how stale LastSeen may get before a request records it: writing it on every
-// request would send a Set-Cookie (or a redis write) each time.
+// request would send a Set-Cookie (or a database write) each time.
 const lastSeenGranularity = time.Minute
 
 // RequireLogin loads the session and lets the request through with it in the context (CurrentSession,

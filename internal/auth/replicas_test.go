@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/sessions"
 
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
 
 // pausingStore holds the request that loads the session until release is called, so a test can make another replica
@@ -36,7 +37,7 @@ func (ps *pausingStore) New(r *http.Request, name string) (*sessions.Session, er
 }
 
 // replica is a second portal instance behind the same public URL, with its own Authenticator (own single
-// flight and rotation cache) and its own connection to the env's redis and provider. Its store pauses
+// flight and rotation cache) and its own connection to the env's state database and provider. Its store pauses
 // the first request after loading the session.
 type replica struct {
 	handler http.Handler
@@ -45,12 +46,12 @@ type replica struct {
 
 func (e *env) newReplica(t *testing.T) *replica {
 	t.Helper()
-	rs, err := session.NewRedisStore(session.RedisOptions{Options: e.storeOpts, URL: e.redisURL})
+	// Its own connection pool to the env's database, as another process would have.
+	ds, err := session.NewSQLStore(e.storeOpts, statedbtest.OpenURL(t, e.databaseURL))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = rs.Close() })
-	store := &pausingStore{ServerStore: rs, loaded: make(chan struct{}), resume: make(chan struct{})}
+	store := &pausingStore{ServerStore: ds, loaded: make(chan struct{}), resume: make(chan struct{})}
 	store.release = sync.OnceFunc(func() { close(store.resume) })
 	t.Cleanup(store.release) // never leave a paused request behind
 	publicURL, _ := url.Parse(e.server.URL)
@@ -77,7 +78,7 @@ func (e *env) newReplica(t *testing.T) *replica {
 // second must carry on with the first one's tokens instead of signing the user out.
 func TestReplicaLosingTheRefreshRaceAdoptsTheWinnersTokens(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{redis: true})
+	e := newEnv(t, envOptions{postgres: true})
 	browser := e.newBrowser(t)
 	e.signIn(t, browser, "/quotes")
 	before := e.who(t, browser)
@@ -94,7 +95,7 @@ func TestReplicaLosingTheRefreshRaceAdoptsTheWinnersTokens(t *testing.T) {
 	}()
 	<-replicaB.store.loaded
 
-	// Meanwhile replica A refreshes the same session: the provider rotates the refresh token and redis
+	// Meanwhile replica A refreshes the same session: the provider rotates the refresh token and the database
 	// gets the new tokens.
 	winner := e.who(t, browser)
 	if winner.AccessToken == before.AccessToken || e.refreshCalls.Load() != 1 {
@@ -124,17 +125,17 @@ func TestReplicaLosingTheRefreshRaceAdoptsTheWinnersTokens(t *testing.T) {
 		}
 	}
 
-	// The session lives on in redis with the winner's tokens, and needs no further refresh.
+	// The session lives on in the database with the winner's tokens, and needs no further refresh.
 	if again := e.who(t, browser); again.AccessToken != winner.AccessToken || e.refreshCalls.Load() != 2 {
 		t.Fatalf("after the race: same token %v, refresh calls %d", again.AccessToken == winner.AccessToken, e.refreshCalls.Load())
 	}
 }
 
-// A refresh token revoked at the provider still ends the session with the redis store: reloading the
+// A refresh token revoked at the provider still ends the session with the database store: reloading the
 // session finds the same refresh token, so nobody else refreshed it.
-func TestRevokedRefreshTokenEndsTheRedisSession(t *testing.T) {
+func TestRevokedRefreshTokenEndsTheDatabaseSession(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{redis: true})
+	e := newEnv(t, envOptions{postgres: true})
 	browser := e.newBrowser(t)
 	e.signIn(t, browser, "/quotes")
 	cookies := e.cookieHeader(browser, "/quotes")

@@ -28,7 +28,7 @@ type ActiveSession struct {
 // ErrUnknownSession: the handle names no active session of the user (already ended, or not theirs).
 var ErrUnknownSession = errors.New("auth: no such session")
 
-// ErrSessionStoreUnavailable wraps a failure of the session store (redis down, data directory gone):
+// ErrSessionStoreUnavailable wraps a failure of the session store (the state database down, data directory gone):
 // nothing was listed or ended; the handlers answer 503.
 var ErrSessionStoreUnavailable = errors.New("auth: session store unavailable")
 

@@ -13,7 +13,7 @@ import (
 	"github.com/cpqportal/portal/internal/session"
 )
 
-// revokeFailingStore is the env's store whose revocations fail while failing is set (redis down
+// revokeFailingStore is the env's store whose revocations fail while failing is set (the database down
 // between the logout token's check and the revocation).
 type revokeFailingStore struct {
 	session.Store
@@ -45,7 +45,7 @@ func (s *revokeFailingStore) Seen(ctx context.Context, key string) (bool, error)
 // recorded as used); a third delivery is a replay. The portal is told the sessions ended.
 func TestBackChannelLogoutRetryAfterAStoreFailureEndsTheSessions(t *testing.T) {
 	t.Parallel()
-	for name, opts := range map[string]envOptions{"cookie": {}, "redis": {redis: true}} {
+	for name, opts := range map[string]envOptions{"cookie": {}, "postgres": {postgres: true}} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, opts)

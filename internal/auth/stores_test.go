@@ -14,7 +14,7 @@ import (
 // after the idle timeout, and logout with id_token_hint that leaves a copied cookie useless.
 func TestEveryPathWithEveryStore(t *testing.T) {
 	t.Parallel()
-	for name, opts := range map[string]envOptions{"cookie": {}, "file": {file: true}, "redis": {redis: true}} {
+	for name, opts := range map[string]envOptions{"cookie": {}, "file": {file: true}, "postgres": {postgres: true}} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			opts.idleTimeout = 30 * time.Minute

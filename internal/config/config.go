@@ -33,9 +33,16 @@ import (
 
 // Session store kinds accepted by PORTAL_SESSION_STORE.
 const (
-	SessionStoreFile   = "file"
+	// SessionStoreDatabase keeps sessions server-side in the state database (the default).
+	SessionStoreDatabase = "database"
+	// SessionStoreCookie keeps the whole session in encrypted cookies.
 	SessionStoreCookie = "cookie"
-	SessionStoreRedis  = "redis"
+	// sessionStoreFileAlias is the database store's name from when it kept sessions in files;
+	// still accepted, so existing settings keep working.
+	sessionStoreFileAlias = "file"
+	// sessionStoreRedisGone was the Redis session store, removed: the state database's PostgreSQL
+	// does what it did for replicas (docs/operations.md, "Sessions on several replicas").
+	sessionStoreRedisGone = "redis"
 )
 
 // Readiness checks of the v2 API accepted by PORTAL_V2_READY_CHECK (besides a health URL).
@@ -90,7 +97,7 @@ type Config struct {
 	// OIDCScopes are the scopes requested at login.
 	OIDCScopes []string
 
-	// SessionStore is SessionStoreFile (the default), SessionStoreRedis or SessionStoreCookie.
+	// SessionStore is SessionStoreDatabase (the default) or SessionStoreCookie.
 	SessionStore string
 	// DataDir is where the portal keeps state on its own side: demo mode's keys (DataDir/demo) and
 	// the state database with sessions, people, recent items, the work index and batch jobs
@@ -100,11 +107,14 @@ type Config struct {
 	// MinSessionKeyBytes bytes; internal/session decodes them); the first signs and encrypts, the
 	// others are still accepted (key rotation).
 	SessionKeys []string
-	// RedisURL is the redis server for the redis session store (redis:// or rediss://).
+	// RedisURL is an older portal's Redis (redis:// or rediss://), read once by the import of its
+	// state (internal/stateimport); empty: nothing to import from Redis.
 	RedisURL string
 	// DatabaseURL is the PostgreSQL database of the portal's state (internal/statedb), shared by
 	// several replicas; empty: SQLite in DataDir/state.
 	DatabaseURL string
+	// DatabaseConns bounds each replica's connections to PostgreSQL (0: statedb's default, 16).
+	DatabaseConns int
 	// SessionIdleTimeout ends a session after this long without a request.
 	SessionIdleTimeout time.Duration
 	// SessionLifetime ends a session this long after sign-in, however active.
@@ -339,14 +349,19 @@ func settings() []setting {
 				c.OIDCScopes = scopes
 				return nil
 			}},
-		{Setting: Setting{"PORTAL_SESSION_STORE", "session-store", "file", "Where sessions live: file (the default: in the state database, SQLite in PORTAL_DATA_DIR or PORTAL_DATABASE_URL), redis, or cookie (encrypted cookie; sign-out revokes its id in the state database)"},
+		{Setting: Setting{"PORTAL_SESSION_STORE", "session-store", SessionStoreDatabase, "Where sessions live: database (the default: in the state database, SQLite in PORTAL_DATA_DIR or PORTAL_DATABASE_URL; file is an older name for it) or cookie (encrypted cookie; sign-out revokes its id in the state database)"},
 			apply: func(c *Config, raw string) error {
 				switch raw {
-				case SessionStoreFile, SessionStoreCookie, SessionStoreRedis:
+				case SessionStoreDatabase, sessionStoreFileAlias:
+					c.SessionStore = SessionStoreDatabase
+					return nil
+				case SessionStoreCookie:
 					c.SessionStore = raw
 					return nil
+				case sessionStoreRedisGone:
+					return fmt.Errorf("the Redis session store was removed: sessions are in the state database now (set %q, the default, with PORTAL_DATABASE_URL for several replicas; docs/operations.md)", SessionStoreDatabase)
 				}
-				return fmt.Errorf("must be %q, %q or %q, not %q", SessionStoreFile, SessionStoreRedis, SessionStoreCookie, raw)
+				return fmt.Errorf("must be %q or %q, not %q", SessionStoreDatabase, SessionStoreCookie, raw)
 			}},
 		{Setting: Setting{"PORTAL_DATA_DIR", "data-dir", ".data", "Directory for the portal's own state (the state database of sessions, people, recent items, the work index and batch jobs unless PORTAL_DATABASE_URL is set; demo keys); created 0700, must be writable"},
 			apply: func(c *Config, raw string) error {
@@ -370,7 +385,7 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{Setting: Setting{"PORTAL_REDIS_URL", "redis-url", "", "Redis server, e.g. redis://127.0.0.1:6379/0: sessions with PORTAL_SESSION_STORE=redis (keep it persistent: docs/operations.md); whenever set, an older portal's state is read from it once, at the upgrade"},
+		{Setting: Setting{"PORTAL_REDIS_URL", "redis-url", "", "An older portal's Redis, e.g. redis://127.0.0.1:6379/0: when set, its state (work index, people, recent items, batch jobs; not sessions) is imported into the state database once, at the upgrade (docs/operations.md); nothing else uses Redis"},
 			apply: func(c *Config, raw string) error {
 				if raw == "" {
 					return nil
@@ -392,6 +407,15 @@ func settings() []setting {
 					return errors.New("must be a postgres:// URL, e.g. postgres://portal:secret@db:5432/portal")
 				}
 				c.DatabaseURL = raw
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_DATABASE_CONNS", "database-conns", "16", "Connections each replica opens to PostgreSQL at most (replicas × this must stay under the server's max_connections)"},
+			apply: func(c *Config, raw string) error {
+				n, err := strconv.Atoi(raw)
+				if err != nil || n < 2 || n > 500 {
+					return fmt.Errorf("must be a whole number from 2 to 500, not %q", raw)
+				}
+				c.DatabaseConns = n
 				return nil
 			}},
 		{Setting: Setting{"PORTAL_SESSION_IDLE_TIMEOUT", "session-idle-timeout", "30m", "Sign out after this long without a request"},
@@ -658,9 +682,6 @@ func finish(c *Config) error {
 	if c.SessionLifetime < c.SessionIdleTimeout {
 		return errors.New("PORTAL_SESSION_LIFETIME: must not be shorter than PORTAL_SESSION_IDLE_TIMEOUT")
 	}
-	if c.SessionStore == SessionStoreRedis && c.RedisURL == "" {
-		return errors.New("PORTAL_REDIS_URL: required with PORTAL_SESSION_STORE=redis")
-	}
 
 	if c.Demo {
 		// The embedded provider is used unless an external one is named.
@@ -748,6 +769,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("session_store", c.SessionStore),
 		slog.String("data_dir", c.DataDir),
 		slog.String("state_database", c.StateDatabase()),
+		slog.Int("database_conns", c.DatabaseConns),
 		slog.Int("session_keys", len(c.SessionKeys)),
 		slog.Duration("session_idle_timeout", c.SessionIdleTimeout),
 		slog.Duration("session_lifetime", c.SessionLifetime),

@@ -53,7 +53,7 @@ func TestLoadDefaults(t *testing.T) {
 		{"V2Timeout", cfg.V2Timeout, 15 * time.Second},
 		{"OIDCIssuer", cfg.OIDCIssuer, "https://login.example.com/realms/sales"},
 		{"OIDCScopes", strings.Join(cfg.OIDCScopes, " "), "openid profile email offline_access"},
-		{"SessionStore", cfg.SessionStore, SessionStoreFile},
+		{"SessionStore", cfg.SessionStore, SessionStoreDatabase},
 		{"DataDir", cfg.DataDir, ".data"},
 		{"SessionKeys", len(cfg.SessionKeys), 1},
 		{"SessionIdleTimeout", cfg.SessionIdleTimeout, 30 * time.Minute},
@@ -84,7 +84,7 @@ func TestLoadEveryVariable(t *testing.T) {
 	env["PORTAL_ADDR"] = "0.0.0.0:9090"
 	env["PORTAL_PUBLIC_URL"] = "https://portal.example.com/"
 	env["PORTAL_OIDC_SCOPES"] = "openid email"
-	env["PORTAL_SESSION_STORE"] = "redis"
+	env["PORTAL_SESSION_STORE"] = "cookie"
 	env["PORTAL_SESSION_KEYS"] = key1 + ", " + key2
 	env["PORTAL_REDIS_URL"] = "redis://127.0.0.1:6379/2"
 	env["PORTAL_SESSION_IDLE_TIMEOUT"] = "10m"
@@ -112,7 +112,7 @@ func TestLoadEveryVariable(t *testing.T) {
 		{"PublicURL", cfg.PublicURL.String(), "https://portal.example.com"},
 		{"PublicURLDerived", cfg.PublicURLDerived, false},
 		{"OIDCScopes", strings.Join(cfg.OIDCScopes, "|"), "openid|email"},
-		{"SessionStore", cfg.SessionStore, SessionStoreRedis},
+		{"SessionStore", cfg.SessionStore, SessionStoreCookie},
 		{"SessionKeys[0] (signing key first)", cfg.SessionKeys[0], key1},
 		{"SessionKeys[1]", cfg.SessionKeys[1], key2},
 		{"RedisURL", cfg.RedisURL, "redis://127.0.0.1:6379/2"},
@@ -306,8 +306,8 @@ func TestLoadErrors(t *testing.T) {
 		{"second key short", nil, map[string]string{"PORTAL_SESSION_KEYS": key1 + ",00112233"}, keyErr},
 		{"32 characters are 16 bytes of hex", nil, map[string]string{"PORTAL_SESSION_KEYS": "0123456789abcdef0123456789abcdef"}, keyErr},
 		{"key neither base64 nor hex", nil, map[string]string{"PORTAL_SESSION_KEYS": "this is not base64 but it is long enough!!"}, keyErr},
-		{"unknown store", nil, map[string]string{"PORTAL_SESSION_STORE": "memcached"}, `PORTAL_SESSION_STORE: must be "file", "redis" or "cookie", not "memcached"`},
-		{"redis without url", nil, map[string]string{"PORTAL_SESSION_STORE": "redis"}, "PORTAL_REDIS_URL: required with PORTAL_SESSION_STORE=redis"},
+		{"unknown store", nil, map[string]string{"PORTAL_SESSION_STORE": "memcached"}, `PORTAL_SESSION_STORE: must be "database" or "cookie", not "memcached"`},
+		{"redis store removed", nil, map[string]string{"PORTAL_SESSION_STORE": "redis", "PORTAL_REDIS_URL": "redis://127.0.0.1:6379/0"}, `PORTAL_SESSION_STORE: the Redis session store was removed: sessions are in the state database now (set "database", the default, with PORTAL_DATABASE_URL for several replicas; docs/operations.md)`},
 		{"bad redis url", nil, map[string]string{"PORTAL_REDIS_URL": "http://127.0.0.1:6379"}, "PORTAL_REDIS_URL: must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0"},
 		{"bad idle timeout", nil, map[string]string{"PORTAL_SESSION_IDLE_TIMEOUT": "30"}, `PORTAL_SESSION_IDLE_TIMEOUT: must be a positive duration such as 30s, 15m or 12h, not "30"`},
 		{"zero lifetime", nil, map[string]string{"PORTAL_SESSION_LIFETIME": "0s"}, `PORTAL_SESSION_LIFETIME: must be a positive duration such as 30s, 15m or 12h, not "0s"`},
@@ -316,6 +316,9 @@ func TestLoadErrors(t *testing.T) {
 		{"bad upload limit", nil, map[string]string{"PORTAL_UPLOAD_LIMIT": "lots"}, `PORTAL_UPLOAD_LIMIT: must be a size such as 25MB or 1GiB, not "lots"`},
 		{"unknown size unit", nil, map[string]string{"PORTAL_UPLOAD_LIMIT": "5XB"}, `PORTAL_UPLOAD_LIMIT: must be a size such as 25MB or 1GiB, not "5XB"`},
 		{"zero upload limit", nil, map[string]string{"PORTAL_UPLOAD_LIMIT": "0"}, `PORTAL_UPLOAD_LIMIT: must be between 1 byte and 4EiB, not "0"`},
+		{"database URL not postgres", nil, map[string]string{"PORTAL_DATABASE_URL": "mysql://db/portal"}, `PORTAL_DATABASE_URL: must be a postgres:// URL, e.g. postgres://portal:secret@db:5432/portal`},
+		{"one database connection", nil, map[string]string{"PORTAL_DATABASE_CONNS": "1"}, `PORTAL_DATABASE_CONNS: must be a whole number from 2 to 500, not "1"`},
+		{"work retention under a day", nil, map[string]string{"PORTAL_WORK_RETENTION": "1h"}, `PORTAL_WORK_RETENTION: must be 0 (keep every row) or a duration of at least 24h such as 8760h, not "1h"`},
 		{"negative cache ttl", nil, map[string]string{"PORTAL_CUSTOMER_CACHE_TTL": "-5s"}, `PORTAL_CUSTOMER_CACHE_TTL: must be a duration such as 30s or 0, not "-5s"`},
 		{"bad shutdown grace", nil, map[string]string{"PORTAL_SHUTDOWN_GRACE": "forever"}, `PORTAL_SHUTDOWN_GRACE: must be a positive duration such as 30s, 15m or 12h, not "forever"`},
 		{"bad log format", nil, map[string]string{"PORTAL_LOG_FORMAT": "xml"}, `PORTAL_LOG_FORMAT: must be "json" or "text", not "xml"`},
@@ -449,5 +452,20 @@ func TestLogValueHidesSecrets(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "login.example.com") {
 		t.Errorf("log line lacks the issuer: %s", out.String())
+	}
+}
+
+// "file", the database store's name from when it kept sessions in files, still selects it, so
+// deployments that set it explicitly keep working.
+func TestSessionStoreFileIsTheDatabaseStore(t *testing.T) {
+	t.Parallel()
+	env := prodEnv()
+	env["PORTAL_SESSION_STORE"] = "file"
+	cfg, err := loadQuiet(nil, env)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if cfg.SessionStore != SessionStoreDatabase {
+		t.Errorf("SessionStore = %q, want %q", cfg.SessionStore, SessionStoreDatabase)
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/filetype"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
@@ -69,6 +71,8 @@ func (h *Handler) documentsVM(ctx context.Context, tr *i18n.Translator, ref quot
 		BaseURL:         ref.baseURL(),
 		UploadLimit:     h.cfg.UploadLimit,
 		UploadLimitText: formatBytes(h.cfg.UploadLimit).In(tr),
+		AcceptedKinds:   acceptedKindsText,
+		Accept:          strings.Join(filetype.Extensions(), ","),
 		HasCarts:        len(quote.Carts) > 0,
 		AuditURL:        auditURL(ref.quoteID),
 	}
@@ -95,6 +99,7 @@ func (h *Handler) documentsVM(ctx context.Context, tr *i18n.Translator, ref quot
 	if quote.Contract != nil && quote.Contract.ContractID >= 1 {
 		vm.Contract = contractLink(quote.Contract.ContractID, quote.Contract.ContractNumber)
 	}
+	vm.Offer = h.offerVM(tr, ref, quote)
 	return vm
 }
 

@@ -89,11 +89,11 @@ func TestUploadStreamsLargeFileToTheService(t *testing.T) {
 	const size = 96 << 20
 	e := newDocsEnv(t, docsOptions{uploadLimit: 256 << 20})
 	ref := e.newQuote(t)
-	want := sha256Of(t, randomBytes(7, size))
+	want := sha256Of(t, pdfLike(7, size))
 
 	body, contentType := streamedMultipart(
 		formPart{name: "attachmentType", body: strings.NewReader("CONTRACT_ANNEX")},
-		formPart{name: "file", fileName: "big annex.bin", contentType: "application/octet-stream", body: randomBytes(7, size)},
+		formPart{name: "file", fileName: "big annex.pdf", contentType: "application/octet-stream", body: pdfLike(7, size)},
 	)
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -114,14 +114,14 @@ func TestUploadStreamsLargeFileToTheService(t *testing.T) {
 		t.Fatalf("the simulator has %d attachments, want 1", len(attachments))
 	}
 	got := attachments[0]
-	if got.SHA256 != want || got.Size != size || got.FileName != "big annex.bin" || got.AttachmentType != "CONTRACT_ANNEX" {
+	if got.SHA256 != want || got.Size != size || got.FileName != "big annex.pdf" || got.AttachmentType != "CONTRACT_ANNEX" {
 		t.Errorf("stored %+v, want sha256 %s and %d bytes", got, want, size)
 	}
 	doc := parseHTML(t, resp.body)
 	if doc.Find(`#attachment-list [data-testid="attachment-row"]`).Length() != 1 {
 		t.Errorf("the answer does not list the new attachment:\n%s", resp.body)
 	}
-	if trig := resp.Header.Get("HX-Trigger"); !strings.Contains(trig, "Uploaded big annex.bin") {
+	if trig := resp.Header.Get("HX-Trigger"); !strings.Contains(trig, "Uploaded big annex.pdf (96 MiB).") {
 		t.Errorf("HX-Trigger %q has no success toast", trig)
 	}
 	uploads := e.requestsTo("attachments.upload")
@@ -139,7 +139,7 @@ func TestUploadOverTheLimit(t *testing.T) {
 	t.Run("size known: refused before anything is sent", func(t *testing.T) {
 		body, contentType := bufferedMultipart(t,
 			formPart{name: "attachmentType", body: strings.NewReader("OTHER")},
-			formPart{name: "file", fileName: "too-big.bin", body: randomBytes(1, limit+10)},
+			formPart{name: "file", fileName: "too-big.pdf", body: pdfLike(1, limit+10)},
 		)
 		resp := e.upload(t, ref, body, contentType, int64(body.Len()))
 		if resp.StatusCode != http.StatusRequestEntityTooLarge {
@@ -155,7 +155,7 @@ func TestUploadOverTheLimit(t *testing.T) {
 	t.Run("size unknown: stopped while streaming, nothing stored", func(t *testing.T) {
 		body, contentType := streamedMultipart(
 			formPart{name: "attachmentType", body: strings.NewReader("OTHER")},
-			formPart{name: "file", fileName: "too-big.bin", body: randomBytes(2, 3*limit)},
+			formPart{name: "file", fileName: "too-big.pdf", body: pdfLike(2, 3*limit)},
 		)
 		resp := e.upload(t, ref, body, contentType, -1)
 		if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(resp.body, "larger than the upload limit") {

@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/filetype"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
@@ -40,6 +41,28 @@ func errUploadTooLarge(limit int64) error {
 		message: i18n.M("attachments.error.too_large.message", formatBytes(limit))}
 }
 
+// errUploadNotText stops the stream to the v2 API when a text file turns out not to be text.
+var errUploadNotText = errors.New("upload: a text file that is not UTF-8 text")
+
+// errUploadUnsupported is the 415 of a file that is not what its name says (or of a kind the
+// portal does not accept: docs/documents.md), naming the file and the kind.
+func errUploadUnsupported(fileName string, refusal *filetype.Refusal) error {
+	message := i18n.M("attachments.error.unsupported_kind", fileName, acceptedKindsText)
+	switch refusal.Reason {
+	case filetype.ContentMismatch:
+		message = i18n.M("attachments.error.content_mismatch", fileName, refusal.Kind.Name)
+	case filetype.DeclaredMismatch:
+		message = i18n.M("attachments.error.declared_mismatch", fileName, refusal.Declared, refusal.Kind.Name)
+	case filetype.NotText:
+		message = i18n.M("attachments.error.not_text", fileName)
+	}
+	return &documentError{status: http.StatusUnsupportedMediaType, title: i18n.M("attachments.error.unsupported.title"),
+		message: message, cause: refusal}
+}
+
+// acceptedKindsText lists the accepted kinds in messages: the same names in every language.
+const acceptedKindsText = "PDF, PNG, JPEG, GIF, WebP, Word, Excel, PowerPoint, OpenDocument, TXT, CSV"
+
 // errUploadRefused is a 422 whose message is the catalogue's key with its arguments.
 func errUploadRefused(key string, args ...any) error {
 	return &documentError{status: http.StatusUnprocessableEntity, title: i18n.M("attachments.error.refused.title"),
@@ -61,6 +84,10 @@ type uploadReader struct {
 	n         int64
 	exceeded  bool
 	sourceErr error
+	// text checks a text file's every byte on its way (nil for other kinds); notText is set when
+	// it fails, and the stream is stopped like one over the limit.
+	text    *filetype.TextStream
+	notText bool
 	// onEOF runs when the whole file has been read (the v2 API's time to answer starts then).
 	onEOF func()
 }
@@ -71,6 +98,16 @@ func (u *uploadReader) Read(p []byte) (int, error) {
 	if u.n > u.limit {
 		u.exceeded = true
 		return 0, errUploadOverLimit
+	}
+	if u.text != nil {
+		textErr := u.text.Write(p[:n])
+		if textErr == nil && errors.Is(err, io.EOF) {
+			textErr = u.text.Close()
+		}
+		if textErr != nil {
+			u.notText = true
+			return 0, errUploadNotText
+		}
 	}
 	switch {
 	case errors.Is(err, io.EOF):
@@ -148,17 +185,33 @@ func (h *Handler) uploadAttachment(c *gin.Context) {
 		h.failUpload(c, errUploadTooLarge(limit), limit)
 		return
 	}
+	// The file must be what its name says: the declared type one of that kind's and the first
+	// bytes that kind's (a text file's every byte, checked below while it streams). What goes
+	// upstream is the kind's own media type.
+	kind, err := filetype.Check(fileName, contentType, head, size >= 0)
+	if refusal, ok := errors.AsType[*filetype.Refusal](err); ok {
+		h.log(c).Info("upload refused: not what its name says", "file_name", fileName, "declared", contentType, "err", err)
+		h.failUpload(c, errUploadUnsupported(fileName, refusal), limit)
+		return
+	}
+	contentType = kind.MediaType
 
 	// The v2 API has PORTAL_V2_TIMEOUT to answer once it has the whole file; sending the file itself
 	// may take as long as the browser needs.
 	answer := h.pendingStartLimit(h.apiContext(c))
 	defer answer.release()
 	body := &uploadReader{r: file, limit: limit, onEOF: answer.arm}
+	if size < 0 {
+		body.text = kind.Stream()
+	}
 	attachment, err := h.api.Attachments.Upload(answer.ctx, ref.quoteID, attachmentType, fileName, contentType, size, body)
 	err = answer.started(err)
 	switch {
 	case body.exceeded:
 		h.failUpload(c, errUploadTooLarge(limit), limit)
+		return
+	case body.notText:
+		h.failUpload(c, errUploadUnsupported(fileName, &filetype.Refusal{Reason: filetype.NotText, Kind: kind}), limit)
 		return
 	case body.sourceErr != nil:
 		h.failUpload(c, body.sourceErr, limit)
@@ -237,7 +290,7 @@ func (h *Handler) failUpload(c *gin.Context, err error, limit int64) {
 		c.Header("Connection", "close")
 		err = errUploadTooLarge(limit)
 	case errors.As(err, &de):
-		if de.status == http.StatusRequestEntityTooLarge {
+		if de.status == http.StatusRequestEntityTooLarge || de.status == http.StatusUnsupportedMediaType { // the rest of the body is not read
 			c.Header("Connection", "close")
 		}
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):

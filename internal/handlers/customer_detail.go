@@ -113,7 +113,7 @@ func (h *Handler) customerDetailVM(c *gin.Context, cust *apiclient.Customer, cpq
 		{Key: tr.T("customer.field.status"), Value: orDash(customerStatusLabel(tr, cust.Status))},
 		{Key: tr.T("customer.field.email"), Value: orDash(cust.Email)},
 		{Key: tr.T("customer.field.phone"), Value: orDash(cust.Phone)},
-		{Key: tr.T("customer.form.address"), Value: orDash(formatAddress(cust.Address))},
+		{Key: tr.T("customer.form.address"), Value: orDash(formatAddress(cust.Address, func(code string) string { return h.countries.Name(tr.Tag(), code) }))},
 		{Key: tr.T("customer.form.configurators"), Value: orDash(strings.Join(vm.Configurators, ", "))},
 		{Key: tr.T("customer.field.version"), Value: strconv.FormatInt(cust.Version, 10)},
 		{Key: tr.T("customer.profiles.col.created"), Value: orDash(""), At: cust.CreatedAt},
@@ -201,8 +201,9 @@ func orDash(s string) string {
 	return s
 }
 
-// formatAddress writes an address on one line: "Via Roma 94, 25121 Brescia, IT".
-func formatAddress(a apiclient.Address) string {
+// formatAddress writes an address on one line, the country by its name in the reader's language
+// (countryName): "Via Roma 94, 25121 Brescia, Italia".
+func formatAddress(a apiclient.Address, countryName func(code string) string) string {
 	var parts []string
 	if a.Street != "" {
 		parts = append(parts, a.Street)
@@ -211,7 +212,7 @@ func formatAddress(a apiclient.Address) string {
 		parts = append(parts, town)
 	}
 	if a.Country != "" {
-		parts = append(parts, a.Country)
+		parts = append(parts, countryName(a.Country))
 	}
 	return strings.Join(parts, ", ")
 }

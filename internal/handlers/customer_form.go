@@ -20,6 +20,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/countries"
 	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
@@ -33,10 +34,9 @@ import (
 
 // Customer rules of docs/v2-assumptions.md A8 (the service checks them too).
 var (
-	customerTaxIDPattern   = regexp.MustCompile(`^[A-Z]{2}[A-Z0-9]{8,14}$`)
-	customerPhonePattern   = regexp.MustCompile(`^\+?[0-9 ]{6,20}$`)
-	customerCountryPattern = regexp.MustCompile(`^[A-Z]{2}$`)
-	customerSegments       = []string{"BUSINESS", "CONSUMER", "PUBLIC"}
+	customerTaxIDPattern = regexp.MustCompile(`^[A-Z]{2}[A-Z0-9]{8,14}$`)
+	customerPhonePattern = regexp.MustCompile(`^\+?[0-9 ]{6,20}$`)
+	customerSegments     = []string{"BUSINESS", "CONSUMER", "PUBLIC"}
 )
 
 const (
@@ -61,8 +61,8 @@ type customerForm struct {
 	ConfirmedDuplicate                 string
 }
 
-// readCustomerForm reads the posted form, trimmed and normalised (tax id and country in upper
-// case, as A8 requires). A body over the limit is an error for the error edge.
+// readCustomerForm reads the posted form, trimmed and normalised (tax id and country code in upper
+// case, as A8 requires; the form's country list sends codes, so only a hand-made request differs). A body over the limit is an error for the error edge.
 func readCustomerForm(c *gin.Context) (customerForm, error) {
 	if err := c.Request.ParseForm(); err != nil {
 		return customerForm{}, fmt.Errorf("read the customer form: %w", err)
@@ -79,8 +79,10 @@ func readCustomerForm(c *gin.Context) (customerForm, error) {
 }
 
 // validate checks the form against A8; errors are keyed by input name ("" for the form), in
-// tr's language. Optional fields may be empty, also on an edit, where that clears them (A8).
-func (f *customerForm) validate(tr *i18n.Translator) map[string]string {
+// tr's language. Optional fields may be empty, also on an edit, where that clears them (A8). A
+// country must be a code of the list the form offers (knownCountry): A8's "two upper-case
+// letters" alone took "GE" for Germany, and it is Georgia.
+func (f *customerForm) validate(tr *i18n.Translator, knownCountry func(code string) bool) map[string]string {
 	errs := map[string]string{}
 	checkText := func(name, value string, required bool) {
 		label := customerFieldLabel(tr, name)
@@ -112,8 +114,8 @@ func (f *customerForm) validate(tr *i18n.Translator) map[string]string {
 	checkText("street", f.Street, false)
 	checkText("city", f.City, false)
 	checkText("postalCode", f.PostalCode, false)
-	if f.Country != "" && !customerCountryPattern.MatchString(f.Country) {
-		errs["country"] = tr.T("customer.error.country")
+	if f.Country != "" && !knownCountry(f.Country) {
+		errs["country"] = tr.T("customer.error.country", customerFieldLabel(tr, "country"), clipForMessage(f.Country))
 	}
 	if f.Attributes != "" {
 		var obj map[string]json.RawMessage
@@ -326,10 +328,8 @@ func customerFormVM(tr *i18n.Translator, f customerForm, errs map[string]string,
 		}
 		return fd
 	}
-	vm.Name = field("name", func(fd *components.Field) {
-		fd.Required, fd.Autocomplete = true, "organization"
-		fd.Attrs["maxlength"] = "200"
-	})
+	// No maxlength: a browser cuts a longer paste silently; validate says why instead.
+	vm.Name = field("name", func(fd *components.Field) { fd.Required, fd.Autocomplete = true, "organization" })
 	vm.TaxID = field("taxId", func(fd *components.Field) {
 		fd.Required, fd.Hint, fd.Autocomplete = true, tr.T("customer.form.tax_id_hint"), "off"
 		fd.Attrs["spellcheck"] = "false"
@@ -342,10 +342,7 @@ func customerFormVM(tr *i18n.Translator, f customerForm, errs map[string]string,
 	vm.Street = field("street", func(fd *components.Field) { fd.Autocomplete = "street-address" })
 	vm.PostalCode = field("postalCode", func(fd *components.Field) { fd.Autocomplete = "postal-code" })
 	vm.City = field("city", func(fd *components.Field) { fd.Autocomplete = "address-level2" })
-	vm.Country = field("country", func(fd *components.Field) {
-		fd.Hint, fd.Autocomplete = tr.T("customer.form.country_hint"), "country"
-		fd.Attrs["maxlength"] = "2"
-	})
+	vm.Country = field("country", func(fd *components.Field) { fd.Autocomplete = "country" })
 	vm.Attributes = field("attributes", func(fd *components.Field) {
 		fd.Label = tr.T("customer.form.attributes_label")
 		fd.Hint = tr.T("customer.form.attributes_hint")
@@ -394,6 +391,22 @@ func customerFormVM(tr *i18n.Translator, f customerForm, errs map[string]string,
 		vm.Errors = append(vm.Errors, components.FieldError{Message: msg})
 	}
 	return vm
+}
+
+// countryOptions are the country choices in tr's language and order, after "no country". A
+// stored value the list does not have (a customer saved before the list) is offered as it is, so
+// opening the form changes nothing; saving it says why it is refused.
+func countryOptions(tr *i18n.Translator, list *countries.List, current string) []components.Option {
+	all := list.In(tr.Tag())
+	options := make([]components.Option, 0, len(all)+2)
+	options = append(options, components.Option{Value: "", Label: tr.T("customer.form.country_none")})
+	if current != "" && !list.Has(current) {
+		options = append(options, components.Option{Value: current, Label: current})
+	}
+	for _, country := range all {
+		options = append(options, components.Option{Value: country.Code, Label: country.Name})
+	}
+	return options
 }
 
 // segmentLabel is a segment code of A8 in tr's language.
@@ -471,6 +484,7 @@ func (h *Handler) configuratorsForForm(c *gin.Context) (cfgs []apiclient.Configu
 
 // renderCustomerForm answers the form: the region for htmx, the whole page otherwise.
 func (h *Handler) renderCustomerForm(c *gin.Context, status int, vm customers.FormVM) {
+	vm.Countries = countryOptions(tr(c), h.countries, vm.Country.Value)
 	if isHTMX(c) {
 		h.render(c, status, customers.FormPartial(vm))
 		return
@@ -498,7 +512,7 @@ func (h *Handler) createCustomer(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	errs := f.validate(tr(c))
+	errs := f.validate(tr(c), h.countries.Has)
 	if len(errs) > 0 {
 		cfgs, unavailable, ok := h.configuratorsForForm(c)
 		if !ok {
@@ -656,7 +670,7 @@ func (h *Handler) updateCustomer(c *gin.Context) {
 		return
 	}
 	f.Version = version
-	errs := f.validate(tr(c))
+	errs := f.validate(tr(c), h.countries.Has)
 	if len(errs) > 0 {
 		cfgs, unavailable, ok := h.configuratorsForForm(c)
 		if !ok {

@@ -514,7 +514,7 @@ func TestCustomerCreateValidation(t *testing.T) {
 	doc := parseHTML(t, resp.body)
 	for field, want := range map[string]string{
 		"name": "Enter the name", "taxId": "two letters", "email": "e-mail address", "phone": "phone number",
-		"country": "two-letter", "cpqIds": "at least one product catalogue", "attributes": "JSON object",
+		"country": "Country: choose a country from the list (“ITALY” is not one of its codes)", "cpqIds": "at least one product catalogue", "attributes": "JSON object",
 	} {
 		if got := fieldError(doc, field); !strings.Contains(got, want) {
 			t.Errorf("field %s: error %q, want %q", field, got, want)
@@ -731,7 +731,7 @@ func TestCustomerEditClearsOptionalFields(t *testing.T) {
 			t.Errorf("%s: phone %q, address %q; want no phone and no city", label, summary["Phone"], summary["Address"])
 		}
 		if summary["Name"] != name || summary["Tax id"] != taxID || summary["E-mail"] != "info@example.com" ||
-			summary["Address"] != "Via Roma 1, 20121, IT" || summary["Segment"] != "Business" {
+			summary["Address"] != "Via Roma 1, 20121, Italy" || summary["Segment"] != "Business" {
 			t.Errorf("%s: the untouched fields changed: %v", label, summary)
 		}
 	}

@@ -68,7 +68,7 @@ func classify(err error) failure {
 		return f
 	case errors.As(err, &bad):
 		return failure{http.StatusBadRequest, m("error.bad_request.title"), bad.msg, slog.LevelInfo}
-	case errors.Is(err, auth.ErrSessionStoreUnavailable): // before isConnectionFailure: redis is not the CPQ service
+	case errors.Is(err, auth.ErrSessionStoreUnavailable): // before isConnectionFailure: the state database is not the CPQ service
 		return failure{http.StatusServiceUnavailable, m("error.unavailable.title"), m("error.session_store.message"), slog.LevelError}
 	case errors.As(err, &tooLarge):
 		return failure{http.StatusRequestEntityTooLarge, m("error.too_large.title"),

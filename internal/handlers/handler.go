@@ -31,6 +31,7 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/config"
+	"github.com/cpqportal/portal/internal/countries"
 	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
@@ -161,6 +162,8 @@ type Handler struct {
 	work *workindex.Index
 	// people names audit actors by the logins people signed in with (audit_people.go; nil: off).
 	people *people.Directory
+	// countries are the customer form's countries, named in each reader's language.
+	countries *countries.List
 }
 
 // exportsPerUser is how many file exports (customers, audit worklist) one user may have running
@@ -206,6 +209,7 @@ func New(deps Deps) (*Handler, error) {
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.exports = quota.NewInFlight(exportsPerUser)
+	h.countries = countries.New()
 	h.buffers = newBufferPool()
 	h.copyBuffers = newCopyBufferPool()
 	h.gzipWriters = newGzipPool(h.buffers)

@@ -117,6 +117,9 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.DELETE("/quotes/:cpqId/:customerId/:quoteId/attachments/:attachmentId", h.deleteAttachment)
 	pages.GET("/quotes/:cpqId/:customerId/:quoteId/contract/confirm", h.confirmGenerate)
 	pages.POST("/quotes/:cpqId/:customerId/:quoteId/contract", h.generateContract)
+	// The offer (internal/offer): shown inline (?lang=), or stored on the quote as an attachment.
+	pages.GET("/quotes/:cpqId/:customerId/:quoteId/offer", h.previewOffer)
+	pages.POST("/quotes/:cpqId/:customerId/:quoteId/offer", h.sendOffer)
 	// Contracts: search by id or number (the number only ever in the query), page, PDF, signature, archive.
 	pages.GET("/contracts", h.showContractSearch)
 	pages.GET("/contracts/lookup", h.lookupContract)

@@ -148,12 +148,12 @@ func secFlipMiddle(v string) string {
 func TestSecurityTamperedCookies(t *testing.T) {
 	t.Parallel()
 	for _, store := range []struct {
-		name  string
-		redis bool
-	}{{"cookie store", false}, {"redis store", true}} {
+		name     string
+		database bool
+	}{{"cookie store", false}, {"database store", true}} {
 		t.Run(store.name, func(t *testing.T) {
 			t.Parallel()
-			sp := newSecPortal(t, secOptions{redis: store.redis})
+			sp := newSecPortal(t, secOptions{database: store.database})
 			user := sp.login(t, "sales", "sales-demo")
 			valid := sp.cookieHeader(user, "/customers")
 			if control := sp.get(t, secRawClient(), "/customers", map[string]string{"Cookie": valid}); control.StatusCode != http.StatusOK {
@@ -188,7 +188,7 @@ func TestSecurityTamperedCookies(t *testing.T) {
 				"huge":               secMutateCookieValues(valid, func(string) string { return strings.Repeat("A", 3500) }),
 				"forged with 2 keys": secCookiesFromSave(t, otherKeyStore, good),
 			}
-			if !store.redis {
+			if !store.database {
 				variants["expired (absolute lifetime)"] = secCookiesFromSave(t, ownKeyStore, &old)
 				variants["expired (idle)"] = secCookiesFromSave(t, ownKeyStore, &idle)
 			}
@@ -518,7 +518,7 @@ func (sp *secPortal) stopBeforeCallback(t *testing.T, client *http.Client) strin
 }
 
 // With every session store, a copy of the cookie taken before logout opens nothing afterwards: no
-// route answers anything but sign-in, and nothing reaches the v2 API (the file and redis stores delete
+// route answers anything but sign-in, and nothing reaches the v2 API (the file and database stores delete
 // the session; the cookie store revokes its id).
 func TestSecurityLogoutMakesACopiedCookieUseless(t *testing.T) {
 	t.Parallel()
@@ -528,7 +528,7 @@ func TestSecurityLogoutMakesACopiedCookieUseless(t *testing.T) {
 	}{
 		{"cookie", secOptions{}},
 		{"file", secOptions{file: true}},
-		{"redis", secOptions{redis: true}},
+		{"database", secOptions{database: true}},
 	} {
 		t.Run(store.name, func(t *testing.T) {
 			t.Parallel()

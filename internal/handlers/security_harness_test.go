@@ -31,7 +31,6 @@ import (
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
-	"github.com/cpqportal/portal/internal/session/redistest"
 	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/v2sim"
@@ -48,7 +47,7 @@ import (
 
 // secOptions configure newSecPortal.
 type secOptions struct {
-	redis       bool          // redis session store (a real redis-server) instead of the cookie store
+	database    bool          // the database session store (on PostgreSQL, as replicas share it) instead of the cookie store
 	file        bool          // file session store (a temporary data directory) instead of the cookie store
 	v2URL       string        // talk to this v2 API instead of a fresh simulator (e.g. a closed port)
 	v2Timeout   time.Duration // per-call limit of the API client (default 5 s)
@@ -134,13 +133,12 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 		tb.Fatal(err)
 	}
 	storeOpts := session.Options{Keys: []string{testSessionKey}, AbsoluteLifetime: 12 * time.Hour, Now: sp.clock.Now}
-	if opts.redis {
-		rs, err := session.NewRedisStore(session.RedisOptions{Options: storeOpts, URL: "redis://" + redistest.Start(tb) + "/0"})
+	if opts.database {
+		ds, err := session.NewSQLStore(storeOpts, statedbtest.Postgres(tb))
 		if err != nil {
 			tb.Fatal(err)
 		}
-		tb.Cleanup(func() { _ = rs.Close() })
-		sp.store = rs
+		sp.store = ds
 	} else if opts.file {
 		fs, err := session.NewFileStore(session.FileOptions{Options: storeOpts, Dir: tb.TempDir()})
 		if err != nil {

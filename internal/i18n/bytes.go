@@ -2,8 +2,8 @@ package i18n
 
 import "math"
 
-// Localized is a message argument written in the reader's language only when its message is
-// translated (Message.In resolves it): a byte size in an error built where no translator is known.
+// Localized is a message argument written in the reader's language when its message is
+// translated (Translator.T and Message.In resolve it): a byte size in an error built where no translator is known.
 type Localized interface {
 	In(tr *Translator) string
 }

@@ -1,9 +1,6 @@
 package i18n
 
-import (
-	"context"
-	"slices"
-)
+import "context"
 
 // Message is a catalogue key with its arguments, translated later: by the error edge, a toast or
 // a template, once the person's language is known. Errors and view models carry Messages, never
@@ -26,24 +23,12 @@ func Verbatim(text string) Message { return Message{Text: text} }
 // IsZero reports whether m is the zero Message (nothing to show).
 func (m Message) IsZero() bool { return m.Key == "" && m.Text == "" }
 
-// In is the message in tr's language.
+// In is the message in tr's language (T writes Localized arguments in that language).
 func (m Message) In(tr *Translator) string {
 	if m.Key == "" {
 		return m.Text
 	}
-	var localized []any // a copy, made at the first Localized argument: the caller's stay as they are
-	for i, arg := range m.Args {
-		if l, ok := arg.(Localized); ok {
-			if localized == nil {
-				localized = slices.Clone(m.Args)
-			}
-			localized[i] = l.In(tr)
-		}
-	}
-	if localized == nil {
-		return tr.T(m.Key, m.Args...)
-	}
-	return tr.T(m.Key, localized...)
+	return tr.T(m.Key, m.Args...)
 }
 
 // Msg is m in ctx's language, for templates: { i18n.Msg(ctx, vm.Error) }.

@@ -3,6 +3,7 @@ package i18n
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,6 +82,7 @@ func (t *Translator) Lang() string { return t.tag.String() }
 // blank page.
 func (t *Translator) T(key string, args ...any) string {
 	if len(args) > 0 {
+		args = t.resolve(args)
 		if tpl, ok := t.templates[key]; ok && len(args) == tpl.n {
 			if text, ok := tpl.format(args); ok {
 				return text
@@ -92,6 +94,25 @@ func (t *Translator) T(key string, args ...any) string {
 		return text
 	}
 	return t.printer.Sprintf(key)
+}
+
+// resolve writes the Localized arguments (a byte size) in t's language, so a caller may pass one
+// to T as it passes it to M (issue 33: "Uploaded annex.pdf (%!s(i18n.Bytes=385))"). The caller's
+// slice is left as it is: a copy is made at the first Localized argument.
+func (t *Translator) resolve(args []any) []any {
+	var localized []any
+	for i, arg := range args {
+		if l, ok := arg.(Localized); ok {
+			if localized == nil {
+				localized = slices.Clone(args)
+			}
+			localized[i] = l.In(t)
+		}
+	}
+	if localized == nil {
+		return args
+	}
+	return localized
 }
 
 // Derived returns build(t), built the first time name is asked for and reused afterwards. It is

@@ -44,8 +44,8 @@ const (
 // A cookie cannot be taken back from a browser, so sign-out and the Registry write a revocation
 // list instead: the revoked session id, a subject's cut-off time ("sign out all others", back-channel
 // logout by sub) or a provider session id, each kept until the sessions it names would have expired
-// anyway. The list lives in redis when one is configured (every replica sees it), else in files under
-// the data directory (it survives restarts), else in memory. Every request checks it, so a copy of a
+// anyway. The list lives in the state database (it survives restarts, and every replica on one
+// PostgreSQL sees it), or in files under a data directory, else in memory (tests). Every request checks it, so a copy of a
 // signed-out cookie opens nothing.
 type CookieStore struct {
 	opts        Options
@@ -65,8 +65,6 @@ var (
 type CookieOptions struct {
 	// RevocationDir keeps the revocation list in files (for example <PORTAL_DATA_DIR>/sessions).
 	RevocationDir string
-	// RevocationRedis keeps it in redis instead (shared by replicas); its Options are ignored.
-	RevocationRedis *RedisOptions
 	// RevocationDB keeps it in the state database (shared by the replicas of one PostgreSQL);
 	// closing the store leaves it open.
 	RevocationDB *statedb.DB
@@ -84,10 +82,6 @@ func NewCookieStore(opts Options, extra ...CookieOptions) (*CookieStore, error) 
 		switch {
 		case o.RevocationDB != nil:
 			revocations = newSQLKV(o.RevocationDB, opts.Now, sqlCookiePrefix)
-		case o.RevocationRedis != nil:
-			if revocations, err = newRedisKV(o.RevocationRedis.URL, o.RevocationRedis.Client, o.RevocationRedis.KeyPrefix); err != nil {
-				return nil, err
-			}
 		case o.RevocationDir != "":
 			if revocations, err = newFileKV(o.RevocationDir, opts.Now); err != nil {
 				return nil, err
@@ -97,7 +91,7 @@ func NewCookieStore(opts Options, extra ...CookieOptions) (*CookieStore, error) 
 	return &CookieStore{opts: opts, keys: keys, codecs: keys.codecs(sessionPurpose, opts.AbsoluteLifetime), revocations: revocations}, nil
 }
 
-// Close releases the revocation list's redis client.
+// Close releases what the revocation list holds of its backend (a database stays open).
 func (cs *CookieStore) Close() error { return cs.revocations.close() }
 
 // Ping checks the revocation list's backend.

@@ -20,9 +20,8 @@ const (
 
 // kv is the small key-value store under the server-side session stores and the cookie store's
 // revocation list: values and sets of members, each with a time to live. The state database
-// (sqlKV: SQLite by default, PostgreSQL shared by replicas) is the default; redisKV backs the
-// redis store; fileKV is the older portals' data directory (kept for their one-time import);
-// memoryKV serves tests.
+// (sqlKV: SQLite by default, PostgreSQL shared by replicas) is the default; fileKV is the older
+// portals' data directory (kept for their one-time import); memoryKV serves tests.
 type kv interface {
 	// get returns the value of key, errNotFound when absent or expired.
 	get(ctx context.Context, key string) ([]byte, error)

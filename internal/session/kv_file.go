@@ -22,7 +22,7 @@ const sweepEvery = 10 * time.Minute
 // rename): kv/<sha256 of key> holds an 8-byte expiry followed by the value; sets/<sha256 of set>/
 // <hex of member> holds the member's expiry. One portal process owns the directory: its writes are
 // serialised by a mutex, which is what makes set-if-absent and set-if-present atomic. Several
-// replicas need redis instead.
+// replicas need the state database on PostgreSQL instead.
 type fileKV struct {
 	root string
 	now  func() time.Time

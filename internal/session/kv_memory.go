@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// memoryKV is the kv in the process's memory: the cookie store's revocation list when neither a data
-// directory nor redis is given (tests). It is lost at exit.
+// memoryKV is the kv in the process's memory: the cookie store's revocation list when neither a
+// database nor a data directory is given (tests). It is lost at exit.
 type memoryKV struct {
 	now func() time.Time
 

@@ -20,6 +20,12 @@ import (
 // statements (an upsert whose update applies only to an expired row; an update of a live row),
 // atomic on both engines. Keys are namespaced by prefix, so the cookie store's revocations and
 // the server store's sessions never meet.
+//
+// A database that does not answer signs nobody out: get answers what this replica last read or
+// wrote for the key, for up to outageGrace (the outage fallback), so the people signed in keep
+// working while the database is down (their lists say "unavailable"; docs/operations.md). A
+// session signed out on another replica during the outage stays open here until the grace ends:
+// its sign-out could not be written anyway.
 type sqlKV struct {
 	db     *statedb.DB
 	now    func() time.Time
@@ -27,10 +33,54 @@ type sqlKV struct {
 
 	mu        sync.Mutex
 	lastSweep time.Time
+	// known is the outage fallback: the last answer for each key, bounded by maxKnown.
+	known map[string]knownValue
 }
 
+// knownValue is the last answer of the database for a key: its value, or absent (nil).
+type knownValue struct {
+	value []byte
+	at    time.Time
+}
+
+const (
+	// outageGrace is how long an answer stands in for the database while it does not answer.
+	outageGrace = 10 * time.Minute
+	// maxKnown bounds the fallback (a sealed session is about 2 KiB: at most about 40 MiB).
+	maxKnown = 20_000
+)
+
 func newSQLKV(db *statedb.DB, now func() time.Time, prefix string) *sqlKV {
-	return &sqlKV{db: db, now: now, prefix: prefix, lastSweep: now()}
+	return &sqlKV{db: db, now: now, prefix: prefix, lastSweep: now(), known: map[string]knownValue{}}
+}
+
+// remember keeps the database's answer for key (nil: absent) for the outage fallback.
+func (k *sqlKV) remember(key string, value []byte) {
+	now := k.now()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if _, ok := k.known[key]; !ok && len(k.known) >= maxKnown {
+		for key, v := range k.known {
+			if now.Sub(v.at) >= outageGrace {
+				delete(k.known, key)
+			}
+		}
+		if len(k.known) >= maxKnown {
+			clear(k.known)
+		}
+	}
+	k.known[key] = knownValue{value: value, at: now}
+}
+
+// recall is the fallback's answer for key while the database does not answer.
+func (k *sqlKV) recall(key string) ([]byte, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	v, ok := k.known[key]
+	if !ok || k.now().Sub(v.at) >= outageGrace {
+		return nil, false
+	}
+	return v.value, true
 }
 
 func (k *sqlKV) nowMicros() int64 { return statedb.Micros(k.now()) }
@@ -39,12 +89,22 @@ func (k *sqlKV) get(ctx context.Context, key string) ([]byte, error) {
 	var value []byte
 	err := k.db.SQL.QueryRowContext(ctx, "SELECT value FROM session_values WHERE key = $1 AND expires_at > $2",
 		k.prefix+key, k.nowMicros()).Scan(&value)
-	if errors.Is(err, sql.ErrNoRows) {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		k.remember(key, nil)
 		return nil, errNotFound
-	}
-	if err != nil {
+	case err != nil && ctx.Err() == nil:
+		if v, ok := k.recall(key); ok {
+			if v == nil {
+				return nil, errNotFound
+			}
+			return v, nil
+		}
+		return nil, fmt.Errorf("session: database get: %w", err)
+	case err != nil:
 		return nil, fmt.Errorf("session: database get: %w", err)
 	}
+	k.remember(key, value)
 	return value, nil
 }
 
@@ -73,6 +133,9 @@ ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.ex
 	if err != nil {
 		return false, fmt.Errorf("session: database set: %w", err)
 	}
+	if n > 0 {
+		k.remember(key, value)
+	}
 	return n > 0, nil
 }
 
@@ -96,6 +159,9 @@ func (k *sqlKV) del(ctx context.Context, keys ...string) error {
 	if _, err := k.db.SQL.ExecContext(ctx, "DELETE FROM session_values WHERE key IN "+in(1, len(keys)), args...); err != nil {
 		return fmt.Errorf("session: database delete: %w", err)
 	}
+	for _, key := range keys {
+		k.remember(key, nil)
+	}
 	return nil
 }
 
@@ -107,7 +173,7 @@ ON CONFLICT (set_key, member) DO UPDATE SET expires_at = excluded.expires_at`, k
 		if err != nil {
 			return err
 		}
-		// As a redis set's TTL: every add extends the whole set's life.
+		// The whole set lives as long as its newest member: every add extends the others' expiry.
 		_, err = tx.ExecContext(ctx, "UPDATE session_members SET expires_at = $2 WHERE set_key = $1 AND expires_at < $2", k.prefix+set, expires)
 		return err
 	})

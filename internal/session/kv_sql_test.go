@@ -13,7 +13,7 @@ import (
 	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
 
-// TestSQLKV: the database kv answers as the redis one does: set-if-absent and set-if-present,
+// TestSQLKV: the database kv answers as the other kvs do: set-if-absent and set-if-present,
 // an expired value or member is absent (and can be created again), sets live as long as their
 // last add, and the sweep deletes expired rows.
 func TestSQLKV(t *testing.T) {
@@ -150,16 +150,22 @@ func TestSQLStoreSurvivesRestartAndHoldsNoTokenInClear(t *testing.T) {
 	})
 }
 
-// TestSQLStoreDatabaseDownIsAFailureNotASignOut: a database that does not answer is a store
-// failure (the portal answers 503), never "signed out".
+// TestSQLStoreDatabaseDownIsAFailureNotASignOut: while the database does not answer, a replica
+// keeps the sessions it read or wrote within the outage grace (the people signed in keep working);
+// a session it never saw is a store failure (the portal answers 503), never "signed out".
 func TestSQLStoreDatabaseDownIsAFailureNotASignOut(t *testing.T) {
 	t.Parallel()
 	db := statedbtest.SQLite(t)
-	store := newSQLStore(t, Options{}, db)
+	keys := []string{newKey(t)}
+	store := newSQLStore(t, Options{Keys: keys}, db)
+	other := newSQLStore(t, Options{Keys: keys}, db) // another replica, which never saw the session
 	cookies := saveCookies(t, store, nil, sampleSession(t, time.Now()))
 	_ = db.Close()
-	if _, err := Load(store, requestWith(cookies)); err == nil || errors.Is(err, ErrNoSession) {
-		t.Fatalf("Load with the database closed = %v, want a store error", err)
+	if s, err := Load(store, requestWith(cookies)); err != nil || s == nil {
+		t.Fatalf("Load on the replica that wrote the session, the database closed = %v, %v; want the session", s, err)
+	}
+	if _, err := Load(other, requestWith(cookies)); err == nil || errors.Is(err, ErrNoSession) {
+		t.Fatalf("Load on a replica that never saw the session, the database closed = %v, want a store error", err)
 	}
 	if err := store.Ping(context.Background()); err == nil {
 		t.Fatal("Ping of a closed database succeeded")
@@ -204,4 +210,35 @@ func TestSQLKVRememberOnceAcrossReplicas(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("%d callers saw jti-42 first, want 1", n)
 	}
+}
+
+// TestSQLKVOutageFallback: while the database does not answer, a replica answers what it last read
+// or wrote for a key, for outageGrace, so the people signed in stay signed in; a key it never saw,
+// or an answer past the grace, is the database's failure.
+func TestSQLKVOutageFallback(t *testing.T) {
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		clock := &testClock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+		k := newSQLKV(db, clock.Now, "t:")
+		if _, err := k.set(ctx, "session", []byte("sealed"), time.Hour, setIfAbsent); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := k.get(ctx, "revoked"); !errors.Is(err, errNotFound) {
+			t.Fatal(err)
+		}
+		_ = db.Close() // the database stops answering
+		if v, err := k.get(ctx, "session"); err != nil || string(v) != "sealed" {
+			t.Fatalf("a session written a moment ago, during the outage: %q, %v", v, err)
+		}
+		if _, err := k.get(ctx, "revoked"); !errors.Is(err, errNotFound) {
+			t.Fatalf("a key known absent, during the outage: %v", err)
+		}
+		if _, err := k.get(ctx, "never-seen"); err == nil || errors.Is(err, errNotFound) {
+			t.Fatalf("a key this replica never saw, during the outage: %v; want the database's failure", err)
+		}
+		clock.now = clock.now.Add(outageGrace)
+		if _, err := k.get(ctx, "session"); err == nil || errors.Is(err, errNotFound) {
+			t.Fatalf("past the grace: %v; want the database's failure", err)
+		}
+	})
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/gorilla/securecookie"
 	"github.com/gorilla/sessions"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/cpqportal/portal/internal/statedb"
 )
@@ -23,8 +22,6 @@ const (
 	serverCookieSuffix = "_sid"
 	// sessionIDBytes is the entropy of a session id.
 	sessionIDBytes = 32
-	// defaultKeyPrefix namespaces the portal's redis keys.
-	defaultKeyPrefix = "portal:"
 	// maxServerData bounds one sealed server-side session.
 	maxServerData = 256 << 10
 	// sqlServerPrefix and sqlCookiePrefix namespace the server store's and the cookie store's
@@ -42,22 +39,11 @@ type FileOptions struct {
 	Dir string
 }
 
-// RedisOptions configures the redis store.
-type RedisOptions struct {
-	Options
-	// URL locates redis, for example redis://127.0.0.1:6379/0 (see redis.ParseURL). Used when Client is nil.
-	URL string
-	// Client is an existing client; the store does not close it.
-	Client redis.UniversalClient
-	// KeyPrefix namespaces keys; default "portal:".
-	KeyPrefix string
-}
-
-// ServerStore keeps sessions on the portal's side (the state database, redis, or a data directory)
+// ServerStore keeps sessions on the portal's side (the state database, or an older portal's data directory)
 // and implements gorilla/sessions' Store. The browser holds only an opaque random id, itself sealed
 // with securecookie so forged ids are rejected without a store round trip; the session data is
-// encrypted and authenticated with keys derived from the session keys (a copy of the data directory
-// or of redis does not hand out tokens). Sets index sessions by subject and by the provider's session
+// encrypted and authenticated with keys derived from the session keys (a copy of the database or
+// of the data directory does not hand out tokens). Sets index sessions by subject and by the provider's session
 // id, for the sessions page, "sign out all others" and back-channel logout.
 //
 // Its Save follows gorilla's convention (MaxAge < 0 deletes), creates a session without id and only
@@ -106,16 +92,6 @@ func NewSQLStore(opts Options, db *statedb.DB) (*ServerStore, error) {
 	return newServerStore(base, newSQLKV(db, base.Now, sqlServerPrefix))
 }
 
-// NewRedisStore returns the redis-backed store. It does not contact redis; see Ping.
-func NewRedisStore(opts RedisOptions) (*ServerStore, error) {
-	base := opts.Options.withDefaults()
-	backend, err := newRedisKV(opts.URL, opts.Client, opts.KeyPrefix)
-	if err != nil {
-		return nil, err
-	}
-	return newServerStore(base, backend)
-}
-
 func newServerStore(opts Options, backend kv) (*ServerStore, error) {
 	keys, err := parseKeys(opts.Keys)
 	if err != nil {
@@ -136,10 +112,10 @@ func newServerStore(opts Options, backend kv) (*ServerStore, error) {
 	}, nil
 }
 
-// Close releases the redis client the store created from URL (a database stays open).
+// Close releases what the store holds of its backend (a database stays open).
 func (ss *ServerStore) Close() error { return ss.kv.close() }
 
-// Ping checks that the store is usable: redis answers, the data directory can be written.
+// Ping checks that the store is usable: the database answers, the data directory can be written.
 func (ss *ServerStore) Ping(ctx context.Context) error { return ss.kv.ping(ctx) }
 
 // Codecs implements CodecSource.

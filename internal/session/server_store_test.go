@@ -8,20 +8,19 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/gorilla/sessions"
 
-	"github.com/cpqportal/portal/internal/session/redistest"
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
 
-// serverStores builds each server-side store (file in a temporary directory, redis on a real
-// redis-server, the state database on SQLite and on PostgreSQL) with opts.
+// serverStores builds each server-side store (file in a temporary directory, the state database on
+// SQLite and on PostgreSQL) with opts.
 func serverStores(t *testing.T) map[string]func(t *testing.T, opts Options) *ServerStore {
-	addr := redistest.Start(t)
 	return map[string]func(t *testing.T, opts Options) *ServerStore{
 		"file": func(t *testing.T, opts Options) *ServerStore {
 			if opts.Keys == nil {
@@ -33,7 +32,6 @@ func serverStores(t *testing.T) map[string]func(t *testing.T, opts Options) *Ser
 			}
 			return store
 		},
-		"redis": func(t *testing.T, opts Options) *ServerStore { return newRedisStore(t, addr, opts) },
 		"sqlite": func(t *testing.T, opts Options) *ServerStore {
 			return newSQLStore(t, opts, statedbtest.SQLite(t))
 		},
@@ -133,6 +131,175 @@ func TestServerStores(t *testing.T) {
 				}
 				if _, err := Load(store, reqB); !errors.Is(err, ErrNoSession) {
 					t.Fatalf("Revoke left B: %v", err)
+				}
+			})
+
+			t.Run("round trip with only an id in the cookie", func(t *testing.T) {
+				t.Parallel()
+				now := time.Now().UTC().Truncate(time.Second)
+				store := newStore(t, Options{AbsoluteLifetime: 2 * time.Hour, Now: func() time.Time { return now }})
+				if err := store.Ping(ctx); err != nil {
+					t.Fatal(err)
+				}
+				in := sampleSession(t, now)
+				in.AccessToken = fakeJWT(t, 4096)
+				in.RefreshToken = randomBase64URL(t, 2048)
+				cookies := saveCookies(t, store, nil, in)
+				if in.ID == "" {
+					t.Fatal("Save did not assign an id")
+				}
+				if len(cookies) != 1 || cookies[0].Name != "portal_sid" || len(cookies[0].Value) > 200 {
+					t.Fatalf("want one small id cookie, got %+v", cookies)
+				}
+				c := cookies[0]
+				if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || c.MaxAge != int((2*time.Hour).Seconds()) {
+					t.Fatalf("cookie attributes %+v", c)
+				}
+				got, err := Load(store, requestWith(cookies))
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				if !reflect.DeepEqual(got, in) {
+					t.Fatalf("round trip:\n got %+v\nwant %+v", got, in)
+				}
+
+				// Saving again (LastSeen) keeps the id and sets no new cookie.
+				got.LastSeen = got.LastSeen.Add(time.Minute)
+				if again := saveCookies(t, store, requestWith(cookies), got); len(again) != 0 {
+					t.Fatalf("re-save set cookies %+v", again)
+				}
+				reloaded, err := Load(store, requestWith(cookies))
+				if err != nil || !reloaded.LastSeen.Equal(got.LastSeen) {
+					t.Fatalf("re-save not stored: %v", err)
+				}
+			})
+
+			t.Run("delete makes the old cookie useless", func(t *testing.T) {
+				t.Parallel()
+				store := newStore(t, Options{})
+				s := sampleSession(t, time.Now())
+				cookies := saveCookies(t, store, nil, s)
+				rec := httptest.NewRecorder()
+				if err := Delete(store, rec, requestWith(cookies)); err != nil {
+					t.Fatal(err)
+				}
+				if del := rec.Result().Cookies(); len(del) != 1 || del[0].MaxAge >= 0 {
+					t.Fatalf("Delete cookies %+v", del)
+				}
+				if _, err := Load(store, requestWith(cookies)); !errors.Is(err, ErrNoSession) {
+					t.Fatalf("old cookie after Delete: %v, want ErrNoSession", err)
+				}
+				if _, err := store.kv.get(ctx, sessionKey(s.ID)); !errors.Is(err, errNotFound) {
+					t.Fatalf("server-side session after Delete: %v, want errNotFound", err)
+				}
+				if members, _ := store.kv.members(ctx, subjectSet(s.Subject)); len(members) != 0 {
+					t.Fatalf("subject index still lists %v", members)
+				}
+				// A request in flight that saves after the delete must not revive the session.
+				s.LastSeen = s.LastSeen.Add(time.Minute)
+				err := Save(store, httptest.NewRecorder(), requestWith(cookies), s)
+				if !errors.Is(err, ErrNoSession) {
+					t.Fatalf("Save after Delete: %v, want ErrNoSession", err)
+				}
+				if _, err := Load(store, requestWith(cookies)); !errors.Is(err, ErrNoSession) {
+					t.Fatal("Save revived a deleted session")
+				}
+			})
+
+			t.Run("reload reads what another request saved", func(t *testing.T) {
+				t.Parallel()
+				store := newStore(t, Options{})
+				s := sampleSession(t, time.Now())
+				cookies := saveCookies(t, store, nil, s)
+				loaded, err := Load(store, requestWith(cookies))
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Another request (or replica) refreshes the tokens after this one loaded the session.
+				s.RefreshToken, s.AccessToken = "rotated-refresh-token", "new-access-token"
+				saveCookies(t, store, requestWith(cookies), s)
+
+				reloaded, err := store.Reload(ctx, loaded.ID)
+				if err != nil {
+					t.Fatalf("Reload: %v", err)
+				}
+				if reloaded.ID != loaded.ID || reloaded.RefreshToken != "rotated-refresh-token" || reloaded.AccessToken != "new-access-token" {
+					t.Fatalf("Reload = %+v, want the newer tokens", reloaded)
+				}
+				if err := Delete(store, httptest.NewRecorder(), requestWith(cookies)); err != nil {
+					t.Fatal(err)
+				}
+				for _, id := range []string{loaded.ID, ""} {
+					if _, err := store.Reload(ctx, id); !errors.Is(err, ErrNoSession) {
+						t.Errorf("Reload(%q) of no session: %v, want ErrNoSession", id, err)
+					}
+				}
+			})
+
+			t.Run("sign out everywhere", func(t *testing.T) {
+				t.Parallel()
+				store := newStore(t, Options{})
+				laptop := saveCookies(t, store, nil, sampleSession(t, time.Now()))
+				phone := saveCookies(t, store, nil, sampleSession(t, time.Now()))
+				someoneElse := sampleSession(t, time.Now())
+				someoneElse.Subject = "u-backoffice"
+				other := saveCookies(t, store, nil, someoneElse)
+
+				if err := store.RevokeSubject(ctx, "u-sales", ""); err != nil {
+					t.Fatal(err)
+				}
+				for name, cookies := range map[string][]*http.Cookie{"laptop": laptop, "phone": phone} {
+					if _, err := Load(store, requestWith(cookies)); !errors.Is(err, ErrNoSession) {
+						t.Errorf("%s still signed in: %v", name, err)
+					}
+				}
+				if _, err := Load(store, requestWith(other)); err != nil {
+					t.Errorf("another user's session was deleted: %v", err)
+				}
+			})
+
+			t.Run("new sign-in replaces the browser's previous session", func(t *testing.T) {
+				t.Parallel()
+				store := newStore(t, Options{})
+				first := sampleSession(t, time.Now())
+				firstCookies := saveCookies(t, store, nil, first)
+				second := sampleSession(t, time.Now())
+				secondCookies := saveCookies(t, store, requestWith(firstCookies), second)
+				if second.ID == first.ID || len(secondCookies) != 1 {
+					t.Fatalf("a new session must get a new id and cookie (%q, %d cookies)", second.ID, len(secondCookies))
+				}
+				if _, err := store.kv.get(ctx, sessionKey(first.ID)); !errors.Is(err, errNotFound) {
+					t.Fatalf("the replaced session: %v, want errNotFound", err)
+				}
+			})
+
+			t.Run("bad cookies", func(t *testing.T) {
+				t.Parallel()
+				store := newStore(t, Options{})
+				other := newStore(t, Options{})
+				good := saveCookies(t, store, nil, sampleSession(t, time.Now()))
+				forged := saveCookies(t, other, nil, sampleSession(t, time.Now()))
+				tampered := *good[0]
+				tampered.Value = tampered.Value[:len(tampered.Value)-4] + "AAAA"
+				cases := map[string]*http.Request{
+					"none":     httptest.NewRequest(http.MethodGet, "/", nil),
+					"forged":   requestWith(forged),
+					"tampered": requestWith([]*http.Cookie{&tampered}),
+					"raw id":   requestWith([]*http.Cookie{{Name: "portal_sid", Value: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}}),
+				}
+				for name, req := range cases {
+					if s, err := Load(store, req); !errors.Is(err, ErrNoSession) || s != nil {
+						t.Errorf("%s: Load = %v, %v; want ErrNoSession", name, s, err)
+					}
+				}
+			})
+
+			t.Run("secure cookie name", func(t *testing.T) {
+				t.Parallel()
+				store := newStore(t, Options{Secure: true})
+				cookies := saveCookies(t, store, nil, sampleSession(t, time.Now()))
+				if len(cookies) != 1 || cookies[0].Name != "__Host-portal_sid" || !cookies[0].Secure {
+					t.Fatalf("cookies %+v", cookies)
 				}
 			})
 

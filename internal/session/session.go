@@ -1,14 +1,15 @@
 // Package session holds the signed-in user's session (identity, OpenID Connect tokens and the v2 API's
-// configuration-session ids) and stores it through gorilla/sessions' Store interface, with three stores:
+// configuration-session ids) and stores it through gorilla/sessions' Store interface, with two kinds of
+// store:
 //
-//   - the file store (NewFileStore, the default): the session lives in a data directory on the portal's
-//     side, encrypted; the cookie holds only an opaque random id, so sign-out deletes the session and
-//     sign-ins survive a restart;
-//   - the redis store (NewRedisStore): the same with redis, for several replicas;
+//   - the server-side store (ServerStore): the session lives on the portal's side, encrypted, in the
+//     state database (NewSQLStore, the default: SQLite, or PostgreSQL shared by several replicas) or
+//     in an older portal's data directory (NewFileStore); the cookie holds only an opaque random id,
+//     so sign-out deletes the session and sign-ins survive a restart;
 //   - CookieStore: the whole session travels in the browser, encoded compactly, compressed, encrypted
 //     (AES) and authenticated (HMAC) with gorilla/securecookie, split over a few cookies so
-//     enterprise-size tokens still fit; signed-out session ids are kept in a revocation list (in the data
-//     directory, or in redis when configured) until they would have expired.
+//     enterprise-size tokens still fit; signed-out session ids are kept in a revocation list (in the
+//     state database) until they would have expired.
 //
 // A cookie that is missing, tampered with, truncated, forged with other keys or expired always reads as
 // ErrNoSession, never as a panic or a server error.
@@ -29,9 +30,9 @@ import (
 // ErrNoSession reports that the request carries no usable session: absent, tampered, undecodable or expired.
 var ErrNoSession = errors.New("session: no session")
 
-// ErrSessionTooLarge reports that a session does not fit in cookies even without its ID token. The redis
-// store has no such limit.
-var ErrSessionTooLarge = errors.New("session: session too large for cookies (use the redis session store)")
+// ErrSessionTooLarge reports that a session does not fit in cookies even without its ID token. The
+// database store has no such limit.
+var ErrSessionTooLarge = errors.New("session: session too large for cookies (use the database session store)")
 
 // MaxCPQEntries bounds the number of remembered CPQ configuration sessions; the least recently used is
 // dropped first.
@@ -59,7 +60,7 @@ type CPQEntry struct {
 
 // Session is the signed-in user's session.
 type Session struct {
-	// ID is the session's random id: the key of the server-side state (file, redis), and what the
+	// ID is the session's random id: the key of the server-side state (database, file), and what the
 	// cookie store's revocation list names.
 	ID string
 	// ProviderSID is the OpenID provider's session id (the ID token's sid claim), which back-channel
@@ -210,7 +211,7 @@ func seen(ctx context.Context, store kv, key string, failed func(string, error) 
 	return true, nil
 }
 
-// Reloader is implemented by stores that keep the session server-side (file and redis), where another
+// Reloader is implemented by stores that keep the session server-side (database, file), where another
 // request or another replica may have saved a newer version since this request loaded it. The cookie
 // store does not implement it: its session is the request's cookie, and there is nothing newer to read.
 type Reloader interface {
@@ -246,7 +247,7 @@ func Load(store sessions.Store, r *http.Request) (*Session, error) {
 	return s, nil
 }
 
-// Save writes s through store (cookies, and server state for the file and redis stores). A session
+// Save writes s through store (cookies, and server state for the server-side stores). A session
 // without ID is created (and s.ID set); one with an ID is only updated while it still exists, so a
 // request in flight cannot revive a session signed out meanwhile (that returns ErrNoSession). Call it
 // before the response body.
@@ -263,7 +264,7 @@ func Save(store sessions.Store, w http.ResponseWriter, r *http.Request, s *Sessi
 }
 
 // Delete ends the request's session: gorilla's convention, a Save with MaxAge -1. It clears the
-// cookie(s) and the server state (file, redis) or revokes the session id (cookie store), so a copy of
+// cookie(s) and the server state (database, file) or revokes the session id (cookie store), so a copy of
 // the cookie taken earlier opens nothing.
 func Delete(store sessions.Store, w http.ResponseWriter, r *http.Request) error {
 	gs := sessions.NewSession(store, Name)
@@ -292,7 +293,7 @@ type Options struct {
 	Keys []string
 	// Secure marks cookies Secure and prefixes their names with __Host-. Set it when the public URL is https.
 	Secure bool
-	// AbsoluteLifetime bounds a session's life: cookie Max-Age, redis TTL and the cookie timestamp check.
+	// AbsoluteLifetime bounds a session's life: cookie Max-Age, the stored session's expiry and the cookie timestamp check.
 	// Default DefaultAbsoluteLifetime.
 	AbsoluteLifetime time.Duration
 	// Now is the clock; default time.Now. Tests move it.

@@ -121,6 +121,12 @@ func importWorkShard(ctx context.Context, tx *sql.Tx, _ string, raw []byte, c *C
 		if n, _ := res.RowsAffected(); n == 1 {
 			c.WorkRows++
 		}
+		if r.Customer != "" && r.CustomerID != 0 {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO work_customers (customer_id, folded) VALUES ($1, $2) ON CONFLICT (customer_id) DO NOTHING`,
+				r.CustomerID, customercache.Fold(r.Customer)); err != nil {
+				return err
+			}
+		}
 		if r.Configurator != "" && r.CPQID != 0 {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO work_configurators (cpq_id, name) VALUES ($1, $2) ON CONFLICT (cpq_id) DO NOTHING`,
 				r.CPQID, r.Configurator); err != nil {

@@ -1,7 +1,7 @@
-// Package store keeps the portal's own state that outlives a request (batch jobs, recent items, the
-// work index and the people directory with their generations, Generations) behind one small
-// key/value interface with two implementations: Bolt, a file in the data
-// directory (the default, one replica), and Redis (several replicas share it).
+// Package store is the key/value store the portal kept its state in before the state database
+// (internal/statedb): a bbolt file in the data directory, or Redis. The portal no longer writes
+// it; internal/stateimport reads it once, at the first start of a version with the state
+// database, to carry an upgraded deployment's work index, people, recent items and batch jobs over.
 //
 // Values are opaque bytes (the callers encode JSON). Update is the one way to change a value
 // that several parties write (a job's runner and the user's cancel): it reads, calls fn and

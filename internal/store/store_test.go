@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cpqportal/portal/internal/session/redistest"
+	"github.com/cpqportal/portal/internal/store/redistest"
 )
 
 // stores runs fn against both implementations.

@@ -61,7 +61,7 @@ func NewMetrics(reg prometheus.Registerer, version string) (*Metrics, error) {
 		}, []string{"grant_type", "result"}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "portal_session_store_errors_total",
-			Help: "Session store operations that failed (e.g. redis unreachable, session too large for cookies), by operation.",
+			Help: "Session store operations that failed (e.g. the state database unreachable, session too large for cookies), by operation.",
 		}, []string{"operation"}),
 	}
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 	"github.com/cpqportal/portal/internal/v2sim"
 )
 
@@ -208,19 +209,19 @@ func TestStoreErrorHookCountsFailuresOnly(t *testing.T) {
 	m, reg := newTestMetrics(t)
 	const key = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 
-	// A redis nobody answers: every operation that reaches it fails.
-	redisStore, err := session.NewRedisStore(session.RedisOptions{
-		Options: session.Options{Keys: []string{key}, OnError: m.StoreErrorHook()},
-		URL:     "redis://" + strings.TrimPrefix(closedPortURL(t), "http://"),
-	})
+	// A state database that is gone: every operation that reaches it fails.
+	db := statedbtest.SQLite(t)
+	dbStore, err := session.NewSQLStore(session.Options{Keys: []string{key}, OnError: m.StoreErrorHook()}, db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = redisStore.Close() })
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodGet, "/", nil)
-	if err := session.Save(redisStore, rec, req, &session.Session{Subject: "u1"}); err == nil {
-		t.Fatal("Save against a dead redis succeeded")
+	if err := session.Save(dbStore, rec, req, &session.Session{Subject: "u1"}); err == nil {
+		t.Fatal("Save against a closed database succeeded")
 	}
 
 	// A cookie store without a cookie: ErrNoSession is a signed-out user, not a failure.

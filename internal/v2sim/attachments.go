@@ -17,7 +17,7 @@ import (
 )
 
 // attachmentTypes are the types of docs/v2-assumptions.md A6.
-var attachmentTypes = []string{"CONTRACT_ANNEX", "ID_DOCUMENT", "PRIVACY_CONSENT", "PROOF_OF_ADDRESS", "OTHER"}
+var attachmentTypes = []string{"CONTRACT_ANNEX", "ID_DOCUMENT", "PRIVACY_CONSENT", "PROOF_OF_ADDRESS", "OTHER", "QUOTE_PDF"}
 
 // multipartOverhead is what an upload may carry besides the file (boundaries, part headers, small fields)
 // before its declared length alone is enough to refuse it.
@@ -156,7 +156,7 @@ func (s *Server) uploadAttachment(w http.ResponseWriter, r *http.Request) error 
 		return forbidden
 	}
 	if !slices.Contains(attachmentTypes, attachmentType) {
-		return errValidation("attachmentType", "must be one of CONTRACT_ANNEX, ID_DOCUMENT, PRIVACY_CONSENT, PROOF_OF_ADDRESS, OTHER")
+		return errValidation("attachmentType", "must be one of CONTRACT_ANNEX, ID_DOCUMENT, PRIVACY_CONSENT, PROOF_OF_ADDRESS, OTHER, QUOTE_PDF")
 	}
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {

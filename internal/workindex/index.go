@@ -342,6 +342,12 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 	if err := upsertRow(ctx, tx, &r); err != nil {
 		return err
 	}
+	if r.Customer != "" && r.CustomerID != 0 && (r.Customer != old.Customer || r.CustomerID != old.CustomerID) {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO work_customers (customer_id, folded) VALUES ($1, $2)
+			ON CONFLICT (customer_id) DO UPDATE SET folded = excluded.folded`, r.CustomerID, customercache.Fold(r.Customer)); err != nil {
+			return fmt.Errorf("workindex: write customer %d: %w", r.CustomerID, err)
+		}
+	}
 	if r.Configurator != "" && r.CPQID != 0 && r.Configurator != old.Configurator {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO work_configurators (cpq_id, name) VALUES ($1, $2)
 			ON CONFLICT (cpq_id) DO UPDATE SET name = excluded.name`, r.CPQID, r.Configurator); err != nil {

@@ -122,7 +122,15 @@ func (ix *Index) List(ctx context.Context, v Viewer, q Query) (Page, error) {
 	}
 	q.PerPage = min(q.PerPage, MaxPerPage)
 	b := listQuery{args: []any{string(q.Kind), key}}
-	b.filters(q)
+	var matching []int32
+	broad := false
+	if folded := customercache.Fold(strings.TrimSpace(q.Find)); folded != "" {
+		var err error
+		if matching, broad, err = ix.customersMatching(ctx, folded); err != nil {
+			return Page{}, err
+		}
+	}
+	b.filters(q, matching, broad)
 	order := orderBy(q)
 
 	var count int
@@ -193,7 +201,39 @@ func (b *listQuery) arg(v any) string {
 }
 
 // filters adds the query's filters (not visibility and scope) to the WHERE clause.
-func (b *listQuery) filters(q Query) {
+// maxMatchingCustomers is how many customers a search names one by one (an index range each);
+// a term more of them match is broad, and the search filters rows as it reads them in order.
+const maxMatchingCustomers = 500
+
+// customersMatching are the customers whose folded name contains folded (work_customers, one row
+// per customer); broad when there are more than maxMatchingCustomers.
+func (ix *Index) customersMatching(ctx context.Context, folded string) ([]int32, bool, error) {
+	rows, err := ix.db.SQL.QueryContext(ctx, `SELECT customer_id FROM work_customers WHERE folded LIKE $1 ESCAPE '\' LIMIT $2`,
+		"%"+statedb.EscapeLike(folded)+"%", maxMatchingCustomers+1)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: customers by name: %w", ErrUnavailable, err)
+	}
+	defer rows.Close()
+	var ids []int32
+	for rows.Next() {
+		var id int32
+		if err := rows.Scan(&id); err != nil {
+			return nil, false, fmt.Errorf("%w: customers by name: %w", ErrUnavailable, err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("%w: customers by name: %w", ErrUnavailable, err)
+	}
+	if len(ids) > maxMatchingCustomers {
+		return nil, true, nil
+	}
+	return ids, false, nil
+}
+
+// filters adds the query's filters; matching are the customers the search names (broad: too many
+// to name, the search filters by name as it reads).
+func (b *listQuery) filters(q Query, matching []int32, broad bool) {
 	if len(q.Stages) > 0 {
 		stages := make([]string, len(q.Stages))
 		for i, s := range q.Stages {
@@ -218,15 +258,29 @@ func (b *listQuery) filters(q Query) {
 		return
 	}
 	alts := []string{}
-	if folded := customercache.Fold(find); folded != "" {
+	folded := customercache.Fold(find)
+	switch {
+	case broad:
 		alts = append(alts, `r.customer_folded LIKE `+b.arg("%"+statedb.EscapeLike(folded)+"%")+` ESCAPE '\'`)
+	case len(matching) > 0:
+		// The customers whose name matches, each an index range of work_rows_customer.
+		alts = append(alts, "r.customer_id IN ("+placeholders(&b.args, matching)+")")
 	}
-	number := strings.ToLower(strings.TrimPrefix(find, "#"))
-	if number != "" {
-		if id, err := strconv.ParseInt(number, 10, 64); err == nil {
-			alts = append(alts, "r.quote_id = "+b.arg(id))
+	// A number: a text of one word with a digit. It finds a quote by its number (the quote list)
+	// and a contract by its number, whole or its beginning, each an index range; a name never
+	// reads the numbers.
+	number := strings.TrimPrefix(find, "#")
+	if strings.ContainsAny(number, "0123456789") && !strings.ContainsAny(number, " \t") {
+		if id, err := strconv.ParseInt(number, 10, 64); err == nil && q.Kind == KindQuote {
+			alts = append(alts, "r.id = "+b.arg(id))
 		}
-		alts = append(alts, `LOWER(r.contract_number) LIKE `+b.arg("%"+statedb.EscapeLike(number)+"%")+` ESCAPE '\'`)
+		// Contract numbers are compared as the v2 API writes them (upper case: "C-2026-000123"),
+		// from the text to the text followed by the highest character.
+		upper := strings.ToUpper(number)
+		alts = append(alts, "(r.contract_number >= "+b.arg(upper)+" AND r.contract_number < "+b.arg(upper+"\U0010FFFF")+")")
+	}
+	if len(alts) == 0 {
+		alts = append(alts, "1 = 0") // no customer by that name, and no number in the text
 	}
 	b.where = append(b.where, "("+strings.Join(alts, " OR ")+")")
 }

@@ -311,10 +311,18 @@ func TestFindFoldsTheCustomersName(t *testing.T) {
 		ctx := context.Background()
 		c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
 		ix := newIndex(db, c)
-		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1, Customer: "Impianti S.p.A."}, ActCreated))
-		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 2, Customer: "García & D'Angelo"}, ActCreated))
-		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 3, Customer: "100% Solar_Co"}, ActCreated))
-		for find, want := range map[string][]int64{"impianti spa": {1}, "GARCIA": {2}, "dangelo": {2}, "%": {3}, "_": {3}, "solar_": {3}, "x%y": nil} {
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1, CustomerID: 11, Customer: "Impianti S.p.A."}, ActCreated))
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 2, CustomerID: 12, Customer: "García & D'Angelo"}, ActCreated))
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 3, CustomerID: 13, Customer: "100% Solar_Co"}, ActCreated))
+		must(t, ix.ObserveContract(ctx, alice, ContractSighting{ContractID: 123, Number: "C-2026-000123", QuoteID: 3, CustomerID: 13,
+			Customer: "100% Solar_Co", Facts: ContractFacts{Status: "GENERATED"}}, ActOpened))
+		for find, want := range map[string][]int64{"C-2026-000123": {123}, "c-2026-0001": {123}, "#C-2026": {123}, "000123": nil, "solar": {123}} {
+			p, err := ix.List(ctx, alice, Query{Kind: KindContract, Scope: ScopeAll, Find: find})
+			must(t, err)
+			assertIDs(t, "find contract "+find, ids(p), want...)
+		}
+		for find, want := range map[string][]int64{"impianti spa": {1}, "GARCIA": {2}, "dangelo": {2}, "%": {3}, "_": {3}, "solar_": {3}, "x%y": nil,
+			"#2": {2}, "C-2026-000123": {3}} {
 			p, err := ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeMine, Find: find})
 			must(t, err)
 			assertIDs(t, "find "+find, ids(p), want...)

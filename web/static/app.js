@@ -141,6 +141,9 @@ document.documentElement.classList.add("has-script");
       event.preventDefault();
       return;
     }
+    // A form whose answer opens in another tab (the offer's preview) leaves this page as it was.
+    var target = (event.submitter && event.submitter.getAttribute("formtarget")) || form.getAttribute("target") || "";
+    if (target === "_blank") return;
     // After this tick, so the clicked button's name/value is still submitted.
     window.setTimeout(function () {
       form.querySelectorAll("button[type=submit], button:not([type]), input[type=submit]").forEach(function (b) {

@@ -40,7 +40,7 @@ import (
 )
 
 // groups are the measurement groups, in the order they run.
-var groups = []string{"overhead", "weight", "quote", "latency", "poll", "list", "stream", "backoffice", "export", "allocs", "state"}
+var groups = []string{"overhead", "weight", "quote", "latency", "poll", "list", "stream", "backoffice", "export", "allocs", "state", "offer"}
 
 type options struct {
 	out        string
@@ -213,6 +213,7 @@ func runGroups(ctx context.Context, opts options, lab *lab, rep *report, stderr 
 	step("export", func() error { return measureExportMemory(ctx, rep, stderr) })
 	step("allocs", func() error { return measureAllocs(ctx, lab, rep) })
 	step("state", func() error { return measureState(ctx, lab, rep) })
+	step("offer", func() error { return measureOfferPDF(ctx, rep) })
 	return failures
 }
 

@@ -195,6 +195,25 @@ func measureStateAt(ctx context.Context, l *lab, cluster *statedbtest.Cluster, e
 	}); err != nil {
 		return fig, err
 	}
+	// The oldest quote of someone who made one long ago is still in their My quotes and in its
+	// customer's history after all the others (nothing leaves silently).
+	oldest := workindex.Viewer{Subject: "oldest"}
+	if err := ix.ObserveQuote(ctx, oldest, workindex.QuoteSighting{QuoteID: int64(rows + 1), CPQID: 1, CustomerID: 1, Customer: "Customer 1"},
+		workindex.ActCreated); err != nil {
+		return fig, err
+	}
+	if _, err := db.SQL.ExecContext(ctx, `UPDATE work_rows SET changed_at = 1, seen_at = 1 WHERE kind = 'quote' AND id = $1`, rows+1); err != nil {
+		return fig, err
+	}
+	if p, err := ix.List(ctx, oldest, workindex.Query{Kind: workindex.KindQuote, Scope: workindex.ScopeMine}); err != nil || len(p.Rows) != 1 {
+		return fig, fmt.Errorf("the oldest quote is not in its creator's My quotes at %d rows: %v", rows, err)
+	}
+	team := workindex.Viewer{Subject: "lead", Team: true}
+	if p, err := ix.List(ctx, team, workindex.Query{Kind: workindex.KindQuote, Scope: workindex.ScopeAll, CustomerID: 1, Asc: true}); err != nil ||
+		len(p.Rows) == 0 || p.Rows[0].QuoteID != int64(rows+1) {
+		return fig, fmt.Errorf("the oldest quote is not in its customer's history at %d rows: %v", rows, err)
+	}
+
 	var writes []float64
 	for i := range stateSamples {
 		id := int64(1 + (rows/stateSamples)*i)

@@ -82,6 +82,13 @@ func PostgresURL(t testing.TB) string {
 	return u.String()
 }
 
+// OpenURL opens the PostgreSQL state database at url (from PostgresURL) once more, with a
+// connection pool of its own, as another replica would; closed at the end of t.
+func OpenURL(t testing.TB, url string) *statedb.DB {
+	t.Helper()
+	return open(t, statedb.Options{URL: url})
+}
+
 func open(t testing.TB, opts statedb.Options) *statedb.DB {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -41,6 +41,9 @@ type DocumentsVM struct {
 	// UploadLimit is PORTAL_UPLOAD_LIMIT in bytes; UploadLimitText the same for people.
 	UploadLimit     int64
 	UploadLimitText string
+	// AcceptedKinds names the kinds of file the upload accepts, for people ("PDF, PNG, …");
+	// Accept lists their extensions for the file picker (".pdf,.png,…": a help, the portal checks).
+	AcceptedKinds, Accept string
 	// HasCarts: a contract can only be generated from a quote with carts.
 	HasCarts bool
 	// Contract is the quote's contract, nil until one is generated.
@@ -52,6 +55,8 @@ type DocumentsVM struct {
 	// Changed is set when "Generate contract" was refused because the quote changed after the
 	// person confirmed (409): the confirmation of the quote as it is now, which they confirm anew.
 	Changed string
+	// Offer is the offer card: preview, send, the latest offer.
+	Offer OfferVM
 }
 
 // UploadURL is where the upload form posts.
@@ -391,6 +396,8 @@ func AttachmentTypeLabel(tr *i18n.Translator, attachmentType string) string {
 		return tr.T("attachments.type.proof_of_address")
 	case "OTHER":
 		return tr.T("attachments.type.other")
+	case "QUOTE_PDF":
+		return tr.T("attachments.type.quote_pdf")
 	}
 	return typeLabel(attachmentType)
 }

@@ -2857,7 +2857,7 @@ func FormPartial(vm FormVM) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = components.TextField(vm.Country).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = components.Select(vm.Country, vm.Countries).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

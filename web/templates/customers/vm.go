@@ -366,7 +366,7 @@ func NewProfileForm(tr *i18n.Translator, customerID int32, in ProfileInput, errs
 		ProfileType: components.Field{ID: "profile-type", Name: "profileType", Label: tr.T("customer.profiles.col.type"), Value: in.ProfileType,
 			Error: errs["profileType"], Required: true, Attrs: templ.Attributes{"data-testid": "profile-type"}},
 		ContactName: components.Field{ID: "profile-contact", Name: "contactName", Label: tr.T("customer.profiles.contact_name"), Value: in.ContactName,
-			Error: errs["contactName"], Autocomplete: "off", Attrs: templ.Attributes{"maxlength": "200", "data-testid": "profile-contact-name"}},
+			Error: errs["contactName"], Autocomplete: "off", Attrs: templ.Attributes{"data-testid": "profile-contact-name"}},
 		Email: components.Field{ID: "profile-email", Name: "email", Label: tr.T("customer.profiles.col.email"), Type: "email", Value: in.Email,
 			Error: errs["email"], Autocomplete: "off", Attrs: templ.Attributes{"data-testid": "profile-email"}},
 		Phone: components.Field{ID: "profile-phone", Name: "phone", Label: tr.T("customer.profiles.col.phone"), Type: "tel", Value: in.Phone,
@@ -400,6 +400,8 @@ type FormVM struct {
 	Country    components.Field
 	Attributes components.Field
 	Segments   []components.Option
+	// Countries are the country choices (ISO 3166-1 codes named in the reader's language).
+	Countries []components.Option
 	// CPQ are the configurator checkboxes; CPQShown tells the handler the group was on the form.
 	CPQ      []CPQChoice
 	CPQShown bool

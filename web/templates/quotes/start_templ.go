@@ -930,7 +930,7 @@ func StartProductsPartial(vm StartProductsVM) templ.Component {
 		templ_7745c5c3_Err = components.TextField(components.Field{
 			ID: "quote-label", Name: "label", Label: i18n.T(ctx, "start.label"), Value: vm.Label,
 			Hint:  i18n.T(ctx, "start.label_hint"),
-			Attrs: templ.Attributes{"maxlength": "100", "data-testid": "quote-label"},
+			Attrs: templ.Attributes{"data-testid": "quote-label"}, // no maxlength: the server says why, a browser would cut a paste
 		}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
@@ -938,7 +938,7 @@ func StartProductsPartial(vm StartProductsVM) templ.Component {
 		templ_7745c5c3_Err = components.TextField(components.Field{
 			ID: "quote-reference", Name: "customerQuoteId", Label: i18n.T(ctx, "start.reference"), Value: vm.Reference,
 			Hint:  i18n.T(ctx, "start.reference_hint"),
-			Attrs: templ.Attributes{"inputmode": "numeric", "maxlength": "18", "data-testid": "quote-reference"},
+			Attrs: templ.Attributes{"inputmode": "numeric", "data-testid": "quote-reference"},
 		}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err

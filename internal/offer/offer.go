@@ -1,0 +1,446 @@
+// Package offer makes the offer document: the PDF a customer reads before any contract exists
+// (the spec's QuotePdf, "the finalized PDF version of the offer"). It is made in pure Go with
+// github.com/go-pdf/fpdf from the quote document as the v2 API answers it (call 10, toflist: carts
+// or baskets, each with a main product and add-ons, quantity, price list, discounts and totals),
+// in the language chosen for the customer, with that language's number and date formats.
+//
+// The text is set in the Go fonts (golang.org/x/image/font/gofont, BSD licence), embedded as
+// TrueType so every Latin letter the five languages need (è, ß, ñ, ç...) is rendered whatever
+// the reader's PDF viewer has installed.
+//
+// The output is a function of the input alone: identical input gives identical bytes (the PDF's
+// creation date is the quote's last change, resources are written in a fixed order, nothing is
+// random). A preview and the stored offer of an unchanged quote on the same day are the same file.
+package offer
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-pdf/fpdf"
+	"golang.org/x/image/font/gofont/gobold"
+	"golang.org/x/image/font/gofont/goregular"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
+)
+
+// ValidDays is how long an offer holds: its valid-until date is its date plus ValidDays days. The
+// spec says nothing of an offer's validity; 30 days is the common term of the quoting tools the
+// portal is compared with (docs/quotes.md).
+const ValidDays = 30
+
+// AttachmentType is the v2 attachment type an offer is stored under (the spec's QuotePdf;
+// docs/v2-assumptions.md A6).
+const AttachmentType = apiclient.AttachmentTypeQuotePDF
+
+// ContentType is the media type of an offer.
+const ContentType = "application/pdf"
+
+// Customer is who the offer is for, as the customer document (A8) knows them.
+type Customer struct {
+	Name    string
+	TaxID   string
+	Email   string
+	Phone   string
+	Address apiclient.Address
+}
+
+// Rep is the sales representative making the offer (the signed-in user).
+type Rep struct {
+	Name  string
+	Email string
+}
+
+// Input is everything an offer shows.
+type Input struct {
+	Quote    *apiclient.Quote
+	Customer Customer
+	Rep      Rep
+	// Date is the offer's date (its day in the translator's time zone is printed); the valid-until
+	// date is ValidDays later.
+	Date time.Time
+}
+
+// ValidUntil is the last day the offer made on date holds.
+func ValidUntil(date time.Time) time.Time { return date.AddDate(0, 0, ValidDays) }
+
+// FileName is the offer's file name: the quote, the language, the date and the fingerprint of
+// the quote it shows, e.g. "offer-1042-it-2026-11-27-3f2a9c41b07d.pdf". The v2 API keeps nothing
+// else about an attachment but its type, name and times (A6), so the name carries the
+// fingerprint that tells whether the quote changed since (Stale).
+func FileName(quoteID int64, lang string, date time.Time, fingerprint string) string {
+	return fmt.Sprintf("offer-%d-%s-%s-%s.pdf", quoteID, lang, date.Format("2006-01-02"), fingerprint)
+}
+
+// fileNamePattern matches FileName's names; its group is the fingerprint.
+var fileNamePattern = regexp.MustCompile(`^offer-\d+-[a-z]{2}-\d{4}-\d{2}-\d{2}-([0-9a-f]{12})\.pdf$`)
+
+// Fingerprint is a short hash of everything of the quote an offer shows: carts with their items,
+// names, quantities, price lists and prices, discounts, packages and totals (the currency too).
+// Two quote documents with the same fingerprint make the same offer (for the same customer, rep,
+// language and day).
+func Fingerprint(q *apiclient.Quote) string {
+	shown := struct {
+		Currency   string
+		Pricelists []apiclient.Pricelist
+		Carts      []apiclient.Cart
+		Applied    []apiclient.AppliedDiscount
+		Extra      []apiclient.ExtraDiscount
+		Packages   []apiclient.QuotePackage
+		Totals     apiclient.Totals
+	}{q.Currency, q.AvailablePricelists, q.Carts, q.AppliedDiscounts, q.ExtraDiscounts, q.Packages, q.Totals}
+	data, err := json.Marshal(shown)
+	if err != nil { // plain data: cannot fail
+		panic(err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:6])
+}
+
+// Stale reports whether an offer stored as fileName at createdAt no longer shows q: the
+// fingerprint in its name differs from q's. A name without one (not made by this package) falls
+// back to the times: q changed after the offer was stored. The times alone cannot decide: the v2
+// API gives both to the second (A4, A6), and a change in the offer's own second would not show.
+func Stale(q *apiclient.Quote, fileName string, createdAt time.Time) bool {
+	if m := fileNamePattern.FindStringSubmatch(fileName); m != nil {
+		return m[1] != Fingerprint(q)
+	}
+	return q.UpdatedAt.After(createdAt)
+}
+
+// Page geometry in millimetres (A4 portrait).
+const (
+	pageMargin = 15.0
+	lineHeight = 5.5
+	fontFamily = "go"
+)
+
+// column widths of the cart tables: product, unit one-off, unit monthly, net one-off, net monthly.
+var columns = [5]float64{72, 27, 27, 27, 27}
+
+// Make writes the offer of in as a PDF in tr's language, number and date formats and time zone.
+func Make(tr *i18n.Translator, in Input) ([]byte, error) {
+	if in.Quote == nil {
+		return nil, fmt.Errorf("offer: no quote")
+	}
+	q := in.Quote
+	currency := q.Currency
+	if currency == "" {
+		currency = "EUR"
+	}
+	w := &writer{tr: tr, currency: currency}
+	pdf := fpdf.New("P", "mm", "A4", "")
+	w.pdf = pdf
+	stamp := q.UpdatedAt
+	if stamp.IsZero() {
+		stamp = in.Date
+	}
+	stamp = stamp.UTC().Truncate(time.Second)
+	pdf.SetCreationDate(stamp)
+	pdf.SetModificationDate(stamp)
+	pdf.SetCatalogSort(true)
+	pdf.SetCompression(true)
+	pdf.SetProducer("CPQ Portal", true)
+	pdf.SetCreator("CPQ Portal", true)
+	pdf.SetTitle(tr.T("offer.pdf.title", strconv.FormatInt(q.QuoteID, 10)), true)
+	pdf.SetAuthor(in.Rep.Name, true)
+	pdf.SetLang(tr.Lang())
+	pdf.AddUTF8FontFromBytes(fontFamily, "", goregular.TTF)
+	pdf.AddUTF8FontFromBytes(fontFamily, "B", gobold.TTF)
+	pdf.SetMargins(pageMargin, pageMargin, pageMargin)
+	pdf.SetAutoPageBreak(true, pageMargin+8)
+	pdf.SetFooterFunc(func() {
+		pdf.SetY(-pageMargin - 4)
+		w.font("", 8)
+		pdf.SetTextColor(110, 110, 110)
+		footer := tr.T("offer.pdf.footer", strconv.FormatInt(q.QuoteID, 10), tr.Date(ValidUntil(in.Date)))
+		pdf.CellFormat(150, 4, footer, "", 0, "L", false, 0, "")
+		pdf.CellFormat(0, 4, tr.T("offer.pdf.page", strconv.Itoa(pdf.PageNo())), "", 0, "R", false, 0, "")
+		pdf.SetTextColor(0, 0, 0)
+	})
+	pdf.AddPage()
+
+	w.header(in)
+	for i := range q.Carts {
+		w.cart(q, i)
+	}
+	w.quoteDiscounts(q)
+	w.packages(q)
+	w.totals(q.Totals)
+	w.closing(in)
+
+	if err := pdf.Error(); err != nil {
+		return nil, fmt.Errorf("offer: quote %d: %w", q.QuoteID, err)
+	}
+	var buf bytes.Buffer
+	if err := pdf.Output(&buf); err != nil {
+		return nil, fmt.Errorf("offer: quote %d: %w", q.QuoteID, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// writer holds what every part of the document needs.
+type writer struct {
+	pdf      *fpdf.Fpdf
+	tr       *i18n.Translator
+	currency string
+}
+
+func (w *writer) font(style string, size float64) { w.pdf.SetFont(fontFamily, style, size) }
+
+// money writes an amount of the quote (a decimal of the currency) in the language's format.
+func (w *writer) money(v float64) string { return w.tr.Money(int64(math.Round(v*100)), w.currency) }
+
+// line writes one full-width line.
+func (w *writer) line(style string, size float64, text string) {
+	w.font(style, size)
+	w.pdf.MultiCell(0, lineHeight, text, "", "L", false)
+}
+
+// header writes the title, the customer and the offer's facts (number, dates, currency).
+func (w *writer) header(in Input) {
+	tr, pdf, q := w.tr, w.pdf, in.Quote
+	w.font("B", 18)
+	pdf.CellFormat(0, 10, tr.T("offer.pdf.heading"), "", 1, "L", false, 0, "")
+	pdf.Ln(2)
+
+	top := pdf.GetY()
+	// Left: the customer.
+	w.font("B", 10)
+	pdf.CellFormat(100, lineHeight, tr.T("offer.pdf.customer"), "", 2, "L", false, 0, "")
+	w.font("", 10)
+	for _, text := range customerLines(in.Customer) {
+		pdf.CellFormat(100, lineHeight, text, "", 2, "L", false, 0, "")
+	}
+	left := pdf.GetY()
+
+	// Right: the offer's facts.
+	pdf.SetXY(pageMargin+105, top)
+	facts := [][2]string{
+		{tr.T("offer.pdf.quote_number"), strconv.FormatInt(q.QuoteID, 10)},
+		{tr.T("offer.pdf.date"), tr.Date(in.Date)},
+		{tr.T("offer.pdf.valid_until"), tr.Date(ValidUntil(in.Date))},
+		{tr.T("offer.pdf.currency"), w.currency},
+	}
+	for _, f := range facts {
+		pdf.SetX(pageMargin + 105)
+		w.font("B", 10)
+		pdf.CellFormat(35, lineHeight, f[0], "", 0, "L", false, 0, "")
+		w.font("", 10)
+		pdf.CellFormat(0, lineHeight, f[1], "", 1, "L", false, 0, "")
+	}
+	pdf.SetY(math.Max(left, pdf.GetY()) + 4)
+	w.font("", 10)
+	pdf.MultiCell(0, lineHeight, tr.T("offer.pdf.intro"), "", "L", false)
+	pdf.Ln(2)
+}
+
+// customerLines are the customer's name, address and tax id, as far as they are known.
+func customerLines(c Customer) []string {
+	var lines []string
+	add := func(s string) {
+		if s = strings.TrimSpace(s); s != "" {
+			lines = append(lines, s)
+		}
+	}
+	add(c.Name)
+	add(c.Address.Street)
+	add(strings.TrimSpace(c.Address.PostalCode + " " + c.Address.City))
+	add(c.Address.Country)
+	if c.TaxID != "" {
+		add(c.TaxID)
+	}
+	add(c.Email)
+	add(c.Phone)
+	return lines
+}
+
+// pricelistName names a cart's price list from the quote's available price lists.
+func (w *writer) pricelistName(q *apiclient.Quote, id int32) string {
+	for _, p := range q.AvailablePricelists {
+		if p.PricelistID == id && p.Name != "" {
+			return p.Name
+		}
+	}
+	return w.tr.T("offer.pdf.pricelist_numbered", strconv.Itoa(int(id)))
+}
+
+// cart writes one cart: its heading, price list and quantity, its items and its totals.
+func (w *writer) cart(q *apiclient.Quote, index int) {
+	tr, pdf, c := w.tr, w.pdf, &q.Carts[index]
+	if pdf.GetY() > 230 {
+		pdf.AddPage()
+	}
+	title := tr.T("offer.pdf.cart", strconv.Itoa(index+1))
+	if label := strings.TrimSpace(c.Label); label != "" {
+		title += ": " + label
+	}
+	pdf.Ln(2)
+	w.line("B", 12, title)
+	w.line("", 9, tr.T("offer.pdf.cart_facts", w.pricelistName(q, c.PricelistID), tr.Integer(int64(c.Quantity))))
+	pdf.Ln(1)
+
+	heads := [5]string{tr.T("offer.pdf.col.product"), tr.T("offer.pdf.col.unit_one_off"), tr.T("offer.pdf.col.unit_monthly"),
+		tr.T("offer.pdf.col.one_off"), tr.T("offer.pdf.col.monthly")}
+	w.font("B", 9)
+	pdf.SetFillColor(235, 238, 242)
+	for i, h := range heads {
+		align := "R"
+		if i == 0 {
+			align = "L"
+		}
+		pdf.CellFormat(columns[i], 6, h, "B", 0, align, true, 0, "")
+	}
+	pdf.Ln(-1)
+	if c.Root != nil {
+		w.item(c.Root, 0)
+	}
+	w.font("", 9)
+	rows := [][3]string{
+		{tr.T("offer.pdf.list_price"), w.money(c.Totals.ListActivation), w.money(c.Totals.ListRecurring)},
+	}
+	if c.Totals.DiscountActivation != 0 || c.Totals.DiscountRecurring != 0 {
+		rows = append(rows, [3]string{tr.T("offer.pdf.discounts"), w.money(-c.Totals.DiscountActivation), w.money(-c.Totals.DiscountRecurring)})
+	}
+	if c.Totals.ExtraActivation != 0 || c.Totals.ExtraRecurring != 0 {
+		rows = append(rows, [3]string{tr.T("offer.pdf.extra_discounts"), w.money(-c.Totals.ExtraActivation), w.money(-c.Totals.ExtraRecurring)})
+	}
+	for _, r := range rows {
+		w.totalRow(r[0], r[1], r[2], "", false)
+	}
+	w.totalRow(tr.T("offer.pdf.cart_total"), w.money(c.Totals.NetActivation), w.money(c.Totals.NetRecurring), "B", true)
+	pdf.Ln(2)
+}
+
+// item writes an item and, indented below it, its add-ons.
+func (w *writer) item(it *apiclient.Item, depth int) {
+	tr, pdf := w.tr, w.pdf
+	name := strings.TrimSpace(it.Name)
+	if name == "" {
+		name = tr.T("offer.pdf.product_numbered", strconv.Itoa(int(it.ProductID)))
+	}
+	kind := tr.T("offer.pdf.add_on")
+	if depth == 0 {
+		kind = tr.T("offer.pdf.main_product")
+	}
+	w.font("", 9)
+	indent := strings.Repeat("   ", depth)
+	// A long name wraps in its column; the amounts stand on its first line.
+	x, y := pdf.GetXY()
+	pdf.MultiCell(columns[0], 4.8, indent+name+" ("+kind+")", "", "L", false)
+	after := pdf.GetY()
+	if after < y { // the name broke onto a new page
+		y = pageMargin
+	}
+	pdf.SetXY(x+columns[0], y)
+	net := it.Breakdown.Net
+	for i, v := range []float64{it.ActivationPrice, it.RecurringPrice, net.Activation, net.Recurring} {
+		pdf.CellFormat(columns[i+1], 4.8, w.money(v), "", 0, "R", false, 0, "")
+	}
+	pdf.SetXY(x, math.Max(after, y+4.8))
+	w.font("", 8)
+	pdf.SetTextColor(90, 90, 90)
+	for _, d := range it.Breakdown.Discounts {
+		text := indent + "   " + tr.T("offer.pdf.line_discount", d.Name)
+		pdf.CellFormat(columns[0]+columns[1]+columns[2], 4.2, text, "", 0, "L", false, 0, "")
+		pdf.CellFormat(columns[3], 4.2, w.money(-d.Activation), "", 0, "R", false, 0, "")
+		pdf.CellFormat(columns[4], 4.2, w.money(-d.Recurring), "", 1, "R", false, 0, "")
+	}
+	if it.Breakdown.Extra.Activation != 0 || it.Breakdown.Extra.Recurring != 0 {
+		text := indent + "   " + tr.T("offer.pdf.line_extra_discount")
+		pdf.CellFormat(columns[0]+columns[1]+columns[2], 4.2, text, "", 0, "L", false, 0, "")
+		pdf.CellFormat(columns[3], 4.2, w.money(-it.Breakdown.Extra.Activation), "", 0, "R", false, 0, "")
+		pdf.CellFormat(columns[4], 4.2, w.money(-it.Breakdown.Extra.Recurring), "", 1, "R", false, 0, "")
+	}
+	pdf.SetTextColor(0, 0, 0)
+	for i := range it.Children {
+		w.item(&it.Children[i], depth+1)
+	}
+}
+
+// totalRow writes a label over the first three columns and the one-off and monthly amounts.
+func (w *writer) totalRow(label, oneOff, monthly, style string, rule bool) {
+	border := ""
+	if rule {
+		border = "T"
+	}
+	w.font(style, 9)
+	w.pdf.CellFormat(columns[0]+columns[1]+columns[2], 5, label, border, 0, "R", false, 0, "")
+	w.pdf.CellFormat(columns[3], 5, oneOff, border, 0, "R", false, 0, "")
+	w.pdf.CellFormat(columns[4], 5, monthly, border, 1, "R", false, 0, "")
+}
+
+// quoteDiscounts lists the discounts applied to the whole quote.
+func (w *writer) quoteDiscounts(q *apiclient.Quote) {
+	if len(q.AppliedDiscounts) == 0 && len(q.ExtraDiscounts) == 0 {
+		return
+	}
+	tr := w.tr
+	w.pdf.Ln(1)
+	w.line("B", 11, tr.T("offer.pdf.quote_discounts"))
+	for _, d := range q.AppliedDiscounts {
+		w.line("", 9, tr.T("offer.pdf.discount_percent", d.Name, tr.Percent(d.Percent/100)))
+	}
+	for _, d := range q.ExtraDiscounts {
+		w.line("", 9, tr.T("offer.pdf.discount_percent", d.Name, tr.Percent(d.DiscountValue/100)))
+	}
+}
+
+// packages lists the packages assigned to the quote.
+func (w *writer) packages(q *apiclient.Quote) {
+	if len(q.Packages) == 0 {
+		return
+	}
+	w.pdf.Ln(1)
+	w.line("B", 11, w.tr.T("offer.pdf.packages"))
+	for _, p := range q.Packages {
+		w.line("", 9, w.tr.T("offer.pdf.package", p.Name, w.money(p.RecurringPrice)))
+	}
+}
+
+// totals writes the quote's totals.
+func (w *writer) totals(t apiclient.Totals) {
+	tr, pdf := w.tr, w.pdf
+	if pdf.GetY() > 240 {
+		pdf.AddPage()
+	}
+	pdf.Ln(3)
+	w.line("B", 12, tr.T("offer.pdf.totals"))
+	w.font("B", 9)
+	pdf.CellFormat(columns[0]+columns[1]+columns[2], 6, "", "B", 0, "R", false, 0, "")
+	pdf.CellFormat(columns[3], 6, tr.T("offer.pdf.col.one_off"), "B", 0, "R", false, 0, "")
+	pdf.CellFormat(columns[4], 6, tr.T("offer.pdf.col.monthly"), "B", 1, "R", false, 0, "")
+	w.totalRow(tr.T("offer.pdf.list_price"), w.money(t.ListActivation), w.money(t.ListRecurring), "", false)
+	if t.DiscountActivation != 0 || t.DiscountRecurring != 0 {
+		w.totalRow(tr.T("offer.pdf.discounts"), w.money(-t.DiscountActivation), w.money(-t.DiscountRecurring), "", false)
+	}
+	if t.ExtraActivation != 0 || t.ExtraRecurring != 0 {
+		w.totalRow(tr.T("offer.pdf.extra_discounts"), w.money(-t.ExtraActivation), w.money(-t.ExtraRecurring), "", false)
+	}
+	w.totalRow(tr.T("offer.pdf.total"), w.money(t.NetActivation), w.money(t.NetRecurring), "B", true)
+}
+
+// closing writes the validity and the rep's name and contact.
+func (w *writer) closing(in Input) {
+	tr, pdf := w.tr, w.pdf
+	pdf.Ln(6)
+	w.font("", 10)
+	pdf.MultiCell(0, lineHeight, tr.T("offer.pdf.validity", tr.Date(ValidUntil(in.Date)), strconv.Itoa(ValidDays)), "", "L", false)
+	pdf.Ln(3)
+	w.line("B", 10, tr.T("offer.pdf.rep"))
+	if in.Rep.Name != "" {
+		w.line("", 10, in.Rep.Name)
+	}
+	if in.Rep.Email != "" {
+		w.line("", 10, in.Rep.Email)
+	}
+}
