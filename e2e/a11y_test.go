@@ -191,7 +191,7 @@ func buildA11yWorld(t *testing.T, page playwright.Page) a11yWorld {
 		t.Fatalf("adding a second cart answered %d: %.500s", second.Status(), text)
 	}
 
-	contract, err := req.Post(portalURL(w.quotePath+"/contract"), playwright.APIRequestContextPostOptions{})
+	contract, err := generateContract(t, req, portalURL(w.quotePath))
 	check(t, err, "generate the contract")
 	w.contractPath = strings.TrimPrefix(contract.URL(), suite.portalURL)
 	contractHTML, _ := contract.Text()

@@ -35,7 +35,7 @@ func batchMakeContracts(t *testing.T, page playwright.Page, n int) []batchContra
 	customer := createTestCustomer(t, page, "Batch")
 	for range n {
 		quotePath, _, _ := createTestQuote(t, page, customer, "Batch test")
-		resp, err := page.Request().Post(portalURL(quotePath+"/contract"), playwright.APIRequestContextPostOptions{})
+		resp, err := generateContract(t, page.Request(), portalURL(quotePath))
 		check(t, err, "generate a contract")
 		body, _ := resp.Text()
 		path := strings.TrimPrefix(resp.URL(), suite.portalURL)

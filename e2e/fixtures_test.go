@@ -244,3 +244,21 @@ func displayName(t *testing.T, user string) string {
 	t.Fatalf("no display name for the demo user %q", user)
 	return ""
 }
+
+// generateContract generates the contract of the quote at quoteURL (absolute) as the page does:
+// it asks the confirmation (the quote as it is now, with the state it describes), then posts that
+// state, so the contract is the quote confirmed. The answer is the POST's (without htmx, a
+// redirect to the contract's page).
+func generateContract(t *testing.T, req playwright.APIRequestContext, quoteURL string) (playwright.APIResponse, error) {
+	t.Helper()
+	confirmation, err := req.Get(quoteURL+"/contract/confirm", playwright.APIRequestContextGetOptions{Headers: map[string]string{"HX-Request": "true"}})
+	if err != nil {
+		return nil, err
+	}
+	var answer struct{ State string }
+	if err := confirmation.JSON(&answer); err != nil || answer.State == "" {
+		body, _ := confirmation.Text()
+		t.Fatalf("the generate confirmation of %s answered %d: %.300s", quoteURL, confirmation.Status(), body)
+	}
+	return req.Post(quoteURL+"/contract", playwright.APIRequestContextPostOptions{Form: map[string]any{"confirmed": answer.State}})
+}

@@ -22,7 +22,7 @@ func TestRecentItemsOnQuotesContractsAndPalette(t *testing.T) {
 	if err != nil || strings.TrimSpace(customerName) == "" {
 		customerName = ""
 	}
-	contract, err := page.Request().Post(portalURL(quotePath+"/contract"), playwright.APIRequestContextPostOptions{})
+	contract, err := generateContract(t, page.Request(), portalURL(quotePath))
 	check(t, err, "generate the contract")
 	contractPath := strings.TrimPrefix(contract.URL(), suite.portalURL)
 	_, err = page.Goto(contractPath)

@@ -34,7 +34,7 @@ func TestRestrictTeamLeadSeesOnlyWhatTheV2APIGivesThem(t *testing.T) {
 	rep := signedInPageAt(t, base, salesUser, salesPassword)
 	theirs := createTestCustomerAt(t, rep, base, "Restrict sales")
 	salesQuotePath, salesQuoteID, _ := createTestQuoteAt(t, rep, base, theirs, "Sales only")
-	generated, err := rep.Request().Post(base+salesQuotePath+"/contract", playwright.APIRequestContextPostOptions{})
+	generated, err := generateContract(t, rep.Request(), base+salesQuotePath)
 	check(t, err, "generate the sales contract")
 	contractPath := strings.TrimPrefix(generated.URL(), base)
 	if generated.Status() != 200 || !regexp.MustCompile(`^/contracts/\d+$`).MatchString(contractPath) {

@@ -12,10 +12,22 @@ import (
 // person scrolled to, the new total is in sight (the bar stuck to the top of the window) and the
 // toast states it; applying discounts closes the panel and puts the focus on the summary.
 
-// totalExpectInSight checks that the total bar is in the viewport and says the summary's net total,
-// and that the action's toast states it too.
-func totalExpectInSight(t *testing.T, page playwright.Page, what string) {
+// totalTag is the state of the quote the page shows: #quote-digest's data-tag, which every answer
+// that changes the quote replaces (out of band, in the same swap as the summary and the bar).
+func totalTag(t *testing.T, page playwright.Page) string {
 	t.Helper()
+	tag, err := page.Locator("#quote-digest").GetAttribute("data-tag")
+	check(t, err, "read the quote's state")
+	return tag
+}
+
+// totalExpectInSight waits for the action's answer to be swapped in (the page shows a state other
+// than before: reading the summary any earlier reads the total that is about to change, issue 33),
+// then checks that the total bar is in the viewport and says the summary's net total, and that the
+// action's toast states it too.
+func totalExpectInSight(t *testing.T, page playwright.Page, before, what string) {
+	t.Helper()
+	check(t, suite.expect.Locator(page.Locator("#quote-digest")).Not().ToHaveAttribute("data-tag", before), what+": the answer is on the page")
 	bar := page.GetByTestId("quote-total-bar")
 	check(t, suite.expect.Locator(bar).ToBeInViewport(), what+": the total is in sight")
 	net, err := page.Locator(`#quote-summary [data-testid="quote-net-recurring"]`).TextContent()
@@ -47,10 +59,11 @@ func TestQuoteTotalInSightAfterEachAction(t *testing.T) {
 
 	// The quantity of the last cart, far down the page.
 	quantity := cart.GetByTestId("cart-quantity")
+	before := totalTag(t, page)
 	check(t, quantity.Fill("3"), "type a quantity")
 	check(t, cart.GetByTestId("cart-quantity-submit").Click(), "update the quantity")
 	check(t, suite.expect.Locator(page.GetByTestId("cart").Last().GetByTestId("cart-quantity")).ToHaveValue("3"), "the quantity is 3")
-	totalExpectInSight(t, page, "after the quantity")
+	totalExpectInSight(t, page, before, "after the quantity")
 
 	// The price list applies as soon as it is chosen.
 	pricelist := page.GetByTestId("cart").Last().GetByTestId("cart-pricelist")
@@ -59,26 +72,29 @@ func TestQuoteTotalInSightAfterEachAction(t *testing.T) {
 	if options > 1 {
 		chosen, err := pricelist.Locator("option").Nth(1).GetAttribute("value")
 		check(t, err, "a second price list")
+		before = totalTag(t, page)
 		_, err = pricelist.SelectOption(playwright.SelectOptionValues{Values: &[]string{chosen}})
 		check(t, err, "choose the second price list")
 		check(t, suite.expect.Locator(page.Locator(`[data-testid="toast"][data-level="success"]`).Last()).ToBeVisible(), "choosing applies it")
 		check(t, suite.expect.Locator(page.GetByTestId("cart").Last().GetByTestId("cart-pricelist")).ToHaveValue(chosen), "the cart has the price list")
-		totalExpectInSight(t, page, "after the price list")
+		totalExpectInSight(t, page, before, "after the price list")
 	}
 
 	// Discounts: the panel closes, the focus goes to the summary, the total is in sight.
 	check(t, page.GetByTestId("quote-discounts-open").Click(), "open the discounts")
 	check(t, page.Locator(`[data-testid="discount-option"] input[name=discountId]`).First().Check(), "tick a discount")
+	before = totalTag(t, page)
 	check(t, page.GetByTestId("discounts-submit").Click(), "apply the discounts")
 	check(t, suite.expect.Locator(page.GetByTestId("quote-applied-discount")).ToHaveCount(1), "the discount is applied")
 	check(t, suite.expect.Locator(page.GetByTestId("discounts-form")).ToHaveCount(0), "the discounts panel closes")
 	check(t, suite.expect.Locator(page.Locator("#quote-summary-title")).ToBeFocused(), "the focus is on the summary")
-	totalExpectInSight(t, page, "after the discounts")
+	totalExpectInSight(t, page, before, "after the discounts")
 
 	// Removing the last cart, at the bottom of it.
+	before = totalTag(t, page)
 	check(t, page.GetByTestId("cart").Last().GetByTestId("cart-remove").Click(), "remove the last cart")
 	check(t, suite.expect.Locator(page.GetByTestId("cart")).ToHaveCount(1), "one cart left")
-	totalExpectInSight(t, page, "after removing a cart")
+	totalExpectInSight(t, page, before, "after removing a cart")
 
 	// Scrolled to the bottom of the page, the total is still in sight.
 	_, err = page.Evaluate(`() => window.scrollTo(0, document.documentElement.scrollHeight)`)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -133,6 +134,9 @@ func TestAuditWorklistFiltersAndExports(t *testing.T) {
 	check(t, page.GetByTestId("worklist-customer").Fill(fmt.Sprint(customerA.ID)), "filter the customer by id")
 	check(t, page.GetByTestId("worklist-user").Fill(strings.ToUpper(actor)), "filter the user (any case)")
 	check(t, page.GetByTestId("worklist-submit").Click(), "apply")
+	// The filters are a plain GET form: count the rows of the answer, not of the page before it.
+	check(t, suite.expect.Page(page).ToHaveURL(regexp.MustCompile(fmt.Sprintf(`[?&]customer=%d(&|$)`, customerA.ID))), "the filtered list is loading")
+	check(t, page.WaitForLoadState(), "the filtered list is loaded")
 	aRows, err := rows.Count()
 	check(t, err, "count")
 	if aRows == 0 || aRows >= allCount {

@@ -99,7 +99,6 @@ func (h *Handler) documentsVM(ctx context.Context, tr *i18n.Translator, ref quot
 	if quote.Contract != nil && quote.Contract.ContractID >= 1 {
 		vm.Contract = contractLink(quote.Contract.ContractID, quote.Contract.ContractNumber)
 	}
-	vm.GenerateConfirm = h.generateSummary(ctx, tr, ref, quote)
 	vm.Offer = h.offerVM(tr, ref, quote)
 	return vm
 }

@@ -257,6 +257,13 @@ func TestAttachmentDownloadAndDelete(t *testing.T) {
 		t.Errorf("unknown attachment: %d", missing.StatusCode)
 	}
 
+	// The delete button asks with the attachment as the quote lists it now.
+	confirmURL := parseHTML(t, e.p.get(t, e.user, ref.baseURL()+"/documents", htmx).body).
+		Find(`[data-attachment-id="`+strconv.Itoa(int(pdf.AttachmentID))+`"] [data-testid="attachment-delete"]`).AttrOr("data-confirm-url", "")
+	if got := e.p.get(t, e.user, confirmURL, htmx).body; !strings.Contains(got, "Delete the attachment id.pdf (") || !strings.Contains(got, "cannot be undone") {
+		t.Errorf("delete confirmation from %q: %s", confirmURL, got)
+	}
+
 	del := e.htmxDo(t, http.MethodDelete, ref.attachmentURL(stored.AttachmentID), nil)
 	if del.StatusCode != http.StatusOK {
 		t.Fatalf("delete: %d %s", del.StatusCode, del.body)
@@ -271,6 +278,11 @@ func TestAttachmentDownloadAndDelete(t *testing.T) {
 	left := e.quote(t, ref).Attachments
 	if len(left) != 1 || left[0].AttachmentID != pdf.AttachmentID {
 		t.Errorf("the simulator still has %+v", left)
+	}
+	// Deleted elsewhere after the page was rendered: nothing to delete, and it says so.
+	gone := e.p.get(t, e.user, ref.attachmentURL(stored.AttachmentID)+"/confirm", htmx)
+	if !strings.Contains(gone.body, `"refused":true`) || !strings.Contains(gone.body, "nothing was deleted") {
+		t.Errorf("confirmation of a deleted attachment: %s", gone.body)
 	}
 }
 

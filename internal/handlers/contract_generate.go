@@ -24,11 +24,27 @@ func (h *Handler) generateContract(c *gin.Context) {
 		return
 	}
 	ctx := h.apiContext(c)
-	// The documents region's read of the quote (call 10) goes beside the generation, not after it
-	// (issue 27): generating changes no attachment, and the contract comes from the answer. Only an
-	// answer that names no contract (a bare PDF, A7) makes the quote be read again, after it.
-	quoteOf := later(func() (*apiclient.Quote, error) { return h.loadQuote(ctx, ref) })
-	defer quoteOf() //nolint:errcheck // waited for on every path; the result is read below
+	// The contract is generated only from the quote the person confirmed (issue 33): the quote is
+	// read (call 10) before the generation, and when its state is not the one the confirmation
+	// described (confirmGenerate; missing counts as not confirmed), nothing is generated and the
+	// answer is the confirmation of the quote as it is now (409), to confirm anew. The same read
+	// builds the documents region afterwards: generating changes no attachment, and the contract
+	// comes from the answer. Only an answer that names no contract (a bare PDF, A7) makes the
+	// quote be read again, after it. The v2 API has no conditional generation, so a change in the
+	// milliseconds between this read and the call cannot be refused; it shows in the contract.
+	quote, err := h.loadQuote(ctx, ref)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if confirmed := formValue(c, "confirmed"); confirmed == "" || confirmed != changeTag(digestOf(quote)) {
+		h.log(c).Info("contract not generated: the quote is not the one confirmed", slog.Int64("quote_id", ref.quoteID), slog.Bool("confirmed", confirmed != ""))
+		vm := h.documentsVM(c.Request.Context(), tr(c), ref, quote)
+		vm.Changed = h.generateSummary(c.Request.Context(), tr(c), ref, quote)
+		announce(c, t(c, "documents.generate.changed"))
+		h.render(c, http.StatusConflict, contracts.DocumentsPartial(vm))
+		return
+	}
 	limit := h.newStartLimit(ctx)
 	defer limit.release()
 	result, err := h.api.Contracts.Generate(limit.ctx, ref.quoteID)
@@ -47,8 +63,7 @@ func (h *Handler) generateContract(c *gin.Context) {
 	}
 	_ = result.Close()
 
-	quote, err := quoteOf()
-	if err == nil && result.ContractID < 1 && (quote.Contract == nil || quote.Contract.ContractID < 1) {
+	if result.ContractID < 1 && (quote.Contract == nil || quote.Contract.ContractID < 1) {
 		quote, err = h.loadQuote(ctx, ref)
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"math/rand/v2"
 	"mime/multipart"
@@ -244,4 +245,25 @@ func (e *docsEnv) htmxDo(t *testing.T, method, path string, form url.Values) res
 		headers["Content-Type"] = "application/x-www-form-urlencoded"
 	}
 	return e.p.do(t, e.user, method, path, body, headers)
+}
+
+// confirmedGenerate is the form "Generate contract" posts after the person confirmed: the state
+// the confirmation (GET .../contract/confirm, read now) described.
+func confirmedGenerate(t *testing.T, r response) url.Values {
+	t.Helper()
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("generate confirmation: %d %s", r.StatusCode, r.body)
+	}
+	var answer confirmation
+	if err := json.Unmarshal([]byte(r.body), &answer); err != nil || answer.State == "" || answer.Question == "" {
+		t.Fatalf("generate confirmation %q: %v", r.body, err)
+	}
+	return url.Values{"confirmed": {answer.State}}
+}
+
+// generateForm asks the confirmation of "Generate contract" as the page does when clicked, and
+// answers the form the POST sends once confirmed.
+func (e *docsEnv) generateForm(t *testing.T, ref quoteRef) url.Values {
+	t.Helper()
+	return confirmedGenerate(t, e.p.get(t, e.user, ref.baseURL()+"/contract/confirm", htmx))
 }

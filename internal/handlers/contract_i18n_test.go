@@ -38,8 +38,9 @@ func TestContractsAndBackOfficeSpeakItalian(t *testing.T) {
 	if got := strings.TrimSpace(doc.Find(`[data-testid="archive-button"]`).Text()); got != "Archivia il contratto" {
 		t.Errorf("archive button %q", got)
 	}
-	if got := doc.Find(`[data-testid="archive-button"]`).AttrOr("hx-confirm", ""); !strings.HasPrefix(got, "Archiviare il contratto ") {
-		t.Errorf("archive confirmation %q", got)
+	confirmURL := doc.Find(`[data-testid="archive-button"]`).AttrOr("data-confirm-url", "")
+	if got := e.p.get(t, e.user, confirmURL, italian).body; !strings.Contains(got, "Archiviare il contratto "+contract.ContractNumber) {
+		t.Errorf("archive confirmation from %q: %s", confirmURL, got)
 	}
 	if pdf := e.p.get(t, e.user, contractPath(contract.ContractID)+"/pdf", italian); !strings.Contains(pdf.Header.Get("Content-Disposition"), "contratto-"+contract.ContractNumber+".pdf") {
 		t.Errorf("PDF download named %q, want contratto-<number>.pdf", pdf.Header.Get("Content-Disposition"))

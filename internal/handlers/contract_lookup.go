@@ -31,7 +31,7 @@ func contractSearchVM(tr *i18n.Translator, query string) contracts.ContractSearc
 // showContractSearch answers GET /contracts: the search box.
 func (h *Handler) showContractSearch(c *gin.Context) {
 	vm := contractSearchVM(tr(c), "")
-	vm.Recent = recentRows(tr(c), h.recentItems(c, recent.KindContract))
+	vm.Recent = h.recentRows(c, h.recentItems(c, recent.KindContract))
 	h.renderPage(c, http.StatusOK, t(c, "contracts.search.title"), layout.SectionContracts, contracts.ContractSearchPage(vm))
 }
 

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/v2sim"
+	"github.com/cpqportal/portal/web/templates/contracts"
 )
 
 func TestGenerateContract(t *testing.T) {
@@ -23,7 +25,7 @@ func TestGenerateContract(t *testing.T) {
 			e := newDocsEnv(t, docsOptions{sim: v2sim.Options{GeneratePDF: pdfAnswer}})
 			ref := e.newQuote(t)
 
-			resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", url.Values{})
+			resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", e.generateForm(t, ref))
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("generate: %d %s", resp.StatusCode, resp.body)
 			}
@@ -61,7 +63,7 @@ func TestGenerateContract(t *testing.T) {
 				t.Errorf("Content-Disposition %q", cd)
 			}
 
-			again := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", url.Values{})
+			again := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", e.generateForm(t, ref))
 			if !strings.Contains(parseHTML(t, again.body).Find(`[data-testid="generate-result"]`).Text(), "already has contract") {
 				t.Errorf("second generate: %s", again.body)
 			}
@@ -93,7 +95,7 @@ func TestGenerateContractAnsweredWithABrokenPDF(t *testing.T) {
 	t.Parallel()
 	e := newDocsEnv(t, docsOptions{sim: v2sim.Options{GeneratePDF: true}, wrap: brokenGeneratePDF})
 	ref := e.newQuote(t)
-	resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", url.Values{})
+	resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", e.generateForm(t, ref))
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("generate: %d %s", resp.StatusCode, resp.body)
 	}
@@ -126,7 +128,7 @@ func TestGenerateContractWithoutCartsIsRefused(t *testing.T) {
 	if region.Find(`[data-testid="generate-contract"][disabled]`).Length() != 1 || region.Find(`[data-testid="generate-hint"]`).Length() != 1 {
 		t.Error("a quote without carts does not explain why it cannot be generated")
 	}
-	resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", url.Values{})
+	resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", e.generateForm(t, ref))
 	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(resp.body, "has no carts") {
 		t.Errorf("generate without carts: %d %s", resp.StatusCode, resp.body)
 	}
@@ -477,7 +479,7 @@ func TestArchiveAndPayload(t *testing.T) {
 	}
 	page := parseHTML(t, e.p.get(t, e.user, base, nil).body)
 	button := page.Find(`[data-testid="archive-button"]`)
-	if button.AttrOr("hx-post", "") != base+"/archive" || !strings.Contains(button.AttrOr("hx-confirm", ""), "cannot be undone") {
+	if button.AttrOr("hx-post", "") != base+"/archive" || button.AttrOr("data-confirm-url", "") != base+"/archive/confirm" {
 		t.Errorf("archive button: %v", button.Nodes)
 	}
 	if r := e.p.get(t, e.user, base+"/archive", nil); r.StatusCode != http.StatusNotFound {
@@ -599,5 +601,115 @@ func TestContractWithoutActiveRequest(t *testing.T) {
 	archived := &apiclient.Contract{Status: contractStatusArchived, SignatureRequests: []apiclient.SignatureRequest{{SignatureRequestID: "a", Status: signatureStatusSent}}}
 	if got := contractWithoutActiveRequest(archived, removedAt); got.Status != contractStatusArchived {
 		t.Errorf("an archived contract's status became %q", got.Status)
+	}
+}
+
+// TestGenerateContractConfirmsTheQuoteAsItIsNow: the confirmation is read when the person clicks,
+// so a price changed after the page was rendered (another tab) is in it; and a quote changed
+// between the confirmation and the POST is not generated: 409 with the confirmation of the quote
+// as it is now, no v2 generation, and the next confirmation carries the contract through.
+func TestGenerateContractConfirmsTheQuoteAsItIsNow(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	ref := e.newQuote(t)
+	quoteMust(t, "documents", e.p.get(t, e.user, ref.baseURL()+"/documents", htmx), http.StatusOK)
+	reprice := func(activation float64) {
+		t.Helper()
+		quote := e.quote(t, ref)
+		init, err := e.api.CPQ.Init(e.ctx(), ref.cpqID, ref.customerID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cart := quote.Carts[0]
+		if _, err := e.api.CPQ.Reprice(e.ctx(), init.SessionID, ref.cpqID, ref.quoteID,
+			apiclient.RepriceRequest{ActivationPrice: activation, RecurringPrice: 0, BasketID: cart.BasketID, CartItemID: cart.Root.NodeID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Another tab sets the price to €0 after the page was rendered: the confirmation says so.
+	reprice(0)
+	en, _ := quoteTranslators(t)
+	oneOff := func(q *apiclient.Quote) string { return en.Money(cents(q.Totals.NetActivation), "EUR") }
+	first := e.p.get(t, e.user, ref.baseURL()+"/contract/confirm", htmx)
+	if want := oneOff(e.quote(t, ref)); !strings.Contains(first.body, want+" one-off") {
+		t.Errorf("confirmation %s does not state the one-off total now, %s", first.body, want)
+	}
+	confirmed := confirmedGenerate(t, first)
+
+	// Changed again between the confirmation and the POST: nothing is generated.
+	reprice(12.34)
+	resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", confirmed)
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("generate after a change: %d %s", resp.StatusCode, resp.body)
+	}
+	changed := parseHTML(t, resp.body).Find(`[data-testid="generate-changed"]`).Text()
+	if want := oneOff(e.quote(t, ref)); !strings.Contains(changed, "changed after you confirmed") || !strings.Contains(changed, want+" one-off") {
+		t.Errorf("refusal %q does not state the quote now (%s)", changed, want)
+	}
+	if n := len(e.requestsTo("contracts.generate")); n != 0 || e.quote(t, ref).Contract != nil {
+		t.Fatalf("a contract was generated from a quote nobody confirmed (%d calls)", n)
+	}
+
+	// Not confirmed at all (no state): refused the same way.
+	if resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", url.Values{}); resp.StatusCode != http.StatusConflict {
+		t.Errorf("generate without a confirmation: %d", resp.StatusCode)
+	}
+
+	// Confirmed anew: generated.
+	if resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", e.generateForm(t, ref)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("generate after confirming anew: %d %s", resp.StatusCode, resp.body)
+	}
+	if n := len(e.requestsTo("contracts.generate")); n != 1 {
+		t.Errorf("generate calls: %d, want 1", n)
+	}
+}
+
+// TestContractConfirmationsStateTheContractNow: archiving and removing a signature request ask
+// with the contract as the v2 API answers when the person clicks: its customer, status and totals,
+// the request waiting now (sent after the page was rendered), and, when none waits any more, that
+// there is nothing to remove (refused, so nothing is sent).
+func TestContractConfirmationsStateTheContractNow(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	_, contract := e.newContract(t)
+	base := contractPath(contract.ContractID)
+	page := parseHTML(t, e.p.get(t, e.user, base, nil).body)
+	ask := func(url string) confirmation {
+		t.Helper()
+		r := e.p.get(t, e.user, url, htmx)
+		var answer confirmation
+		if r.StatusCode != http.StatusOK || json.Unmarshal([]byte(r.body), &answer) != nil || answer.Question == "" {
+			t.Fatalf("confirmation %s: %d %s", url, r.StatusCode, r.body)
+		}
+		return answer
+	}
+	en, _ := quoteTranslators(t)
+
+	// Sent for signature after the page was rendered: the archive question says so.
+	if _, err := e.api.Signatures.Create(e.ctx(), apiclient.SignatureInput{ContractID: contract.ContractID, Email: "late@example.com", SignerName: "Late"}); err != nil {
+		t.Fatal(err)
+	}
+	now, err := e.api.Contracts.Get(e.ctx(), contract.ContractID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := ask(page.Find(`[data-testid="archive-button"]`).AttrOr("data-confirm-url", ""))
+	for _, want := range []string{now.ContractNumber, now.Customer.Name, contracts.StatusLabel(en, now.Status), en.Money(cents(now.Totals.NetRecurring), "EUR") + " monthly", "cannot be undone"} {
+		if !strings.Contains(archive.Question, want) {
+			t.Errorf("archive confirmation %q lacks %q", archive.Question, want)
+		}
+	}
+
+	// The signature request: the one waiting now, then none.
+	removeURL := base + "/signature/confirm"
+	if got := ask(removeURL); got.Refused || !strings.Contains(got.Question, "late@example.com") {
+		t.Errorf("remove confirmation %+v", got)
+	}
+	if resp := e.htmxDo(t, http.MethodDelete, base+"/signature", nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("remove the request: %d %s", resp.StatusCode, resp.body)
+	}
+	if got := ask(removeURL); !got.Refused || !strings.Contains(got.Question, "nothing was removed") {
+		t.Errorf("remove confirmation with no request waiting %+v", got)
 	}
 }

@@ -67,7 +67,9 @@ func (h *Handler) showQuote(c *gin.Context) {
 	cpqName := cmp.Or(knownCPQ, t(c, "quote.configurator.numbered", idText(ref.CPQID)))
 	h.changes.ObserveBy(quoteWatchKey(ref), customerCacheKey(c), changeTag(digestOf(q)))
 	vm := quotePageVM(tr(c), ref, q, customerName, cpqName, hasCPQSession(c, cpqKeyOf(ref)))
-	vm.ContractBanner, vm.ChangeConfirm = h.contractBanner(c, q)
+	var stage workindex.Stage
+	vm.ContractBanner, vm.ChangeConfirm, stage = h.contractBanner(c, q)
+	vm.StageLabel, vm.StageLevel = stageLabel(tr(c), stage), stageLevel(stage)
 	vm.ChangeScript = h.assets.URL("change-confirm.js")
 	// The documents region comes from the same read of the quote: no second call 10 (issue 27).
 	vm.Documents = contracts.DocumentsPartial(h.documentsVM(c.Request.Context(), tr(c),

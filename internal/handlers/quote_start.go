@@ -70,7 +70,7 @@ func (h *Handler) showQuoteStart(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	vm := quotes.StartVM{Recent: recentRows(tr(c), h.recentItems(c, recent.KindQuote))}
+	vm := quotes.StartVM{Recent: h.recentRows(c, h.recentItems(c, recent.KindQuote))}
 	known := map[int32]bool{}
 	for _, cfg := range configurators {
 		known[cfg.ID] = true

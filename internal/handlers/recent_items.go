@@ -11,6 +11,7 @@ import (
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/recent"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/quotes"
@@ -69,7 +70,37 @@ func recentTotals(t apiclient.Totals) *recent.Totals {
 	return &recent.Totals{OneOffCents: cents(t.NetActivation), MonthlyCents: cents(t.NetRecurring)}
 }
 
-// recentRows are recent items as the shared table shows them, in tr's language.
+// recentRows are recent items as the shared table shows them, in the reader's language: the stage
+// and totals of the work index when it has the item and the viewer may see it (workindex.Lookup:
+// a contract archived since, a quote repriced by a colleague), else what was recorded when the
+// item was opened. The stage is named as the work lists and the quote page name it.
+func (h *Handler) recentRows(c *gin.Context, items []recent.Item) []components.RecentRow {
+	trl := tr(c)
+	rows := recentRows(trl, items)
+	if h.work == nil {
+		return rows
+	}
+	ctx := c.Request.Context()
+	v := h.viewer(c)
+	for i, it := range items {
+		kind := workindex.KindQuote
+		if it.Kind == recent.KindContract {
+			kind = workindex.KindContract
+		}
+		row, ok := h.work.Lookup(ctx, v, kind, it.ID)
+		if !ok {
+			continue
+		}
+		rows[i].Status = stageLabel(trl, row.Stage)
+		rows[i].Total = trl.T("contracts.recent.total", trl.Money(row.OneOffCents, "EUR"), trl.Money(row.MonthlyCents, "EUR"))
+		if row.Customer != "" {
+			rows[i].Customer = row.Customer
+		}
+	}
+	return rows
+}
+
+// recentRows are recent items as recorded, as the shared table shows them, in tr's language.
 func recentRows(tr *i18n.Translator, items []recent.Item) []components.RecentRow {
 	rows := make([]components.RecentRow, 0, len(items))
 	for _, it := range items {
@@ -85,6 +116,10 @@ func recentRows(tr *i18n.Translator, items []recent.Item) []components.RecentRow
 		case recent.KindQuote:
 			row.Label = tr.T("worklist.pick.quote", strconv.FormatInt(it.ID, 10))
 			row.Href = quotes.Ref{CPQID: it.CPQID, CustomerID: it.CustomerID, QuoteID: it.ID}.URL()
+			if it.Status == "DRAFT" {
+				// The v2 quote's own status: the work index's "draft" in the reader's words.
+				row.Status = stageLabel(tr, workindex.StageDraft)
+			}
 		case recent.KindContract:
 			row.Label = tr.T("contract.title", it.Number)
 			row.Status = contracts.StatusLabel(tr, it.Status)

@@ -195,10 +195,14 @@ func TestQuoteActionsRoundTrips(t *testing.T) {
 		t.Errorf("discounts panel called %v", eps)
 	}
 
-	// Generate the contract: the documents region's read beside the generation.
+	// Generate the contract: the confirmation reads the quote (one round trip); the generation
+	// reads it again to check it is the one confirmed, then generates (two), and the documents
+	// region is built from that read.
+	var confirmed url.Values
+	u.step("confirm the generation", 1, func() { confirmed = confirmedGenerate(t, u.get(quoteURL+"/contract/confirm", true)) })
 	var region *goquery.Document
-	u.step("generate the contract", 1, func() {
-		region = quoteMust(t, "generate", u.post(quoteURL+"/contract", url.Values{}), http.StatusOK)
+	u.step("generate the contract", 2, func() {
+		region = quoteMust(t, "generate", u.post(quoteURL+"/contract", confirmed), http.StatusOK)
 	})
 	contractURL := region.Find("a[href^='/contracts/']").First().AttrOr("href", "")
 	if contractURL == "" {
@@ -298,7 +302,7 @@ func TestContractActionsRoundTrips(t *testing.T) {
 	p, sim := newSlowPortal(t)
 	u := newQuoteUser(t, p, sim)
 	quoteURL := u.fastQuote("Contract actions")
-	region := quoteMust(t, "generate", u.post(quoteURL+"/contract", url.Values{}), http.StatusOK)
+	region := quoteMust(t, "generate", u.post(quoteURL+"/contract", confirmedGenerate(t, u.get(quoteURL+"/contract/confirm", true))), http.StatusOK)
 	contractURL := region.Find("a[href^='/contracts/']").First().AttrOr("href", "")
 	if contractURL == "" {
 		t.Fatal("the documents region links no contract")

@@ -242,10 +242,11 @@ func (h *Handler) followingRegions(tr *i18n.Translator, contract *apiclient.Cont
 
 // contractBanner is the quote page's banner when the quote has a contract (the quote document's
 // contract), with the stage the work index last saw (generated when it has not seen the contract
-// yet: workindex.StageOfQuote), and the question asked before every change of the quote.
-func (h *Handler) contractBanner(c *gin.Context, q *apiclient.Quote) (templ.Component, string) {
+// yet: workindex.StageOfQuote), the question asked before every change of the quote, and the
+// quote's stage (draft without a contract), which the page's badge names the same way.
+func (h *Handler) contractBanner(c *gin.Context, q *apiclient.Quote) (templ.Component, string, workindex.Stage) {
 	if q.Contract == nil || q.Contract.ContractID < 1 {
-		return nil, ""
+		return nil, "", workindex.StageOfQuote(false, "")
 	}
 	trl := tr(c)
 	number := firstNonEmptyString(q.Contract.ContractNumber, "#"+strconv.Itoa(int(q.Contract.ContractID)))
@@ -266,7 +267,7 @@ func (h *Handler) contractBanner(c *gin.Context, q *apiclient.Quote) (templ.Comp
 	case workindex.StageArchived:
 		confirm, vm.Warning, vm.Archived = "work.banner.confirm.archived", trl.T("work.banner.warning.archived"), true
 	}
-	return work.ContractBanner(vm), trl.T(confirm, number)
+	return work.ContractBanner(vm), trl.T(confirm, number), stage
 }
 
 // generateSummary is what "Generate contract" asks to confirm before it creates the legal

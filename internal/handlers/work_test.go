@@ -41,14 +41,16 @@ func TestWorkStageRulesThroughHandlers(t *testing.T) {
 		t.Fatalf("new quote: stage %q, want draft", got)
 	}
 
-	// "Generate contract" confirms with a summary first.
+	// "Generate contract" confirms with a summary first, read when the person clicks.
 	docs := quoteMust(t, "documents", e.p.do(t, e.user, http.MethodGet, ref.baseURL()+"/documents", nil, map[string]string{"HX-Request": "true"}), http.StatusOK)
-	if summary := docs.Find(`[data-testid="generate-form"]`).AttrOr("hx-confirm", ""); !strings.Contains(summary, "quote "+quoteID) || !strings.Contains(summary, "1 cart") {
-		t.Errorf("generate confirmation: %q", summary)
+	confirmURL := docs.Find(`[data-testid="generate-form"]`).AttrOr("data-confirm-url", "")
+	confirmation := e.p.get(t, e.user, confirmURL, htmx)
+	if !strings.Contains(confirmation.body, "quote "+quoteID) || !strings.Contains(confirmation.body, "1 cart") {
+		t.Errorf("generate confirmation from %q: %q", confirmURL, confirmation.body)
 	}
 
 	// Rule: a generated contract (GENERATED, no request) is "generated", and so is its quote.
-	resp := e.p.do(t, e.user, http.MethodPost, ref.baseURL()+"/contract", strings.NewReader(""), hx)
+	resp := e.p.do(t, e.user, http.MethodPost, ref.baseURL()+"/contract", strings.NewReader(confirmedGenerate(t, confirmation).Encode()), hx)
 	quoteMust(t, "generate", resp, http.StatusOK)
 	contract := e.quote(t, ref).Contract
 	if contract == nil {

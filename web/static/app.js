@@ -6,7 +6,9 @@
 //   - toasts: the server appends components.Toast fragments to #toasts (out-of-band swap), or sends
 //     `HX-Trigger: {"showToast": {"level": "success", "message": "...", "requestId": "..."}}`.
 //   - announcements for screen readers: `HX-Trigger: {"announce": "Customer list updated"}`.
-//   - `data-confirm="Delete?"` on a plain (non-htmx) form asks before submitting; htmx elements use hx-confirm.
+//   - `data-confirm="Delete?"` on a plain (non-htmx) form asks before submitting; htmx elements use hx-confirm,
+//     or `data-confirm-url` when the question must state the facts as they are when the person acts.
+//   - after a full page load the focus is on `main h1` (unless a #fragment or autofocus says otherwise).
 //   - plain forms disable their submit buttons while submitting; htmx forms use hx-disabled-elt.
 //   - `[data-autofocus]` in swapped content gets focus; an error summary gets focus when it appears.
 //   - `/` focuses the page's search input (`[data-search]` or input[type=search]).
@@ -209,9 +211,55 @@ document.documentElement.classList.add("has-script");
     bar.textContent = bar.value + "%";
   });
 
+  // After a full page load the focus is on the page's main heading (h1, tabindex="-1"), so a
+  // keyboard or screen reader user starts at the page's title, not at the body; never when the
+  // address names a #fragment, an element has autofocus or focusIn found something to focus, and
+  // without scrolling (the page stays where the browser put it).
+  function focusHeading() {
+    if (window.location.hash || document.querySelector("[autofocus]")) return;
+    if (document.activeElement && document.activeElement !== document.body) return;
+    var heading = document.querySelector("main h1");
+    if (!heading) return;
+    if (!heading.hasAttribute("tabindex")) heading.setAttribute("tabindex", "-1");
+    heading.focus({ preventScroll: true });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     armToastsIn(toastRegion());
     focusIn(document.querySelector("main"));
+    focusHeading();
+  });
+
+  // [data-confirm-url] on an htmx element: the question asked before its request is read from that
+  // address when the person acts ({"question", "state", "refused"}, read fresh from the v2 API),
+  // never the one rendered with the page, which another tab's change may have outdated. The state
+  // it describes goes into the element's [data-confirmed] input, so the server acts only on what
+  // was confirmed (internal/handlers/contract_generate_confirm.go); "refused" means there is
+  // nothing left to do, and the question says why. When the read fails, nothing is sent.
+  document.addEventListener("htmx:confirm", function (event) {
+    var d = event.detail;
+    var elt = d && d.elt;
+    var url = elt && elt.getAttribute && elt.getAttribute("data-confirm-url");
+    if (!url) return;
+    event.preventDefault();
+    fetch(url, { credentials: "same-origin", cache: "no-store", headers: { "Accept": "application/json", "HX-Request": "true" } })
+      .then(function (resp) {
+        if (!resp.ok) throw new Error("confirmation: HTTP " + resp.status);
+        return resp.json();
+      })
+      .then(function (answer) {
+        if (answer.refused) {
+          window.alert(answer.question);
+          return;
+        }
+        if (!window.confirm(answer.question)) return;
+        var input = elt.querySelector("[data-confirmed]");
+        if (input) input.value = answer.state || "";
+        d.issueRequest(true);
+      })
+      .catch(function () {
+        showToast({ level: "error", message: portalText("confirm_failed") });
+      });
   });
 })();
 
@@ -436,6 +484,7 @@ document.documentElement.classList.add("has-script");
 //     previous action's highlights (.is-changed, .is-new, [data-change-note]) are cleared, so only
 //     what the new answer marks is highlighted (internal/handlers/quote_digest.go).
 //   - [data-quote-close] empties the panel it is in and gives focus back to its line or section.
+//   - select[data-choose] applies on an explicit choice only, never while moving with the arrow keys.
 // ---------------------------------------------------------------------------------------------
 (function () {
   "use strict";
@@ -445,6 +494,49 @@ document.documentElement.classList.add("has-script");
     if (event.key !== "Enter" || !input.matches || !input.matches("[data-quote-search]")) return;
     event.preventDefault();
     input.dispatchEvent(new Event("search", { bubbles: true }));
+  });
+
+  // select[data-choose] (the price list) applies only on an explicit choice (its form's hx-trigger
+  // is "submit, choose"): a pick with the mouse, Enter, or the form's button. Moving through the
+  // closed menu with the arrow keys (or Home, End, a letter) changes the select's value at once in
+  // most browsers, and that is not a choice: the form is then marked [data-choosing], which shows
+  // its button, and nothing is sent until Enter or the button.
+  var movedAt = new WeakMap();
+  var movingKeys = /^(ArrowUp|ArrowDown|ArrowLeft|ArrowRight|Home|End|PageUp|PageDown)$/;
+  function choose(select) {
+    var form = select.form;
+    if (!form) return;
+    form.removeAttribute("data-choosing");
+    if (window.htmx) window.htmx.trigger(form, "choose");
+  }
+  document.addEventListener("keydown", function (event) {
+    var select = event.target;
+    if (!select.matches || !select.matches("select[data-choose]")) return;
+    if (event.key === "Enter") {
+      if (select.form && select.form.hasAttribute("data-choosing")) {
+        event.preventDefault();
+        choose(select);
+      }
+      return;
+    }
+    if (!event.altKey && !event.ctrlKey && !event.metaKey && (movingKeys.test(event.key) || event.key.length === 1 && event.key !== " ")) {
+      movedAt.set(select, Date.now());
+    }
+  }, true);
+  document.addEventListener("pointerdown", function (event) {
+    var select = event.target.closest && event.target.closest("select[data-choose]");
+    if (select) movedAt.delete(select);
+  }, true);
+  document.addEventListener("change", function (event) {
+    var select = event.target;
+    if (!select.matches || !select.matches("select[data-choose]")) return;
+    var moved = movedAt.get(select);
+    movedAt.delete(select);
+    if (moved && Date.now() - moved < 1000) {
+      if (select.form) select.form.setAttribute("data-choosing", "");
+      return;
+    }
+    choose(select);
   });
 
   document.addEventListener("htmx:afterSettle", function () {

@@ -120,6 +120,7 @@ type latencyLab struct {
 	tag, digest, since   string
 	worklist             string // ten quote numbers, one per line
 	contractID           int32
+	confirmedState       string
 	// archiveVals is what the contract page's archive button posts (hx-vals: the number, signed).
 	archiveVals url.Values
 }
@@ -432,8 +433,22 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 			_, err := x.do(ctx, http.MethodGet, x.quotePath+"/discounts", nil, true, http.StatusOK)
 			return err
 		}},
-		{name: "contract_generate", floor: 1, must: []string{`contracts.generate`}, run: func() error {
-			a, err := x.do(ctx, http.MethodPost, x.quotePath+"/contract", form(), true, http.StatusOK)
+		// "Generate contract" asks its confirmation when clicked (the quote read now) and posts the
+		// state confirmed; the generation reads the quote again to check it, then generates.
+		{name: "contract_generate_confirm", floor: 1, must: []string{`cpq.toflist`}, run: func() error {
+			a, err := x.do(ctx, http.MethodGet, x.quotePath+"/contract/confirm", nil, true, http.StatusOK)
+			if err != nil {
+				return err
+			}
+			var confirmation struct{ State string }
+			if err := json.Unmarshal(a.body, &confirmation); err != nil || confirmation.State == "" {
+				return fmt.Errorf("the generate confirmation names no state: %.300s", a.body)
+			}
+			x.confirmedState = confirmation.State
+			return nil
+		}},
+		{name: "contract_generate", floor: 2, must: []string{`cpq.toflist`, `contracts.generate`}, run: func() error {
+			a, err := x.do(ctx, http.MethodPost, x.quotePath+"/contract", form("confirmed", x.confirmedState), true, http.StatusOK)
 			if err != nil {
 				return err
 			}

@@ -52,8 +52,9 @@ type DocumentsVM struct {
 	Generated *GeneratedVM
 	// AuditURL is the quote's validation audit page.
 	AuditURL string
-	// GenerateConfirm is the summary "Generate contract" asks to confirm (customer, carts, totals).
-	GenerateConfirm string
+	// Changed is set when "Generate contract" was refused because the quote changed after the
+	// person confirmed (409): the confirmation of the quote as it is now, which they confirm anew.
+	Changed string
 	// Offer is the offer card: preview, send, the latest offer.
 	Offer OfferVM
 }
@@ -63,6 +64,10 @@ func (vm DocumentsVM) UploadURL() string { return vm.BaseURL + "/attachments" }
 
 // GenerateURL is where "Generate contract" posts.
 func (vm DocumentsVM) GenerateURL() string { return vm.BaseURL + "/contract" }
+
+// GenerateConfirmURL answers the confirmation "Generate contract" asks, read when the person
+// clicks (app.js, [data-confirm-url]), never as rendered with the page.
+func (vm DocumentsVM) GenerateConfirmURL() string { return vm.BaseURL + "/contract/confirm" }
 
 // AttachmentRow is one attachment of a quote.
 type AttachmentRow struct {

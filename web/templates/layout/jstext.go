@@ -29,6 +29,7 @@ func jsText(tr *i18n.Translator) string {
 		"matches_one":       tr.T("js.matches_one"),
 		"matches":           tr.T("js.matches", "{1}"),
 		"draft_restored":    tr.T("js.draft_restored"),
+		"confirm_failed":    tr.T("js.confirm_failed"),
 		"draft_restored_at": tr.T("js.draft_restored_at", "{1}"),
 		"draft_discard":     tr.T("js.draft_discard"),
 		"draft_discarded":   tr.T("js.draft_discarded"),

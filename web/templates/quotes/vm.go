@@ -219,13 +219,19 @@ type QuoteVM struct {
 	Ref              Ref
 	CustomerName     string
 	ConfiguratorName string
-	Status           string
-	CustomerQuoteID  int64
-	UpdatedAt        time.Time // zero when unknown
-	Carts            CartsVM
-	Summary          SummaryVM
-	TOFs             []TOF
-	Digest           string
+	// Status is the v2 quote's own status (DRAFT), shown only when StageLabel is empty.
+	Status string
+	// StageLabel and StageLevel are the quote's stage in the reader's language (draft, contract
+	// generated, out for signature, archived: the work index's words, docs/work-index.md), so the
+	// badge and the contract banner never name the stage two ways.
+	StageLabel      string
+	StageLevel      components.BadgeLevel
+	CustomerQuoteID int64
+	UpdatedAt       time.Time // zero when unknown
+	Carts           CartsVM
+	Summary         SummaryVM
+	TOFs            []TOF
+	Digest          string
 	// DigestTag is the change tag of what the page shows (the live notice's ETag).
 	DigestTag string
 	// HasSession tells whether the user holds a configuration session for this quote; without one

@@ -1,0 +1,58 @@
+package handlers
+
+import (
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/web/templates/contracts"
+)
+
+// confirmArchive answers GET /contracts/:contractId/archive/confirm, the question asked when the
+// person clicks "Archive" (app.js, [data-confirm-url]): the contract as the v2 API answers it now
+// (its number, customer, status and totals), not as the page rendered it.
+func (h *Handler) confirmArchive(c *gin.Context) {
+	contractID, err := parseInt32ID(c, "contractId")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	contract, err := h.loadContract(h.apiContext(c), contractID)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	trl := tr(c)
+	customer := contract.Customer.Name
+	if customer == "" {
+		customer = trl.T("worklist.customer_fallback", strconv.Itoa(int(contract.CustomerID)))
+	}
+	totals := trl.T("contracts.recent.total", trl.Money(cents(contract.Totals.NetActivation), "EUR"), trl.Money(cents(contract.Totals.NetRecurring), "EUR"))
+	answerConfirmation(c, confirmation{
+		Question: trl.T("archive.confirm", firstNonEmptyString(contract.ContractNumber, "#"+strconv.Itoa(int(contractID))), customer,
+			contracts.StatusLabel(trl, contract.Status), totals),
+	})
+}
+
+// confirmRemoveSignatureRequest answers GET /contracts/:contractId/signature/confirm, the question
+// asked when the person clicks "Remove the request": the request waiting now (a colleague may have
+// replaced or removed the one the page shows), or, when none is waiting, that there is nothing to
+// remove (refused: nothing is sent).
+func (h *Handler) confirmRemoveSignatureRequest(c *gin.Context) {
+	contractID, err := parseInt32ID(c, "contractId")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	contract, err := h.loadContract(h.apiContext(c), contractID)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	active, ok := contract.ActiveSignatureRequest()
+	if !ok {
+		answerConfirmation(c, confirmation{Question: t(c, "signature.remove.gone"), Refused: true})
+		return
+	}
+	answerConfirmation(c, confirmation{Question: t(c, "signature.remove.confirm", active.Email)})
+}
