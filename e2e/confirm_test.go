@@ -11,10 +11,10 @@ import (
 // Confirmations state the facts as they are when the person confirms (issue 33): the question is
 // read from the v2 API when they click, not rendered with the page.
 
-// TestConfirmationShowsTotalsChangedInAnotherTab: the quote page is open in one tab; in a second
+// TestOfferConfirmationShowsTotalsChangedInAnotherTab: the quote page is open in one tab; in a second
 // tab the same person sets a line's prices to 0; back in the first tab (not reloaded), "Generate
 // contract" asks with the new totals, and the contract is generated.
-func TestConfirmationShowsTotalsChangedInAnotherTab(t *testing.T) {
+func TestOfferConfirmationShowsTotalsChangedInAnotherTab(t *testing.T) {
 	page := newPage(t)
 	login(t, page, salesUser, salesPassword)
 	_, quotePath := docsCreateQuote(t, page, "Confirm")
