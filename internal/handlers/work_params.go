@@ -346,6 +346,12 @@ func stageLabel(trl *i18n.Translator, s workindex.Stage) string {
 		return trl.T("work.stage.generated")
 	case workindex.StageSignature:
 		return trl.T("work.stage.signature")
+	case workindex.StageSigned:
+		return trl.T("work.stage.signed")
+	case workindex.StageDeclined:
+		return trl.T("work.stage.declined")
+	case workindex.StageExpired:
+		return trl.T("work.stage.expired")
 	case workindex.StageArchived:
 		return trl.T("work.stage.archived")
 	}
@@ -357,10 +363,12 @@ func stageLevel(s workindex.Stage) components.BadgeLevel {
 	switch s {
 	case workindex.StageGenerated:
 		return components.BadgeInfo
-	case workindex.StageSignature:
+	case workindex.StageSignature, workindex.StageExpired:
 		return components.BadgeWarning
-	case workindex.StageArchived:
+	case workindex.StageSigned, workindex.StageArchived:
 		return components.BadgeSuccess
+	case workindex.StageDeclined:
+		return components.BadgeDanger
 	}
 	return components.BadgeNeutral
 }

@@ -15,17 +15,25 @@ const (
 	StageGenerated Stage = "generated"
 	// StageSignature: the contract has an active (SENT) signature request.
 	StageSignature Stage = "signature"
+	// StageSigned: the signer signed (a signature request SIGNED, the contract's status SIGNED).
+	StageSigned Stage = "signed"
+	// StageDeclined: the signer declined the latest signature request (DECLINED).
+	StageDeclined Stage = "declined"
+	// StageExpired: the latest signature request ran out unanswered (EXPIRED).
+	StageExpired Stage = "expired"
 	// StageArchived: the contract is archived.
 	StageArchived Stage = "archived"
 )
 
 // Stages lists every stage in deal order (for filters and their labels).
 func Stages() []Stage {
-	return []Stage{StageDraft, StageGenerated, StageSignature, StageArchived}
+	return []Stage{StageDraft, StageGenerated, StageSignature, StageSigned, StageDeclined, StageExpired, StageArchived}
 }
 
 // ContractStages lists the stages a contract can have.
-func ContractStages() []Stage { return []Stage{StageGenerated, StageSignature, StageArchived} }
+func ContractStages() []Stage {
+	return []Stage{StageGenerated, StageSignature, StageSigned, StageDeclined, StageExpired, StageArchived}
+}
 
 // ParseStage returns the stage named s, or false.
 func ParseStage(s string) (Stage, bool) {
