@@ -211,6 +211,9 @@ func startPortal(bin string, extraEnv ...string) (*portalProcess, error) {
 		"PORTAL_SHUTDOWN_GRACE=5s",
 		"PORTAL_DATA_DIR="+dataDir,   // a fresh data directory per portal
 		"PORTAL_DEMO_SIM_ADMIN=true", // the simulator's /_sim/ faults (tests that need them check it is there)
+		// No demo signer answers by itself: a test's contract stays out for signature until the
+		// test answers for its signer (signer_test.go, the simulator's /_sim/signatures).
+		"PORTAL_DEMO_SIGNER_DELAY=0",
 	)
 	env = append(env, extraEnv...)
 	if v2 := os.Getenv("E2E_V2_API_URL"); v2 != "" {

@@ -585,6 +585,9 @@ type demoSimulator struct {
 	url    *url.URL
 }
 
+// demoDeclineEvery makes every third demo signature request a decline.
+const demoDeclineEvery = 3
+
 // startSimulator starts the v2 simulator on a free loopback port. It verifies the tokens of the
 // configured issuer (the embedded provider, or an external one given with -demo).
 func startSimulator(cfg config.Config, logger *slog.Logger) (*demoSimulator, error) {
@@ -593,7 +596,9 @@ func startSimulator(cfg config.Config, logger *slog.Logger) (*demoSimulator, err
 		IssuerURL:        cfg.OIDCIssuer,
 		Customers:        cfg.DemoCustomers,
 		RestrictToOwners: cfg.DemoRestrictToOwners,
-		Logger:           logger.With(slog.String("component", "v2sim")),
+		// Demo signers answer by themselves, every third with a decline, so a demo shows whole deals.
+		Signers: v2sim.AutoSigners{Delay: cfg.DemoSignerDelay, DeclineEvery: demoDeclineEvery},
+		Logger:  logger.With(slog.String("component", "v2sim")),
 	})
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

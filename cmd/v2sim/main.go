@@ -49,6 +49,9 @@ type config struct {
 	maxUpload     int64
 	memoryCap     int64
 	sessionTTL    time.Duration
+	sigExpiry     time.Duration
+	signerDelay   time.Duration
+	declineEvery  int
 	verbose       bool
 }
 
@@ -72,6 +75,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&cfg.maxUpload, "max-upload", v2sim.DefaultMaxUpload, "largest attachment accepted, in bytes")
 	fs.Int64Var(&cfg.memoryCap, "memory-cap", v2sim.DefaultMemoryCap, "largest attachment kept in memory, in bytes")
 	fs.DurationVar(&cfg.sessionTTL, "session-ttl", v2sim.DefaultSessionTTL, "configuration session lifetime without use")
+	fs.DurationVar(&cfg.sigExpiry, "signature-expiry", v2sim.DefaultSignatureExpiry, "how long a signature request waits for its signer before it expires")
+	fs.DurationVar(&cfg.signerDelay, "signer-delay", 0, "signers answer a signature request by themselves after this delay (0: only the signing page and the control API answer)")
+	fs.IntVar(&cfg.declineEvery, "signer-decline-every", 3, "with -signer-delay, every n-th request is declined with a reason (0: all sign)")
 	fs.BoolVar(&cfg.verbose, "v", false, "log every request")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -93,6 +99,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("-memory-cap must be at least 1 byte")
 	case cfg.sessionTTL <= 0:
 		return cfg, fmt.Errorf("-session-ttl must be positive")
+	case cfg.sigExpiry <= 0:
+		return cfg, fmt.Errorf("-signature-expiry must be positive")
+	case cfg.signerDelay < 0 || cfg.declineEvery < 0:
+		return cfg, fmt.Errorf("-signer-delay and -signer-decline-every must not be negative")
 	}
 	return cfg, nil
 }
@@ -123,6 +133,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		RestrictToOwners:  cfg.restrict,
 		UnrestrictedRoles: splitList(cfg.unrestricted),
 		Admin:             cfg.admin,
+		SignatureExpiry:   cfg.sigExpiry,
+		Signers:           v2sim.AutoSigners{Delay: cfg.signerDelay, DeclineEvery: cfg.declineEvery},
 		Logger:            logger,
 		Faults:            v2sim.Faults{Latency: cfg.latency, ErrorRate: cfg.errorRate, MalformedRate: cfg.malformedRate},
 	})
@@ -150,8 +162,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  restricted to owners: each user sees the customers they own (unrestricted roles: %s)\n", cfg.unrestricted)
 	}
 	if cfg.admin {
-		fmt.Fprintf(stdout, "  control API: http://%s/_sim/ (requests, reset-requests, faults, endpoints)\n", ln.Addr())
+		fmt.Fprintf(stdout, "  control API: http://%s/_sim/ (requests, reset-requests, faults, endpoints, signatures)\n", ln.Addr())
 	}
+	fmt.Fprintf(stdout, "  signature requests expire after %s; signers answer on http://%s/sign/<token>", cfg.sigExpiry, ln.Addr())
+	if cfg.signerDelay > 0 {
+		fmt.Fprintf(stdout, " and by themselves after %s", cfg.signerDelay)
+	}
+	fmt.Fprintln(stdout)
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

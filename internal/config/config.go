@@ -180,6 +180,9 @@ type Config struct {
 	// DemoRestrictToOwners runs the embedded simulator restricted to owners (docs/v2-assumptions.md A13):
 	// sales and the team lead each see only the customers they own, as real CPQ deployments restrict reps.
 	DemoRestrictToOwners bool
+	// DemoSignerDelay is how long after a signature request the embedded simulator's demo signer
+	// answers by itself (every third declines, with a reason); 0: signers never answer by themselves.
+	DemoSignerDelay time.Duration
 
 	// ShowVersion is the -version flag: print the version and exit. Load returns only this field then.
 	ShowVersion bool
@@ -577,6 +580,15 @@ func settings() []setting {
 					return fmt.Errorf("must be true or false, not %q", raw)
 				}
 				c.DemoRestrictToOwners = b
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_DEMO_SIGNER_DELAY", "demo-signer-delay", "45s", "Demo mode: the embedded simulator's signers answer a signature request by themselves after this delay (every third declines, with a reason); 0 turns it off"},
+			apply: func(c *Config, raw string) error {
+				d, err := time.ParseDuration(raw)
+				if err != nil || d < 0 {
+					return fmt.Errorf("must be a duration such as 45s or 2m, or 0 to turn it off, not %q", raw)
+				}
+				c.DemoSignerDelay = d
 				return nil
 			}},
 	}

@@ -22,7 +22,7 @@ type faultView struct {
 }
 
 // adminHandler serves the control API under /_sim/ (Options.Admin, flag -admin) so browser tests and other
-// processes can read the request log and set faults. It needs no token: it is a test tool on a loopback port.
+// processes can read the request log, set faults and answer signature requests as their signers (signer.go). It needs no token: it is a test tool on a loopback port.
 func (s *Server) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /_sim/requests", func(w http.ResponseWriter, r *http.Request) {
@@ -87,6 +87,8 @@ func (s *Server) adminHandler() http.Handler {
 		s.ClearFaults()
 		w.WriteHeader(http.StatusNoContent)
 	})
+	mux.HandleFunc("GET /_sim/signatures", s.adminSignatures)
+	mux.HandleFunc("POST /_sim/signatures/answer", s.adminAnswer)
 	mux.HandleFunc("/_sim/", func(w http.ResponseWriter, r *http.Request) {
 		writeErrorBody(w, r, errNotFound("no simulator control endpoint %s %s", r.Method, r.URL.Path))
 	})

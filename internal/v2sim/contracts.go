@@ -16,10 +16,14 @@ import (
 const (
 	contractGenerated          = "GENERATED"
 	contractSignatureRequested = "SIGNATURE_REQUESTED"
+	contractSigned             = "SIGNED"
 	contractArchived           = "ARCHIVED"
 
-	signatureSent    = "SENT"
-	signatureRemoved = "REMOVED"
+	signatureSent     = "SENT"
+	signatureRemoved  = "REMOVED"
+	signatureSigned   = "SIGNED"
+	signatureDeclined = "DECLINED"
+	signatureExpired  = "EXPIRED"
 )
 
 type contract struct {
@@ -50,6 +54,12 @@ type signatureRequest struct {
 	Status     string
 	SentAt     time.Time
 	RemovedAt  time.Time
+	// The signer's answer (signer.go): when it came and, for a decline, the signer's reason.
+	ExpiresAt  time.Time
+	AnsweredAt time.Time
+	Reason     string
+	// Token is the secret of the signing page's address (/sign/{token}), the link a real e-mail carries.
+	Token string
 }
 
 func (c *contract) pdfFileName() string { return "contract-" + c.Number + ".pdf" }
@@ -100,6 +110,11 @@ type signatureRequestDoc struct {
 	Status             string     `json:"status"`
 	SentAt             time.Time  `json:"sentAt"`
 	RemovedAt          *time.Time `json:"removedAt,omitempty"`
+	ExpiresAt          *time.Time `json:"expiresAt,omitempty"`
+	SignedAt           *time.Time `json:"signedAt,omitempty"`
+	DeclinedAt         *time.Time `json:"declinedAt,omitempty"`
+	ExpiredAt          *time.Time `json:"expiredAt,omitempty"`
+	DeclineReason      string     `json:"declineReason,omitempty"`
 }
 
 type archiveDoc struct {
@@ -111,9 +126,20 @@ type archiveDoc struct {
 func (sr *signatureRequest) doc() signatureRequestDoc {
 	d := signatureRequestDoc{SignatureRequestID: sr.ID, ContractID: sr.ContractID, Email: sr.Email, SignerName: sr.SignerName,
 		Message: sr.Message, Status: sr.Status, SentAt: sr.SentAt}
-	if !sr.RemovedAt.IsZero() {
-		t := sr.RemovedAt
-		d.RemovedAt = &t
+	at := func(t time.Time) *time.Time {
+		if t.IsZero() {
+			return nil
+		}
+		return &t
+	}
+	d.RemovedAt, d.ExpiresAt = at(sr.RemovedAt), at(sr.ExpiresAt)
+	switch sr.Status {
+	case signatureSigned:
+		d.SignedAt = at(sr.AnsweredAt)
+	case signatureDeclined:
+		d.DeclinedAt, d.DeclineReason = at(sr.AnsweredAt), sr.Reason
+	case signatureExpired:
+		d.ExpiredAt = at(sr.AnsweredAt)
 	}
 	return d
 }
@@ -189,6 +215,7 @@ func (s *Server) generateContract(w http.ResponseWriter, r *http.Request) error 
 		var c *contract
 		if q.ContractID != 0 {
 			c = s.contracts[q.ContractID]
+			s.settleSignature(c)
 		} else {
 			if len(q.Carts) == 0 {
 				return errValidation("carts", fmt.Sprintf("quote %d has no carts: add a cart before generating the contract", quoteID))
@@ -270,6 +297,7 @@ func (s *Server) getContract(w http.ResponseWriter, r *http.Request) error {
 		if err := s.checkContract(r, c); err != nil {
 			return nil, err
 		}
+		s.settleSignature(c)
 		return c, nil
 	})
 }
@@ -287,6 +315,7 @@ func (s *Server) contractByNumberParam(r *http.Request) (*contract, error) {
 	if err := s.checkContract(r, c); err != nil {
 		return nil, err
 	}
+	s.settleSignature(c)
 	return c, nil
 }
 
@@ -343,19 +372,25 @@ func (s *Server) requestSignature(w http.ResponseWriter, r *http.Request) error 
 		if err := v.err(); err != nil {
 			return nil, err
 		}
+		s.settleSignature(c)
 		if c.Status == contractArchived {
 			return nil, errConflict("contract %s is archived", c.Number)
+		}
+		if c.Status == contractSigned {
+			return nil, errConflict("contract %s is signed already", c.Number)
 		}
 		if active := c.activeSignature(); active != nil {
 			return nil, errConflict("contract %s already has an active signature request (%d, sent to %s)", c.Number, active.ID, active.Email)
 		}
+		sent := s.stamp()
 		sr := &signatureRequest{ID: s.nextSignatureID, ContractID: c.ID, Email: email, SignerName: signer, Message: message,
-			Status: signatureSent, SentAt: s.stamp()}
+			Status: signatureSent, SentAt: sent, ExpiresAt: sent.Add(s.opts.SignatureExpiry), Token: newSigningToken()}
+		before := c.Status
 		s.nextSignatureID++
 		c.Signatures = append(c.Signatures, sr)
 		c.Status = contractSignatureRequested
 		s.audit(r, s.quotes[c.QuoteID], auditSignatureRequest, fmt.Sprintf("Signature of contract %s requested from %s <%s>", c.Number, signer, email),
-			change{Field: "contract.status", Before: contractGenerated, After: contractSignatureRequested})
+			change{Field: "contract.status", Before: before, After: contractSignatureRequested})
 		return sr.doc(), nil
 	})
 }
@@ -378,6 +413,7 @@ func (s *Server) removeSignature(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkContract(r, c); err != nil {
 		return err
 	}
+	s.settleSignature(c)
 	if c.Status == contractArchived {
 		return errConflict("contract %s is archived", c.Number)
 	}
@@ -414,6 +450,10 @@ func (s *Server) archiveContract(w http.ResponseWriter, r *http.Request) error {
 			c.ArchivedAt = s.stamp()
 			c.ArchiveID = fmt.Sprintf("ARC-%d-%06d", c.ArchivedAt.Year(), c.ID)
 			c.Status = contractArchived
+			if active := c.activeSignature(); active != nil {
+				// An archived contract can no longer be signed: its waiting request ends (A7).
+				active.Status, active.RemovedAt = signatureRemoved, c.ArchivedAt
+			}
 			s.audit(r, s.quotes[c.QuoteID], auditContractArchived, fmt.Sprintf("Contract %s archived as %s", c.Number, c.ArchiveID),
 				change{Field: "contract.status", Before: before, After: contractArchived})
 		}

@@ -13,6 +13,9 @@ const (
 	DefaultSessionTTL = 30 * time.Minute // docs/v2-assumptions.md A3
 	DefaultMaxUpload  = 2 << 30          // 2 GiB, docs/v2-assumptions.md A9
 	DefaultMemoryCap  = 8 << 20          // attachments above this size are kept in a temporary file
+	// DefaultSignatureExpiry is how long a signature request waits for its signer before it
+	// expires (docs/v2-assumptions.md A7).
+	DefaultSignatureExpiry = 14 * 24 * time.Hour
 )
 
 // DefaultUnrestrictedRole is the role RestrictToOwners does not restrict when Options.UnrestrictedRoles is nil.
@@ -63,7 +66,14 @@ type Options struct {
 	// (default: backoffice, as a back office works on every customer).
 	UnrestrictedRoles []string
 
-	// Admin enables the HTTP control API under /_sim/ (requests log, faults).
+	// SignatureExpiry is how long a signature request waits for its signer's answer before it
+	// ends EXPIRED (default 14 days, flag -signature-expiry). docs/v2-assumptions.md A7.
+	SignatureExpiry time.Duration
+	// Signers make the demo's signers answer by themselves (signer.go); the zero value leaves every
+	// answer to the signing page and the control API.
+	Signers AutoSigners
+
+	// Admin enables the HTTP control API under /_sim/ (requests log, faults, signers' answers).
 	Admin bool
 
 	// Logger receives one debug line per request and errors. Default: discard.
@@ -73,6 +83,15 @@ type Options struct {
 
 	// Faults are random faults applied to every endpoint.
 	Faults Faults
+}
+
+// AutoSigners make signers answer by themselves, for a demo that shows a deal's whole life.
+type AutoSigners struct {
+	// Delay is how long after a request was sent its signer answers; 0: signers never answer by
+	// themselves.
+	Delay time.Duration
+	// DeclineEvery makes every n-th request (by its id) a decline, with a reason; 0: all sign.
+	DeclineEvery int
 }
 
 // Faults are random misbehaviours applied to every endpoint (flags -latency, -error-rate, -malformed-rate).

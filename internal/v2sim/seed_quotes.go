@@ -87,7 +87,8 @@ func (s *Server) seedQuotes() {
 				continue
 			}
 			sr := &signatureRequest{ID: s.nextSignatureID, ContractID: c.ID, Email: cu.Email, SignerName: "Legal representative of " + cu.Name,
-				Message: "Please review and sign the attached contract.", Status: signatureSent, SentAt: s.stamp()}
+				Message: "Please review and sign the attached contract.", Status: signatureSent, SentAt: s.stamp(),
+				ExpiresAt: s.stamp().Add(s.opts.SignatureExpiry), Token: newSigningToken()}
 			s.nextSignatureID++
 			c.Signatures = append(c.Signatures, sr)
 			c.Status = contractSignatureRequested

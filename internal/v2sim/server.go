@@ -84,6 +84,9 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.SignatureExpiry <= 0 {
+		opts.SignatureExpiry = DefaultSignatureExpiry
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -263,6 +266,10 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, err error) 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.admin != nil && strings.HasPrefix(r.URL.Path, "/_sim/") {
 		s.admin.ServeHTTP(w, r)
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, signingPathPrefix) {
+		s.serveSigningPage(w, r) // the signer's page: no token, outside the v2 API (signer.go)
 		return
 	}
 	start := time.Now()
