@@ -1,10 +1,12 @@
 package apiclient
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"testing"
+	"time"
 )
 
 const fakePDF = "%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
@@ -255,5 +257,29 @@ func TestSignaturesDelete(t *testing.T) {
 	})
 	if err := client.Signatures.Delete(authCtx(t), 42); err != nil {
 		t.Fatalf("Delete: %v", err)
+	}
+}
+
+func TestSignatureAnswerIsReadLeniently(t *testing.T) {
+	var c Contract
+	doc := `{"contractId": 4, "status": "GENERATED", "signatureRequests": [
+		{"signatureRequestId": 1, "status": "DECLINED", "sentAt": "2026-03-01T09:00:00Z", "declinedAt": "2026-03-02T10:30:00Z", "declineReason": "Too expensive"},
+		{"signatureRequestId": 2, "status": "EXPIRED", "sentAt": "2026-03-03T09:00:00Z", "expiredAt": 12345, "reason": ["x"]},
+		{"signatureRequestId": "3", "status": "SIGNED", "sentAt": "2026-03-04T09:00:00Z", "signedAt": "not a time", "reason": "Fine"}]}`
+	if err := json.Unmarshal([]byte(doc), &c); err != nil {
+		t.Fatalf("a contract with odd answer fields is unreadable: %v", err)
+	}
+	d := c.SignatureRequests[0]
+	if d.DeclineReason != "Too expensive" || !d.DeclinedAt.Equal(time.Date(2026, 3, 2, 10, 30, 0, 0, time.UTC)) || !d.AnsweredAt().Equal(d.DeclinedAt) {
+		t.Errorf("declined request %+v", d)
+	}
+	if e := c.SignatureRequests[1]; !e.ExpiredAt.IsZero() || e.DeclineReason != "" {
+		t.Errorf("expired request with a number for a time: %+v", e)
+	}
+	if s := c.SignatureRequests[2]; !s.SignedAt.IsZero() || s.DeclineReason != "Fine" {
+		t.Errorf("signed request %+v", s)
+	}
+	if latest, ok := c.LatestSignatureRequest(); !ok || latest.SignatureRequestID != "3" {
+		t.Errorf("latest request %+v", latest)
 	}
 }

@@ -414,7 +414,7 @@ type Contract struct {
 	QuoteID           int64              `json:"quoteId"`
 	CustomerID        int32              `json:"customerId"`
 	CPQID             int32              `json:"cpqId"`
-	Status            string             `json:"status"` // GENERATED, SIGNATURE_REQUESTED or ARCHIVED
+	Status            string             `json:"status"` // GENERATED, SIGNATURE_REQUESTED, SIGNED or ARCHIVED
 	CreatedAt         time.Time          `json:"createdAt"`
 	Totals            Totals             `json:"totals"`
 	Customer          ContractCustomer   `json:"customer"`
@@ -429,6 +429,18 @@ type Contract struct {
 func (x *Contract) UnmarshalJSON(data []byte) error {
 	type plain Contract
 	return decodeDocument(data, (*plain)(x), &x.Raw)
+}
+
+// LatestSignatureRequest returns the request sent last, if any (the latest decides a contract's
+// stage: declined, expired; A11).
+func (x *Contract) LatestSignatureRequest() (*SignatureRequest, bool) {
+	var latest *SignatureRequest
+	for i := range x.SignatureRequests {
+		if sr := &x.SignatureRequests[i]; latest == nil || !sr.SentAt.Before(latest.SentAt) {
+			latest = sr
+		}
+	}
+	return latest, latest != nil
 }
 
 // ActiveSignatureRequest returns the request with status SENT, if any.
@@ -469,17 +481,91 @@ type SignatureRequest struct {
 	Email              string    `json:"email"`
 	SignerName         string    `json:"signerName"`
 	Message            string    `json:"message"`
-	Status             string    `json:"status"` // SENT or REMOVED
+	Status             string    `json:"status"` // SENT, REMOVED, SIGNED, DECLINED or EXPIRED
 	SentAt             time.Time `json:"sentAt"`
 	RemovedAt          time.Time `json:"removedAt"`
+
+	// The signer's answer (A7): when it came, the reason of a decline, and when a request
+	// unanswered expires. Read leniently (SignatureRequest.UnmarshalJSON): a v2 that leaves them
+	// out, or writes one the portal cannot read, gives zero values, never an unreadable contract.
+	ExpiresAt     time.Time `json:"-"`
+	SignedAt      time.Time `json:"-"`
+	DeclinedAt    time.Time `json:"-"`
+	ExpiredAt     time.Time `json:"-"`
+	DeclineReason string    `json:"-"`
 
 	Raw json.RawMessage `json:"-"`
 }
 
-// UnmarshalJSON decodes the request and keeps its JSON in Raw.
+// Signature request statuses (A7).
+const (
+	SignatureSent     = "SENT"
+	SignatureRemoved  = "REMOVED"
+	SignatureSigned   = "SIGNED"
+	SignatureDeclined = "DECLINED"
+	SignatureExpired  = "EXPIRED"
+)
+
+// UnmarshalJSON decodes the request and keeps its JSON in Raw; the signer's answer is read
+// leniently: each time in RFC 3339 or left zero, the reason as declineReason or reason.
 func (x *SignatureRequest) UnmarshalJSON(data []byte) error {
 	type plain SignatureRequest
-	return decodeDocument(data, (*plain)(x), &x.Raw)
+	if err := decodeDocument(data, (*plain)(x), &x.Raw); err != nil {
+		return err
+	}
+	var answer struct {
+		ExpiresAt     lenientTime   `json:"expiresAt"`
+		SignedAt      lenientTime   `json:"signedAt"`
+		DeclinedAt    lenientTime   `json:"declinedAt"`
+		ExpiredAt     lenientTime   `json:"expiredAt"`
+		DeclineReason lenientString `json:"declineReason"`
+		Reason        lenientString `json:"reason"`
+	}
+	_ = json.Unmarshal(data, &answer) // lenient fields never fail; the document decoded above
+	x.ExpiresAt, x.SignedAt, x.DeclinedAt, x.ExpiredAt = time.Time(answer.ExpiresAt), time.Time(answer.SignedAt),
+		time.Time(answer.DeclinedAt), time.Time(answer.ExpiredAt)
+	x.DeclineReason = string(answer.DeclineReason)
+	if x.DeclineReason == "" {
+		x.DeclineReason = string(answer.Reason)
+	}
+	return nil
+}
+
+// AnsweredAt is when the request ended by its signer's answer or its expiry (zero otherwise).
+func (x *SignatureRequest) AnsweredAt() time.Time {
+	switch x.Status {
+	case SignatureSigned:
+		return x.SignedAt
+	case SignatureDeclined:
+		return x.DeclinedAt
+	case SignatureExpired:
+		return x.ExpiredAt
+	}
+	return time.Time{}
+}
+
+// lenientTime is an RFC 3339 time, or zero for anything else (null, a number, a bad string).
+type lenientTime time.Time
+
+func (t *lenientTime) UnmarshalJSON(data []byte) error {
+	var s string
+	if json.Unmarshal(data, &s) == nil {
+		if v, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			*t = lenientTime(v)
+		}
+	}
+	return nil
+}
+
+// lenientString is a JSON string, or "" for anything else.
+type lenientString string
+
+func (s *lenientString) UnmarshalJSON(data []byte) error {
+	var v string
+	if json.Unmarshal(data, &v) == nil {
+		*s = lenientString(v)
+	}
+	return nil
 }
 
 // ArchiveResult is the answer of the archive call (A7).

@@ -60,7 +60,11 @@ func quoteSighting(cpqID, customerID int32, q *apiclient.Quote, customerName, cp
 // contractFacts are the parts of a contract document the stage rules read (workindex.StageOfContract).
 func contractFacts(contract *apiclient.Contract) workindex.ContractFacts {
 	f := workindex.ContractFacts{Status: contract.Status, Archived: contract.Archive.Archived}
-	for _, r := range contract.SignatureRequests {
+	// The rules read the latest request last: requests in the order they were sent (a v2 may list
+	// them otherwise; docs/v2-assumptions.md A7).
+	requests := slices.Clone(contract.SignatureRequests)
+	slices.SortStableFunc(requests, func(a, b apiclient.SignatureRequest) int { return a.SentAt.Compare(b.SentAt) })
+	for _, r := range requests {
 		f.SignatureStatuses = append(f.SignatureStatuses, r.Status)
 	}
 	return f

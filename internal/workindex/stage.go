@@ -1,5 +1,7 @@
 package workindex
 
+import "slices"
+
 // Stage is where a quote or contract stands in the deal. The v2 API has no quote states and no
 // list calls (spec sections 3 and 4.1: "not shown"), so the stage is derived, and only from what
 // the v2 API's own documents say (docs/work-index.md, "Stage rules"). Each rule is one branch of
@@ -48,12 +50,13 @@ func ParseStage(s string) (Stage, bool) {
 // ContractFacts are the parts of a v2 contract document (GET /v2/contract/{id}, A7) the stage is
 // derived from.
 type ContractFacts struct {
-	// Status is the contract's status: GENERATED, SIGNATURE_REQUESTED or ARCHIVED.
+	// Status is the contract's status: GENERATED, SIGNATURE_REQUESTED, SIGNED or ARCHIVED.
 	Status string
 	// Archived is archive.archived.
 	Archived bool
-	// SignatureStatuses are the statuses of the contract's signature requests (SENT or REMOVED),
-	// as listed in the document; nil when the document lists none.
+	// SignatureStatuses are the statuses of the contract's signature requests (SENT, REMOVED,
+	// SIGNED, DECLINED or EXPIRED), oldest first (the last is the latest request); nil when the
+	// document lists none.
 	SignatureStatuses []string
 }
 
@@ -61,28 +64,46 @@ type ContractFacts struct {
 const (
 	v2StatusArchived           = "ARCHIVED"
 	v2StatusSignatureRequested = "SIGNATURE_REQUESTED"
+	v2StatusSigned             = "SIGNED"
 	v2SignatureSent            = "SENT"
+	v2SignatureSigned          = "SIGNED"
+	v2SignatureDeclined        = "DECLINED"
+	v2SignatureExpired         = "EXPIRED"
 )
 
 // StageOfContract derives a contract's stage from its v2 document:
 //
 //  1. archived wins: archive.archived is true or the status is ARCHIVED;
-//  2. out for signature: a signature request has status SENT;
-//  3. out for signature: the status is SIGNATURE_REQUESTED and the document lists no request at
+//  2. signed: the status is SIGNED, or a signature request is SIGNED (a signature stays signed,
+//     whatever came after it);
+//  3. out for signature: a signature request has status SENT;
+//  4. out for signature: the status is SIGNATURE_REQUESTED and the document lists no request at
 //     all (a v2 that reports the status without the requests);
-//  4. otherwise generated: status GENERATED, or every listed request is REMOVED (a removed
+//  5. declined: the latest request is DECLINED; expired: the latest request is EXPIRED (a request
+//     sent after it decides instead);
+//  6. otherwise generated: status GENERATED, or the latest request is REMOVED (a removed
 //     signature request takes the contract back to generated, whatever the status says).
 func StageOfContract(f ContractFacts) Stage {
 	if f.Archived || f.Status == v2StatusArchived {
 		return StageArchived
 	}
-	for _, s := range f.SignatureStatuses {
-		if s == v2SignatureSent {
+	if f.Status == v2StatusSigned || slices.Contains(f.SignatureStatuses, v2SignatureSigned) {
+		return StageSigned
+	}
+	if slices.Contains(f.SignatureStatuses, v2SignatureSent) {
+		return StageSignature
+	}
+	if len(f.SignatureStatuses) == 0 {
+		if f.Status == v2StatusSignatureRequested {
 			return StageSignature
 		}
+		return StageGenerated
 	}
-	if f.Status == v2StatusSignatureRequested && len(f.SignatureStatuses) == 0 {
-		return StageSignature
+	switch f.SignatureStatuses[len(f.SignatureStatuses)-1] {
+	case v2SignatureDeclined:
+		return StageDeclined
+	case v2SignatureExpired:
+		return StageExpired
 	}
 	return StageGenerated
 }

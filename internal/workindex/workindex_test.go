@@ -38,6 +38,16 @@ func TestStageOfContract(t *testing.T) {
 		{"archived by status", ContractFacts{Status: "ARCHIVED"}, StageArchived},
 		{"archived by archive.archived", ContractFacts{Status: "GENERATED", Archived: true}, StageArchived},
 		{"archived wins over a SENT request", ContractFacts{Status: "ARCHIVED", Archived: true, SignatureStatuses: []string{"SENT"}}, StageArchived},
+		{"archived wins over a signature", ContractFacts{Status: "ARCHIVED", SignatureStatuses: []string{"SIGNED"}}, StageArchived},
+		{"signed: the status SIGNED", ContractFacts{Status: "SIGNED", SignatureStatuses: []string{"SIGNED"}}, StageSigned},
+		{"signed: the status SIGNED without requests", ContractFacts{Status: "SIGNED"}, StageSigned},
+		{"signed: a SIGNED request under a stale status", ContractFacts{Status: "SIGNATURE_REQUESTED", SignatureStatuses: []string{"SIGNED"}}, StageSigned},
+		{"signed stays signed after a later decline", ContractFacts{Status: "SIGNED", SignatureStatuses: []string{"SIGNED", "DECLINED"}}, StageSigned},
+		{"declined: the latest request DECLINED", ContractFacts{Status: "GENERATED", SignatureStatuses: []string{"DECLINED"}}, StageDeclined},
+		{"declined after an expired one", ContractFacts{Status: "GENERATED", SignatureStatuses: []string{"EXPIRED", "DECLINED"}}, StageDeclined},
+		{"expired: the latest request EXPIRED", ContractFacts{Status: "GENERATED", SignatureStatuses: []string{"DECLINED", "EXPIRED"}}, StageExpired},
+		{"sent again after a decline", ContractFacts{Status: "SIGNATURE_REQUESTED", SignatureStatuses: []string{"DECLINED", "SENT"}}, StageSignature},
+		{"removed after a decline goes back to generated", ContractFacts{Status: "GENERATED", SignatureStatuses: []string{"DECLINED", "REMOVED"}}, StageGenerated},
 		{"unknown status is generated", ContractFacts{Status: "SOMETHING_NEW"}, StageGenerated},
 	}
 	for _, tt := range tests {
