@@ -207,7 +207,7 @@ func idList(raw string) ([]int64, bool) {
 // contractStatusKeys and segmentKeys are the catalogue's words of the codes (A7, A8).
 var (
 	contractStatusKeys = map[string]string{"GENERATED": "contract.status.generated",
-		"SIGNATURE_REQUESTED": "contract.status.signature_requested", "ARCHIVED": "contract.status.archived"}
+		"SIGNATURE_REQUESTED": "contract.status.signature_requested", "SIGNED": "contract.status.signed", "ARCHIVED": "contract.status.archived"}
 	segmentKeys = map[string]string{"BUSINESS": "customer.segment.business", "CONSUMER": "customer.segment.consumer",
 		"PUBLIC": "customer.segment.public"}
 )

@@ -124,6 +124,16 @@ func TestAuditInPeoplesWords(t *testing.T) {
 	_, err = e.api.Signatures.Create(ctx, apiclient.SignatureInput{ContractID: contract.ContractID, Email: "signer@example.com", SignerName: "Signer"})
 	must("signature", err)
 	must("remove signature", e.api.Signatures.Delete(ctx, contract.ContractID))
+	// The signer's answers (docs/v2-assumptions.md A7): declined, expired, then signed.
+	for _, answer := range []string{"DECLINED", "EXPIRED", "SIGNED"} {
+		_, err = e.api.Signatures.Create(ctx, apiclient.SignatureInput{ContractID: contract.ContractID, Email: "signer@example.com", SignerName: "Signer"})
+		must("signature", err)
+		reason := ""
+		if answer == "DECLINED" {
+			reason = "Price too high"
+		}
+		must("answer "+answer, e.sim.AnswerSignature(contract.ContractNumber, answer, reason))
+	}
 	_, err = e.api.Contracts.Archive(ctx, contract.ContractNumber)
 	must("archive", err)
 
@@ -161,8 +171,11 @@ func TestAuditInPeoplesWords(t *testing.T) {
 	if n := timeline.Find(`[data-action="CART_ADDED"] [data-testid="audit-summary"], [data-action="DISCOUNTS_APPLIED"] [data-testid="audit-summary"]`).Length(); n != 0 {
 		t.Errorf("%d entries told by their changes still show the v2's summary", n)
 	}
-	if timeline.Find(`[data-action="SIGNATURE_REQUESTED"] [data-testid="audit-summary"]`).Length() != 1 {
+	if timeline.Find(`[data-action="SIGNATURE_REQUESTED"] [data-testid="audit-summary"]`).Length() != 4 {
 		t.Error("the signature request lost its summary (who was asked)")
+	}
+	if got := squash(timeline.Find(`[data-action="SIGNATURE_DECLINED"] [data-testid="audit-summary"]`).Text()); !strings.Contains(got, "Price too high") {
+		t.Errorf("the decline's summary %q does not give the signer's reason", got)
 	}
 	timeline.Find(`[data-testid="audit-change"]`).Each(func(_ int, s *goquery.Selection) {
 		text := strings.Join(strings.Fields(s.Text()), " ")

@@ -140,7 +140,7 @@ func (h *Handler) checkBatch(c *gin.Context) {
 	}
 	leftOut := 0
 	if !vm.IncludeUnsent {
-		leftOut = leaveOutUnsent(items) // work_batch.go, docs/backoffice.md
+		leftOut = leaveOutUnsigned(items) // work_batch.go, docs/backoffice.md
 	}
 	user := auth.CurrentUser(c)
 	job, err := h.jobs.Create(c.Request.Context(), user.Subject, user.Name, items)

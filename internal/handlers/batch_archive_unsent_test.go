@@ -23,6 +23,16 @@ func (e *docsEnv) sendForSignature(t *testing.T, contract *apiclient.Contract) {
 	}
 }
 
+// sign sends the contract for signature through its page, and its signer signs it (the
+// simulator's signer, docs/v2-assumptions.md A7).
+func (e *docsEnv) sign(t *testing.T, contract *apiclient.Contract) {
+	t.Helper()
+	e.sendForSignature(t, contract)
+	if err := e.sim.AnswerSignature(contract.ContractNumber, "SIGNED", ""); err != nil {
+		t.Fatalf("sign %s: %v", contract.ContractNumber, err)
+	}
+}
+
 // runBatch starts the draft at batchPath and waits until it finished.
 func (e *docsEnv) runBatch(t *testing.T, batchPath string) {
 	t.Helper()
@@ -59,8 +69,8 @@ func (e *docsEnv) archivedNumbers(t *testing.T, contracts ...*apiclient.Contract
 func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // TestBatchArchiveLeavesOutNeverSentByDefault: a list typed on the batch page with a contract never
-// sent for signature and one out for signature: by default the preview leaves out the first, with
-// the reason and its stage (read from the contract document at the check), and only the second is
+// sent for signature and one signed: by default the preview leaves out the first, with the reason
+// and its stage (read from the contract document at the check), and only the signed one is
 // archived; the result CSV says why. Included explicitly (the form's box, or the preview's
 // "Include them"), both are archived.
 func TestBatchArchiveLeavesOutNeverSentByDefault(t *testing.T) {
@@ -68,7 +78,7 @@ func TestBatchArchiveLeavesOutNeverSentByDefault(t *testing.T) {
 	e := newDocsEnv(t, docsOptions{})
 	_, unsent := e.newContract(t)
 	_, sent := e.newContract(t)
-	e.sendForSignature(t, sent)
+	e.sign(t, sent)
 
 	typed := url.Values{"numbers": {unsent.ContractNumber + "\n" + sent.ContractNumber}}
 	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", typed)
@@ -87,8 +97,8 @@ func TestBatchArchiveLeavesOutNeverSentByDefault(t *testing.T) {
 		!strings.Contains(got, "never sent for signature, or its request was removed") {
 		t.Errorf("the never-sent line reads %q, want left out with its stage and the reason", got)
 	}
-	if got := row(doc, sent.ContractNumber); !strings.Contains(got, "will be archived") || !strings.Contains(got, "Out for signature") {
-		t.Errorf("the line out for signature reads %q", got)
+	if got := row(doc, sent.ContractNumber); !strings.Contains(got, "will be archived") || !strings.Contains(got, "Signed") {
+		t.Errorf("the signed line reads %q", got)
 	}
 	if got := doc.Find(`[data-testid="batch-start"]`).Text(); strings.TrimSpace(got) != "Archive 1 contract" {
 		t.Errorf("start button %q", got)
@@ -106,7 +116,7 @@ func TestBatchArchiveLeavesOutNeverSentByDefault(t *testing.T) {
 		t.Errorf("after Include them: %q", got)
 	}
 
-	// The default draft archives only the contract out for signature.
+	// The default draft archives only the signed contract.
 	e.runBatch(t, batchPath)
 	if got := e.archivedNumbers(t, unsent, sent); len(got) != 1 || got[0] != sent.ContractNumber {
 		t.Fatalf("archived %v, want only %s", got, sent.ContractNumber)
@@ -118,14 +128,14 @@ func TestBatchArchiveLeavesOutNeverSentByDefault(t *testing.T) {
 	if r := rows[1]; r[0] != unsent.ContractNumber || r[1] != "left out" || !strings.Contains(r[3], "never sent for signature") || r[8] != "Contract generated" {
 		t.Errorf("CSV never-sent line %q", r)
 	}
-	if r := rows[2]; r[0] != sent.ContractNumber || r[1] != "archived" || r[8] != "Out for signature" {
+	if r := rows[2]; r[0] != sent.ContractNumber || r[1] != "archived" || r[8] != "Signed" {
 		t.Errorf("CSV sent line %q", r)
 	}
 
 	// Included explicitly with the form's box: both are archived (the v2 API says so).
 	_, unsent2 := e.newContract(t)
 	_, sent2 := e.newContract(t)
-	e.sendForSignature(t, sent2)
+	e.sign(t, sent2)
 	form := e.p.get(t, e.user, "/contracts/batch-archive", nil)
 	if box := parseHTML(t, form.body).Find(`[data-testid="batch-include-unsent-box"]`); box.Length() != 1 || box.Is("[checked]") {
 		t.Fatal("the form has no include box, or it is ticked by default")
@@ -153,7 +163,7 @@ func TestBatchArchiveOnlyNeverSentSaysHowToInclude(t *testing.T) {
 	r := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {unsent.ContractNumber}})
 	doc := parseHTML(t, r.body)
 	if msg := squash(doc.Find(`main`).Text()); r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(msg, "line 1: Left out: never sent for signature") ||
-		!strings.Contains(msg, "tick “Include contracts never sent for signature”") {
+		!strings.Contains(msg, "tick “Include contracts that are not signed”") {
 		t.Fatalf("only never-sent: %d %q", r.StatusCode, msg)
 	}
 	if got := doc.Find(`#batch-numbers`).Text(); strings.TrimSpace(got) != unsent.ContractNumber {
@@ -175,5 +185,67 @@ func TestBatchArchiveOnlyNeverSentSaysHowToInclude(t *testing.T) {
 	}
 	if got := parseHTML(t, uploaded.body).Find(`#batch-numbers`).Text(); strings.TrimSpace(got) != unsent.ContractNumber {
 		t.Errorf("the uploaded file's numbers are not put in the box: %q", got)
+	}
+}
+
+// TestBatchArchiveLeavesOutWhatIsNotSigned: out for signature, declined and expired contracts are
+// left out like one never sent, each line saying why; a signed one is archived. Included, the v2
+// API archives them all: the portal asks, it never refuses what the v2 accepts.
+func TestBatchArchiveLeavesOutWhatIsNotSigned(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	_, out := e.newContract(t)
+	e.sendForSignature(t, out)
+	_, declined := e.newContract(t)
+	e.sendForSignature(t, declined)
+	if err := e.sim.AnswerSignature(declined.ContractNumber, "DECLINED", "Price too high"); err != nil {
+		t.Fatal(err)
+	}
+	_, expired := e.newContract(t)
+	e.sendForSignature(t, expired)
+	if err := e.sim.AnswerSignature(expired.ContractNumber, "EXPIRED", ""); err != nil {
+		t.Fatal(err)
+	}
+	_, signed := e.newContract(t)
+	e.sign(t, signed)
+
+	list := strings.Join([]string{out.ContractNumber, declined.ContractNumber, expired.ContractNumber, signed.ContractNumber}, "\n")
+	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {list}})
+	if posted.StatusCode != http.StatusSeeOther {
+		t.Fatalf("check: %d %.300s", posted.StatusCode, posted.body)
+	}
+	batchPath := posted.Header.Get("Location")
+	doc := parseHTML(t, e.p.get(t, e.user, batchPath, nil).body)
+	for _, want := range []struct {
+		number, stage, reason string
+	}{
+		{out.ContractNumber, "Out for signature", "Left out: out for signature, not signed yet."},
+		{declined.ContractNumber, "Declined", "Left out: the signer declined."},
+		{expired.ContractNumber, "Expired", "Left out: the signature request expired unanswered."},
+		{signed.ContractNumber, "Signed", "will be archived"},
+	} {
+		got := squash(doc.Find(`[data-testid="batch-row"][data-number="` + want.number + `"]`).Text())
+		if !strings.Contains(got, want.stage) || !strings.Contains(got, want.reason) {
+			t.Errorf("line %s reads %q, want %q and %q", want.number, got, want.stage, want.reason)
+		}
+	}
+	if got := squash(doc.Find(`[data-testid="batch-include-unsent"]`).Text()); !strings.Contains(got, "3 contract(s) were left out because they are not signed") {
+		t.Errorf("the preview offers %q", got)
+	}
+	e.runBatch(t, batchPath)
+	if got := e.archivedNumbers(t, out, declined, expired, signed); len(got) != 1 || got[0] != signed.ContractNumber {
+		t.Fatalf("archived %v, want only the signed %s", got, signed.ContractNumber)
+	}
+
+	// Included: the v2 API accepts them all, and the portal archives them.
+	_, out2 := e.newContract(t)
+	e.sendForSignature(t, out2)
+	included := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {out2.ContractNumber}, "include_unsent": {"1"}})
+	if included.StatusCode != http.StatusSeeOther {
+		t.Fatalf("included: %d", included.StatusCode)
+	}
+	e.runBatch(t, included.Header.Get("Location"))
+	if got := e.archivedNumbers(t, out2); len(got) != 1 {
+		t.Errorf("the included contract out for signature was not archived")
 	}
 }

@@ -85,7 +85,7 @@ func (h *Handler) archiveContract(c *gin.Context) {
 	}
 	signature := signatureVM(tr(c), contract)
 	signature.OOB = true
-	status := contracts.StatusOf(tr(c), contract.Status)
+	status := contractStatusVM(tr(c), contract)
 	status.OOB = true
 	message := t(c, "archive.toast", contractNumberOf(contract), archive.ArchiveID)
 	h.markContractSeen(c, contract)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/contracts"
 )
 
@@ -28,9 +29,15 @@ func (h *Handler) confirmArchive(c *gin.Context) {
 		customer = trl.T("worklist.customer_fallback", strconv.Itoa(int(contract.CustomerID)))
 	}
 	totals := trl.T("contracts.recent.total", trl.Money(cents(contract.Totals.NetActivation), "EUR"), trl.Money(cents(contract.Totals.NetRecurring), "EUR"))
+	number := firstNonEmptyString(contract.ContractNumber, "#"+strconv.Itoa(int(contractID)))
+	// A contract that is not signed is archived only when the person says so knowing its stage
+	// (issue 32): the question names it. The v2 API stays the judge of whether it may be archived.
+	if stage := workindex.StageOfContract(contractFacts(contract)); stage != workindex.StageSigned && stage != workindex.StageArchived {
+		answerConfirmation(c, confirmation{Question: trl.T("archive.confirm_unsigned", number, customer, stageLabel(trl, stage), totals)})
+		return
+	}
 	answerConfirmation(c, confirmation{
-		Question: trl.T("archive.confirm", firstNonEmptyString(contract.ContractNumber, "#"+strconv.Itoa(int(contractID))), customer,
-			contracts.StatusLabel(trl, contract.Status), totals),
+		Question: trl.T("archive.confirm", number, customer, contracts.StatusLabel(trl, contract.Status), totals),
 	})
 }
 

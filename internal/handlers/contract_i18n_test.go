@@ -39,7 +39,8 @@ func TestContractsAndBackOfficeSpeakItalian(t *testing.T) {
 		t.Errorf("archive button %q", got)
 	}
 	confirmURL := doc.Find(`[data-testid="archive-button"]`).AttrOr("data-confirm-url", "")
-	if got := e.p.get(t, e.user, confirmURL, italian).body; !strings.Contains(got, "Archiviare il contratto "+contract.ContractNumber) {
+	if got := e.p.get(t, e.user, confirmURL, italian).body; !strings.Contains(got, "Il contratto "+contract.ContractNumber) ||
+		!strings.Contains(got, "non è firmato: la sua fase è «Contratto generato»") {
 		t.Errorf("archive confirmation from %q: %s", confirmURL, got)
 	}
 	if pdf := e.p.get(t, e.user, contractPath(contract.ContractID)+"/pdf", italian); !strings.Contains(pdf.Header.Get("Content-Disposition"), "contratto-"+contract.ContractNumber+".pdf") {

@@ -31,6 +31,17 @@ const (
 	signatureStatusRemoved = "REMOVED"
 )
 
+// contractStatusVM is the contract page's status badge: the v2 status, or the stage where the
+// signer's answer says more than the status (declined, expired: the status is GENERATED again;
+// signed, whichever status a v2 reports with a signed request). docs/v2-assumptions.md A11.
+func contractStatusVM(tr *i18n.Translator, contract *apiclient.Contract) contracts.StatusVM {
+	switch stage := workindex.StageOfContract(contractFacts(contract)); stage {
+	case workindex.StageSigned, workindex.StageDeclined, workindex.StageExpired:
+		return contracts.StatusVM{Text: stageLabel(tr, stage), Level: stageLevel(stage)}
+	}
+	return contracts.StatusOf(tr, contract.Status)
+}
+
 // loadContract reads a contract by id.
 func (h *Handler) loadContract(ctx context.Context, contractID int32) (*apiclient.Contract, error) {
 	contract, err := h.api.Contracts.Get(ctx, contractID)
@@ -76,7 +87,7 @@ func contractVM(tr *i18n.Translator, contract *apiclient.Contract) contracts.Con
 	vm := contracts.ContractVM{
 		ID:     contract.ContractID,
 		Number: contractNumberOf(contract),
-		Status: contracts.StatusOf(tr, contract.Status),
+		Status: contractStatusVM(tr, contract),
 		Details: []components.KV{
 			{Key: tr.T("contract.field.number"), Value: contractNumberOf(contract)},
 			{Key: tr.T("contract.field.id"), Value: strconv.Itoa(int(contract.ContractID))},

@@ -33,9 +33,14 @@ type signatureForm struct {
 	Email, SignerName, Message string
 }
 
-// signatureVM builds the signature region of a contract with an empty form.
+// signatureVM builds the signature region of a contract with an empty form, or, after a decline
+// or an expiry, with the last signer filled in ("Send again").
 func signatureVM(tr *i18n.Translator, contract *apiclient.Contract) contracts.SignatureVM {
-	return signatureVMWith(tr, contract, signatureForm{}, nil)
+	var form signatureForm
+	if latest, ok := contract.LatestSignatureRequest(); ok && (latest.Status == apiclient.SignatureDeclined || latest.Status == apiclient.SignatureExpired) {
+		form = signatureForm{Email: latest.Email, SignerName: latest.SignerName, Message: latest.Message}
+	}
+	return signatureVMWith(tr, contract, form, nil)
 }
 
 // signatureVMWith builds the signature region with the user's input and field errors (keyed by the
@@ -62,9 +67,27 @@ func signatureVMWith(tr *i18n.Translator, contract *apiclient.Contract, form sig
 	for _, sr := range contract.SignatureRequests {
 		row := contracts.SignatureRow{
 			ID: string(sr.SignatureRequestID), Email: sr.Email, SignerName: sr.SignerName, Message: sr.Message,
-			Status: sr.Status, SentAt: sr.SentAt, RemovedAt: sr.RemovedAt,
+			Status: sr.Status, SentAt: sr.SentAt, RemovedAt: sr.RemovedAt, AnsweredAt: sr.AnsweredAt(),
+			Reason: strings.ToValidUTF8(sr.DeclineReason, "\uFFFD"),
 		}
 		vm.Requests = append(vm.Requests, row)
+	}
+	// The latest request's answer decides what the region offers (A11): signed, nothing more;
+	// declined or expired, sending again. A signature stays signed whatever came after it.
+	for i := range contract.SignatureRequests {
+		if sr := &contract.SignatureRequests[i]; sr.Status == apiclient.SignatureSigned {
+			vm.Outcome = &vm.Requests[i]
+		}
+	}
+	if latest, ok := contract.LatestSignatureRequest(); ok && vm.Outcome == nil {
+		switch latest.Status {
+		case apiclient.SignatureDeclined, apiclient.SignatureExpired:
+			for i := range contract.SignatureRequests {
+				if &contract.SignatureRequests[i] == latest {
+					vm.Outcome = &vm.Requests[i]
+				}
+			}
+		}
 	}
 	if active, ok := contract.ActiveSignatureRequest(); ok {
 		vm.Active = &contracts.SignatureRow{Email: active.Email, SignerName: active.SignerName, SentAt: active.SentAt}
@@ -313,7 +336,7 @@ func (h *Handler) answerSignature(c *gin.Context, contractID int32, message stri
 // signature region and, out of band, the contract's status, with a toast; the live notice and the
 // work index learn the state the user made.
 func (h *Handler) renderSignatureAnswer(c *gin.Context, contract *apiclient.Contract, message string) {
-	status := contracts.StatusOf(tr(c), contract.Status)
+	status := contractStatusVM(tr(c), contract)
 	status.OOB = true
 	h.markContractSeen(c, contract)
 	h.indexContract(c, contract, workindex.ActChanged)

@@ -695,7 +695,8 @@ func TestContractConfirmationsStateTheContractNow(t *testing.T) {
 		t.Fatal(err)
 	}
 	archive := ask(page.Find(`[data-testid="archive-button"]`).AttrOr("data-confirm-url", ""))
-	for _, want := range []string{now.ContractNumber, now.Customer.Name, contracts.StatusLabel(en, now.Status), en.Money(cents(now.Totals.NetRecurring), "EUR") + " monthly", "cannot be undone"} {
+	// Not signed: the question warns and names the contract's stage now (issue 32).
+	for _, want := range []string{now.ContractNumber, now.Customer.Name, "is not signed", "“Out for signature”", en.Money(cents(now.Totals.NetRecurring), "EUR") + " monthly", "cannot be undone"} {
 		if !strings.Contains(archive.Question, want) {
 			t.Errorf("archive confirmation %q lacks %q", archive.Question, want)
 		}
@@ -711,5 +712,20 @@ func TestContractConfirmationsStateTheContractNow(t *testing.T) {
 	}
 	if got := ask(removeURL); !got.Refused || !strings.Contains(got.Question, "nothing was removed") {
 		t.Errorf("remove confirmation with no request waiting %+v", got)
+	}
+	// Removed, the contract is generated again: still a warning, with that stage.
+	archiveURL := page.Find(`[data-testid="archive-button"]`).AttrOr("data-confirm-url", "")
+	if got := ask(archiveURL); !strings.Contains(got.Question, "is not signed: its stage is “Contract generated”") {
+		t.Errorf("archive confirmation after the removal %q", got.Question)
+	}
+	// Signed: the plain question, no warning.
+	e.sign(t, contract)
+	signed, err := e.api.Contracts.Get(e.ctx(), contract.ContractID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ask(archiveURL); strings.Contains(got.Question, "not signed") || !strings.Contains(got.Question, contracts.StatusLabel(en, signed.Status)) ||
+		!strings.Contains(got.Question, "Signed") {
+		t.Errorf("archive confirmation of a signed contract %q", got.Question)
 	}
 }

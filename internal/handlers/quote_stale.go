@@ -233,7 +233,9 @@ var auditActions = map[string]string{
 	"PACKAGE_ADDED": "quote.audit.package_added", "PRICELIST_CHANGED": "quote.audit.pricelist_changed",
 	"ATTACHMENT_ADDED": "quote.audit.attachment_added", "ATTACHMENT_DELETED": "quote.audit.attachment_deleted",
 	"CONTRACT_GENERATED": "quote.audit.contract_generated", "SIGNATURE_REQUESTED": "quote.audit.signature_requested",
-	"SIGNATURE_REMOVED": "quote.audit.signature_removed", "CONTRACT_ARCHIVED": "quote.audit.contract_archived",
+	"SIGNATURE_REMOVED": "quote.audit.signature_removed", "SIGNATURE_SIGNED": "quote.audit.signature_signed",
+	"SIGNATURE_DECLINED": "quote.audit.signature_declined", "SIGNATURE_EXPIRED": "quote.audit.signature_expired",
+	"CONTRACT_ARCHIVED": "quote.audit.contract_archived",
 	"CUSTOMER_UPDATED": "quote.audit.customer_updated",
 }
 

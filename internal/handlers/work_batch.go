@@ -17,14 +17,35 @@ import (
 // The batch archive's check (POST /contracts/batch-archive) follows the deal: each contract's
 // stage is derived from the document the check reads anyway (workindex.StageOfContract, the same
 // rules as the work index, so it holds for a contract the index never saw and for any v2), and is
-// kept on the line (jobs.Item.Stage). A contract that was never sent for signature, or whose
-// request was removed (stage "generated"), is left out with that reason, however the list came
-// (typed, pasted, uploaded, "Archive selected"), unless the person includes such contracts
-// explicitly for this batch (include_unsent=1: the form's box, or the preview's "Include them").
-// docs/backoffice.md.
+// kept on the line (jobs.Item.Stage). A contract that is not signed (never sent for signature or
+// its request removed, out for signature, declined, expired) is left out with the reason of its
+// stage, however the list came (typed, pasted, uploaded, "Archive selected"), unless the person
+// includes such contracts explicitly for this batch (include_unsent=1: the form's box, or the
+// preview's "Include them"). The v2 API stays the judge: an included contract is archived if it
+// accepts. docs/backoffice.md.
 
-// leftOutUnsent is the reason of a contract left out for its stage.
+// leftOutUnsent is the reason of a contract left out because it was never sent for signature (or
+// its request was removed).
 const leftOutUnsent = "work.batch.left_out_unsent"
+
+// leftOutReasons are the reasons of a contract left out for its stage: every stage but signed
+// (and archived, which the check counts as done).
+var leftOutReasons = map[workindex.Stage]string{
+	workindex.StageGenerated: leftOutUnsent,
+	workindex.StageSignature: "work.batch.left_out_signature",
+	workindex.StageDeclined:  "work.batch.left_out_declined",
+	workindex.StageExpired:   "work.batch.left_out_expired",
+}
+
+// leftOutForStage reports whether a problem is the reason of a contract left out for its stage.
+func leftOutForStage(key string) bool {
+	for _, k := range leftOutReasons {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
 
 // batchLookup is jobs.V2's Lookup (the same v2 call and the same answers) that also derives each
 // contract's stage and gives the document to the work index.
@@ -52,14 +73,16 @@ func (h *Handler) batchLookup(c *gin.Context, token string) func(ctx context.Con
 	}
 }
 
-// leaveOutUnsent marks the pending items whose contract is only generated (as the check read
-// it) as left out, with the reason; it returns how many.
-func leaveOutUnsent(items []jobs.Item) int {
+// leaveOutUnsigned marks the pending items whose contract is not signed (as the check read it)
+// as left out, each with the reason of its stage; it returns how many. A line whose stage the
+// check did not learn stays: the portal asks, it does not guess.
+func leaveOutUnsigned(items []jobs.Item) int {
 	left := 0
 	for i := range items {
-		if items[i].Status == jobs.ItemPending && workindex.Stage(items[i].Stage) == workindex.StageGenerated {
+		reason, ok := leftOutReasons[workindex.Stage(items[i].Stage)]
+		if items[i].Status == jobs.ItemPending && ok {
 			items[i].Status = jobs.ItemRejected
-			items[i].Problem = i18n.M(leftOutUnsent)
+			items[i].Problem = i18n.M(reason)
 			left++
 		}
 	}
@@ -72,7 +95,7 @@ func leaveOutUnsent(items []jobs.Item) int {
 // and a list of one number a line keeps its line numbers).
 func unsentNumbers(j *jobs.Job) (unsent, again []string) {
 	for _, it := range j.Items {
-		if it.Status == jobs.ItemRejected && it.Problem.Key == leftOutUnsent {
+		if it.Status == jobs.ItemRejected && leftOutForStage(it.Problem.Key) {
 			unsent = append(unsent, it.Number)
 		}
 		if it.Number != "" {

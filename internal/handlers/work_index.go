@@ -235,7 +235,7 @@ func (h *Handler) indexGenerated(c *gin.Context, ref quoteRef, quote *apiclient.
 // archived contract loses its signature and archive actions, so no click ends in an error), and
 // the notice still offers the reload for the rest.
 func (h *Handler) followingRegions(tr *i18n.Translator, contract *apiclient.Contract) templ.Component {
-	status := contracts.StatusOf(tr, contract.Status)
+	status := contractStatusVM(tr, contract)
 	status.OOB = true
 	signature := signatureVM(tr, contract)
 	signature.OOB = true
@@ -268,6 +268,8 @@ func (h *Handler) contractBanner(c *gin.Context, q *apiclient.Quote) (templ.Comp
 	switch stage {
 	case workindex.StageSignature:
 		confirm, vm.Warning = "work.banner.confirm.signature", trl.T("work.banner.warning.signature")
+	case workindex.StageSigned:
+		confirm, vm.Warning = "work.banner.confirm.signed", trl.T("work.banner.warning.signed")
 	case workindex.StageArchived:
 		confirm, vm.Warning, vm.Archived = "work.banner.confirm.archived", trl.T("work.banner.warning.archived"), true
 	}

@@ -179,8 +179,8 @@ func TestWorkStartPageByRole(t *testing.T) {
 }
 
 // TestWorkBatchLeavesOutUnsent: "Archive selected" from the contracts list (one numbers value per
-// contract) leaves out a contract never sent for signature, with the reason and its stage, and the
-// person can include it.
+// contract) leaves out a contract never sent for signature, with the reason and its stage, keeps
+// the signed one, and the person can include the other.
 func TestWorkBatchLeavesOutUnsent(t *testing.T) {
 	t.Parallel()
 	e := newDocsEnv(t, docsOptions{})
@@ -189,6 +189,9 @@ func TestWorkBatchLeavesOutUnsent(t *testing.T) {
 	hx := map[string]string{"HX-Request": "true", "Origin": e.p.URL, "Content-Type": "application/x-www-form-urlencoded"}
 	form := url.Values{"email": {"signer@example.com"}, "signerName": {"Signer"}}
 	quoteMust(t, "send for signature", e.p.do(t, e.user, http.MethodPost, "/contracts/"+strconv.Itoa(int(sent.ContractID))+"/signature", strings.NewReader(form.Encode()), hx), http.StatusOK)
+	if err := e.sim.AnswerSignature(sent.ContractNumber, "SIGNED", ""); err != nil {
+		t.Fatal(err)
+	}
 
 	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {unsent.ContractNumber, sent.ContractNumber}})
 	if posted.StatusCode != http.StatusSeeOther {
@@ -201,7 +204,7 @@ func TestWorkBatchLeavesOutUnsent(t *testing.T) {
 	if msg := doc.Find(`[data-testid="batch-row-message"]`).Text(); !strings.Contains(msg, "never sent for signature") {
 		t.Errorf("no reason given: %q", msg)
 	}
-	if stages := doc.Find(`[data-testid="batch-row-stage"]`).Text(); !strings.Contains(stages, "Out for signature") || !strings.Contains(stages, "Contract generated") {
+	if stages := doc.Find(`[data-testid="batch-row-stage"]`).Text(); !strings.Contains(stages, "Signed") || !strings.Contains(stages, "Contract generated") {
 		t.Errorf("stages: %q", stages)
 	}
 	include := doc.Find(`[data-testid="batch-include-unsent"]`)

@@ -321,19 +321,8 @@ func (s *Server) adminAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err := s.lockedJSON(w, http.StatusOK, func() (any, error) {
-		c, ok := s.contractByNumber[in.ContractNumber]
-		if !ok {
-			return nil, errNotFound("contract %q not found", in.ContractNumber)
-		}
-		s.settleSignature(c)
-		if c.Status == contractArchived {
-			return nil, errConflict("contract %s is archived", c.Number)
-		}
-		sr := c.activeSignature()
-		if sr == nil {
-			return nil, errNotFound("contract %s has no signature request waiting for an answer", c.Number)
-		}
-		if err := s.answer(c, sr, in.Answer, reason, s.stamp()); err != nil {
+		c, sr, err := s.answerLocked(in.ContractNumber, in.Answer, reason)
+		if err != nil {
 			return nil, err
 		}
 		return signatureView{signatureRequestDoc: sr.doc(), ContractNumber: c.Number, SigningURL: signingURL(r, sr)}, nil
@@ -341,4 +330,40 @@ func (s *Server) adminAnswer(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.renderError(w, r, err)
 	}
+}
+
+// AnswerSignature answers the waiting signature request of the contract numbered number as its
+// signer would: answer is SIGNED, DECLINED (with reason) or EXPIRED. For tests in other packages;
+// the control API's POST /_sim/signatures/answer does the same over HTTP.
+func (s *Server) AnswerSignature(number, answer, reason string) error {
+	if answer == signatureDeclined && !validReason(reason) {
+		return errValidation("reason", "must be 1 to 1000 characters")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, _, err := s.answerLocked(number, answer, reason)
+	return err
+}
+
+// answerLocked answers the waiting request of a contract. Caller holds s.mu.
+func (s *Server) answerLocked(number, answer, reason string) (*contract, *signatureRequest, error) {
+	if answer != signatureSigned && answer != signatureDeclined && answer != signatureExpired {
+		return nil, nil, errValidation("answer", "must be SIGNED, DECLINED or EXPIRED")
+	}
+	c, ok := s.contractByNumber[number]
+	if !ok {
+		return nil, nil, errNotFound("contract %q not found", number)
+	}
+	s.settleSignature(c)
+	if c.Status == contractArchived {
+		return nil, nil, errConflict("contract %s is archived", c.Number)
+	}
+	sr := c.activeSignature()
+	if sr == nil {
+		return nil, nil, errNotFound("contract %s has no signature request waiting for an answer", c.Number)
+	}
+	if err := s.answer(c, sr, answer, reason, s.stamp()); err != nil {
+		return nil, nil, err
+	}
+	return c, sr, nil
 }

@@ -172,9 +172,18 @@ type SignatureVM struct {
 	SignerName components.Field
 	Message    components.Field
 	Errors     []components.FieldError
+	// Outcome is the signer's answer to the latest request (signed, declined, expired), nil while
+	// none came; with declined or expired the form offers to send again, the last signer filled in.
+	Outcome *SignatureRow
 	// OOB renders the region as an htmx out-of-band swap (after an archive).
 	OOB bool
 }
+
+// Signed reports whether the signer signed: no new request is offered.
+func (vm SignatureVM) Signed() bool { return vm.Outcome != nil && vm.Outcome.Status == "SIGNED" }
+
+// SendAgain reports whether the form sends the request again (after a decline or an expiry).
+func (vm SignatureVM) SendAgain() bool { return vm.Outcome != nil && !vm.Signed() }
 
 // URL is the region's action URL (POST sends, DELETE removes).
 func (vm SignatureVM) URL() string { return contractURL(vm.ContractID) + "/signature" }
@@ -188,6 +197,10 @@ type SignatureRow struct {
 	Status     string
 	SentAt     time.Time
 	RemovedAt  time.Time
+	// AnsweredAt is when the signer signed or declined, or the request expired; Reason is a
+	// decline's reason, as the signer wrote it.
+	AnsweredAt time.Time
+	Reason     string
 }
 
 // ArchiveVM is the archive region of a contract.
@@ -357,6 +370,8 @@ func StatusLabel(tr *i18n.Translator, status string) string {
 		return tr.T("contract.status.generated")
 	case "SIGNATURE_REQUESTED":
 		return tr.T("contract.status.signature_requested")
+	case "SIGNED":
+		return tr.T("contract.status.signed")
 	case "ARCHIVED":
 		return tr.T("contract.status.archived")
 	}
@@ -370,6 +385,12 @@ func signatureStatusLabel(ctx context.Context, status string) string {
 		return i18n.T(ctx, "signature.status.sent")
 	case "REMOVED":
 		return i18n.T(ctx, "signature.status.removed")
+	case "SIGNED":
+		return i18n.T(ctx, "signature.status.signed")
+	case "DECLINED":
+		return i18n.T(ctx, "signature.status.declined")
+	case "EXPIRED":
+		return i18n.T(ctx, "signature.status.expired")
 	}
 	return typeLabel(status)
 }
@@ -419,6 +440,9 @@ var auditActionKeys = map[string]string{
 	"CONTRACT_GENERATED":  "audit.action.contract_generated",
 	"SIGNATURE_REQUESTED": "audit.action.signature_requested",
 	"SIGNATURE_REMOVED":   "audit.action.signature_removed",
+	"SIGNATURE_SIGNED":    "audit.action.signature_signed",
+	"SIGNATURE_DECLINED":  "audit.action.signature_declined",
+	"SIGNATURE_EXPIRED":   "audit.action.signature_expired",
 	"CONTRACT_ARCHIVED":   "audit.action.contract_archived",
 	"CUSTOMER_UPDATED":    "audit.action.customer_updated",
 }
