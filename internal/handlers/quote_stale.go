@@ -236,7 +236,7 @@ var auditActions = map[string]string{
 	"SIGNATURE_REMOVED": "quote.audit.signature_removed", "SIGNATURE_SIGNED": "quote.audit.signature_signed",
 	"SIGNATURE_DECLINED": "quote.audit.signature_declined", "SIGNATURE_EXPIRED": "quote.audit.signature_expired",
 	"CONTRACT_ARCHIVED": "quote.audit.contract_archived",
-	"CUSTOMER_UPDATED": "quote.audit.customer_updated",
+	"CUSTOMER_UPDATED":  "quote.audit.customer_updated",
 }
 
 // changeNotice says who changed the quote after since and what, from the validation audit read
