@@ -85,11 +85,11 @@ func batchOpenForm(t *testing.T, page playwright.Page) {
 	check(t, suite.expect.Locator(page.GetByTestId("batch-form")).ToBeVisible(), "the batch form is shown")
 }
 
-// batchIncludeUnsent ticks the form's "Include contracts never sent for signature" (the contracts
-// these tests make are only generated, which the check leaves out by default).
+// batchIncludeUnsent ticks the form's "Include contracts that are not signed" (the contracts these
+// tests make are only generated, which the check leaves out by default).
 func batchIncludeUnsent(t *testing.T, page playwright.Page) {
 	t.Helper()
-	check(t, page.GetByTestId("batch-include-unsent-box").Check(), "include contracts never sent for signature")
+	check(t, page.GetByTestId("batch-include-unsent-box").Check(), "include contracts that are not signed")
 }
 
 // batchSendForSignature sends the contract out for signature on its page, as a person does.
@@ -139,8 +139,8 @@ func batchDownloadCSV(t *testing.T, page playwright.Page) [][]string {
 	return rows[1:]
 }
 
-// TestBatchArchiveFailuresRetryAndResult: 50 contracts (one archived beforehand, one out for
-// signature), a duplicate, a malformed and an unknown number; by default the preview leaves out
+// TestBatchArchiveFailuresRetryAndResult: 50 contracts (one archived beforehand, one signed), a
+// duplicate, a malformed and an unknown number; by default the preview leaves out
 // the 48 never sent for signature, each with the reason and its stage, until "Include them"; 5
 // archive calls fail on the v2 side; "retry failed" re-runs only those; the CSV has every line.
 func TestBatchArchiveFailuresRetryAndResult(t *testing.T) {
@@ -154,6 +154,7 @@ func TestBatchArchiveFailuresRetryAndResult(t *testing.T) {
 		t.Fatalf("archiving %s answered %d", contracts[0].path, archived.Status())
 	}
 	batchSendForSignature(t, page, contracts[1])
+	signerAnswers(t, contracts[1].number, "SIGNED", "") // signer_test.go
 	simFault(t, "contracts.archive", map[string]any{"status": 503, "times": 5})
 
 	unknown := fmt.Sprintf("UNKNOWN-%d", rand.Int64N(1e12))
@@ -167,12 +168,12 @@ func TestBatchArchiveFailuresRetryAndResult(t *testing.T) {
 	rowOf := func(line int) playwright.Locator {
 		return page.Locator(`[data-testid="batch-row"]`).Filter(playwright.LocatorFilterOptions{Has: page.Locator("td:first-child").GetByText(strconv.Itoa(line), playwright.LocatorGetByTextOptions{Exact: playwright.Bool(true)})})
 	}
-	// By default only the contract out for signature is to be archived; the others never sent
-	// for signature are left out, each saying why and at which stage.
+	// By default only the signed contract is to be archived; the others never sent for signature
+	// are left out, each saying why and at which stage.
 	check(t, suite.expect.Locator(page.GetByTestId("batch-preview-summary")).ToContainText(
 		"1 contract will be archived; 1 is already archived (counted as done); 51 lines have a problem"), "the preview leaves out the contracts never sent")
-	check(t, suite.expect.Locator(rowOf(2)).ToContainText("will be archived"), "the contract out for signature is archived")
-	check(t, suite.expect.Locator(rowOf(2).GetByTestId("batch-row-stage")).ToHaveText("Out for signature"), "with its stage")
+	check(t, suite.expect.Locator(rowOf(2)).ToContainText("will be archived"), "the signed contract is archived")
+	check(t, suite.expect.Locator(rowOf(2).GetByTestId("batch-row-stage")).ToHaveText("Signed"), "with its stage")
 	check(t, suite.expect.Locator(rowOf(3)).ToContainText("left out"), "a contract never sent is left out")
 	check(t, suite.expect.Locator(rowOf(3).GetByTestId("batch-row-message")).ToContainText("never sent for signature"), "with the reason")
 	check(t, suite.expect.Locator(rowOf(3).GetByTestId("batch-row-stage")).ToHaveText("Contract generated"), "and its stage")
@@ -214,7 +215,7 @@ func TestBatchArchiveFailuresRetryAndResult(t *testing.T) {
 			t.Errorf("CSV line %d: %q, want %s %s with an archive id and its customer", i+1, r, c.number, want)
 		}
 	}
-	if rows[1][8] != "Out for signature" || rows[2][8] != "Contract generated" {
+	if rows[1][8] != "Signed" || rows[2][8] != "Contract generated" {
 		t.Errorf("CSV stages: %q, %q", rows[1], rows[2])
 	}
 	if rows[50][1] != "left out" || rows[50][3] != "duplicate of line 4" || rows[52][0] != unknown || !strings.Contains(rows[52][3], "unknown contract") {

@@ -72,9 +72,9 @@ func TestWorkMyQuotesAndVisibility(t *testing.T) {
 }
 
 // One contract moves across the contract list's stage filters as it is generated, sent for
-// signature and archived; the quote page warns and confirms before a change; "Archive selected"
-// opens the batch preview, which leaves out a contract never sent for signature; the contract
-// page follows a colleague's archive (badge and buttons).
+// signature, signed and archived; the quote page warns and confirms before a change; "Archive
+// selected" opens the batch preview, which leaves out a contract never sent for signature; the
+// contract page follows the signer and a colleague's archive (badge and buttons).
 func TestWorkContractFollowsTheDeal(t *testing.T) {
 	rep := newPage(t)
 	var mu sync.Mutex
@@ -146,15 +146,19 @@ func TestWorkContractFollowsTheDeal(t *testing.T) {
 	unsent := batchMakeContracts(t, rep, 1)[0]
 	unsentID := strings.TrimPrefix(unsent.path, "/contracts/")
 
-	// The contract page stays open while a colleague works.
+	// The contract page stays open while the signer signs and a colleague works.
 	workGoto(t, rep, contractPath)
 	check(t, suite.expect.Locator(rep.GetByTestId("signature-remove")).ToBeVisible(), "the rep's contract page")
+	title, err := rep.GetByTestId("page-title").TextContent()
+	check(t, err, "read the contract number")
+	signerAnswers(t, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(title), "Contract")), "SIGNED", "") // signer_test.go
+	check(t, suite.expect.Locator(rep.GetByTestId("signature-signed")).ToBeVisible(), "the rep's page follows the signature")
 
 	clerk := newPage(t)
 	clerk.OnDialog(func(d playwright.Dialog) { _ = d.Accept() })
 	login(t, clerk, backofficeUser, backofficePass)
 	workGoto(t, clerk, "/work/contracts")
-	check(t, workRow(clerk, contractID).GetByTestId("work-select").Check(), "select the contract out for signature")
+	check(t, workRow(clerk, contractID).GetByTestId("work-select").Check(), "select the signed contract")
 	check(t, workRow(clerk, unsentID).GetByTestId("work-select").Check(), "select the one never sent")
 	check(t, clerk.GetByTestId("work-archive-selected").Click(), "Archive selected")
 	check(t, suite.expect.Locator(clerk.GetByTestId("batch-preview-summary")).ToContainText("1 contract will be archived"), "the preview archives one")

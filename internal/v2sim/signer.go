@@ -176,7 +176,7 @@ func (s *Server) serveSigningPage(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; frame-ancestors 'none'")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // not no-referrer: that makes the form post's Origin "null"
 	h.Set("X-Content-Type-Options", "nosniff")
 	token := strings.TrimPrefix(r.URL.Path, signingPathPrefix)
 	status := http.StatusOK
