@@ -651,6 +651,9 @@ func printBanner(w io.Writer, cfg config.Config, listenURL string, simulator *de
 		if cfg.DemoRestrictToOwners {
 			fmt.Fprintln(w, "  restricted:      each user sees only the customers they own (sales, teamlead); backoffice sees all")
 		}
+		if cfg.DemoSignerDelay > 0 {
+			fmt.Fprintf(w, "  signers:         answer %s after a signature request, every third declines (PORTAL_DEMO_SIGNER_DELAY)\n", cfg.DemoSignerDelay)
+		}
 	} else {
 		fmt.Fprintf(w, "  v2 API:          %s\n", cfg.V2APIURL)
 	}
