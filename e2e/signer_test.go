@@ -121,6 +121,7 @@ func TestContractSignedShowsOnItsPageAndInTheLists(t *testing.T) {
 	check(t, suite.expect.Locator(page.GetByTestId("live-notice")).ToContainText("contract signed"), "the live notice says what happened")
 	check(t, suite.expect.Locator(page.GetByTestId("signature-signed")).ToContainText("Signed by Sofia Signer (sofia.signer@example.com) on"), "who signed and when")
 	check(t, suite.expect.Locator(page.GetByTestId("signature-form")).ToHaveCount(0), "a signed contract takes no new request")
+	checkAxe(t, page, axeSource(t), "a signed contract")
 
 	// The work lists: the contract, and its quote, are Signed.
 	id := strings.TrimPrefix(c.path, "/contracts/")
@@ -135,10 +136,10 @@ func TestContractSignedShowsOnItsPageAndInTheLists(t *testing.T) {
 }
 
 // TestContractDeclinedShowsWhyAndIsSentAgain: the signer declines with a reason; the contract page
-// says who declined, when and why, the contracts list has it Declined, and "Send again" has the last
-// signer filled in.
+// (on a phone, axe clean) says who declined, when and why, the contracts list has it Declined, and
+// "Send again" has the last signer filled in.
 func TestContractDeclinedShowsWhyAndIsSentAgain(t *testing.T) {
-	page := newPage(t)
+	page := newPageWith(t, pageOptions{width: 375, height: 812, touch: true})
 	login(t, page, salesUser, salesPassword)
 	c := signerContract(t, page)
 	signerSend(t, page, "dora.decline@example.com", "Dora Decline")
@@ -149,6 +150,7 @@ func TestContractDeclinedShowsWhyAndIsSentAgain(t *testing.T) {
 	check(t, suite.expect.Locator(declined).ToContainText("Declined by Dora Decline (dora.decline@example.com) on"), "who declined")
 	check(t, suite.expect.Locator(declined.Locator("time[datetime]")).ToHaveCount(1), "when")
 	check(t, suite.expect.Locator(page.GetByTestId("signature-decline-reason")).ToHaveText("The monthly price is above our budget."), "why")
+	checkAxe(t, page, axeSource(t), "a declined contract on a phone")
 
 	id := strings.TrimPrefix(c.path, "/contracts/")
 	_, err := page.Goto("/work/contracts?stage=declined")
