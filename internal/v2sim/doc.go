@@ -15,5 +15,7 @@
 //
 // A Server is an http.Handler built by New. Its state lives in memory behind one mutex and is seeded
 // deterministically from Options.Seed. Tests can inspect what it received (Requests) and make it misbehave
-// (SetFault); with Options.Admin the same controls are reachable over HTTP under /_sim/.
+// (SetFault) and answer signature requests as their signers (AnswerSignature); with Options.Admin the same
+// controls are reachable over HTTP under /_sim/. Signers answer on a signing page of their own, /sign/{token},
+// outside the v2 API (signer.go, A7).
 package v2sim
