@@ -16,12 +16,18 @@ import (
 func TestParseFlags(t *testing.T) {
 	t.Parallel()
 	cfg, err := parseFlags(nil, io.Discard)
-	if err != nil || cfg.addr != "127.0.0.1:8081" || cfg.customers != 60 || cfg.sessionTTL != 30*time.Minute || cfg.maxUpload != 2<<30 {
+	if err != nil || cfg.addr != "127.0.0.1:8081" || cfg.customers != 60 || cfg.sessionTTL != 30*time.Minute || cfg.maxUpload != 2<<30 ||
+		cfg.sigExpiry != 14*24*time.Hour || cfg.signerDelay != 0 || cfg.declineEvery != 3 {
 		t.Fatalf("defaults = %+v, %v", cfg, err)
+	}
+	if cfg, err := parseFlags([]string{"-signature-expiry", "1h", "-signer-delay", "45s", "-signer-decline-every", "2"}, io.Discard); err != nil ||
+		cfg.sigExpiry != time.Hour || cfg.signerDelay != 45*time.Second || cfg.declineEvery != 2 {
+		t.Errorf("signer flags = %+v, %v", cfg, err)
 	}
 	for _, args := range [][]string{
 		{"-customers", "0"}, {"-customers", "100001"}, {"-error-rate", "1.5"}, {"-malformed-rate", "-0.1"},
 		{"-latency", "-1s"}, {"-max-upload", "0"}, {"-session-ttl", "0s"}, {"extra"}, {"-nope"},
+		{"-signature-expiry", "0s"}, {"-signer-delay", "-1s"}, {"-signer-decline-every", "-1"},
 	} {
 		if _, err := parseFlags(args, io.Discard); err == nil {
 			t.Errorf("parseFlags(%q) accepted", args)

@@ -69,6 +69,7 @@ func TestLoadDefaults(t *testing.T) {
 		{"DemoIdP", cfg.DemoIdP, false},
 		{"DemoTokenTTL", cfg.DemoTokenTTL, 15 * time.Minute},
 		{"DemoCustomers", cfg.DemoCustomers, 60},
+		{"DemoSignerDelay", cfg.DemoSignerDelay, 45 * time.Second},
 		{"GeneratedSessionKey", cfg.GeneratedSessionKey, false},
 	}
 	for _, c := range checks {
@@ -99,6 +100,7 @@ func TestLoadEveryVariable(t *testing.T) {
 	env["PORTAL_METRICS_ADDR"] = "127.0.0.1:9100"
 	env["PORTAL_DEMO_TOKEN_TTL"] = "1m"
 	env["PORTAL_DEMO_CUSTOMERS"] = "5"
+	env["PORTAL_DEMO_SIGNER_DELAY"] = "0"
 
 	cfg, err := loadQuiet(nil, env)
 	if err != nil {
@@ -128,6 +130,7 @@ func TestLoadEveryVariable(t *testing.T) {
 		{"MetricsAddr", cfg.MetricsAddr, "127.0.0.1:9100"},
 		{"DemoTokenTTL", cfg.DemoTokenTTL, time.Minute},
 		{"DemoCustomers", cfg.DemoCustomers, 5},
+		{"DemoSignerDelay", cfg.DemoSignerDelay, time.Duration(0)},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -330,6 +333,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bad public url", nil, map[string]string{"PORTAL_PUBLIC_URL": "/portal"}, `PORTAL_PUBLIC_URL: must be an absolute http(s) URL such as https://cpq.example.com, not "/portal"`},
 		{"bad demo bool", nil, map[string]string{"PORTAL_DEMO": "yes please"}, `PORTAL_DEMO: must be true or false, not "yes please"`},
 		{"bad demo ttl", nil, map[string]string{"PORTAL_DEMO_TOKEN_TTL": "1"}, `PORTAL_DEMO_TOKEN_TTL: must be a positive duration such as 30s, 15m or 12h, not "1"`},
+		{"negative signer delay", nil, map[string]string{"PORTAL_DEMO_SIGNER_DELAY": "-5s"}, `PORTAL_DEMO_SIGNER_DELAY: must be a duration such as 45s or 2m, or 0 to turn it off, not "-5s"`},
 		{"too many demo customers", nil, map[string]string{"PORTAL_DEMO_CUSTOMERS": "100001"}, `PORTAL_DEMO_CUSTOMERS: must be a whole number from 0 to 10000, not "100001"`},
 		{"demo client id without issuer", []string{"-demo"}, map[string]string{"PORTAL_OIDC_ISSUER": ""}, "PORTAL_OIDC_CLIENT_ID: only with PORTAL_OIDC_ISSUER (demo mode's embedded provider has its own client)"},
 		{"stray argument", []string{"serve"}, nil, `unexpected argument "serve" (settings are flags like -addr or PORTAL_* variables)`},
