@@ -102,11 +102,18 @@ type Item struct {
 	// Verified is set when that check was made: the line's outcome was read back from the v2
 	// API after an interruption, not assumed (shown on the page and in the CSV).
 	Verified bool `json:"verified,omitempty"`
+	// Payload is what the job's kind needs to carry out the line (its own encoding, written with
+	// the line and never changed; empty for archive lines, whose Number says it all).
+	Payload string `json:"payload,omitempty"`
+	// Result is what the line's call produced, in the kind's encoding (Outcome.Result).
+	Result string `json:"result,omitempty"`
 }
 
-// Job is a batch archive job.
+// Job is a background job of one kind (a batch archive, a handover).
 type Job struct {
-	ID        string    `json:"id"`
+	ID string `json:"id"`
+	// Kind is what the job does (KindArchive, KindHandover; "" reads as KindArchive).
+	Kind      string    `json:"kind,omitempty"`
 	Owner     string    `json:"owner"` // the subject of the user who started it
 	OwnerName string    `json:"ownerName,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
