@@ -96,3 +96,16 @@ func kindOf(j *Job) string {
 	}
 	return j.Kind
 }
+
+type ownerKey struct{}
+
+// OwnerOf is the subject of the user whose job a Kind's call runs for ("" outside a job): a kind
+// that tells the portal what it changed names whose view changed.
+func OwnerOf(ctx context.Context) string {
+	owner, _ := ctx.Value(ownerKey{}).(string)
+	return owner
+}
+
+// V2Error is the error a line shows for a failed v2 call (a refused token pauses the job), for
+// kinds that call the v2 API through internal/apiclient.
+func V2Error(err error) error { return v2Error(err) }

@@ -377,6 +377,7 @@ func (r *runner) process(c claimed, verifyOnly bool) {
 	// after the fence: past it, another runner may own the job.
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(r.stopping), minTime(fence, time.Now().Add(r.m.opts.CallTimeout)))
 	defer cancel()
+	ctx = context.WithValue(ctx, ownerKey{}, r.job.Owner)
 	fenced := func() bool { return !time.Now().Before(fence) }
 	var out Outcome
 	var err error
