@@ -149,4 +149,3 @@ func TestHandoverJourney(t *testing.T) {
 		t.Errorf("CSV line: %v", rows[1])
 	}
 }
-
