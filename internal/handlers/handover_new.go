@@ -98,13 +98,15 @@ func parseOwnerField(raw string, names map[int64]string) (int64, bool) {
 }
 
 // ownedCustomers lists the customers owner owns, as the user's token lists them (GET
-// /v2/customer/, streamed), at most limit of them; total counts them all.
-func (h *Handler) ownedCustomers(c *gin.Context, owner int64, limit int) (rows []backoffice.HandoverCustomer, total int, err error) {
+// /v2/customer/, streamed), at most limit of them; total counts them all. Those newOwner owns as
+// well are marked (0: no new owner chosen yet).
+func (h *Handler) ownedCustomers(c *gin.Context, owner, newOwner int64, limit int) (rows []backoffice.HandoverCustomer, total int, err error) {
 	_, _, err = h.api.Customers.ListItems(h.apiContext(c), "", func(it *apiclient.CustomerListItem) error {
-		owned := false
+		owned, alsoNew := false, false
 		var owners []string
 		for _, o := range it.Owners {
 			owned = owned || o.OwnerID == owner
+			alsoNew = alsoNew || (newOwner != 0 && o.OwnerID == newOwner)
 			owners = append(owners, ownerLabel(o.OwnerID, string(o.Name), string(o.Email)))
 		}
 		if !owned {
@@ -114,7 +116,7 @@ func (h *Handler) ownedCustomers(c *gin.Context, owner int64, limit int) (rows [
 		if len(rows) < limit {
 			id := strconv.FormatInt(int64(it.ID), 10)
 			rows = append(rows, backoffice.HandoverCustomer{ID: id, URL: customerHref(it.ID), Name: string(it.Name),
-				City: string(it.City), Owners: strings.Join(owners, ", ")})
+				City: string(it.City), Owners: strings.Join(owners, ", "), AlsoNew: alsoNew})
 		}
 		return nil
 	})
@@ -146,7 +148,7 @@ func (h *Handler) showHandoverNew(c *gin.Context) {
 			status = http.StatusUnprocessableEntity
 		} else {
 			vm.Chosen, vm.FromName = true, ownerName(names, owner)
-			if vm.Customers, vm.Total, err = h.ownedCustomers(c, owner, maxHandoverCustomersShown); err != nil {
+			if vm.Customers, vm.Total, err = h.ownedCustomers(c, owner, 0, maxHandoverCustomersShown); err != nil {
 				h.fail(c, err)
 				return
 			}
@@ -208,7 +210,7 @@ func (h *Handler) createHandover(c *gin.Context) {
 	}
 	var owned []backoffice.HandoverCustomer
 	if fromKnown {
-		if owned, vm.Total, err = h.ownedCustomers(c, from, handover.MaxCustomers+1); err != nil {
+		if owned, vm.Total, err = h.ownedCustomers(c, from, to, handover.MaxCustomers+1); err != nil {
 			h.fail(c, err)
 			return
 		}
@@ -235,10 +237,20 @@ func (h *Handler) createHandover(c *gin.Context) {
 			h.fail(c, err)
 			return
 		}
+		if cust.AlsoNew {
+			// The owner change refuses an owner the customer has (409): left out, with the reason.
+			it.Status, it.Problem = jobs.ItemRejected, i18n.M("handover.line.already_owned")
+		}
 		items = append(items, it)
 	}
 	u := auth.CurrentUser(c)
 	job, err := h.jobs.CreateKind(c.Request.Context(), jobs.KindHandover, u.Subject, u.Name, items)
+	if errors.Is(err, jobs.ErrNothingToArchive) {
+		vm.To.Error = t(c, "handover.error.all_owned")
+		vm.Errors = components.SummaryFrom(vm.From, vm.To)
+		h.renderHandoverNew(c, http.StatusUnprocessableEntity, vm)
+		return
+	}
 	if err != nil {
 		var quota *jobs.QuotaError
 		if errors.As(err, &quota) {

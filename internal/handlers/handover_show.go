@@ -189,7 +189,7 @@ func (h *Handler) handoverVM(c *gin.Context, j *jobs.Job) backoffice.HandoverVM 
 	vm := backoffice.HandoverVM{ID: j.ID, URL: handoverPath(j.ID), Draft: j.Status == jobs.StatusDraft, Active: j.Active(),
 		Cancelling: j.Active() && j.CancelRequested, WaitingForSignIn: j.Active() && j.WaitingForSignIn,
 		Status: batchStatusText(tr, j), Version: batchVersion(j), Total: counts.Total, Done: counts.Done, Failed: counts.Failed,
-		Left: counts.Left, Resumed: j.Resumes, Verified: j.Verified(), Unverified: j.Unverified(), Created: j.CreatedAt}
+		Left: counts.Left, Rejected: counts.Rejected, Resumed: j.Resumes, Verified: j.Verified(), Unverified: j.Unverified(), Created: j.CreatedAt}
 	vm.CanRetry = !vm.Active && !vm.Draft && counts.Failed > 0
 	if counts.Total > 0 {
 		vm.Percent = (counts.Done + counts.Failed + counts.Rejected) * 100 / counts.Total

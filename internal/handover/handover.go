@@ -102,7 +102,7 @@ func (k *Kind) Send(ctx context.Context, token string, it jobs.Item) (jobs.Outco
 	}
 	c, err := k.API.Customers.ChangeOwner(apiclient.WithToken(ctx, token), l.CustomerID, l.From, l.To)
 	if err != nil {
-		return jobs.Outcome{}, jobs.V2Error(err)
+		return jobs.Outcome{}, v2Error(err)
 	}
 	k.tell(ctx, c)
 	return jobs.Outcome{Result: resultOf(c)}, nil
@@ -120,7 +120,7 @@ func (k *Kind) Check(ctx context.Context, token string, it jobs.Item) (jobs.Outc
 		return jobs.Outcome{}, false, nil
 	}
 	if err != nil {
-		return jobs.Outcome{}, false, jobs.V2Error(err)
+		return jobs.Outcome{}, false, v2Error(err)
 	}
 	if !Done(c, l) {
 		return jobs.Outcome{}, false, nil
@@ -155,4 +155,21 @@ func NoteMessage(it jobs.Item) i18n.Message {
 		return i18n.M("handover.note.changed_before_interruption")
 	}
 	return it.NoteMessage()
+}
+
+// v2Error is jobs.V2Error in the handover's words (the customer service, not the contract one).
+func v2Error(err error) error {
+	err = jobs.V2Error(err)
+	var pe *jobs.ProblemError
+	if errors.As(err, &pe) {
+		switch pe.Message.Key {
+		case "batch.line.v2_status":
+			pe.Message.Key = "handover.line.v2_status"
+		case "batch.line.v2_timeout":
+			pe.Message.Key = "handover.line.v2_timeout"
+		case "batch.line.v2_unreachable":
+			pe.Message.Key = "handover.line.v2_unreachable"
+		}
+	}
+	return err
 }

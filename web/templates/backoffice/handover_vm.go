@@ -29,6 +29,9 @@ type HandoverCustomer struct {
 	Name   string
 	City   string
 	Owners string
+	// AlsoNew: the new owner owns this customer already (with the current one); the owner change
+	// cannot add them twice, so the handover leaves the customer out and says why.
+	AlsoNew bool
 }
 
 // HandoverVM is a handover's page: the preview of a draft, or its progress and results.
@@ -44,6 +47,7 @@ type HandoverVM struct {
 	StartLabel         string
 	Total, Done        int
 	Failed, Left       int
+	Rejected           int
 	Percent            int
 	Resumed            int
 	Verified           int
