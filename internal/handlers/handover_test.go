@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+
+	"github.com/cpqportal/portal/internal/v2sim"
 )
 
 // TestHandoverJourney: the owner's customers are listed, bad choices are refused with a message,
@@ -147,5 +149,94 @@ func TestHandoverJourney(t *testing.T) {
 	}
 	if rows[1][2] != "owner changed" {
 		t.Errorf("CSV line: %v", rows[1])
+	}
+}
+
+// TestHandoverRetryChecksBeforeResending: two owner changes fail on the v2 side; "retry" runs only
+// those, each after reading the customer back (the lines may have been sent), and every customer
+// ends with one successful change. A customer the new owner owns already is left out, unchanged.
+func TestHandoverRetryChecksBeforeResending(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t, portalOptions{})
+	user := p.login(t, "sales", "sales-demo")
+	ids := map[string]string{} // id → owners set
+	for _, owners := range []string{"1008", "1008", "1008", "1008, 1007", "1007"} {
+		created := p.postForm(t, user, "/customers", validCustomerForm(uniqueName("Retry"), uniqueTaxID()), false)
+		path := created.Header.Get("Location")
+		if r := p.postForm(t, user, path+"/owners", url.Values{"ownerIds": {owners}}, false); r.StatusCode != http.StatusSeeOther {
+			t.Fatalf("owners: %d", r.StatusCode)
+		}
+		ids[strings.TrimPrefix(path, "/customers/")] = owners
+	}
+	// Seeded customers may be 1008's too: the handover takes what the page lists.
+	page := parseHTML(t, p.get(t, user, "/customers/handover?from=1008", nil).body)
+	listed := page.Find(`[data-testid="handover-customer"]`).Length()
+	posted := p.postForm(t, user, "/customers/handover", url.Values{"from": {"1008"}, "to": {"1007"}}, false)
+	jobPath := posted.Header.Get("Location")
+	if posted.StatusCode != http.StatusSeeOther {
+		t.Fatalf("preview: %d", posted.StatusCode)
+	}
+	preview := parseHTML(t, p.get(t, user, jobPath, nil).body)
+	var both string
+	for id, owners := range ids {
+		if owners == "1008, 1007" {
+			both = id
+		}
+	}
+	if msg := preview.Find(`[data-testid="handover-row"][data-customer-id="` + both + `"] [data-testid="handover-row-message"]`).Text(); !strings.Contains(msg, "already owns") {
+		t.Fatalf("the customer the new owner owns already: %q", msg)
+	}
+	leftOut := preview.Find(`[data-testid="handover-row"]:has(.badge--warning)`).Length()
+
+	p.sim.SetFault("customers.owner.change", v2sim.Fault{Status: http.StatusInternalServerError, Times: 2})
+	if r := p.postForm(t, user, jobPath+"/start", url.Values{}, false); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("start: %d", r.StatusCode)
+	}
+	progress := awaitHandoverEnd(t, p, user, jobPath)
+	if failed := progress.Find(`[data-testid="handover-failed"]`).Text(); failed != "2" {
+		t.Fatalf("failed %s, want 2", failed)
+	}
+	if progress.Find(`[data-testid="handover-retry"]`).Length() != 1 {
+		t.Fatal("no retry for the failed lines")
+	}
+	getsBefore := len(simCalls(p.sim, http.MethodGet, "/v2/customer/"))
+	if r := p.postForm(t, user, jobPath+"/retry", url.Values{}, false); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("retry: %d", r.StatusCode)
+	}
+	progress = awaitHandoverEnd(t, p, user, jobPath)
+	if done, failed := progress.Find(`[data-testid="handover-done"]`).Text(), progress.Find(`[data-testid="handover-failed"]`).Text(); done != strconv.Itoa(listed-leftOut) || failed != "0" {
+		t.Fatalf("after the retry: done %s failed %s, want %d and 0", done, failed, listed-leftOut)
+	}
+	if reads := len(simCalls(p.sim, http.MethodGet, "/v2/customer/")) - getsBefore; reads < 2 {
+		t.Errorf("the retried lines were sent again after %d customer reads, want a read each", reads)
+	}
+	ok := map[string]int{}
+	for _, r := range simCalls(p.sim, http.MethodPut, "/v2/customer/") {
+		if strings.HasSuffix(r.EscapedPath, "/owner/change") && r.Status == http.StatusOK {
+			ok[strings.Split(r.EscapedPath, "/")[3]]++
+		}
+	}
+	for id, owners := range ids {
+		want := 1
+		if owners != "1008" {
+			want = 0 // left out, or not 1008's
+		}
+		if ok[id] != want {
+			t.Errorf("customer %s (owners %s): %d owner changes, want %d", id, owners, ok[id], want)
+		}
+	}
+}
+
+// awaitHandoverEnd polls the progress region until the handover is no longer active.
+func awaitHandoverEnd(t *testing.T, p *testPortal, user *http.Client, jobPath string) *goquery.Document {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		doc := parseHTML(t, p.get(t, user, jobPath+"/progress", map[string]string{"HX-Request": "true"}).body)
+		if doc.Find(`[data-testid="handover-progress"]`).AttrOr("data-active", "") == "false" {
+			return doc
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the handover did not end")
+		}
 	}
 }
