@@ -1,5 +1,7 @@
-// Package jobs runs batch archive jobs: a user's list of contract numbers archived on the v2 API
-// with bounded concurrency, in the background, with progress that any replica can show.
+// Package jobs runs a user's bulk jobs in the background, with bounded concurrency and progress
+// that any replica can show: the batch archive (a list of contract numbers archived on the v2 API)
+// and the other kinds (kind.go: a job's kind says what each line's call is, e.g. the handover of
+// customers to another owner, internal/handover); everything below holds for every kind.
 //
 // A job is one row of the state database (internal/statedb, table jobs) and each line of its list
 // one row of job_lines, written on its own when it changes: the bytes a batch writes grow with
