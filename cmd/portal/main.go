@@ -40,6 +40,7 @@ import (
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/handlers"
+	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/people"
@@ -371,7 +372,10 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	}
 	directory = people.New(db, people.Options{})
 	jobChanges := watch.NewSignals() // wakes batch progress pages (issue 27)
+	// The job kinds besides the batch archive: hand customers over (issue 34).
+	handoverKind := &handover.Kind{API: api}
 	p.jobs = jobs.NewManager(jobs.Options{DB: db, CallTimeout: cfg.V2Timeout, Archiver: indexedArchiver{V2: jobs.V2{API: api}, work: work, logger: logger},
+		Kinds:       map[string]jobs.Kind{jobs.KindHandover: handoverKind},
 		Concurrency: cfg.BatchConcurrency, Sealer: sealer, Logger: logger.With(slog.String("component", "jobs")),
 		OnChange: jobChanges.Notify})
 	jobManager = p.jobs
@@ -381,6 +385,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		Work:        work,
 		People:      directory,
 		Jobs:        p.jobs,
+		Handover:    handoverKind,
 		JobChanges:  jobChanges,
 		Config:      cfg,
 		Logger:      logger,

@@ -532,7 +532,7 @@ func settings() []setting {
 				c.MetricsAddr = raw
 				return nil
 			}},
-		{Setting: Setting{"PORTAL_BATCH_CONCURRENCY", "batch-concurrency", "4", "v2 calls one batch job (batch archive) makes at a time (1 to 32)"},
+		{Setting: Setting{"PORTAL_BATCH_CONCURRENCY", "batch-concurrency", "4", "v2 calls one background job (batch archive, customer handover) makes at a time (1 to 32)"},
 			apply: func(c *Config, raw string) error {
 				n, err := strconv.Atoi(raw)
 				if err != nil || n < 1 || n > 32 {

@@ -32,7 +32,7 @@ func (h *Handler) loadBatch(c *gin.Context) (*jobs.Job, error) {
 	if !jobs.ValidID(id) {
 		return nil, badRequest("batch.error.bad_id")
 	}
-	return h.jobs.Get(c.Request.Context(), id, auth.CurrentUser(c).Subject)
+	return h.jobs.GetKind(c.Request.Context(), jobs.KindArchive, id, auth.CurrentUser(c).Subject)
 }
 
 // failBatch answers a batch page, its progress region or its result download that could not be

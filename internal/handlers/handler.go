@@ -20,6 +20,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -33,6 +34,7 @@ import (
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/countries"
 	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/people"
@@ -104,6 +106,9 @@ type Deps struct {
 	Recent *recent.Recent
 	// Jobs runs batch archive jobs; nil answers the batch pages with 503 (tests).
 	Jobs *jobs.Manager
+	// Handover is the handover job kind the job manager runs (internal/handover); when set, the
+	// customers it changes update their user's cached customer list at once.
+	Handover *handover.Kind
 	// JobChanges is notified (jobs.Options.OnChange) when a job changes, so a progress page waiting
 	// on it answers at once; nil: the page notices within batchProgressRecheck.
 	JobChanges *watch.Signals
@@ -227,6 +232,13 @@ func New(deps Deps) (*Handler, error) {
 		h.i18n = bundle
 	}
 	h.customers = newCustomerCache(deps.API, deps.Config, h.now)
+	if deps.Handover != nil {
+		// A handed-over customer shows its new owner in its user's list at once (this replica's
+		// cache; the others' within PORTAL_CUSTOMER_CACHE_TTL).
+		deps.Handover.OnChanged(func(_ context.Context, jobOwner string, cust *apiclient.Customer) {
+			h.customers.Upsert("sub:"+jobOwner, cust)
+		})
+	}
 	h.configurators = newConfiguratorCache(deps.Config.CustomerCacheTTL, h.now)
 	h.changes = watch.New(liveNoticeInterval, h.now)
 	signer, err := newFormSigner(deps.Config.SessionKeys)

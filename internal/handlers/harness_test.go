@@ -23,6 +23,7 @@ import (
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/demoidp"
+	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/people"
 	"github.com/cpqportal/portal/internal/recent"
@@ -186,7 +187,9 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		t.Fatal(err)
 	}
 	jobChanges := watch.NewSignals()
-	jobManager = jobs.NewManager(jobs.Options{DB: p.db, Archiver: jobs.V2{API: api}, Concurrency: 4, Logger: logger, Sealer: sealer, OnChange: jobChanges.Notify})
+	handoverKind := &handover.Kind{API: api}
+	jobManager = jobs.NewManager(jobs.Options{DB: p.db, Archiver: jobs.V2{API: api}, Kinds: map[string]jobs.Kind{jobs.KindHandover: handoverKind},
+		Concurrency: 4, Logger: logger, Sealer: sealer, OnChange: jobChanges.Notify})
 	jobManager.Run()
 	t.Cleanup(jobManager.Close)
 	p.jobs = jobManager
@@ -196,6 +199,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
 		Recent:      recent.New(p.db, nil),
 		Jobs:        jobManager,
+		Handover:    handoverKind,
 		Work:        workindex.New(workDB, workindex.Options{}),
 		JobChanges:  jobChanges,
 		People:      directory,

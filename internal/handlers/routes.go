@@ -69,6 +69,16 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.GET("/customers", h.showCustomerList)       // page, or the results region for htmx
 	pages.GET("/customers/export", h.exportCustomers) // ?format=csv|xlsx and the list's search and order
 	pages.GET("/customers/new", h.showCustomerNew)
+	// Hand customers over to another owner (issue 34, docs/backoffice.md): choose, preview, run as
+	// a job (internal/handover on internal/jobs), live progress, cancel, retry, the result as CSV.
+	pages.GET("/customers/handover", h.showHandoverNew)
+	pages.POST("/customers/handover", h.createHandover)
+	pages.GET("/customers/handover/:jobId", h.showHandover)
+	pages.GET("/customers/handover/:jobId/progress", h.showHandoverProgress)
+	pages.POST("/customers/handover/:jobId/start", h.startHandover)
+	pages.POST("/customers/handover/:jobId/cancel", h.cancelHandover)
+	pages.POST("/customers/handover/:jobId/retry", h.retryHandover)
+	pages.GET("/customers/handover/:jobId/result.csv", h.downloadHandoverResult)
 	pages.POST("/customers", h.createCustomer)
 	pages.GET("/customers/:customerId", h.showCustomer)
 	pages.GET("/customers/:customerId/edit", h.showCustomerEdit)

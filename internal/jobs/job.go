@@ -1,5 +1,7 @@
-// Package jobs runs batch archive jobs: a user's list of contract numbers archived on the v2 API
-// with bounded concurrency, in the background, with progress that any replica can show.
+// Package jobs runs a user's bulk jobs in the background, with bounded concurrency and progress
+// that any replica can show: the batch archive (a list of contract numbers archived on the v2 API)
+// and the other kinds (kind.go: a job's kind says what each line's call is, e.g. the handover of
+// customers to another owner, internal/handover); everything below holds for every kind.
 //
 // A job is one row of the state database (internal/statedb, table jobs) and each line of its list
 // one row of job_lines, written on its own when it changes: the bytes a batch writes grow with
@@ -102,11 +104,18 @@ type Item struct {
 	// Verified is set when that check was made: the line's outcome was read back from the v2
 	// API after an interruption, not assumed (shown on the page and in the CSV).
 	Verified bool `json:"verified,omitempty"`
+	// Payload is what the job's kind needs to carry out the line (its own encoding, written with
+	// the line and never changed; empty for archive lines, whose Number says it all).
+	Payload string `json:"payload,omitempty"`
+	// Result is what the line's call produced, in the kind's encoding (Outcome.Result).
+	Result string `json:"result,omitempty"`
 }
 
-// Job is a batch archive job.
+// Job is a background job of one kind (a batch archive, a handover).
 type Job struct {
-	ID        string    `json:"id"`
+	ID string `json:"id"`
+	// Kind is what the job does (KindArchive, KindHandover; "" reads as KindArchive).
+	Kind      string    `json:"kind,omitempty"`
 	Owner     string    `json:"owner"` // the subject of the user who started it
 	OwnerName string    `json:"ownerName,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`

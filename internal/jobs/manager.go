@@ -52,8 +52,12 @@ const (
 // Options configure a Manager.
 type Options struct {
 	// DB is the state database that holds the jobs and their lines.
-	DB       *statedb.DB
+	DB *statedb.DB
+	// Archiver runs the archive kind's lines (KindArchive); nil: this manager runs no archive.
 	Archiver Archiver
+	// Kinds are the other kinds this manager runs, by name (kind.go). A replica picks up only
+	// the jobs of the kinds it has.
+	Kinds map[string]Kind
 	// Concurrency is how many archive calls one job makes at a time (at least 1).
 	Concurrency int
 	Logger      *slog.Logger
@@ -131,6 +135,7 @@ func (e *QuotaError) Error() string {
 type Manager struct {
 	opts      Options
 	db        *statedb.DB
+	kinds     map[string]Kind
 	replicaID string
 	now       func() time.Time
 
@@ -174,7 +179,7 @@ func NewManager(opts Options) *Manager {
 	if now == nil {
 		now = time.Now
 	}
-	return &Manager{opts: opts, db: opts.DB, replicaID: randomID(), now: now, running: map[string]context.CancelFunc{}, stop: make(chan struct{})}
+	return &Manager{opts: opts, db: opts.DB, kinds: kindsOf(opts), replicaID: randomID(), now: now, running: map[string]context.CancelFunc{}, stop: make(chan struct{})}
 }
 
 func randomID() string {
@@ -268,15 +273,22 @@ func count(ctx context.Context, q queryer, query string, args ...any) (int, erro
 	return n, nil
 }
 
-// Create stores a draft job of items (already validated: rejected items carry their problem). It
-// refuses a list with no line to archive (ErrNothingToArchive) and a user with MaxDrafts drafts
-// (*QuotaError).
+// Create stores a draft batch archive of items (already validated: rejected items carry their
+// problem). It refuses a list with no line to archive (ErrNothingToArchive) and a user with
+// MaxDrafts drafts (*QuotaError).
 func (m *Manager) Create(ctx context.Context, owner, ownerName string, items []Item) (*Job, error) {
+	return m.CreateKind(ctx, KindArchive, owner, ownerName, items)
+}
+
+// CreateKind stores a draft job of the kind with items (each with the kind's Payload; rejected
+// items carry their problem). It refuses a list with no pending line (ErrNothingToArchive) and a
+// user with MaxDrafts drafts of any kind (*QuotaError). The quotas count every kind together.
+func (m *Manager) CreateKind(ctx context.Context, kind, owner, ownerName string, items []Item) (*Job, error) {
 	if !slices.ContainsFunc(items, func(it Item) bool { return it.Status == ItemPending }) {
 		return nil, ErrNothingToArchive
 	}
 	now := m.now().UTC()
-	j := &Job{ID: randomID(), Owner: owner, OwnerName: ownerName, CreatedAt: now, UpdatedAt: now, Status: StatusDraft, Items: items}
+	j := &Job{ID: randomID(), Kind: kind, Owner: owner, OwnerName: ownerName, CreatedAt: now, UpdatedAt: now, Status: StatusDraft, Items: items}
 	err := m.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := m.lockOwner(ctx, tx, owner); err != nil {
 			return err
@@ -319,7 +331,20 @@ func (m *Manager) checkActiveQuota(ctx context.Context, tx *sql.Tx, owner string
 	return nil
 }
 
-// Get returns the owner's job with its lines (ErrNotFound for someone else's).
+// GetKind returns the owner's job of the kind with its lines (ErrNotFound for someone else's, and
+// for a job of another kind).
+func (m *Manager) GetKind(ctx context.Context, kind, id, owner string) (*Job, error) {
+	j, err := m.Get(ctx, id, owner)
+	if err != nil {
+		return nil, err
+	}
+	if kindOf(j) != kind {
+		return nil, ErrNotFound
+	}
+	return j, nil
+}
+
+// Get returns the owner's job of any kind with its lines (ErrNotFound for someone else's).
 func (m *Manager) Get(ctx context.Context, id, owner string) (*Job, error) {
 	var j *Job
 	// One transaction: the lines are those of the job row read (no runner write in between).
@@ -356,19 +381,26 @@ func (m *Manager) readIsolation() sql.IsolationLevel {
 	return sql.LevelDefault
 }
 
-// List returns the owner's jobs, newest first, without their lines (Counts is set).
+// List returns the owner's batch archives, newest first, without their lines (Counts is set).
 func (m *Manager) List(ctx context.Context, owner string) ([]*Job, error) {
 	out, _, err := m.Overview(ctx, owner)
 	return out, err
 }
 
-// Overview returns the owner's jobs as List does. The second result named, when jobs were one
-// record each in a key-value store, the ids whose record the store had lost; rows of a database
-// are not lost one by one, so it is always empty now (kept for the page that lists them).
+// Overview returns the owner's batch archives as List does. The second result named, when jobs
+// were one record each in a key-value store, the ids whose record the store had lost; rows of a
+// database are not lost one by one, so it is always empty now (kept for the page that lists them).
 func (m *Manager) Overview(ctx context.Context, owner string) ([]*Job, []string, error) {
+	out, err := m.OverviewKind(ctx, KindArchive, owner)
+	return out, nil, err
+}
+
+// OverviewKind returns the owner's jobs of the kind, newest first, without their lines (Counts
+// is set).
+func (m *Manager) OverviewKind(ctx context.Context, kind, owner string) ([]*Job, error) {
 	var out []*Job
 	err := m.readTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE owner = $1 ORDER BY created_at DESC, id`, owner)
+		rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE owner = $1 AND kind = $2 ORDER BY created_at DESC, id`, owner, kind)
 		if err != nil {
 			return fmt.Errorf("jobs: list: %w", err)
 		}
@@ -391,7 +423,7 @@ func (m *Manager) Overview(ctx context.Context, owner string) ([]*Job, []string,
 			return nil
 		}
 		counts, err := tx.QueryContext(ctx, `SELECT l.job_id, l.status, COUNT(*) FROM job_lines l
-			JOIN jobs j ON j.id = l.job_id WHERE j.owner = $1 GROUP BY l.job_id, l.status`, owner)
+			JOIN jobs j ON j.id = l.job_id WHERE j.owner = $1 AND j.kind = $2 GROUP BY l.job_id, l.status`, owner, kind)
 		if err != nil {
 			return fmt.Errorf("jobs: count lines: %w", err)
 		}
@@ -425,9 +457,9 @@ func (m *Manager) Overview(ctx context.Context, owner string) ([]*Job, []string,
 		return counts.Err()
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return out, nil, nil
+	return out, nil
 }
 
 // ownedTx runs fn on the owner's job row, read and locked in a transaction (ErrNotFound for
@@ -640,9 +672,22 @@ func (m *Manager) scan() {
 			m.opts.Logger.Warn("jobs: deleting the jobs past retention failed", slog.Any("err", err))
 		}
 	}
+	names := m.kindNames()
+	if len(names) == 0 {
+		return // this replica runs no kind (a manager that only stores and reads jobs)
+	}
+	args := []any{m.replicaID}
+	in := ""
+	for i, name := range names {
+		if i > 0 {
+			in += ", "
+		}
+		args = append(args, name)
+		in += "$" + strconv.Itoa(len(args))
+	}
 	rows, err := m.db.SQL.QueryContext(ctx, `SELECT id FROM jobs WHERE status IN ('queued', 'running')
-		AND (lease_holder = '' OR lease_holder = $1 OR lease_expires < `+m.db.NowMicros()+`)
-		ORDER BY lease_expires, id LIMIT `+strconv.Itoa(scanLimit), m.replicaID)
+		AND (lease_holder = '' OR lease_holder = $1 OR lease_expires < `+m.db.NowMicros()+`) AND kind IN (`+in+`)
+		ORDER BY lease_expires, id LIMIT `+strconv.Itoa(scanLimit), args...)
 	if err != nil {
 		m.opts.Logger.Warn("jobs: scan failed", slog.Any("err", err))
 		return

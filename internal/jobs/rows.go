@@ -13,14 +13,18 @@ import (
 	"github.com/cpqportal/portal/internal/statedb"
 )
 
-// The rows of a job (migration 00005_jobs.sql): the job's header in jobs, one row per line in
-// job_lines. These helpers are the only code that knows the columns.
+// The rows of a job (migrations 00005_jobs.sql and 00012_job_kinds.sql): the job's header in
+// jobs, one row per line in job_lines. These helpers are the only code that knows the columns.
 
 const jobColumns = `id, owner, owner_name, status, created_at, updated_at, started_at, ended_at,
 	cancel_requested, waiting_for_sign_in, interrupted, resumes, stop_reason,
-	token, token_id, token_expiry, lease_holder, lease_expires, lease_version, check_after`
+	token, token_id, token_expiry, lease_holder, lease_expires, lease_version, check_after, kind`
 
-const lineColumns = `line, number, status, archive_id, error, problem, note, customer, stage, attempts, maybe_sent, verified`
+const lineColumns = `line, number, status, archive_id, error, problem, note, customer, stage, attempts, maybe_sent, verified,
+	payload, result`
+
+// lineParams is how many parameters a line's row takes in insertLines (position and lineColumns).
+const lineParams = 15
 
 // queryer is what both *sql.DB and *sql.Tx offer.
 type queryer interface {
@@ -39,7 +43,7 @@ func scanJob(s scanner, extra ...any) (*Job, error) {
 	var token []byte
 	dest := []any{&j.ID, &j.Owner, &j.OwnerName, &status, &created, &updated, &started, &ended,
 		&j.CancelRequested, &j.WaitingForSignIn, &j.Interrupted, &j.Resumes, &j.StopReason,
-		&token, &j.TokenID, &expiry, &j.Lease, &leaseExpires, &j.leaseVersion, &j.checkAfter}
+		&token, &j.TokenID, &expiry, &j.Lease, &leaseExpires, &j.leaseVersion, &j.checkAfter, &j.Kind}
 	if err := s.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
@@ -52,19 +56,19 @@ func scanJob(s scanner, extra ...any) (*Job, error) {
 // insertJob writes a new job's row (its lines are insertLines').
 func insertJob(ctx context.Context, q queryer, j *Job) error {
 	_, err := q.ExecContext(ctx, `INSERT INTO jobs (`+jobColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
 		j.ID, j.Owner, j.OwnerName, string(j.Status), statedb.Micros(j.CreatedAt), statedb.Micros(j.UpdatedAt),
 		statedb.Micros(j.StartedAt), statedb.Micros(j.EndedAt), b2i(j.CancelRequested), b2i(j.WaitingForSignIn),
 		b2i(j.Interrupted), j.Resumes, j.StopReason, tokenBytes(j.Token), j.TokenID, statedb.Micros(j.TokenExpiry),
-		j.Lease, statedb.Micros(j.LeaseUntil), j.leaseVersion, j.checkAfter)
+		j.Lease, statedb.Micros(j.LeaseUntil), j.leaseVersion, j.checkAfter, kindOf(j))
 	if err != nil {
 		return fmt.Errorf("jobs: insert job %s: %w", j.ID, err)
 	}
 	return nil
 }
 
-// linesPerInsert bounds one INSERT's rows (13 parameters a row stay far below both engines'
-// limits).
+// linesPerInsert bounds one INSERT's rows (lineParams parameters a row stay far below both
+// engines' limits).
 const linesPerInsert = 200
 
 // insertLines writes the lines of a new job, a few hundred rows a statement.
@@ -79,7 +83,7 @@ func insertLines(ctx context.Context, q queryer, id string, items []Item) error 
 				b.WriteString(", ")
 			}
 			b.WriteString("($1")
-			for range 13 {
+			for range lineParams {
 				args = append(args, nil)
 				b.WriteString(", $" + strconv.Itoa(len(args)))
 			}
@@ -89,8 +93,8 @@ func insertLines(ctx context.Context, q queryer, id string, items []Item) error 
 			if err != nil {
 				return err
 			}
-			copy(args[len(args)-13:], []any{i, it.Line, it.Number, string(it.Status), it.ArchiveID, it.Error, problem,
-				it.Note, it.Customer, it.Stage, it.Attempts, b2i(it.MaybeSent), b2i(it.Verified)})
+			copy(args[len(args)-lineParams:], []any{i, it.Line, it.Number, string(it.Status), it.ArchiveID, it.Error, problem,
+				it.Note, it.Customer, it.Stage, it.Attempts, b2i(it.MaybeSent), b2i(it.Verified), it.Payload, it.Result})
 		}
 		if _, err := q.ExecContext(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("jobs: insert the lines of job %s: %w", id, err)
@@ -101,7 +105,7 @@ func insertLines(ctx context.Context, q queryer, id string, items []Item) error 
 
 // updateLineSQL writes what a runner changes of a line.
 const updateLineSQL = `UPDATE job_lines SET status = $3, archive_id = $4, error = $5, problem = $6, note = $7,
-	attempts = $8, maybe_sent = $9, verified = $10 WHERE job_id = $1 AND position = $2`
+	attempts = $8, maybe_sent = $9, verified = $10, result = $11 WHERE job_id = $1 AND position = $2`
 
 func updateLineArgs(id string, position int, it Item) ([]any, error) {
 	problem, err := encodeProblem(it.Problem)
@@ -109,7 +113,7 @@ func updateLineArgs(id string, position int, it Item) ([]any, error) {
 		return nil, err
 	}
 	return []any{id, position, string(it.Status), it.ArchiveID, it.Error, problem, it.Note, it.Attempts,
-		b2i(it.MaybeSent), b2i(it.Verified)}, nil
+		b2i(it.MaybeSent), b2i(it.Verified), it.Result}, nil
 }
 
 // loadLines reads a job's lines in their order.
@@ -124,7 +128,7 @@ func loadLines(ctx context.Context, q queryer, id string) ([]Item, error) {
 		var it Item
 		var status, problem string
 		if err := rows.Scan(&it.Line, &it.Number, &status, &it.ArchiveID, &it.Error, &problem, &it.Note,
-			&it.Customer, &it.Stage, &it.Attempts, &it.MaybeSent, &it.Verified); err != nil {
+			&it.Customer, &it.Stage, &it.Attempts, &it.MaybeSent, &it.Verified, &it.Payload, &it.Result); err != nil {
 			return nil, fmt.Errorf("jobs: read a line of job %s: %w", id, err)
 		}
 		it.Status = ItemStatus(status)

@@ -51,6 +51,9 @@ func (m *Manager) claim(id string) {
 		if !j.Active() || (j.Lease != "" && j.Lease != m.replicaID && dbNow <= leaseExpires) {
 			return ErrState
 		}
+		if m.kinds[kindOf(j)] == nil {
+			return ErrState // a kind this replica does not run: left to the replicas that do
+		}
 		if j.Lease != "" || j.Status == StatusRunning || j.Interrupted {
 			j.Resumes++ // another runner (or this process before a restart) had it
 		}
@@ -86,7 +89,7 @@ func (m *Manager) claim(id string) {
 	m.changed(id)
 	m.wg.Go(func() {
 		defer release()
-		r := &runner{m: m, job: j, stopping: ctx, fence: m.fenceAfter(written), lastWrite: written, checkAfter: checkAfter, dirty: map[int]bool{}}
+		r := &runner{m: m, kind: m.kinds[kindOf(j)], job: j, stopping: ctx, fence: m.fenceAfter(written), lastWrite: written, checkAfter: checkAfter, dirty: map[int]bool{}}
 		r.run()
 	})
 }
@@ -113,6 +116,7 @@ const (
 // that changed (dirty) with each progress write.
 type runner struct {
 	m        *Manager
+	kind     Kind            // what the job's lines do
 	stopping context.Context // cancelled by Close: stop after the items in flight
 
 	mu    sync.Mutex
@@ -134,8 +138,8 @@ type runner struct {
 // cancelled, the lease is lost, a write fails or the manager closes. Lines that may have been
 // sent before are checked with the contract read first; a cancelled job still checks them.
 func (r *runner) run() {
-	log := r.m.opts.Logger.With(slog.String("job", r.job.ID))
-	log.Info("batch archive job running", slog.Int("items", len(r.job.Items)), slog.Int("resumes", r.job.Resumes))
+	log := r.m.opts.Logger.With(slog.String("job", r.job.ID), slog.String("kind", kindOf(r.job)))
+	log.Info("job running", slog.Int("items", len(r.job.Items)), slog.Int("resumes", r.job.Resumes))
 	concurrency := r.m.opts.Concurrency
 	var ready []claimed // claimed in the database, not yet sent
 	inFlight := 0
@@ -212,13 +216,13 @@ func (r *runner) due() bool {
 func (r *runner) haltFor(err error, log *slog.Logger) halt {
 	switch {
 	case errors.Is(err, ErrNotFound):
-		log.Error("batch archive job: its row vanished from the database; stopping", slog.Any("err", err))
+		log.Error("job: its row vanished from the database; stopping", slog.Any("err", err))
 		return haltVanished
 	case errors.Is(err, ErrState):
-		log.Warn("batch archive job: another runner holds it now; stopping")
+		log.Warn("job: another runner holds it now; stopping")
 		return haltLostLease
 	default:
-		log.Error("batch archive job: writing progress failed; sending nothing more until the database answers", slog.Any("err", err))
+		log.Error("job: writing progress failed; sending nothing more until the database answers", slog.Any("err", err))
 		return haltStoreDown
 	}
 }
@@ -313,13 +317,13 @@ func (r *runner) finish(state halt, log *slog.Logger) {
 		r.restore(log)
 	default:
 		if err := r.flush(true); err != nil {
-			log.Warn("batch archive job: its last state could not be written; it resumes after its lease", slog.Any("err", err))
+			log.Warn("job: its last state could not be written; it resumes after its lease", slog.Any("err", err))
 		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.job.Counts()
-	log.Info("batch archive job stopped", slog.String("status", string(r.job.Status)),
+	log.Info("job stopped", slog.String("status", string(r.job.Status)),
 		slog.Int("done", c.Done), slog.Int("failed", c.Failed), slog.Int("left", c.Left), slog.Int("verified", r.job.Verified()))
 }
 
@@ -343,18 +347,19 @@ func (r *runner) restore(log *slog.Logger) {
 		return insertLines(ctx, tx, copyOf.ID, copyOf.Items)
 	})
 	if err != nil {
-		log.Error("batch archive job: restoring its vanished row failed", slog.Any("err", err))
+		log.Error("job: restoring its vanished row failed", slog.Any("err", err))
 		return
 	}
 	r.m.changed(copyOf.ID)
 }
 
 // process sends the claimed line's call (after checking, for a line that may have been sent
-// before, whether the contract is archived now). verifyOnly (a cancelled job) only checks.
+// before, whether its call took effect already: Kind.Check). verifyOnly (a cancelled job) only
+// checks.
 func (r *runner) process(c claimed, verifyOnly bool) {
 	i := c.index
 	r.mu.Lock()
-	number, sealed, fence := r.job.Items[i].Number, r.job.Token, r.fence
+	line, sealed, fence := r.job.Items[i], r.job.Token, r.fence
 	r.mu.Unlock()
 	token, openErr := r.m.openToken(r.job.ID, sealed)
 	if openErr != nil || token == "" {
@@ -372,8 +377,9 @@ func (r *runner) process(c claimed, verifyOnly bool) {
 	// after the fence: past it, another runner may own the job.
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(r.stopping), minTime(fence, time.Now().Add(r.m.opts.CallTimeout)))
 	defer cancel()
+	ctx = context.WithValue(ctx, ownerKey{}, r.job.Owner)
 	fenced := func() bool { return !time.Now().Before(fence) }
-	var archiveID string
+	var out Outcome
 	var err error
 	verified := false
 	if c.check {
@@ -381,12 +387,12 @@ func (r *runner) process(c claimed, verifyOnly bool) {
 			r.settle(i, func(it *Item) { it.Status = ItemPending })
 			return
 		}
-		var archived bool
-		archiveID, archived, err = r.m.opts.Archiver.ArchiveID(ctx, token, number)
+		var done bool
+		out, done, err = r.kind.Check(ctx, token, line)
 		switch {
-		case err == nil && archived:
+		case err == nil && done:
 			r.settle(i, func(it *Item) {
-				it.Status, it.ArchiveID, it.Note, it.Verified, it.MaybeSent = ItemDone, archiveID, NoteArchivedBeforeInterruption, true, false
+				it.Status, it.ArchiveID, it.Result, it.Note, it.Verified, it.MaybeSent = ItemDone, out.ArchiveID, out.Result, out.Note, true, false
 				it.Error, it.Problem = "", i18n.Message{}
 			})
 			return
@@ -398,7 +404,7 @@ func (r *runner) process(c claimed, verifyOnly bool) {
 	switch {
 	case err != nil:
 	case verifyOnly:
-		// Checked and not archived: a cancelled line that was never archived.
+		// Checked and not done: a cancelled line whose call never took effect.
 		r.settle(i, func(it *Item) { it.Status, it.MaybeSent, it.Verified = ItemPending, false, it.Verified || verified })
 		return
 	case fenced():
@@ -406,13 +412,13 @@ func (r *runner) process(c claimed, verifyOnly bool) {
 		return
 	default:
 		sent = true
-		archiveID, err = r.m.opts.Archiver.Archive(ctx, token, number)
+		out, err = r.kind.Send(ctx, token, line)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if sent && err != nil && ctx.Err() != nil {
-		// Cut before its answer: the v2 API may still archive it until the v2 timeout has passed,
-		// so its check waits for that (here, and in the next runner: finish writes it).
+		// Cut before its answer: the v2 API may still carry it out until the v2 timeout has
+		// passed, so its check waits for that (here, and in the next runner: finish writes it).
 		r.checkAfter = later(r.checkAfter, time.Now().Add(r.m.opts.CallTimeout))
 	}
 	r.dirty[i] = true
@@ -440,7 +446,10 @@ func (r *runner) process(c claimed, verifyOnly bool) {
 	case err != nil:
 		item.Status, item.Error, item.Problem = ItemFailed, err.Error(), problemOf(err)
 	default:
-		item.Status, item.ArchiveID, item.Error, item.Problem, item.MaybeSent = ItemDone, archiveID, "", i18n.Message{}, false
+		item.Status, item.ArchiveID, item.Result, item.Error, item.Problem, item.MaybeSent = ItemDone, out.ArchiveID, out.Result, "", i18n.Message{}, false
+		if out.Note != "" {
+			item.Note = out.Note
+		}
 	}
 }
 

@@ -15,6 +15,8 @@
 //	stream_*       1 GiB upload and download through the portal and directly; portal peak RSS
 //	backoffice_*   a 1,000-contract batch archive (time, portal RSS); the XLSX export of 100,000
 //	               customers (time, peak RSS during the export, target < 64 MiB)
+//	handover_*     1,000 customers handed over to another owner, the simulator answering in 30 ms
+//	               (a simulator of its own, in this process): time (issue 34)
 //	export_*       the XLSX export's own extra memory for 100,000 and 1,000,000 rows (a child
 //	               process each): within 10 % of each other, or the group fails
 //	allocs_*       allocations per request of the main handlers (go test -bench), against
@@ -40,7 +42,7 @@ import (
 )
 
 // groups are the measurement groups, in the order they run.
-var groups = []string{"overhead", "weight", "quote", "latency", "poll", "list", "stream", "backoffice", "export", "allocs", "state", "offer"}
+var groups = []string{"overhead", "weight", "quote", "latency", "poll", "list", "stream", "backoffice", "handover", "export", "allocs", "state", "offer"}
 
 type options struct {
 	out        string
@@ -210,6 +212,7 @@ func runGroups(ctx context.Context, opts options, lab *lab, rep *report, stderr 
 	step("list", func() error { return measureList(ctx, lab, rep) })
 	step("stream", func() error { return measureStream(ctx, lab, rep) })
 	step("backoffice", func() error { return measureBackoffice(ctx, lab, rep) })
+	step("handover", func() error { return measureHandover(ctx, lab, rep) })
 	step("export", func() error { return measureExportMemory(ctx, rep, stderr) })
 	step("allocs", func() error { return measureAllocs(ctx, lab, rep) })
 	step("state", func() error { return measureState(ctx, lab, rep) })

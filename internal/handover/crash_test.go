@@ -1,0 +1,329 @@
+package handover
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
+	"github.com/cpqportal/portal/internal/v2sim"
+)
+
+// The crash test runs the job runner in a child process (this test binary, started again with
+// crashChildEnv set) so it can be killed with SIGKILL at any moment, as a replica dies; the
+// simulator's request log judges: every customer's owner changed by exactly one successful call,
+// none refused for naming an owner the customer no longer has (a change sent twice), and every
+// customer owned by the new owner in the end.
+const (
+	crashChildEnv  = "HANDOVER_CRASH_CHILD_DB"
+	crashV2Env     = "HANDOVER_CRASH_CHILD_V2"
+	crashJobEnv    = "HANDOVER_CRASH_CHILD_JOB"
+	crashLease     = 400 * time.Millisecond
+	crashV2Timeout = 500 * time.Millisecond
+	// fromOwner's customers go to toOwner (the simulator's directory, A8).
+	fromOwner, toOwner, otherOwner = 1001, 1002, 1005
+)
+
+func crashDBOptions(where string) statedb.Options {
+	if strings.HasPrefix(where, "postgres") {
+		return statedb.Options{URL: where, MaxOpenConns: 4}
+	}
+	return statedb.Options{Dir: where}
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(crashChildEnv) != "" {
+		os.Exit(crashChild())
+	}
+	os.Exit(m.Run())
+}
+
+// newManager is a replica running handovers against the v2 API at v2URL.
+func newManager(db *statedb.DB, v2URL string, timeout time.Duration) (*jobs.Manager, error) {
+	api, err := apiclient.New(v2URL, apiclient.WithTimeout(timeout))
+	if err != nil {
+		return nil, err
+	}
+	return jobs.NewManager(jobs.Options{DB: db, Kinds: map[string]jobs.Kind{jobs.KindHandover: &Kind{API: api}}, Concurrency: 4,
+		LeaseTerm: crashLease, CallTimeout: timeout, ScanInterval: 50 * time.Millisecond, MaxDrafts: 100}), nil
+}
+
+// crashChild runs the job of crashJobEnv until it is no longer active (or until it is killed).
+func crashChild() int {
+	db, err := statedb.Open(context.Background(), crashDBOptions(os.Getenv(crashChildEnv)))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer db.Close()
+	m, err := newManager(db, os.Getenv(crashV2Env), crashV2Timeout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	m.Run()
+	defer m.Close()
+	for {
+		j, err := m.Get(context.Background(), os.Getenv(crashJobEnv), "alice")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		if !j.Active() {
+			return 0
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// simWithCustomers is a simulator (10 ms a call) whose first n customers are owned by fromOwner
+// (every third one shared with otherOwner), and their ids.
+func simWithCustomers(t *testing.T, n int) (*v2sim.Server, string, []int32) {
+	t.Helper()
+	sim := v2sim.New(v2sim.Options{Customers: n, Faults: v2sim.Faults{Latency: 10 * time.Millisecond}})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { _ = sim.Close() })
+	api, err := apiclient.New(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := apiclient.WithToken(context.Background(), "token")
+	var ids []int32
+	if _, _, err := api.Customers.ListItems(ctx, "", func(it *apiclient.CustomerListItem) error {
+		ids = append(ids, it.ID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) < n {
+		t.Fatalf("the simulator has %d customers, want %d", len(ids), n)
+	}
+	ids = ids[:n]
+	var wg sync.WaitGroup
+	errs := make(chan error, len(ids))
+	sem := make(chan struct{}, 8)
+	for i, id := range ids {
+		owners := []int64{fromOwner}
+		if i%3 == 0 {
+			owners = append(owners, otherOwner)
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if _, err := api.Customers.SetOwners(ctx, id, owners); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return sim, srv.URL, ids
+}
+
+// lines are the handover lines of ids, fromOwner to toOwner.
+func lines(t *testing.T, ids []int32) []jobs.Item {
+	t.Helper()
+	out := make([]jobs.Item, len(ids))
+	for i, id := range ids {
+		it, err := Item(i, Line{CustomerID: id, From: fromOwner, To: toOwner}, "customer "+strconv.Itoa(int(id)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = it
+	}
+	return out
+}
+
+// changeCalls counts the owner change calls per customer id: answered 200, and refused.
+func changeCalls(sim *v2sim.Server) (ok, refused map[string]int) {
+	ok, refused = map[string]int{}, map[string]int{}
+	for _, req := range sim.Requests() {
+		if req.Method != http.MethodPut || !strings.HasSuffix(req.EscapedPath, "/owner/change") {
+			continue
+		}
+		parts := strings.Split(req.EscapedPath, "/")
+		id := parts[len(parts)-3]
+		switch {
+		case req.Status == http.StatusOK:
+			ok[id]++
+		case req.Status >= 400:
+			refused[id]++
+		}
+	}
+	return ok, refused
+}
+
+// checkHandedOver fails the test unless every customer of ids changed owner exactly once and is
+// owned by toOwner (not fromOwner, and otherOwner kept) now.
+func checkHandedOver(t *testing.T, sim *v2sim.Server, v2URL string, ids []int32) {
+	t.Helper()
+	// The simulator records a call after answering it: wait for the last answers' records.
+	time.Sleep(50 * time.Millisecond)
+	ok, refused := changeCalls(sim)
+	api, err := apiclient.New(v2URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := apiclient.WithToken(context.Background(), "token")
+	lost, doubled := 0, 0
+	for i, id := range ids {
+		key := strconv.Itoa(int(id))
+		if ok[key] > 1 || refused[key] > 0 {
+			doubled++
+			t.Errorf("customer %d: %d owner changes, %d refused", id, ok[key], refused[key])
+		}
+		c, err := api.Customers.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var owners []int64
+		for _, o := range c.Owners {
+			owners = append(owners, o.OwnerID)
+		}
+		if !slices.Contains(owners, toOwner) || slices.Contains(owners, fromOwner) || (i%3 == 0 && !slices.Contains(owners, otherOwner)) {
+			lost++
+			t.Errorf("customer %d owned by %v after the handover", id, owners)
+		}
+	}
+	if lost > 0 || doubled > 0 {
+		t.Fatalf("%d owner changes lost, %d done twice", lost, doubled)
+	}
+}
+
+// TestHandoverSIGKILLNeverLosesOrDoublesAChange kills the process running a handover with
+// SIGKILL at random moments, several times a job, over several jobs, on each engine: every
+// customer ends owned by the new owner (0 lost), with one successful owner change call each and
+// no second one (0 doubled), and the job finishes with every line done.
+func TestHandoverSIGKILLNeverLosesOrDoublesAChange(t *testing.T) {
+	for _, engine := range []statedb.Engine{statedb.SQLite, statedb.Postgres} {
+		t.Run(string(engine), func(t *testing.T) { testSIGKILL(t, engine) })
+	}
+}
+
+func testSIGKILL(t *testing.T, engine statedb.Engine) {
+	runs, perRun := 4, 60
+	if testing.Short() {
+		runs = 2
+	}
+	sim, v2URL, all := simWithCustomers(t, runs*perRun)
+	t.Run("runs", func(t *testing.T) {
+		for run := range runs {
+			ids := all[run*perRun : (run+1)*perRun]
+			t.Run(fmt.Sprint(run), func(t *testing.T) {
+				t.Parallel()
+				where := t.TempDir()
+				if engine == statedb.Postgres {
+					where = statedbtest.PostgresURL(t)
+				}
+				crashRun(t, sim, v2URL, where, ids)
+			})
+		}
+	})
+	checkHandedOver(t, sim, v2URL, all)
+}
+
+// crashRun stores a queued handover of ids, starts and kills runner processes a few times, then
+// lets one finish, and checks the job's end state.
+func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, ids []int32) {
+	ctx := context.Background()
+	db, err := statedb.Open(ctx, crashDBOptions(where))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	m := jobs.NewManager(jobs.Options{DB: db})
+	j, err := m.CreateKind(ctx, jobs.KindHandover, "alice", "Alice", lines(t, ids))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close() // a manager that runs nothing: Start only queues the job
+	if _, err := m.Start(ctx, j.ID, "alice", "token", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	child := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), crashChildEnv+"="+where, crashV2Env+"="+v2URL, crashJobEnv+"="+j.ID)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	mine := map[string]bool{}
+	for _, id := range ids {
+		mine[strconv.Itoa(int(id))] = true
+	}
+	sent := func() int {
+		n := 0
+		for _, req := range sim.Requests() {
+			parts := strings.Split(req.EscapedPath, "/")
+			if req.Method == http.MethodPut && strings.HasSuffix(req.EscapedPath, "/owner/change") && mine[parts[len(parts)-3]] {
+				n++
+			}
+		}
+		return n
+	}
+	kills := 2 + rand.IntN(3)
+	target := 0
+	for k := range kills {
+		cmd := child()
+		// At a random moment of the job: once a random share of its calls was sent.
+		step := (len(ids)*9/10 - target) / (kills - k)
+		target += 1 + rand.IntN(max(step, 1))
+		for deadline := time.Now().Add(10 * time.Second); sent() < target && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	cmd := child()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatalf("last runner: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("the last runner did not finish the job")
+	}
+	end, err := m.Get(ctx, j.ID, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := end.Counts(); end.Status != jobs.StatusFinished || c.Done != len(ids) {
+		t.Fatalf("job %s, counts %+v, lines %+v", end.Status, c, failedLines(end))
+	}
+	if end.Resumes == 0 {
+		t.Fatalf("no runner was killed mid-job (%d kills)", kills)
+	}
+	t.Logf("%d kills, %d resumes, %d lines checked", kills, end.Resumes, end.Verified())
+}
+
+func failedLines(j *jobs.Job) []jobs.Item {
+	var out []jobs.Item
+	for _, it := range j.Items {
+		if it.Status != jobs.ItemDone {
+			out = append(out, it)
+		}
+	}
+	return out
+}
