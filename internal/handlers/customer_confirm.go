@@ -31,15 +31,15 @@ func (h *Handler) confirmChangeOwner(c *gin.Context) {
 		h.fail(c, badRequest("customer.error.owner_missing"))
 		return
 	}
+	cust, err := h.api.Customers.Get(h.apiContext(c), customerID)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
 	newOwnerID, problem := parseOwnerID(strings.TrimSpace(c.Query("newOwnerId")))
 	if !problem.IsZero() || newOwnerID == currentOwnerID {
 		// What was typed is refused by the change itself, next to the field: nothing to ask.
 		answerConfirmation(c, confirmation{Unasked: true})
-		return
-	}
-	cust, err := h.api.Customers.Get(h.apiContext(c), customerID)
-	if err != nil {
-		h.fail(c, err)
 		return
 	}
 	trl := tr(c)
@@ -64,14 +64,15 @@ func (h *Handler) confirmReplaceOwners(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	ids, problem := parseOwnerIDList(strings.TrimSpace(c.Query("ownerIds")))
-	if !problem.IsZero() {
-		answerConfirmation(c, confirmation{Unasked: true})
-		return
-	}
+	// The customer first: a customer that cannot be read now is said so, whatever was typed.
 	cust, err := h.api.Customers.Get(h.apiContext(c), customerID)
 	if err != nil {
 		h.fail(c, err)
+		return
+	}
+	ids, problem := parseOwnerIDList(strings.TrimSpace(c.Query("ownerIds")))
+	if !problem.IsZero() {
+		answerConfirmation(c, confirmation{Unasked: true})
 		return
 	}
 	trl := tr(c)

@@ -1,9 +1,11 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -22,6 +24,7 @@ import (
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/layout"
 	"github.com/cpqportal/portal/web/templates/palette"
 	"github.com/cpqportal/portal/web/templates/quotes"
@@ -118,8 +121,7 @@ func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsV
 	recentContracts := paletteRecentContracts(tr, stored, query)
 	// Catalogue names only when this replica already holds them: the palette answers as the
 	// person types, so it sends no call for a nicety (unknown names get their numbered word).
-	catalogues, _ := h.configurators.get(customerCacheKey(c))
-	names := paletteNames{catalogues: catalogues, customers: recentCustomerNames(stored)}
+	names := h.paletteNames(c, stored, recent)
 	if query == "" {
 		for _, ref := range recent[:min(len(recent), paletteRecentQuotes)] {
 			vm.Items = append(vm.Items, quoteItem(tr, ref, names))
@@ -324,6 +326,31 @@ func paletteQuotes(tr *i18n.Translator, query string, recent []quotes.Ref, names
 type paletteNames struct {
 	catalogues map[int32]string
 	customers  map[int32]string
+}
+
+// paletteNames are the names of the recent quotes' customers and catalogues the portal knows
+// without a v2 call (issue 33: never "customer #60" when the name can be known): the recent items,
+// the user's cached customer list, the catalogue names this replica holds, and the work index's
+// row of the quote as the person's own token read it.
+func (h *Handler) paletteNames(c *gin.Context, stored []recent.Item, refs []quotes.Ref) paletteNames {
+	names := paletteNames{catalogues: maps.Clone(h.configuratorNamesHeld(c)), customers: recentCustomerNames(stored)}
+	if names.catalogues == nil {
+		names.catalogues = map[int32]string{}
+	}
+	v := h.viewer(c)
+	for _, ref := range refs[:min(len(refs), paletteRecentQuotes)] {
+		if names.customers[ref.CustomerID] == "" {
+			names.customers[ref.CustomerID] = h.customerNameHeld(c, ref.CustomerID)
+		}
+		if h.work == nil || (names.customers[ref.CustomerID] != "" && names.catalogues[ref.CPQID] != "") {
+			continue
+		}
+		if row, ok := h.work.Lookup(c.Request.Context(), v, workindex.KindQuote, ref.QuoteID); ok {
+			names.customers[ref.CustomerID] = cmp.Or(names.customers[ref.CustomerID], row.Customer)
+			names.catalogues[ref.CPQID] = cmp.Or(names.catalogues[ref.CPQID], row.Configurator)
+		}
+	}
+	return names
 }
 
 // recentCustomerNames are the customers' names the user's recent items carry.
