@@ -96,17 +96,23 @@ func TestPaletteNamesARecentQuoteRecordedWithoutNames(t *testing.T) {
 	// The user's customer list is in memory once the customers page has shown it.
 	quoteMust(t, "customer list", e.p.get(t, e.user, "/customers", nil), http.StatusOK)
 	href := fmt.Sprintf("/quotes/1/6/%d", quoteID)
-	_, doc := e.search(t, "")
-	for _, o := range paletteOptions(doc) {
-		if o.href != href {
-			continue
+	// Offered unasked (an empty query) and when its number is typed.
+	for _, query := range []string{"", fmt.Sprint(quoteID)} {
+		_, doc := e.search(t, query)
+		found := false
+		for _, o := range paletteOptions(doc) {
+			if o.href != href {
+				continue
+			}
+			found = true
+			if !strings.Contains(o.text, customer.Name) || strings.Contains(o.text, "customer #") {
+				t.Errorf("query %q: the recent quote reads %q, want its customer %q by name", query, o.text, customer.Name)
+			}
 		}
-		if !strings.Contains(o.text, customer.Name) || strings.Contains(o.text, "customer #") {
-			t.Fatalf("the recent quote reads %q, want its customer %q by name", o.text, customer.Name)
+		if !found {
+			t.Errorf("query %q: the recent quote is not offered: %+v", query, paletteOptions(doc))
 		}
-		return
 	}
-	t.Fatalf("the recent quote is not offered: %+v", paletteOptions(doc))
 }
 
 // configuratorChoices: the v2 API's names win, a catalogue only the index knows stays, and none is
