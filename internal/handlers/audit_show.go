@@ -35,7 +35,7 @@ func auditSearchVM(tr *i18n.Translator, value string, problem i18n.Message) cont
 	vm := contracts.AuditSearchVM{QuoteID: components.Field{
 		ID: "audit-quote-id", Name: "quoteId", Label: tr.T("audits.field.quote_id"), Value: strings.ToValidUTF8(value, "\uFFFD"), Error: problem.In(tr), Required: true,
 		Hint:  tr.T("audits.field.quote_id_hint"),
-		Attrs: map[string]any{"inputmode": "numeric", "maxlength": 19, "autocomplete": "off", "data-search": true, "data-testid": "audit-quote-input"},
+		Attrs: map[string]any{"inputmode": "numeric", "autocomplete": "off", "data-search": true, "data-testid": "audit-quote-input"},
 	}}
 	vm.Errors = components.SummaryFrom(vm.QuoteID)
 	return vm

@@ -42,6 +42,8 @@ type worklistRequest struct {
 	filter     worklist.Filter
 	from, to   string
 	problem    i18n.Message // for the form; the request is a 400
+	// problemField is the filter input problem belongs to ("" for the quotes box).
+	problemField string
 }
 
 func parseWorklistRequest(c *gin.Context) worklistRequest {
@@ -56,8 +58,13 @@ func parseWorklistRequest(c *gin.Context) worklistRequest {
 			return req
 		}
 	}
-	if utf8.RuneCountInString(req.filter.User) > maxFilterRunes || utf8.RuneCountInString(req.filter.Customer) > maxFilterRunes {
-		req.problem = i18n.M("worklist.error.filter_too_long", maxFilterRunes)
+	// Named by its label: which filter is too long (the form keeps the text whole).
+	if utf8.RuneCountInString(req.filter.User) > maxFilterRunes {
+		req.problem, req.problemField = i18n.M("worklist.error.filter_too_long", i18n.M("worklist.filter.user"), maxFilterRunes), "worklist-user"
+		return req
+	}
+	if utf8.RuneCountInString(req.filter.Customer) > maxFilterRunes {
+		req.problem, req.problemField = i18n.M("worklist.error.filter_too_long", i18n.M("worklist.filter.customer"), maxFilterRunes), "worklist-customer"
 		return req
 	}
 	if utf8.RuneCountInString(req.quotesText) > 20*worklist.MaxQuotes+1000 {
@@ -146,8 +153,15 @@ func (h *Handler) showWorklist(c *gin.Context) {
 	vm.Quotes.Value = strings.ToValidUTF8(strings.Join(typed, "\n"), "\uFFFD")
 	vm.Recent = worklistPicks(tr(c), recentItems, picked)
 	if !req.problem.IsZero() {
-		vm.Quotes.Error = req.problem.In(tr(c))
-		vm.Errors = components.SummaryFrom(vm.Quotes)
+		switch msg := req.problem.In(tr(c)); req.problemField {
+		case "worklist-user":
+			vm.UserError, vm.Errors = msg, []components.FieldError{{FieldID: req.problemField, Message: msg}}
+		case "worklist-customer":
+			vm.CustomerError, vm.Errors = msg, []components.FieldError{{FieldID: req.problemField, Message: msg}}
+		default:
+			vm.Quotes.Error = msg
+			vm.Errors = components.SummaryFrom(vm.Quotes)
+		}
 		h.renderPage(c, http.StatusBadRequest, t(c, "worklist.title"), layout.SectionAudits, backoffice.WorklistPage(vm))
 		return
 	}

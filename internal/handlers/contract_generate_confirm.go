@@ -10,11 +10,14 @@ import (
 // acts (app.js, [data-confirm-url]) so it states the facts as they are then: the question, the
 // state it describes (for "Generate contract": changeTag of the quote's fingerprint, sent back
 // with the POST so the contract is generated only from the quote the person confirmed), and
-// Refused when there is nothing left to do (the question then says why; nothing is sent).
+// Refused when there is nothing left to do (the question then says why; nothing is sent), or
+// Unasked when there is nothing to ask because the request's own checks refuse what was typed
+// (the request is sent and answers with the field's message).
 type confirmation struct {
-	Question string `json:"question"`
+	Question string `json:"question,omitempty"`
 	State    string `json:"state,omitempty"`
 	Refused  bool   `json:"refused,omitempty"`
+	Unasked  bool   `json:"unasked,omitempty"`
 }
 
 // answerConfirmation writes a confirmation; it is never cached, since it is the state of now.

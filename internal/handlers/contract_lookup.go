@@ -24,7 +24,7 @@ func contractSearchVM(tr *i18n.Translator, query string) contracts.ContractSearc
 	return contracts.ContractSearchVM{Query: components.Field{
 		ID: "contract-query", Name: "q", Label: tr.T("contracts.field.query"), Type: "search", Value: strings.ToValidUTF8(query, "\uFFFD"),
 		Hint:  tr.T("contracts.field.query_hint"),
-		Attrs: map[string]any{"data-search": true, "maxlength": maxContractNumberRunes, "autocomplete": "off", "data-testid": "contract-query"},
+		Attrs: map[string]any{"data-search": true, "autocomplete": "off", "data-testid": "contract-query"},
 	}}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -139,14 +140,23 @@ func (h *Handler) showContract(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	contract, err := h.loadContract(h.apiContext(c), contractID)
+	// The product catalogue's name (call 1, kept per user for a minute) is read beside the
+	// contract, so a clerk who never opened a quote sees it by name (issue 33), in one round trip.
+	ctx, user := h.apiContext(c), customerCacheKey(c)
+	var (
+		wg       sync.WaitGroup
+		cpqNames map[int32]string
+	)
+	wg.Go(func() { cpqNames, _ = h.configuratorNamesNow(ctx, user) }) // without them: the numbered word
+	contract, err := h.loadContract(ctx, contractID)
+	wg.Wait()
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
 	vm := contractVM(tr(c), contract)
 	vm.Archive = h.withArchiveProof(vm.Archive, contract.ContractNumber)
-	h.nameConfigurator(c, contract, &vm)
+	nameConfiguratorFrom(tr(c), contract, cpqNames, &vm)
 	h.prefillSigner(c, contract, &vm.Signature)
 	h.touchRecent(c, recentContractItem(contract))
 	h.indexContract(c, contract, workindex.ActOpened)
@@ -155,14 +165,6 @@ func (h *Handler) showContract(c *gin.Context) {
 	vm.LiveSince = strconv.FormatInt(h.now().UnixMilli(), 10)
 	h.changes.ObserveBy(contractWatchKey(contract.ContractID), customerCacheKey(c), vm.LiveTag)
 	h.renderPage(c, http.StatusOK, t(c, "contract.title", vm.Number), layout.SectionContracts, contracts.ContractPage(vm))
-}
-
-// nameConfigurator shows the contract's configurator by its name when the user's configurator
-// names are already at hand (configuratorCache); otherwise its numbered word stays ("Product
-// catalogue 3"; issue 26: no extra v2 call for a label).
-func (h *Handler) nameConfigurator(c *gin.Context, contract *apiclient.Contract, vm *contracts.ContractVM) {
-	names, _ := h.configurators.get(customerCacheKey(c))
-	nameConfiguratorFrom(tr(c), contract, names, vm)
 }
 
 // nameConfiguratorFrom names the contract's configurator in vm's details from names (id to name,

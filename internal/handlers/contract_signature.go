@@ -53,15 +53,16 @@ func signatureVMWith(tr *i18n.Translator, contract *apiclient.Contract, form sig
 		ContractID: contract.ContractID,
 		Number:     contractNumberOf(contract),
 		Archived:   isArchived(contract),
+		// No maxlength: a browser cuts a longer paste silently; validateSignatureForm says why instead.
 		Email: components.Field{ID: "signature-email", Name: "email", Label: tr.T("signature.field.email"), Type: "email",
 			Value: form.Email, Error: fieldErrs["email"], Required: true, Autocomplete: "email",
-			Attrs: map[string]any{"maxlength": maxEmailBytes, "spellcheck": "false", "data-testid": "signature-email"}},
+			Attrs: map[string]any{"spellcheck": "false", "data-testid": "signature-email"}},
 		SignerName: components.Field{ID: "signature-signer", Name: "signerName", Label: tr.T("signature.field.name"),
 			Value: form.SignerName, Error: fieldErrs["signerName"], Required: true, Autocomplete: "name",
-			Attrs: map[string]any{"maxlength": maxSignerNameRunes, "data-testid": "signature-signer"}},
+			Attrs: map[string]any{"data-testid": "signature-signer"}},
 		Message: components.Field{ID: "signature-message", Name: "message", Label: tr.T("signature.field.message"),
 			Hint: tr.T("signature.field.message_hint", maxMessageRunes), Value: form.Message, Error: fieldErrs["message"],
-			Attrs: map[string]any{"maxlength": maxMessageRunes, "data-testid": "signature-message"}},
+			Attrs: map[string]any{"data-testid": "signature-message"}},
 	}
 	vm.Errors = components.SummaryFrom(vm.Email, vm.SignerName, vm.Message)
 	for _, sr := range contract.SignatureRequests {
@@ -131,7 +132,7 @@ func emailProblem(email string) i18n.Message {
 	}
 	invalid := i18n.M("signature.error.email_invalid")
 	if len(email) > maxEmailBytes {
-		return i18n.M("signature.error.email_too_long")
+		return i18n.M("signature.error.email_too_long", maxEmailBytes)
 	}
 	if !utf8.ValidString(email) {
 		return invalid

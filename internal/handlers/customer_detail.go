@@ -171,15 +171,10 @@ func (h *Handler) ownersVM(c *gin.Context, cust *apiclient.Customer) customers.O
 func profilesVM(tr *i18n.Translator, cust *apiclient.Customer, form customers.ProfileFormVM) customers.ProfilesVM {
 	vm := customers.ProfilesVM{CustomerID: cust.ID, Form: form}
 	for _, p := range cust.Profiles {
-		confirm := tr.T("customer.profiles.delete_confirm_id", p.ProfileType, strconv.FormatInt(int64(p.ProfileID), 10))
-		if p.ContactName != "" {
-			confirm = tr.T("customer.profiles.delete_confirm_contact", p.ProfileType, p.ContactName)
-		}
 		vm.Profiles = append(vm.Profiles, customers.ProfileVM{
 			ID: p.ProfileID, Type: p.ProfileType, ContactName: p.ContactName, Email: p.Email, Phone: p.Phone,
 			Created:    p.CreatedAt,
 			DeleteHref: fmt.Sprintf("/customers/%d/profiles/%d/delete", cust.ID, p.ProfileID),
-			Confirm:    confirm,
 		})
 	}
 	return vm

@@ -774,7 +774,7 @@ func TestCustomerOwners(t *testing.T) {
 	if doc.Find(`[data-testid="owners-empty"]`).Length() != 1 {
 		t.Fatal("a new customer should have no owner")
 	}
-	if doc.Find(`[data-testid="owners-replace-form"]`).AttrOr("hx-confirm", "") == "" {
+	if doc.Find(`[data-testid="owners-replace-form"]`).AttrOr("data-confirm-url", "") == "" {
 		t.Error("replacing the owners asks no confirmation")
 	}
 	ownerIDs := func(d *goquery.Document) []string {
@@ -815,7 +815,7 @@ func TestCustomerOwners(t *testing.T) {
 	if len(changes) != 1 || changes[0].Body != `{"currentOwnerId":1002,"newOwnerId":1003}` {
 		t.Errorf("owner change calls: %+v", changes)
 	}
-	if region.Find(`[data-testid="owner-change-form"]`).AttrOr("hx-confirm", "") == "" {
+	if region.Find(`[data-testid="owner-change-form"]`).AttrOr("data-confirm-url", "") == "" {
 		t.Error("changing an owner asks no confirmation")
 	}
 
@@ -886,8 +886,9 @@ func TestCustomerProfiles(t *testing.T) {
 		t.Errorf("profile create calls: %+v", posts)
 	}
 	del := rows.Find(`form`)
-	if del.AttrOr("hx-confirm", "") == "" || !strings.Contains(del.AttrOr("hx-confirm", ""), "Ada Lovelace") {
-		t.Error("deleting a profile asks no (specific) confirmation")
+	confirm := p.get(t, user, del.AttrOr("data-confirm-url", "?"), htmx)
+	if confirm.StatusCode != http.StatusOK || !strings.Contains(confirm.body, "Delete the Billing profile of Ada Lovelace") {
+		t.Errorf("deleting a profile asks no (specific) confirmation: %d %s", confirm.StatusCode, confirm.body)
 	}
 	resp = p.postForm(t, user, del.AttrOr("action", ""), url.Values{}, true)
 	region = parseHTML(t, resp.body)

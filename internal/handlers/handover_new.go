@@ -39,15 +39,15 @@ func (h *Handler) handoverOwners(c *gin.Context) ([]components.Option, map[int64
 	names := map[int64]string{}
 	var options []components.Option
 	for _, o := range snap.Owners() {
-		label := ownerLabel(o.ID, o.Name, o.Email)
+		label := ownerChoiceLabel(o.ID, o.Name, o.Email)
 		names[o.ID] = label
 		options = append(options, components.Option{Value: strconv.FormatInt(o.ID, 10), Label: label})
 	}
 	return options, names, nil
 }
 
-// ownerLabel names an owner as the v2 API reports them: their name, else their e-mail, with the id.
-func ownerLabel(id int64, name, email string) string {
+// ownerChoiceLabel names an owner as the v2 API reports them: their name, else their e-mail, with the id.
+func ownerChoiceLabel(id int64, name, email string) string {
 	idText := strconv.FormatInt(id, 10)
 	switch {
 	case name != "":
@@ -107,7 +107,7 @@ func (h *Handler) ownedCustomers(c *gin.Context, owner, newOwner int64, limit in
 		for _, o := range it.Owners {
 			owned = owned || o.OwnerID == owner
 			alsoNew = alsoNew || (newOwner != 0 && o.OwnerID == newOwner)
-			owners = append(owners, ownerLabel(o.OwnerID, string(o.Name), string(o.Email)))
+			owners = append(owners, ownerChoiceLabel(o.OwnerID, string(o.Name), string(o.Email)))
 		}
 		if !owned {
 			return nil

@@ -129,7 +129,7 @@ func (h *Handler) handoverNames(c *gin.Context) map[int64]string {
 	names := map[int64]string{}
 	if snap, ok := h.customers.Peek(customerCacheKey(c)); ok {
 		for _, o := range snap.Owners() {
-			names[o.ID] = ownerLabel(o.ID, o.Name, o.Email)
+			names[o.ID] = ownerChoiceLabel(o.ID, o.Name, o.Email)
 		}
 	}
 	return names

@@ -1,9 +1,11 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -22,6 +24,7 @@ import (
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/layout"
 	"github.com/cpqportal/portal/web/templates/palette"
 	"github.com/cpqportal/portal/web/templates/quotes"
@@ -118,8 +121,7 @@ func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsV
 	recentContracts := paletteRecentContracts(tr, stored, query)
 	// Catalogue names only when this replica already holds them: the palette answers as the
 	// person types, so it sends no call for a nicety (unknown names get their numbered word).
-	catalogues, _ := h.configurators.get(customerCacheKey(c))
-	names := paletteNames{catalogues: catalogues, customers: recentCustomerNames(stored)}
+	names := h.paletteNames(c, stored, paletteShownQuotes(recent, query))
 	if query == "" {
 		for _, ref := range recent[:min(len(recent), paletteRecentQuotes)] {
 			vm.Items = append(vm.Items, quoteItem(tr, ref, names))
@@ -324,6 +326,53 @@ func paletteQuotes(tr *i18n.Translator, query string, recent []quotes.Ref, names
 type paletteNames struct {
 	catalogues map[int32]string
 	customers  map[int32]string
+}
+
+// paletteNames are the names of the recent quotes' customers and catalogues the portal knows
+// without a v2 call (issue 33: never "customer #60" when the name can be known): the recent items,
+// the user's cached customer list, the catalogue names this replica holds, and the work index's
+// row of the quote as the person's own token read it.
+// shown are the recent quotes the answer lists (paletteShownQuotes); at most paletteNameLookups
+// of them are looked up in the index (one indexed read each).
+func (h *Handler) paletteNames(c *gin.Context, stored []recent.Item, shown []quotes.Ref) paletteNames {
+	names := paletteNames{catalogues: maps.Clone(h.configuratorNamesHeld(c)), customers: recentCustomerNames(stored)}
+	if names.catalogues == nil {
+		names.catalogues = map[int32]string{}
+	}
+	v := h.viewer(c)
+	lookups := 0
+	for _, ref := range shown {
+		if names.customers[ref.CustomerID] == "" {
+			names.customers[ref.CustomerID] = h.customerNameHeld(c, ref.CustomerID)
+		}
+		if h.work == nil || lookups >= paletteNameLookups || (names.customers[ref.CustomerID] != "" && names.catalogues[ref.CPQID] != "") {
+			continue
+		}
+		lookups++
+		if row, ok := h.work.Lookup(c.Request.Context(), v, workindex.KindQuote, ref.QuoteID); ok {
+			names.customers[ref.CustomerID] = cmp.Or(names.customers[ref.CustomerID], row.Customer)
+			names.catalogues[ref.CPQID] = cmp.Or(names.catalogues[ref.CPQID], row.Configurator)
+		}
+	}
+	return names
+}
+
+// paletteNameLookups bounds the index reads that name the recent quotes of one answer.
+const paletteNameLookups = 10
+
+// paletteShownQuotes are the recent quotes an answer lists: the first few for an empty query,
+// else those whose number contains the digits typed (paletteQuotes).
+func paletteShownQuotes(recent []quotes.Ref, query string) []quotes.Ref {
+	if query == "" {
+		return recent[:min(len(recent), paletteRecentQuotes)]
+	}
+	var shown []quotes.Ref
+	for _, ref := range recent {
+		if strings.Contains(strconv.FormatInt(ref.QuoteID, 10), query) {
+			shown = append(shown, ref)
+		}
+	}
+	return shown
 }
 
 // recentCustomerNames are the customers' names the user's recent items carry.

@@ -19,11 +19,13 @@ import (
 	"github.com/cpqportal/portal/internal/countries"
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/offer"
 )
 
 // TestPseudoLocaleLeavesNoUntranslatedText renders every page and partial a user can reach (the
 // security crawler's walk, with a full world: customer, quote, cart, contract, attachment), every
-// form's answer to empty input, and the error pages, in the pseudo-locale, where every catalogue
+// form's answer to empty input, the error pages, every confirmation the pages offer (issue 33) and
+// the offer's PDF, in the pseudo-locale, where every catalogue
 // message is wrapped in ⟦ ⟧. Any visible word outside the brackets must then come from the v2
 // API's answers (names, products, its messages), the signed-in user, or a language's own name in
 // the menu; anything else is English that did not go through the translator.
@@ -70,6 +72,70 @@ func TestPseudoLocaleLeavesNoUntranslatedText(t *testing.T) {
 	if checked < 200 {
 		t.Fatalf("only %d texts checked: the crawl did not reach the pages", checked)
 	}
+	if n := pseudoCheckConfirmations(t, sp, user, crawled, allowed); n < 5 {
+		t.Errorf("only %d confirmations checked: the crawl did not reach them", n)
+	}
+	// The offer (a PDF made in the reader's language when none is chosen) shows its words too.
+	offerURL := fmt.Sprintf("/quotes/1/%d/%d/offer", w.customerID, w.quoteID)
+	resp := sp.get(t, user, offerURL, nil)
+	text, err := offer.Text([]byte(resp.body))
+	if resp.StatusCode != http.StatusOK || err != nil {
+		t.Fatalf("GET %s: %d %v", offerURL, resp.StatusCode, err)
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if leftover := allowed.untranslated(line); leftover != "" || strings.Contains(line, "%!") {
+			t.Errorf("GET %s: untranslated %q or a format error in the offer's line %q", offerURL, leftover, strings.TrimSpace(line))
+		}
+	}
+}
+
+// pseudoCheckConfirmations asks every confirmation a crawled page offers ([data-confirm-url],
+// read when the person acts: app.js sends a form's fields along) and checks the question. Owner
+// ids are typed into the owner forms, as a person would, so the questions are asked. It returns
+// how many questions it checked.
+func pseudoCheckConfirmations(t *testing.T, sp *secPortal, user *http.Client, crawled *secCrawlResult, allowed *secUpstreamWords) int {
+	t.Helper()
+	typed := map[string]string{"ownerIds": "1002, 1003", "newOwnerId": "1003"}
+	asked := map[string]bool{}
+	checked := 0
+	for _, page := range crawled.pages {
+		if !strings.HasPrefix(page.resp.Header.Get("Content-Type"), "text/html") {
+			continue
+		}
+		doc := parseHTML(t, page.resp.body)
+		doc.Find("[data-confirm-url]").Each(func(_ int, s *goquery.Selection) {
+			target := s.AttrOr("data-confirm-url", "")
+			if goquery.NodeName(s) == "form" {
+				fields, _ := secFormFields(s)
+				for name, value := range typed {
+					if _, ok := fields[name]; ok && fields.Get(name) == "" {
+						fields.Set(name, value)
+					}
+				}
+				if q := fields.Encode(); q != "" {
+					target += "?" + q
+				}
+			}
+			if asked[target] {
+				return
+			}
+			asked[target] = true
+			resp := sp.get(t, user, target, map[string]string{"HX-Request": "true"})
+			var answer confirmation
+			if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(resp.body), &answer) != nil {
+				t.Errorf("confirmation %s (from %s): %d %.200s", target, page.url, resp.StatusCode, resp.body)
+				return
+			}
+			if answer.Unasked {
+				return
+			}
+			checked++
+			if leftover := allowed.untranslated(answer.Question); leftover != "" || strings.Contains(answer.Question, "%!") {
+				t.Errorf("confirmation %s (from %s): untranslated %q or a format error in %q", target, page.url, leftover, answer.Question)
+			}
+		})
+	}
+	return checked
 }
 
 // pseudoCheckResponse checks an HTML answer's visible text, the attributes people read
@@ -83,6 +149,9 @@ func pseudoCheckResponse(t *testing.T, what string, resp response, allowed *secU
 		checked++
 		if leftover := allowed.untranslated(text); leftover != "" {
 			t.Errorf("%s: untranslated %q in %s %q", what, leftover, where, strings.TrimSpace(text))
+		}
+		if strings.Contains(text, "%!") {
+			t.Errorf("%s: a format error in %s %q", what, where, strings.TrimSpace(text))
 		}
 	}
 	if trigger := resp.Header.Get("HX-Trigger"); strings.HasPrefix(trigger, "{") {

@@ -77,6 +77,15 @@ func recentTotals(t apiclient.Totals) *recent.Totals {
 func (h *Handler) recentRows(c *gin.Context, items []recent.Item) []components.RecentRow {
 	trl := tr(c)
 	rows := recentRows(trl, items)
+	for i, it := range items {
+		// Recorded without a name (the customer could not be read then): the user's cached list may have it.
+		if it.Customer != "" {
+			continue
+		}
+		if name := h.customerNameHeld(c, it.CustomerID); name != "" {
+			rows[i].Customer = name
+		}
+	}
 	if h.work == nil {
 		return rows
 	}
@@ -122,7 +131,12 @@ func recentRows(tr *i18n.Translator, items []recent.Item) []components.RecentRow
 			}
 		case recent.KindContract:
 			row.Label = tr.T("contract.title", it.Number)
+			// As recorded: the v2 status in the stage words the lists use (one word per stage).
 			row.Status = contracts.StatusLabel(tr, it.Status)
+			switch it.Status {
+			case "GENERATED", "SIGNATURE_REQUESTED", "ARCHIVED":
+				row.Status = stageLabel(tr, workindex.StageOfContract(workindex.ContractFacts{Status: it.Status}))
+			}
 			row.Href = contractPath(int32(it.ID))
 		}
 		rows = append(rows, row)

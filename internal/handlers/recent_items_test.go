@@ -9,6 +9,9 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/recent"
+	"github.com/cpqportal/portal/internal/workindex"
 )
 
 // TestRecentQuotesShowTheWorkIndexStageAndTotalsInTheReadersLanguage: "Your recent quotes" on an
@@ -80,5 +83,23 @@ func TestRecentQuotesShowTheWorkIndexStageAndTotalsInTheReadersLanguage(t *testi
 	}
 	if header := page.Find(".page-header").Text(); strings.Contains(header, "DRAFT") || strings.Contains(header, it.T("quote.status.draft")) {
 		t.Errorf("the quote's header still says draft: %q", header)
+	}
+}
+
+// A recent contract the work index does not have (or the viewer may not see there) is named from
+// its recorded v2 status in the lists' stage words, never in a second vocabulary ("Signature
+// requested" beside "Out for signature").
+func TestRecentContractsAsRecordedUseTheStageWords(t *testing.T) {
+	t.Parallel()
+	en, it := quoteTranslators(t)
+	for status, stage := range map[string]workindex.Stage{
+		"GENERATED": workindex.StageGenerated, "SIGNATURE_REQUESTED": workindex.StageSignature, "ARCHIVED": workindex.StageArchived,
+	} {
+		for _, tr := range []*i18n.Translator{en, it} {
+			rows := recentRows(tr, []recent.Item{{Kind: recent.KindContract, ID: 7, Number: "C-7", CustomerID: 3, Status: status}})
+			if len(rows) != 1 || rows[0].Status != stageLabel(tr, stage) {
+				t.Errorf("%s, %s: %+v, want %q", status, tr.Lang(), rows, stageLabel(tr, stage))
+			}
+		}
 	}
 }

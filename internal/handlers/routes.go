@@ -84,10 +84,13 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.GET("/customers/:customerId/edit", h.showCustomerEdit)
 	pages.POST("/customers/:customerId", h.updateCustomer)
 	pages.POST("/customers/:customerId/owners", h.replaceCustomerOwners)
+	pages.GET("/customers/:customerId/owners/confirm", h.confirmReplaceOwners)
 	pages.POST("/customers/:customerId/owners/add", h.addCustomerOwner)
 	pages.POST("/customers/:customerId/owners/change", h.changeCustomerOwner)
+	pages.GET("/customers/:customerId/owners/change/confirm", h.confirmChangeOwner)
 	pages.POST("/customers/:customerId/profiles", h.createCustomerProfile)
 	pages.POST("/customers/:customerId/profiles/:profileId/delete", h.deleteCustomerProfile)
+	pages.GET("/customers/:customerId/profiles/:profileId/delete/confirm", h.confirmDeleteProfile)
 
 	// --- Quotes ---
 	// Start a quote: configurator, customer, session (call 2), offer type, main product (call 3).

@@ -304,6 +304,7 @@ func (h *Handler) customerWork(c *gin.Context, customerID int32) templ.Component
 	id := strconv.Itoa(int(customerID))
 	vm := work.CustomerWorkVM{QuotesURL: "/work/quotes?scope=all&customer=" + id, ContractsURL: "/work/contracts?customer=" + id}
 	v := h.viewer(c)
+	names := workNames{configurators: h.configuratorNamesHeld(c), customer: func(id int32) string { return h.customerNameHeld(c, id) }}
 	for _, kind := range []workindex.Kind{workindex.KindQuote, workindex.KindContract} {
 		page, err := h.work.List(c.Request.Context(), v, workindex.Query{Kind: kind, Scope: workindex.ScopeAll, CustomerID: customerID, PerPage: customerWorkRows})
 		if err != nil {
@@ -311,6 +312,7 @@ func (h *Handler) customerWork(c *gin.Context, customerID int32) templ.Component
 			return work.CustomerWork(work.CustomerWorkVM{Unavailable: true})
 		}
 		for _, r := range h.refreshRows(c, page.Rows, false) {
+			names.nameRow(&r.Row)
 			if kind == workindex.KindQuote {
 				vm.Quotes = append(vm.Quotes, workRowVM(trl, r))
 			} else {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -224,10 +225,36 @@ func (h *Handler) showWorkList(c *gin.Context, spec workListSpec) {
 		h.renderPage(c, status, spec.title, spec.section, work.ListPage(vm))
 		return
 	}
+	// The product catalogues by name (names.go): for a whole page from the v2 API (call 1, kept per
+	// user for a minute), read while the index answers; a refreshed results region uses the names
+	// this replica holds.
+	wholePage := !isHTMX(c) || c.GetHeader("HX-Target") != work.ResultsID
+	var (
+		wg       sync.WaitGroup
+		cpqNames map[int32]string
+		cpqErr   error
+	)
+	if wholePage {
+		ctx, user := h.apiContext(c), customerCacheKey(c)
+		wg.Go(func() { cpqNames, cpqErr = h.configuratorNamesNow(ctx, user) })
+	} else {
+		cpqNames = h.configuratorNamesHeld(c)
+	}
 	page, err := workindex.Page{}, errWorkOff
 	if h.work != nil {
 		page, err = h.work.List(c.Request.Context(), viewer, f.query)
 	}
+	wg.Wait()
+	if cpqErr != nil {
+		if h.mustFailWhole(cpqErr) {
+			h.fail(c, cpqErr)
+			return
+		}
+		h.log(c).Warn("work list: product catalogues unavailable", slog.Any("err", cpqErr))
+		vm.ConfiguratorsNote = trl.T("work.filters.configurators_unavailable")
+	}
+	names := workNames{configurators: cpqNames, customer: func(id int32) string { return h.customerNameHeld(c, id) }}
+	numbered := func(id int32) string { return trl.T("customer.configurator_id", strconv.Itoa(int(id))) }
 	switch {
 	case errors.Is(err, errWorkOff):
 		vm.Results = work.ResultsVM{Unavailable: true}
@@ -239,11 +266,15 @@ func (h *Handler) showWorkList(c *gin.Context, spec workListSpec) {
 		return
 	default:
 		rows := h.refreshRows(c, page.Rows, f.refresh)
-		vm.Results = workResultsVM(trl, c.Request.URL, spec, page, rows)
-		for _, o := range page.Configurators {
-			value := strconv.Itoa(int(o.ID))
-			vm.Configurators = append(vm.Configurators, work.Choice{Value: value, Label: o.Name, Selected: f.values["cpq"] == value})
+		for i := range rows {
+			names.nameRow(&rows[i].Row)
 		}
+		vm.Results = workResultsVM(trl, c.Request.URL, spec, page, rows)
+		vm.Configurators = configuratorChoices(numbered, page.Configurators, cpqNames, f.values["cpq"])
+	}
+	if vm.Configurators == nil {
+		// The index cannot be read: the filter still names the user's catalogues.
+		vm.Configurators = configuratorChoices(numbered, nil, cpqNames, f.values["cpq"])
 	}
 	if isHTMX(c) && c.GetHeader("HX-Target") == work.ResultsID {
 		h.render(c, status, work.ResultsPartial(vm.Results))

@@ -30,6 +30,7 @@ import (
 	"golang.org/x/image/font/gofont/goregular"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/countries"
 	"github.com/cpqportal/portal/internal/i18n"
 )
 
@@ -218,7 +219,7 @@ func (w *writer) header(in Input) {
 	w.font("B", 10)
 	pdf.CellFormat(100, lineHeight, tr.T("offer.pdf.customer"), "", 2, "L", false, 0, "")
 	w.font("", 10)
-	for _, text := range customerLines(in.Customer) {
+	for _, text := range customerLines(tr, in.Customer) {
 		pdf.CellFormat(100, lineHeight, text, "", 2, "L", false, 0, "")
 	}
 	left := pdf.GetY()
@@ -244,8 +245,13 @@ func (w *writer) header(in Input) {
 	pdf.Ln(2)
 }
 
-// customerLines are the customer's name, address and tax id, as far as they are known.
-func customerLines(c Customer) []string {
+// countryNames names the customer's country in the offer's language ("Deutschland", not the
+// v2 API's "DE"; issue 33).
+var countryNames = countries.New()
+
+// customerLines are the customer's name, address and tax id, as far as they are known, the
+// country by its name in tr's language.
+func customerLines(tr *i18n.Translator, c Customer) []string {
 	var lines []string
 	add := func(s string) {
 		if s = strings.TrimSpace(s); s != "" {
@@ -255,7 +261,9 @@ func customerLines(c Customer) []string {
 	add(c.Name)
 	add(c.Address.Street)
 	add(strings.TrimSpace(c.Address.PostalCode + " " + c.Address.City))
-	add(c.Address.Country)
+	if c.Address.Country != "" {
+		add(countryNames.Name(tr.Tag(), strings.ToUpper(c.Address.Country)))
+	}
 	if c.TaxID != "" {
 		add(c.TaxID)
 	}

@@ -3,6 +3,7 @@ package offer
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +198,86 @@ func TestStaleComparesWhatTheOfferShows(t *testing.T) {
 	q.UpdatedAt = made.Add(time.Second)
 	if !Stale(q, "offer.pdf", made) {
 		t.Error("not stale by time though the quote changed after the offer")
+	}
+}
+
+// In the pseudo-locale every catalogue message is wrapped in ⟦ ⟧: any word of the offer outside
+// the brackets must come from the quote, the customer or the rep (their names as the v2 API and
+// the sign-in give them), or be a code (EUR); anything else is English that did not go through
+// the translator (issue 33: no English word on a translated page, the offer included).
+func TestMakeLeavesNoUntranslatedText(t *testing.T) {
+	t.Parallel()
+	bundle, err := i18n.Load(i18n.WithPseudo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := sampleInput(2)
+	pdf, err := Make(bundle.Translator(i18n.Pseudo).InZone(time.UTC), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := Text(pdf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{}
+	word := regexp.MustCompile(`\p{L}+`)
+	allow := func(s string) {
+		for _, w := range word.FindAllString(s, -1) {
+			allowed[strings.ToLower(w)] = true
+		}
+	}
+	allow(in.Customer.Name + " " + in.Customer.Address.Street + " " + in.Customer.Address.City + " " + in.Rep.Name + " " + in.Rep.Email)
+	allow(countryNames.Name(i18n.Pseudo, in.Customer.Address.Country))
+	for _, pl := range in.Quote.AvailablePricelists {
+		allow(pl.Name)
+	}
+	for _, d := range in.Quote.AppliedDiscounts {
+		allow(d.Name)
+	}
+	for _, c := range in.Quote.Carts {
+		allow(c.Label)
+		var walk func(apiclient.Item)
+		walk = func(it apiclient.Item) {
+			allow(it.Name)
+			for _, ch := range it.Children {
+				walk(ch)
+			}
+		}
+		walk(*c.Root)
+	}
+	bracketed := regexp.MustCompile(`⟦[^⟦⟧]*⟧`)
+	checked := 0
+	for _, line := range strings.Split(text, "\n") {
+		for stripped := bracketed.ReplaceAllString(line, " "); stripped != line; stripped = bracketed.ReplaceAllString(line, " ") {
+			line = stripped
+		}
+		for _, w := range word.FindAllString(line, -1) {
+			checked++
+			if !allowed[strings.ToLower(w)] && strings.ToUpper(w) != w {
+				t.Errorf("untranslated %q in the offer's line %q", w, line)
+			}
+		}
+	}
+	if checked < 20 || !strings.Contains(text, "⟦") {
+		t.Fatalf("only %d words checked: %s", checked, text)
+	}
+}
+
+// The customer's country is named in the offer's language, never the v2 API's code.
+func TestMakeNamesTheCountryInTheOffersLanguage(t *testing.T) {
+	t.Parallel()
+	for lang, want := range map[string]string{"de": "Deutschland", "it": "Germania", "fr": "Allemagne", "es": "Alemania", "en": "Germany"} {
+		pdf, err := Make(translator(t, lang), sampleInput(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := Text(pdf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(text, "\n"+want+"\n") || strings.Contains(text, "\nDE\n") {
+			t.Errorf("%s: the country is not %q:\n%.400s", lang, want, text)
+		}
 	}
 }

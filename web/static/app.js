@@ -231,18 +231,29 @@ document.documentElement.classList.add("has-script");
   });
 
   // [data-confirm-url] on an htmx element: the question asked before its request is read from that
-  // address when the person acts ({"question", "state", "refused"}, read fresh from the v2 API),
-  // never the one rendered with the page, which another tab's change may have outdated. The state
+  // address when the person acts ({"question", "state", "refused", "unasked"}, read fresh from the
+  // v2 API), never the one rendered with the page, which another tab's change may have outdated.
+  // A form's text fields go along in the query, so the question names what was typed. The state
   // it describes goes into the element's [data-confirmed] input, so the server acts only on what
   // was confirmed (internal/handlers/contract_generate_confirm.go); "refused" means there is
-  // nothing left to do, and the question says why. When the read fails, nothing is sent.
+  // nothing left to do, and the question says why; "unasked" that the request's own checks
+  // answer what was typed (it is sent without a question). When the read fails, nothing is sent.
+  function confirmAddress(elt, url) {
+    if (!(elt instanceof HTMLFormElement)) return url;
+    var query = new URLSearchParams();
+    new FormData(elt).forEach(function (value, name) {
+      if (typeof value === "string") query.append(name, value);
+    });
+    var text = query.toString();
+    return text ? url + (url.indexOf("?") < 0 ? "?" : "&") + text : url;
+  }
   document.addEventListener("htmx:confirm", function (event) {
     var d = event.detail;
     var elt = d && d.elt;
     var url = elt && elt.getAttribute && elt.getAttribute("data-confirm-url");
     if (!url) return;
     event.preventDefault();
-    fetch(url, { credentials: "same-origin", cache: "no-store", headers: { "Accept": "application/json", "HX-Request": "true" } })
+    fetch(confirmAddress(elt, url), { credentials: "same-origin", cache: "no-store", headers: { "Accept": "application/json", "HX-Request": "true" } })
       .then(function (resp) {
         if (!resp.ok) throw new Error("confirmation: HTTP " + resp.status);
         return resp.json();
@@ -252,7 +263,7 @@ document.documentElement.classList.add("has-script");
           window.alert(answer.question);
           return;
         }
-        if (!window.confirm(answer.question)) return;
+        if (!answer.unasked && !window.confirm(answer.question)) return;
         var input = elt.querySelector("[data-confirmed]");
         if (input) input.value = answer.state || "";
         d.issueRequest(true);

@@ -104,8 +104,10 @@ type WorklistVM struct {
 	// Recent are the user's recent quotes and contracts' quotes to pick from.
 	Recent                           []WorklistPick
 	From, To, User, Customer, Action string
-	Actions                          []WorklistAction
-	Errors                           []components.FieldError
+	// UserError and CustomerError say why the user or customer filter was not applied ("" when it was).
+	UserError, CustomerError string
+	Actions                  []WorklistAction
+	Errors                   []components.FieldError
 	// Searched is true once quotes were asked for.
 	Searched bool
 	Rows     []WorklistRow

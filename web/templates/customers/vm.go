@@ -239,8 +239,9 @@ func (o OwnerVM) Label() string {
 type OwnerFormVM struct {
 	FormID string
 	Action string
-	// Confirm is asked before a change that takes an owner away; "" for none.
-	Confirm string
+	// ConfirmURL answers the question asked before a change that takes an owner away, read when
+	// the person acts (app.js, [data-confirm-url]); "" for none.
+	ConfirmURL string
 	// CurrentOwnerID is the owner a change form replaces.
 	CurrentOwnerID string
 	Field          components.Field
@@ -270,7 +271,7 @@ func NewOwnerChangeForm(tr *i18n.Translator, customerID int32, ownerID int64, va
 	return OwnerFormVM{
 		FormID:         "owner-change-form-" + id,
 		Action:         ownersBase(customerID) + "/change",
-		Confirm:        tr.T("customer.owners.change_confirm", id),
+		ConfirmURL:     ownersBase(customerID) + "/change/confirm",
 		CurrentOwnerID: id,
 		Field: components.Field{
 			ID: "owner-change-new-" + id, Name: "newOwnerId", Label: tr.T("customer.owners.change_label", id), Value: value, Error: errMsg,
@@ -282,9 +283,9 @@ func NewOwnerChangeForm(tr *i18n.Translator, customerID int32, ownerID int64, va
 // NewOwnersReplaceForm is the replace-all-owners form with the user's value and error.
 func NewOwnersReplaceForm(tr *i18n.Translator, customerID int32, value, errMsg string) OwnerFormVM {
 	return OwnerFormVM{
-		FormID:  "owners-replace-form",
-		Action:  ownersBase(customerID),
-		Confirm: tr.T("customer.owners.replace_confirm"),
+		FormID:     "owners-replace-form",
+		Action:     ownersBase(customerID),
+		ConfirmURL: ownersBase(customerID) + "/confirm",
 		Field: components.Field{
 			ID: "owners-replace-ids", Name: "ownerIds", Label: tr.T("customer.owners.replace_label"), Value: value, Error: errMsg,
 			Hint:  tr.T("customer.owners.replace_hint"),
@@ -308,9 +309,8 @@ type ProfileVM struct {
 	Email       string
 	Phone       string
 	Created     time.Time
-	DeleteHref  string
-	// Confirm is the question asked before deleting.
-	Confirm string
+	// DeleteHref deletes the profile; DeleteHref + "/confirm" answers the question asked first.
+	DeleteHref string
 }
 
 // IDText is the profile id as text.

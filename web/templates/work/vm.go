@@ -32,8 +32,11 @@ type ListVM struct {
 	Scopes []Choice
 	// Stages are the stage checkboxes.
 	Stages []Choice
-	// Configurators are the configurators of the rows the user may see.
+	// Configurators are the product catalogues the filter offers, by name.
 	Configurators []Choice
+	// ConfiguratorsNote says the catalogues could not be named now (the v2 API's list failed);
+	// "" when they could.
+	ConfiguratorsNote string
 	// Customer, From, To, Find, Sort and Dir are the filters as entered.
 	Customer, From, To, Find, Sort, Dir string
 	// Errors are the filters that could not be read (the page answers 400 with them).
