@@ -252,9 +252,7 @@ func (h *Handler) showWorkList(c *gin.Context, spec workListSpec) {
 	}
 	if isHTMX(c) && c.GetHeader("HX-Target") == work.ResultsID {
 		// The saved views and exports follow the filters (out of band).
-		tools := vm.Tools
-		tools.OOB = true
-		h.render(c, status, templ.Join(work.ResultsPartial(vm.Results), work.Tools(tools)))
+		h.render(c, status, templ.Join(work.ResultsPartial(vm.Results), work.ToolsOOB(vm.Tools)))
 		return
 	}
 	h.renderPage(c, status, spec.title, spec.section, work.ListPage(vm))

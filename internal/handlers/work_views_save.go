@@ -60,7 +60,7 @@ func (h *Handler) saveView(c *gin.Context) {
 
 // toolsFor is a list's saved views region for a normalised query.
 func (h *Handler) toolsFor(c *gin.Context, list, path, query string) work.ToolsVM {
-	vm := work.ToolsVM{List: list, Query: query, Valid: true,
+	vm := work.ToolsVM{List: list, Query: query, Valid: true, Open: true,
 		ExportCSV: path + "/export?format=csv&" + query, ExportXLSX: path + "/export?format=xlsx&" + query}
 	vm.Views = h.viewLinks(c, list, query)
 	return vm

@@ -53,7 +53,7 @@ func TestSavedViewSaveNormalisesAndListsOwnViews(t *testing.T) {
 	}
 	// The filters' htmx answer carries the region out of band, following the filters.
 	partial := p.get(t, sales, "/work/contracts?stage=signature", map[string]string{"HX-Request": "true", "HX-Target": "work-results"})
-	if !strings.Contains(partial.body, `id="work-tools"`) || !strings.Contains(partial.body, `hx-swap-oob="true"`) ||
+	if !strings.Contains(partial.body, `id="work-tools-actions"`) || !strings.Contains(partial.body, `hx-swap-oob="true"`) ||
 		!strings.Contains(partial.body, "/work/contracts/export?format=csv&amp;scope=all&amp;stage=signature") {
 		t.Errorf("the results answer does not bring the saved views and exports along: %.600s", partial.body)
 	}

@@ -16,8 +16,8 @@ type ToolsVM struct {
 	ExportCSV, ExportXLSX string
 	// Name is the name entered; Error what was wrong with it (the form stays open).
 	Name, Error string
-	// OOB: sent beside the results region as an out-of-band swap.
-	OOB bool
+	// Open: "Save or export" is shown open (after a save from it).
+	Open bool
 }
 
 // ViewLink is a saved view: its name and the list with its filters.
