@@ -540,8 +540,11 @@ func (h *Handler) paletteViews(c *gin.Context, query string) []palette.Item {
 			continue
 		}
 		list := trl.T("work.quotes.title")
-		if v.List == viewListContracts {
+		switch v.List {
+		case viewListContracts:
 			list = trl.T("work.contracts.title")
+		case viewListCustomers:
+			list = trl.T("customers.list.title")
 		}
 		items = append(items, palette.Item{Kind: palette.KindView, Label: v.Name, Detail: list, Href: viewLink(v, "").Href})
 	}

@@ -26,6 +26,7 @@ import (
 const (
 	viewListQuotes    = "quotes"
 	viewListContracts = "contracts"
+	viewListCustomers = "customers"
 )
 
 // viewListOf names kind's list in the saved views.
@@ -36,15 +37,17 @@ func viewListOf(kind workindex.Kind) string {
 	return viewListQuotes
 }
 
-// viewListKind is the kind and path of a saved view's list.
-func viewListKind(list string) (workindex.Kind, string, bool) {
+// viewListPath is the path of a saved view's list.
+func viewListPath(list string) (string, bool) {
 	switch list {
 	case viewListQuotes:
-		return workindex.KindQuote, "/work/quotes", true
+		return "/work/quotes", true
 	case viewListContracts:
-		return workindex.KindContract, "/work/contracts", true
+		return "/work/contracts", true
+	case viewListCustomers:
+		return "/customers", true
 	}
-	return "", "", false
+	return "", false
 }
 
 // canonicalQuery is the filters in one normal form: only what the parser read, in a fixed order
@@ -72,9 +75,10 @@ func (f workFilters) canonicalQuery() string {
 	return v.Encode()
 }
 
-// normaliseViewQuery reads a query string offered for list kind through the list's parser; false
-// when it does not parse or holds a filter the list refuses.
-func normaliseViewQuery(trl *i18n.Translator, kind workindex.Kind, raw string) (string, bool) {
+// normaliseViewQuery reads a query string offered for list through the list's own parser and
+// writes it back in the list's normal form (the page left out); false when it does not parse or
+// holds a filter the list refuses.
+func normaliseViewQuery(trl *i18n.Translator, list, raw string) (string, bool) {
 	if len(raw) > savedviews.MaxQueryLen {
 		return "", false
 	}
@@ -82,11 +86,32 @@ func normaliseViewQuery(trl *i18n.Translator, kind workindex.Kind, raw string) (
 	if err != nil {
 		return "", false
 	}
-	f := parseWorkValues(values, trl, kind)
-	if len(f.errs) > 0 {
-		return "", false
+	switch list {
+	case viewListQuotes, viewListContracts:
+		kind := workindex.KindQuote
+		if list == viewListContracts {
+			kind = workindex.KindContract
+		}
+		f := parseWorkValues(values, trl, kind)
+		if len(f.errs) > 0 {
+			return "", false
+		}
+		return f.canonicalQuery(), true
+	case viewListCustomers:
+		p, err := parseCustomerListValues(values)
+		if err != nil {
+			return "", false
+		}
+		return customerViewQuery(p), true
 	}
-	return f.canonicalQuery(), true
+	return "", false
+}
+
+// customerViewQuery is the customer list's parameters as a saved view keeps them: the list's
+// own address without the page.
+func customerViewQuery(p customerListParams) string {
+	p.Page = 1
+	return p.query("")
 }
 
 // workTools is a list's saved views and exports for filters f (invalid: the views only).
@@ -121,7 +146,7 @@ func (h *Handler) viewLinks(c *gin.Context, list, current string) []work.ViewLin
 }
 
 func viewLink(v savedviews.View, current string) work.ViewLink {
-	_, path, _ := viewListKind(v.List)
+	path, _ := viewListPath(v.List)
 	href := path + "?" + v.Query
 	if v.Query == "" {
 		href = path

@@ -23,12 +23,12 @@ func (h *Handler) saveView(c *gin.Context) {
 	}
 	trl := tr(c)
 	list := c.PostForm("list")
-	kind, path, ok := viewListKind(list)
+	path, ok := viewListPath(list)
 	if !ok {
 		h.fail(c, badRequest("views.error.list"))
 		return
 	}
-	query, ok := normaliseViewQuery(trl, kind, c.PostForm("query"))
+	query, ok := normaliseViewQuery(trl, list, c.PostForm("query"))
 	if !ok {
 		h.fail(c, badRequest("views.error.query"))
 		return
@@ -58,10 +58,13 @@ func (h *Handler) saveView(c *gin.Context) {
 	h.render(c, http.StatusOK, work.Tools(h.toolsFor(c, list, path, query)))
 }
 
-// toolsFor is a list's saved views region for a normalised query.
+// toolsFor is a list's saved views region for a normalised query (the work lists' with their
+// exports; the customer list has its own above its results).
 func (h *Handler) toolsFor(c *gin.Context, list, path, query string) work.ToolsVM {
-	vm := work.ToolsVM{List: list, Query: query, Valid: true, Open: true,
-		ExportCSV: path + "/export?format=csv&" + query, ExportXLSX: path + "/export?format=xlsx&" + query}
+	vm := work.ToolsVM{List: list, Query: query, Valid: true, Open: true}
+	if list != viewListCustomers {
+		vm.ExportCSV, vm.ExportXLSX = path+"/export?format=csv&"+query, path+"/export?format=xlsx&"+query
+	}
 	vm.Views = h.viewLinks(c, list, query)
 	return vm
 }
@@ -90,6 +93,7 @@ func (h *Handler) viewsPage(c *gin.Context, renaming, entered, problem string) (
 	groups := []work.ViewGroup{
 		{Title: trl.T("work.quotes.title"), ListHref: "/work/quotes"},
 		{Title: trl.T("work.contracts.title"), ListHref: "/work/contracts"},
+		{Title: trl.T("customers.list.title"), ListHref: "/customers"},
 	}
 	for _, v := range views {
 		link := viewLink(v, "")
@@ -102,6 +106,8 @@ func (h *Handler) viewsPage(c *gin.Context, renaming, entered, problem string) (
 			groups[0].Views = append(groups[0].Views, link)
 		case viewListContracts:
 			groups[1].Views = append(groups[1].Views, link)
+		case viewListCustomers:
+			groups[2].Views = append(groups[2].Views, link)
 		}
 	}
 	return work.ViewsPageVM{Groups: groups}, nil

@@ -131,7 +131,7 @@ func TestSavedViewProblemsAreTranslated4xx(t *testing.T) {
 		}
 	}
 	for _, tc := range []url.Values{
-		{"list": {"customers"}, "name": {"x"}, "query": {""}},
+		{"list": {"audits"}, "name": {"x"}, "query": {""}},
 		form("Bad stage", "stage=bogus"),
 		form("Bad date", "from=2026-13-01"),
 		form("Bad escape", "q=%zz"),
@@ -186,5 +186,37 @@ func TestSavedViewRoutesRefuseCrossOrigin(t *testing.T) {
 	}
 	if strings.Contains(p.get(t, sales, "/work/views", nil).body, "Planted") {
 		t.Error("a cross-site request saved a view")
+	}
+}
+
+// TestSavedViewOfTheCustomerList: the customer list's search is saved in the list's own normal
+// form (its address without the page) and offered on the list, which follows the search.
+func TestSavedViewOfTheCustomerList(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t, portalOptions{})
+	sales := p.login(t, "sales", "sales-demo")
+	resp := saveViewForm(t, p, sales, url.Values{"list": {"customers"}, "name": {"Rome"},
+		"query": {"q=rome&page=3&sort=city&dir=desc&evil=1"}}, nil)
+	doc := quoteMust(t, "save", resp, http.StatusOK)
+	if href := doc.Find(`[data-testid="work-view"]`).AttrOr("href", ""); href != "/customers?dir=desc&q=rome&sort=city" {
+		t.Fatalf("customer view link %q", href)
+	}
+	if doc.Find(`[data-testid="work-export"]`).Length() != 0 {
+		t.Error("the customer list's saved views offer the work lists' exports")
+	}
+	if r := saveViewForm(t, p, sales, url.Values{"list": {"customers"}, "name": {"Bad"}, "query": {"sort=shoe"}}, nil); r.StatusCode != http.StatusBadRequest {
+		t.Errorf("a sort the list refuses: %d", r.StatusCode)
+	}
+	list := quoteMust(t, "customer list", p.get(t, sales, "/customers?q=rome&sort=city&dir=desc", nil), http.StatusOK)
+	if list.Find(`[data-testid="work-view"][aria-current="true"]`).Text() != "Rome" {
+		t.Error("the customer list does not offer the view as the search shown")
+	}
+	partial := p.get(t, sales, "/customers?q=milan", map[string]string{"HX-Request": "true", "HX-Target": "customer-results"})
+	if !strings.Contains(partial.body, `id="work-views-list" hx-swap-oob="true"`) || strings.Contains(partial.body, `aria-current="true"`) {
+		t.Errorf("the search's answer does not bring the saved views along: %.300s", partial.body)
+	}
+	manage := quoteMust(t, "views page", p.get(t, sales, "/work/views", nil), http.StatusOK)
+	if manage.Find(`[data-testid="saved-view-open"]`).AttrOr("href", "") != "/customers?dir=desc&q=rome&sort=city" {
+		t.Error("the views page does not list the customer view")
 	}
 }
