@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/url"
 	"strconv"
 	"time"
@@ -47,7 +48,7 @@ func (h *Handler) exportWorkList(c *gin.Context, kind workindex.Kind) {
 		return
 	}
 	if h.work == nil {
-		h.fail(c, errWorkOff)
+		h.renderError(c, http.StatusServiceUnavailable, t(c, "error.unavailable.title"), t(c, "work.unavailable"))
 		return
 	}
 	release, ok := h.startExport(c)
@@ -60,21 +61,29 @@ func (h *Handler) exportWorkList(c *gin.Context, kind workindex.Kind) {
 	if kind == workindex.KindContract {
 		fileKey, sheetKey = "work.export.file.contracts", "work.contracts.title"
 	}
-	stamp := h.now().UTC().Format("20060102-150405")
-	name := safeFileName(trl.T(fileKey, stamp, string(format)), string(kind)+"s-"+stamp+"."+string(format))
-	c.Header("Content-Type", format.ContentType())
-	c.Header("Content-Disposition", contentDisposition("attachment", name))
-	c.Header("Cache-Control", "no-store")
-	w, err := export.New(format, c.Writer, exportOptions(trl, trl.T(sheetKey), workExportColumns(trl, kind)))
-	if err != nil {
-		h.log(c).Error("work export failed", "err", err)
-		return
+	// The file starts with the first batch read: a database that cannot be read answers "lists
+	// unavailable" (503) instead of an empty file.
+	var w export.Writer
+	start := func() error {
+		stamp := h.now().UTC().Format("20060102-150405")
+		name := safeFileName(trl.T(fileKey, stamp, string(format)), string(kind)+"s-"+stamp+"."+string(format))
+		c.Header("Content-Type", format.ContentType())
+		c.Header("Content-Disposition", contentDisposition("attachment", name))
+		c.Header("Cache-Control", "no-store")
+		var err error
+		w, err = export.New(format, c.Writer, exportOptions(trl, trl.T(sheetKey), workExportColumns(trl, kind)))
+		return err
 	}
 	viewer, now, written := h.viewer(c), h.now(), 0
 	var cells []any
-	err = h.work.Walk(c.Request.Context(), viewer, f.query, func(r workindex.Row) error {
+	err := h.work.Walk(c.Request.Context(), viewer, f.query, func(r workindex.Row) error {
 		if err := context.Cause(c.Request.Context()); err != nil {
 			return err // the user left
+		}
+		if w == nil {
+			if err := start(); err != nil {
+				return err
+			}
 		}
 		if written == maxWorkExportRows {
 			return errWorkExportCut
@@ -86,6 +95,17 @@ func (h *Handler) exportWorkList(c *gin.Context, kind workindex.Kind) {
 	if errors.Is(err, errWorkExportCut) {
 		h.log(c).Warn("work export stopped at its row bound", "rows", written)
 		err = nil
+	}
+	switch {
+	case w == nil && errors.Is(err, workindex.ErrUnavailable):
+		h.log(c).Warn("work index: export unavailable", "err", err)
+		h.renderError(c, http.StatusServiceUnavailable, t(c, "error.unavailable.title"), t(c, "work.unavailable"))
+		return
+	case w == nil && err != nil:
+		h.fail(c, err)
+		return
+	case w == nil:
+		err = start() // no rows: the headings alone
 	}
 	if err == nil {
 		err = w.Close()

@@ -172,3 +172,16 @@ func TestWorkRevealedRule(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkListExportStoreDown: a database that cannot be read answers "lists unavailable" (503),
+// never an empty file.
+func TestWorkListExportStoreDown(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t, portalOptions{workDown: true})
+	sales := p.login(t, "sales", "sales-demo")
+	resp := p.get(t, sales, "/work/quotes/export?format=xlsx", nil)
+	if resp.StatusCode != http.StatusServiceUnavailable || strings.Contains(resp.Header.Get("Content-Disposition"), "attachment") ||
+		!strings.Contains(resp.body, "Lists unavailable right now") {
+		t.Errorf("export with the store down: %d %q %.200s", resp.StatusCode, resp.Header.Get("Content-Disposition"), resp.body)
+	}
+}
