@@ -545,6 +545,8 @@ func (h *Handler) paletteViews(c *gin.Context, query string) []palette.Item {
 			list = trl.T("work.contracts.title")
 		case viewListCustomers:
 			list = trl.T("customers.list.title")
+		case viewListAudits:
+			list = trl.T("worklist.title")
 		}
 		items = append(items, palette.Item{Kind: palette.KindView, Label: v.Name, Detail: list, Href: viewLink(v, "").Href})
 	}

@@ -27,6 +27,7 @@ const (
 	viewListQuotes    = "quotes"
 	viewListContracts = "contracts"
 	viewListCustomers = "customers"
+	viewListAudits    = "audits"
 )
 
 // viewListOf names kind's list in the saved views.
@@ -46,6 +47,8 @@ func viewListPath(list string) (string, bool) {
 		return "/work/contracts", true
 	case viewListCustomers:
 		return "/customers", true
+	case viewListAudits:
+		return "/audits/worklist", true
 	}
 	return "", false
 }
@@ -103,6 +106,12 @@ func normaliseViewQuery(trl *i18n.Translator, list, raw string) (string, bool) {
 			return "", false
 		}
 		return customerViewQuery(p), true
+	case viewListAudits:
+		req := parseWorklistValues(values, trl)
+		if !req.problem.IsZero() || len(req.quoteIDs) == 0 {
+			return "", false
+		}
+		return worklistViewQuery(req), true
 	}
 	return "", false
 }

@@ -62,7 +62,7 @@ func (h *Handler) saveView(c *gin.Context) {
 // exports; the customer list has its own above its results).
 func (h *Handler) toolsFor(c *gin.Context, list, path, query string) work.ToolsVM {
 	vm := work.ToolsVM{List: list, Query: query, Valid: true, Open: true}
-	if list != viewListCustomers {
+	if list == viewListQuotes || list == viewListContracts {
 		vm.ExportCSV, vm.ExportXLSX = path+"/export?format=csv&"+query, path+"/export?format=xlsx&"+query
 	}
 	vm.Views = h.viewLinks(c, list, query)
@@ -94,6 +94,7 @@ func (h *Handler) viewsPage(c *gin.Context, renaming, entered, problem string) (
 		{Title: trl.T("work.quotes.title"), ListHref: "/work/quotes"},
 		{Title: trl.T("work.contracts.title"), ListHref: "/work/contracts"},
 		{Title: trl.T("customers.list.title"), ListHref: "/customers"},
+		{Title: trl.T("worklist.title"), ListHref: "/audits/worklist"},
 	}
 	for _, v := range views {
 		link := viewLink(v, "")
@@ -108,6 +109,8 @@ func (h *Handler) viewsPage(c *gin.Context, renaming, entered, problem string) (
 			groups[1].Views = append(groups[1].Views, link)
 		case viewListCustomers:
 			groups[2].Views = append(groups[2].Views, link)
+		case viewListAudits:
+			groups[3].Views = append(groups[3].Views, link)
 		}
 	}
 	return work.ViewsPageVM{Groups: groups}, nil

@@ -220,3 +220,27 @@ func TestSavedViewOfTheCustomerList(t *testing.T) {
 		t.Error("the views page does not list the customer view")
 	}
 }
+
+// TestSavedViewOfTheAuditWorklist: the worklist's quotes and filters are saved in the worklist's
+// own normal form (the ids in one sorted list); a worklist without quotes or with a filter it
+// refuses cannot be saved.
+func TestSavedViewOfTheAuditWorklist(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t, portalOptions{})
+	clerk := p.login(t, "backoffice", "backoffice-demo")
+	doc := quoteMust(t, "save", saveViewForm(t, p, clerk, url.Values{"list": {"audits"}, "name": {"Month end"},
+		"query": {"quotes=14%0A12&quotes=13&quotes=12&user=ann&page=2&bogus=1"}}, nil), http.StatusOK)
+	if href := doc.Find(`[data-testid="work-view"]`).AttrOr("href", ""); href != "/audits/worklist?quotes=12%2C13%2C14&user=ann" {
+		t.Fatalf("worklist view link %q", href)
+	}
+	for _, query := range []string{"user=ann", "quotes=12&action=NOPE", "quotes=abc"} {
+		if r := saveViewForm(t, p, clerk, url.Values{"list": {"audits"}, "name": {"Bad " + query}, "query": {query}}, nil); r.StatusCode != http.StatusBadRequest {
+			t.Errorf("worklist view %q: %d, want 400", query, r.StatusCode)
+		}
+	}
+	empty := quoteMust(t, "worklist", p.get(t, clerk, "/audits/worklist", nil), http.StatusOK)
+	if empty.Find(`[data-testid="work-view"]`).Text() != "Month end" || empty.Find(`[data-testid="work-view-save-form"]`).Length() != 0 ||
+		empty.Find(`[data-testid="work-tools-invalid"]`).Length() != 1 {
+		t.Error("the empty worklist should offer the view, and no save form before quotes were asked for")
+	}
+}

@@ -9,8 +9,10 @@ type ToolsVM struct {
 	// List names the list ("quotes" or "contracts"); Query is its current filters, normalised,
 	// empty when they could not be read (nothing to save or export then).
 	List, Query string
-	// Valid: the filters were read (the form and the exports are offered).
+	// Valid: the filters were read (the form and the exports are offered); otherwise Hint says
+	// why not (a default sentence when empty).
 	Valid bool
+	Hint  string
 	Views []ViewLink
 	// ExportCSV and ExportXLSX export the current filters.
 	ExportCSV, ExportXLSX string
