@@ -45,6 +45,7 @@ import (
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/people"
 	"github.com/cpqportal/portal/internal/recent"
+	"github.com/cpqportal/portal/internal/savedviews"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/stateimport"
@@ -382,6 +383,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	p.jobs.Run()
 	deps := handlers.Deps{
 		Recent:      recent.New(db, nil),
+		SavedViews:  savedviews.New(db, nil),
 		Work:        work,
 		People:      directory,
 		Jobs:        p.jobs,

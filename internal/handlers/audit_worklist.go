@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/auditwords"
@@ -21,6 +22,7 @@ import (
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/layout"
+	"github.com/cpqportal/portal/web/templates/work"
 )
 
 // The audit worklist (docs/backoffice.md): GET /audits/worklist?quotes=&from=&to=&user=&action=&customer=
@@ -47,11 +49,16 @@ type worklistRequest struct {
 }
 
 func parseWorklistRequest(c *gin.Context) worklistRequest {
-	q := c.Request.URL.Query()
+	return parseWorklistValues(c.Request.URL.Query(), tr(c))
+}
+
+// parseWorklistValues reads the worklist's quotes and filters from q (the query string, or a
+// saved view's) for the reader of trl.
+func parseWorklistValues(q url.Values, trl *i18n.Translator) worklistRequest {
 	var req worklistRequest
 	req.quotesText = strings.Join(q["quotes"], "\n")
 	req.from, req.to = strings.TrimSpace(q.Get("from")), strings.TrimSpace(q.Get("to"))
-	req.filter = worklist.Filter{User: q.Get("user"), Action: q.Get("action"), Customer: q.Get("customer"), Zone: tr(c).Zone(), Tr: tr(c)}
+	req.filter = worklist.Filter{User: q.Get("user"), Action: q.Get("action"), Customer: q.Get("customer"), Zone: trl.Zone(), Tr: trl}
 	for _, s := range []string{req.quotesText, req.filter.User, req.filter.Customer} {
 		if !utf8.ValidString(s) {
 			req.problem = i18n.M("worklist.error.invalid_chars")
@@ -185,7 +192,41 @@ func (h *Handler) showWorklist(c *gin.Context) {
 		h.renderPage(c, http.StatusBadRequest, t(c, "worklist.title"), layout.SectionAudits, backoffice.WorklistPage(vm))
 		return
 	}
+	vm.Tools = h.worklistTools(c, req)
 	h.renderPage(c, http.StatusOK, t(c, "worklist.title"), layout.SectionAudits, backoffice.WorklistPage(vm))
+}
+
+// worklistTools are the person's saved views of the worklist and, once quotes were asked for,
+// the form that saves them with the filters (work_views.go); nil when saved views are off.
+func (h *Handler) worklistTools(c *gin.Context, req worklistRequest) templ.Component {
+	if h.views == nil {
+		return nil
+	}
+	vm := work.ToolsVM{List: viewListAudits, Hint: t(c, "views.worklist_hint")}
+	if len(req.quoteIDs) > 0 {
+		vm.Query, vm.Valid = worklistViewQuery(req), true
+	}
+	vm.Views = h.viewLinks(c, viewListAudits, vm.Query)
+	return work.Tools(vm)
+}
+
+// worklistViewQuery is the worklist's quotes and filters as a saved view keeps them: the quote
+// ids in one list, then the filters that are set.
+func worklistViewQuery(req worklistRequest) string {
+	v := url.Values{}
+	sorted := slices.Clone(req.quoteIDs)
+	slices.Sort(sorted)
+	ids := make([]string, 0, len(sorted))
+	for _, id := range slices.Compact(sorted) {
+		ids = append(ids, strconv.FormatInt(id, 10))
+	}
+	v.Set("quotes", strings.Join(ids, ","))
+	for key, value := range map[string]string{"from": req.from, "to": req.to, "user": req.filter.User, "action": req.filter.Action, "customer": req.filter.Customer} {
+		if value != "" {
+			v.Set(key, value)
+		}
+	}
+	return v.Encode()
 }
 
 // worklistPicks are the user's recent quotes and contracts, one checkbox per quote.

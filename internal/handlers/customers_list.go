@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
@@ -23,6 +24,7 @@ import (
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/customers"
 	"github.com/cpqportal/portal/web/templates/layout"
+	"github.com/cpqportal/portal/web/templates/work"
 )
 
 // The customer list (GET /customers): the portal's own search over the whole list
@@ -80,32 +82,38 @@ type customerListParams struct {
 
 // parseCustomerListParams reads q, cpqId, sort, dir and page; anything malformed is a 400.
 func parseCustomerListParams(c *gin.Context) (customerListParams, error) {
-	p := customerListParams{Query: c.Query("q"), Sort: customercache.SortByName, Page: 1}
+	return parseCustomerListValues(c.Request.URL.Query())
+}
+
+// parseCustomerListValues reads the list's parameters from values (the query string, or a saved
+// view's).
+func parseCustomerListValues(values url.Values) (customerListParams, error) {
+	p := customerListParams{Query: values.Get("q"), Sort: customercache.SortByName, Page: 1}
 	if !utf8.ValidString(p.Query) || utf8.RuneCountInString(p.Query) > maxCustomerQueryRunes {
 		return p, badRequest("customers.error.query_too_long", maxCustomerQueryRunes)
 	}
-	if raw := c.Query("cpqId"); raw != "" {
+	if raw := values.Get("cpqId"); raw != "" {
 		id, err := parseID(raw, "cpqId", math.MaxInt32)
 		if err != nil {
 			return p, badRequest("customers.error.cpq_id")
 		}
 		p.CPQID = int32(id)
 	}
-	if raw := c.Query("sort"); raw != "" {
+	if raw := values.Get("sort"); raw != "" {
 		key, ok := customercache.ParseSortKey(raw)
 		if !ok {
 			return p, badRequest("customers.error.sort")
 		}
 		p.Sort = key
 	}
-	switch c.Query("dir") {
+	switch values.Get("dir") {
 	case "", "asc":
 	case "desc":
 		p.Desc = true
 	default:
 		return p, badRequest("customers.error.sort_direction")
 	}
-	if raw := c.Query("page"); raw != "" {
+	if raw := values.Get("page"); raw != "" {
 		n, err := parseID(raw, "page", maxCustomerPage)
 		if err != nil {
 			return p, badRequest("customers.error.page", maxCustomerPage)
@@ -184,11 +192,19 @@ func (h *Handler) showCustomerList(c *gin.Context) {
 		if results.Error == "" {
 			announce(c, results.CountText(tr(c)))
 		}
+		if h.views != nil && c.GetHeader("HX-Target") == customers.ResultsID {
+			// The saved views follow the search (out of band).
+			h.render(c, status, templ.Join(customers.ResultsPartial(results), work.ToolsOOB(h.customerTools(c, params))))
+			return
+		}
 		h.render(c, status, customers.ResultsPartial(results))
 		return
 	}
 
 	vm := customers.ListVM{Query: params.Query, CPQID: params.CPQID}
+	if h.views != nil {
+		vm.Tools = work.Tools(h.customerTools(c, params))
+	}
 	// The configurator list (call 1, reused per user) is read beside the results, not before them
 	// (issue 27); it only names the filter's choices and the source column.
 	user := customerCacheKey(c)
@@ -383,4 +399,11 @@ func customerRowVM(tr *i18n.Translator, r customercache.Row, source string) cust
 // customerHref is the detail page of a customer.
 func customerHref(id int32) string {
 	return "/customers/" + strconv.FormatInt(int64(id), 10)
+}
+
+// customerTools are the person's saved views of the customer list and the form that saves the
+// current search (work_views.go); the list's exports stay above its results.
+func (h *Handler) customerTools(c *gin.Context, p customerListParams) work.ToolsVM {
+	query := customerViewQuery(p)
+	return work.ToolsVM{List: viewListCustomers, Query: query, Valid: true, Views: h.viewLinks(c, viewListCustomers, query)}
 }

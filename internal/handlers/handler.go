@@ -40,6 +40,7 @@ import (
 	"github.com/cpqportal/portal/internal/people"
 	"github.com/cpqportal/portal/internal/quota"
 	"github.com/cpqportal/portal/internal/recent"
+	"github.com/cpqportal/portal/internal/savedviews"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/watch"
 	"github.com/cpqportal/portal/internal/workindex"
@@ -120,6 +121,9 @@ type Deps struct {
 	// People is the directory of the people who signed in (internal/people), so audits show a
 	// colleague's name instead of their login; nil: actors are shown as the v2 writes them.
 	People *people.Directory
+	// SavedViews keeps each person's saved list filters (internal/savedviews); nil turns saved
+	// views off (tests).
+	SavedViews *savedviews.Store
 }
 
 // Handler holds the dependencies of every route. All handlers are its methods; it has no
@@ -169,6 +173,8 @@ type Handler struct {
 	people *people.Directory
 	// countries are the customer form's countries, named in each reader's language.
 	countries *countries.List
+	// views are each person's saved list filters (work_views.go; nil: off).
+	views *savedviews.Store
 }
 
 // exportsPerUser is how many file exports (customers, audit worklist) one user may have running
@@ -211,6 +217,7 @@ func New(deps Deps) (*Handler, error) {
 		i18n:        deps.I18n,
 		work:        deps.Work,
 		people:      deps.People,
+		views:       deps.SavedViews,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.exports = quota.NewInFlight(exportsPerUser)

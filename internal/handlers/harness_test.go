@@ -27,6 +27,7 @@ import (
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/people"
 	"github.com/cpqportal/portal/internal/recent"
+	"github.com/cpqportal/portal/internal/savedviews"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/statedb/statedbtest"
@@ -198,6 +199,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets, Now: opts.now,
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
 		Recent:      recent.New(p.db, nil),
+		SavedViews:  savedviews.New(p.db, nil),
 		Jobs:        jobManager,
 		Handover:    handoverKind,
 		Work:        workindex.New(workDB, workindex.Options{}),

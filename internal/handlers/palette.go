@@ -48,6 +48,8 @@ const (
 	paletteCustomerWait = 2 * time.Second
 	// paletteMaxConfigurators bounds the configurators tried when a quote is resolved.
 	paletteMaxConfigurators = 20
+	// paletteViewLimit is how many saved views the palette lists.
+	paletteViewLimit = 6
 )
 
 // palettePage is a page the palette can jump to: its name (a catalogue key) and the keywords
@@ -127,6 +129,7 @@ func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsV
 			vm.Items = append(vm.Items, quoteItem(tr, ref, names))
 		}
 		vm.Items = append(vm.Items, recentContracts[:min(len(recentContracts), paletteRecentQuotes)]...)
+		vm.Items = append(vm.Items, h.paletteViews(c, "")...)
 		vm.Items = append(vm.Items, matchingPages(tr, "")...)
 		return vm, nil
 	}
@@ -164,6 +167,7 @@ func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsV
 		}
 	}
 	vm.Items = append(vm.Items, paletteQuotes(tr, query, recent, names)...)
+	vm.Items = append(vm.Items, h.paletteViews(c, query)...)
 	vm.Items = append(vm.Items, matchingPages(tr, query)...)
 	for _, note := range []string{customerNote, contNote} {
 		if note != "" {
@@ -561,4 +565,39 @@ func (h *Handler) allConfigurators(ctx context.Context) ([]int32, error) {
 		ids = append(ids, cfg.ID)
 	}
 	return ids, nil
+}
+
+// paletteViews are the person's saved views whose name contains the query (any case; every one,
+// up to paletteViewLimit, for an empty query), by name: a saved view is a list with its filters.
+func (h *Handler) paletteViews(c *gin.Context, query string) []palette.Item {
+	if h.views == nil {
+		return nil
+	}
+	views, err := h.views.List(c.Request.Context(), auth.CurrentUser(c).Subject, "")
+	if err != nil {
+		h.log(c).Warn("palette: saved views not listed", "err", err)
+		return nil
+	}
+	trl := tr(c)
+	folded := strings.ToLower(query)
+	var items []palette.Item
+	for _, v := range views {
+		if len(items) == paletteViewLimit {
+			break
+		}
+		if !strings.Contains(strings.ToLower(v.Name), folded) {
+			continue
+		}
+		list := trl.T("work.quotes.title")
+		switch v.List {
+		case viewListContracts:
+			list = trl.T("work.contracts.title")
+		case viewListCustomers:
+			list = trl.T("customers.list.title")
+		case viewListAudits:
+			list = trl.T("worklist.title")
+		}
+		items = append(items, palette.Item{Kind: palette.KindView, Label: v.Name, Detail: list, Href: viewLink(v, "").Href})
+	}
+	return items
 }

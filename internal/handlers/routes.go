@@ -165,6 +165,13 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.GET("/work", h.showWorkStart) // the start page by role
 	pages.GET("/work/quotes", h.showWorkQuotes)
 	pages.GET("/work/contracts", h.showWorkContracts)
+	// Exports of a list's current filters (every row, streamed) and saved views (internal/savedviews).
+	pages.GET("/work/quotes/export", h.exportWorkQuotes) // ?format=csv|xlsx and the list's filters
+	pages.GET("/work/contracts/export", h.exportWorkContracts)
+	pages.GET("/work/views", h.showViews)
+	pages.POST("/work/views", h.saveView)
+	pages.POST("/work/views/:viewId/rename", h.renameView)
+	pages.POST("/work/views/:viewId/delete", h.deleteView)
 
 	// --- Audits ---
 	pages.GET("/audits", h.showAuditSearch)

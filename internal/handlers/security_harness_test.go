@@ -30,6 +30,7 @@ import (
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/recent"
+	"github.com/cpqportal/portal/internal/savedviews"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 	statestore "github.com/cpqportal/portal/internal/store"
@@ -204,6 +205,7 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets,
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
 		Recent:      recent.New(statedbtest.SQLite(tb), nil),
+		SavedViews:  savedviews.New(statedbtest.SQLite(tb), nil),
 		Work:        workindex.New(statedbtest.SQLite(tb), workindex.Options{}),
 		Jobs:        jobManager,
 		I18n:        bundle,
@@ -414,7 +416,8 @@ func (w *secWorld) sampleValues() map[string]string {
 		"productId":   "101",
 		"artifact":    "contract-pdf", // evidence artifacts: contract-pdf, contract-json, archive-payload, audit-json, audit-pdf
 		"jobId":       "0123456789abcdef0123456789abcdef",
-		"path":        "x", // wildcard of /static/*path and /idp/*path (public routes)
+		"viewId":      "0123456789abcdef", // a saved view (none has this id: 404)
+		"path":        "x",                // wildcard of /static/*path and /idp/*path (public routes)
 	}
 	for k, v := range w.samples {
 		s[k] = v

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/i18n"
@@ -52,7 +53,11 @@ type workFilters struct {
 // parseWorkFilters reads the list's query string. kind decides the stages offered and the
 // default scope (quotes: mine; contracts: everything the user may see).
 func parseWorkFilters(c *gin.Context, tr *i18n.Translator, kind workindex.Kind) workFilters {
-	values := c.Request.URL.Query()
+	return parseWorkValues(c.Request.URL.Query(), tr, kind)
+}
+
+// parseWorkValues reads a list's filters from values (the query string, or a saved view's).
+func parseWorkValues(values url.Values, tr *i18n.Translator, kind workindex.Kind) workFilters {
 	f := workFilters{values: map[string]string{}, errs: map[string]string{}}
 	f.query.Kind = kind
 	f.query.Scope = workindex.ScopeAll
@@ -199,7 +204,7 @@ func (h *Handler) showWorkList(c *gin.Context, spec workListSpec) {
 	viewer := h.viewer(c)
 	vm := work.ListVM{Title: spec.title, Action: spec.path, Contracts: spec.kind == workindex.KindContract,
 		Customer: f.values["customer"], From: f.values["from"], To: f.values["to"], Find: f.values["q"],
-		Sort: f.values["sort"], Dir: f.values["dir"], FieldErrors: f.errs}
+		Sort: f.values["sort"], Dir: f.values["dir"], FieldErrors: f.errs, Tools: h.workTools(c, spec, f)}
 	vm.Scopes = []work.Choice{
 		{Value: string(workindex.ScopeMine), Label: spec.mineLabel, Selected: f.scope == string(workindex.ScopeMine)},
 		{Value: string(workindex.ScopeAll), Label: spec.allLabel, Selected: f.scope == string(workindex.ScopeAll)},
@@ -277,7 +282,8 @@ func (h *Handler) showWorkList(c *gin.Context, spec workListSpec) {
 		vm.Configurators = configuratorChoices(numbered, nil, cpqNames, f.values["cpq"])
 	}
 	if isHTMX(c) && c.GetHeader("HX-Target") == work.ResultsID {
-		h.render(c, status, work.ResultsPartial(vm.Results))
+		// The saved views and exports follow the filters (out of band).
+		h.render(c, status, templ.Join(work.ResultsPartial(vm.Results), work.ToolsOOB(vm.Tools)))
 		return
 	}
 	h.renderPage(c, status, spec.title, spec.section, work.ListPage(vm))

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/a-h/templ"
+
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 )
@@ -116,6 +118,9 @@ type WorklistVM struct {
 	Problems []i18n.Message
 	// ExportCSV and ExportXLSX download the filtered rows.
 	ExportCSV, ExportXLSX string
+	// Tools are the person's saved views of the worklist and the form that saves this one
+	// (rendered by the work templates; nil: none).
+	Tools templ.Component
 }
 
 // WorklistAction is one audit action of the filter: the v2 API's code and its label.

@@ -40,7 +40,10 @@ type ListVM struct {
 	// Configurators offered as sources (GET /v2/cpq/list); ConfiguratorsError says why there are none.
 	Configurators      []Configurator
 	ConfiguratorsError string
-	Results            ResultsVM
+	// Tools are the person's saved views of the list and the form that saves the current search
+	// (rendered by the work templates; nil: none).
+	Tools   templ.Component
+	Results ResultsVM
 }
 
 // Configurator is a configurator as a choice.

@@ -22,6 +22,8 @@ const (
 	KindContract Kind = "contract"
 	KindQuote    Kind = "quote"
 	KindPage     Kind = "page"
+	// KindView is one of the person's saved views of a list (internal/savedviews).
+	KindView Kind = "view"
 )
 
 // Label is the kind as shown to people, in tr's language.
@@ -33,6 +35,8 @@ func (k Kind) Label(tr *i18n.Translator) string {
 		return tr.T("palette.kind.contract")
 	case KindQuote:
 		return tr.T("palette.kind.quote")
+	case KindView:
+		return tr.T("palette.kind.view")
 	}
 	return tr.T("palette.kind.page")
 }

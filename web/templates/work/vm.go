@@ -43,7 +43,9 @@ type ListVM struct {
 	Errors []components.FieldError
 	// FieldErrors by input id.
 	FieldErrors map[string]string
-	Results     ResultsVM
+	// Tools are the saved views and the exports (views.templ).
+	Tools   ToolsVM
+	Results ResultsVM
 }
 
 // ResultsVM is the results region.
