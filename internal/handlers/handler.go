@@ -33,6 +33,7 @@ import (
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/countries"
 	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/people"
@@ -115,6 +116,9 @@ type Deps struct {
 	// People is the directory of the people who signed in (internal/people), so audits show a
 	// colleague's name instead of their login; nil: actors are shown as the v2 writes them.
 	People *people.Directory
+	// Imports keeps the customer imports' dry runs (internal/customerimport); nil answers the import
+	// pages with 503 (tests).
+	Imports *customerimport.Store
 }
 
 // Handler holds the dependencies of every route. All handlers are its methods; it has no
@@ -164,11 +168,20 @@ type Handler struct {
 	people *people.Directory
 	// countries are the customer form's countries, named in each reader's language.
 	countries *countries.List
+	// imports keeps the customer imports (nil: off); importReader reads their files (headings in
+	// every language); importsInFlight bounds each person's dry runs on this replica.
+	imports         *customerimport.Store
+	importReader    *customerimport.Reader
+	importsInFlight *quota.InFlight
 }
 
 // exportsPerUser is how many file exports (customers, audit worklist) one user may have running
 // at once on a replica; a download takes seconds, so more means a script or repeated clicks.
 const exportsPerUser = 2
+
+// importsPerUser is how many customer import dry runs one person may have running at once on a
+// replica (each reads a file of up to 10,000 lines and the person's customer list).
+const importsPerUser = 1
 
 // liveNoticeInterval is the shortest time between two upstream reads of one open quote or
 // contract for the live notice; the pages poll a little faster (app.js), so a change made
@@ -206,6 +219,7 @@ func New(deps Deps) (*Handler, error) {
 		i18n:        deps.I18n,
 		work:        deps.Work,
 		people:      deps.People,
+		imports:     deps.Imports,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.exports = quota.NewInFlight(exportsPerUser)
@@ -226,6 +240,8 @@ func New(deps Deps) (*Handler, error) {
 		}
 		h.i18n = bundle
 	}
+	h.importReader = customerimport.NewReader(h.i18n)
+	h.importsInFlight = quota.NewInFlight(importsPerUser)
 	h.customers = newCustomerCache(deps.API, deps.Config, h.now)
 	h.configurators = newConfiguratorCache(deps.Config.CustomerCacheTTL, h.now)
 	h.changes = watch.New(liveNoticeInterval, h.now)

@@ -69,6 +69,15 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.GET("/customers", h.showCustomerList)       // page, or the results region for htmx
 	pages.GET("/customers/export", h.exportCustomers) // ?format=csv|xlsx and the list's search and order
 	pages.GET("/customers/new", h.showCustomerNew)
+	// Customer import (back office, docs/backoffice.md): upload and dry run, the preview by verdict
+	// (paged), the person's choices of lines; the upload has its own body limit (the file's plus
+	// the form's).
+	pages.GET("/customers/import", h.showImportNew)
+	uploads.POST("/customers/import", limitBody(importBodyLimit), h.checkImport)
+	pages.GET("/customers/import/:importId", h.showImport)
+	pages.POST("/customers/import/:importId/lines", h.saveImportLines)
+	pages.POST("/customers/import/:importId/include", h.includeImportVerdict)
+	pages.POST("/customers/import/:importId/delete", h.deleteImport)
 	pages.POST("/customers", h.createCustomer)
 	pages.GET("/customers/:customerId", h.showCustomer)
 	pages.GET("/customers/:customerId/edit", h.showCustomerEdit)
