@@ -178,6 +178,7 @@ func TestCustomerImportItalianCSVDryRun(t *testing.T) {
 	importCheckFits(t, phone, "the dry run on a phone")
 	phoneCheckTargets(t, phone, "the dry run on a phone")
 	visit(t, phone, "/customers/import", `[data-testid="import-list-item"]`)
+	check(t, suite.expect.Locator(phone.GetByTestId("import-list-item").First()).ToContainText("righe: 200"), "the import is listed with its lines")
 	importCheckFits(t, phone, "the import form on a phone")
 	checkAxe(t, phone, axeSource(t), "the import form on a phone")
 }
@@ -185,10 +186,19 @@ func TestCustomerImportItalianCSVDryRun(t *testing.T) {
 // importCheckFits fails when the page scrolls sideways.
 func importCheckFits(t *testing.T, page playwright.Page, what string) {
 	t.Helper()
-	wide, err := page.Evaluate(`() => document.documentElement.scrollWidth - document.documentElement.clientWidth`)
+	wide, err := page.Evaluate(`() => {
+		const w = document.documentElement.clientWidth;
+		if (document.documentElement.scrollWidth <= w) return "";
+		const out = [];
+		for (const el of document.querySelectorAll("body *")) {
+			const r = el.getBoundingClientRect();
+			if (r.right > w + 0.5 && !el.closest(".table-wrap, .site-nav")) out.push(el.tagName.toLowerCase() + "." + el.className + " right " + Math.round(r.right));
+		}
+		return "by " + (document.documentElement.scrollWidth - w) + " px: " + out.slice(0, 5).join("; ");
+	}`)
 	check(t, err, "measure "+what)
-	if fmt.Sprint(wide) != "0" {
-		t.Errorf("%s scrolls sideways by %v px", what, wide)
+	if wide != "" {
+		t.Errorf("%s scrolls sideways %v", what, wide)
 	}
 }
 
@@ -228,6 +238,15 @@ func TestCustomerImportXLSXExportReimported(t *testing.T) {
 		if !strings.Contains(r, prefix) {
 			t.Errorf("line %d: %q does not name the customer it duplicates", i, r)
 		}
+	}
+	// Deleted, it is gone: its page answers 404.
+	imported := page.URL()
+	check(t, page.GetByTestId("import-delete").Click(), "delete the import")
+	check(t, suite.expect.Page(page).ToHaveURL(regexp.MustCompile(`/customers/import$`)), "back on the form")
+	gone, err := page.Goto(imported)
+	check(t, err, "open the deleted import")
+	if gone.Status() != 404 {
+		t.Errorf("a deleted import answers %d", gone.Status())
 	}
 }
 
