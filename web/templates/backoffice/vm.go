@@ -114,6 +114,10 @@ type WorklistVM struct {
 	Problems []i18n.Message
 	// ExportCSV and ExportXLSX download the filtered rows.
 	ExportCSV, ExportXLSX string
+	// Changed asks for every quote changed between From and To (the work index); ChangedNote says
+	// how many there were.
+	Changed                  bool
+	ChangedHint, ChangedNote string
 }
 
 // WorklistAction is one audit action of the filter: the v2 API's code and its label.
