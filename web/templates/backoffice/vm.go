@@ -47,6 +47,8 @@ type BatchItemRow struct {
 	Verified bool
 	// Stage is the contract's stage as the check read it (drafts, and lines left out).
 	Stage string
+	// Href opens the line's contract (ended batches; "" when the check did not find it).
+	Href string
 }
 
 // BatchVM is a batch's page: the preview of a draft, or the progress and result of a started one.
@@ -84,8 +86,12 @@ type BatchVM struct {
 	// Verified counts the lines checked on the v2 API after an interruption; Unverified those
 	// that may have been sent and are not checked yet.
 	Verified, Unverified int
-	// Rows are the lines shown: every line of a draft; failed and rejected lines afterwards.
-	Rows []BatchItemRow
+	// Rows are the lines shown: every line of a draft; failed and rejected lines while it runs;
+	// every line of an ended batch, a page at a time (AllLines, Pager, LinesShown).
+	Rows       []BatchItemRow
+	AllLines   bool
+	Pager      components.Pager
+	LinesShown string
 	// Concurrency is the setting, told to the user.
 	Concurrency int
 }
