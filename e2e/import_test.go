@@ -239,10 +239,21 @@ func TestCustomerImportXLSXExportReimported(t *testing.T) {
 			t.Errorf("line %d: %q does not name the customer it duplicates", i, r)
 		}
 	}
-	// Deleted, it is gone: its page answers 404.
+	// Deleted (after saying what), it is gone: its page answers 404.
+	asked := make(chan string, 1)
+	page.OnDialog(func(d playwright.Dialog) {
+		select {
+		case asked <- d.Message():
+		default:
+		}
+		_ = d.Accept()
+	})
 	imported := page.URL()
 	check(t, page.GetByTestId("import-delete").Click(), "delete the import")
 	check(t, suite.expect.Page(page).ToHaveURL(regexp.MustCompile(`/customers/import$`)), "back on the form")
+	if q := <-asked; !strings.Contains(q, "customers.xlsx") {
+		t.Errorf("the question before deleting: %q", q)
+	}
 	gone, err := page.Goto(imported)
 	check(t, err, "open the deleted import")
 	if gone.Status() != 404 {
