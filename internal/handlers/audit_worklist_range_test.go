@@ -62,3 +62,18 @@ func TestWorklistQuotesChangedInADateRange(t *testing.T) {
 		t.Errorf("the range without From: %d", missing.StatusCode)
 	}
 }
+
+// TestWorklistRangeWithTheIndexDown: the date range needs the work index; when it cannot be read
+// the page says the lists are unavailable (503), and a worklist of typed ids still works.
+func TestWorklistRangeWithTheIndexDown(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t, portalOptions{workDown: true})
+	sales := p.login(t, "sales", "sales-demo")
+	res := p.get(t, sales, "/audits/worklist?changed=1&from="+time.Now().UTC().Format("2006-01-02"), nil)
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(res.body, "Lists unavailable right now") {
+		t.Errorf("the range with the index down: %d", res.StatusCode)
+	}
+	if res := p.get(t, sales, "/audits/worklist", nil); res.StatusCode != http.StatusOK {
+		t.Errorf("the worklist form with the index down: %d", res.StatusCode)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/layout"
 )
@@ -81,6 +82,9 @@ func classify(err error) failure {
 		return failure{http.StatusNotFound, m("batch.error.not_found.title"), m("batch.error.not_found.message"), slog.LevelInfo}
 	case errors.As(err, &quota):
 		return failure{http.StatusTooManyRequests, m("batch.quota.title"), quota.Message, slog.LevelInfo}
+	case errors.Is(err, errWorkOff), errors.Is(err, workindex.ErrUnavailable):
+		// The work index cannot be read (the worklist's date range, "Archive all N matching").
+		return failure{http.StatusServiceUnavailable, m("error.unavailable.title"), m("work.unavailable"), slog.LevelWarn}
 	case errors.Is(err, customerimport.ErrNotFound):
 		return failure{http.StatusNotFound, m("import.error.not_found.title"), m("import.error.not_found.message"), slog.LevelInfo}
 	case errors.As(err, &imports):
