@@ -264,6 +264,9 @@ func (r *Reader) readCSV(data []byte, keep func(row int, cells []string) error) 
 			return inputError("import.file.unreadable")
 		}
 		line, _ := cr.FieldPos(0) // the file's line (a quoted cell may span lines; blank lines are skipped)
+		for i, cell := range rec {
+			rec[i] = unneutralise(cell)
+		}
 		if err := keep(line, rec); err != nil {
 			return err
 		}
@@ -302,4 +305,14 @@ func readXLSX(data []byte, keep func(row int, cells []string) error) error {
 		return inputError("import.file.not_xlsx")
 	}
 	return nil
+}
+
+// unneutralise undoes the customer export's guard against formula injection (internal/export:
+// a CSV cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe), so
+// an exported CSV imports the values it was made from.
+func unneutralise(cell string) string {
+	if len(cell) >= 2 && cell[0] == '\'' && strings.ContainsRune("=+-@\t\r", rune(cell[1])) {
+		return cell[1:]
+	}
+	return cell
 }

@@ -235,3 +235,16 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseUndoesTheExportsFormulaGuard: a CSV cell the customer export guarded with an apostrophe
+// ("'=Acme", "'+39 02 123456") is read as the value it was exported from; other apostrophes stay.
+func TestParseUndoesTheExportsFormulaGuard(t *testing.T) {
+	r := testReader(t)
+	got, err := r.Parse("x.csv", []byte("Name;Tax id;Phone;City\n'=Acme;IT01234567890;'+39 02 123456;'s-Hertogenbosch\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := got[0].Fields; f.Name != "=Acme" || f.Phone != "+39 02 123456" || f.City != "'s-Hertogenbosch" {
+		t.Errorf("%+v", f)
+	}
+}
