@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 )
@@ -239,6 +240,18 @@ func TestA11yEveryPageAndStateLightAndDark(t *testing.T) {
 			check(t, suite.expect.Locator(page.Locator(`[data-testid="error-summary"]`)).ToBeVisible(), "the error summary")
 			checkAxe(t, page, src, state("customer form with errors"))
 
+			visit(t, page, "/customers/import", `[data-testid="import-form"]`)
+			checkAxe(t, page, src, state("customer import form"))
+			check(t, page.GetByTestId("import-file").SetInputFiles([]playwright.InputFile{{Name: "bad.csv", MimeType: "text/csv", Buffer: []byte("a;b\n1;2\n")}}), "choose a file without headings")
+			check(t, page.GetByTestId("import-check").Click(), "check it")
+			check(t, suite.expect.Locator(page.GetByTestId("import-file-error")).ToBeVisible(), "the file's problem")
+			checkAxe(t, page, src, state("customer import refused"))
+			check(t, page.GetByTestId("import-file").SetInputFiles([]playwright.InputFile{{Name: "axe.csv", MimeType: "text/csv",
+				Buffer: []byte("Name;Tax id;Segment;City\nAxe Import S.r.l.;IT98765432109;Business;Roma\nAxe Bad;12;Business;Roma\n")}}), "choose a file")
+			check(t, page.GetByTestId("import-check").Click(), "check it")
+			check(t, suite.expect.Locator(page.GetByTestId("import-count-invalid")).ToHaveText("1"), "the dry run")
+			checkAxe(t, page, src, state("customer import dry run"))
+
 			visit(t, page, "/quotes/new", `[data-testid="quote-customer-option"]`)
 			checkAxe(t, page, src, state("quote start"))
 
@@ -284,6 +297,10 @@ func TestA11yEveryPageAndStateLightAndDark(t *testing.T) {
 
 			visit(t, page, "/audits/worklist?quotes="+w.quoteID, `[data-testid="worklist-table"]`)
 			checkAxe(t, page, src, state("audit worklist"))
+			visit(t, page, "/audits/worklist?changed=1&from="+time.Now().UTC().Format("2006-01-02"), `[data-testid="worklist-changed-note"]`)
+			checkAxe(t, page, src, state("audit worklist of the quotes changed today"))
+			visit(t, page, "/work/contracts", `[data-testid="work-archive-matching"]`)
+			checkAxe(t, page, src, state("contracts list with select all"))
 
 			openPaletteWithKeys(t, page)
 			typeInPalette(t, page, "new")

@@ -150,6 +150,7 @@ func i18nPages(w a11yWorld) []struct{ name, path, ready string } {
 		{"contract", w.contractPath, `[data-testid="contract-details"]`},
 		{"batch archive", "/contracts/batch-archive", `main h1`},
 		{"audit", "/audits/" + w.quoteID, `[data-testid="audit-timeline"]`},
+		{"customer import", "/customers/import", `[data-testid="import-form"]`},
 	}
 }
 
@@ -160,6 +161,10 @@ func TestI18nEveryLanguageAxeAndLayout(t *testing.T) {
 	page := newPageWith(t, pageOptions{width: 1280, height: 800})
 	login(t, page, salesUser, salesPassword)
 	w := buildA11yWorld(t, page)
+	importUpload(t, page, "clienti.csv", "text/csv",
+		[]byte("Name;Tax id;Segment;City\nLingue S.r.l.;IT12312312312;Business;Roma\nLingue Bad;12;Business;Roma\n"))
+	pages := append(i18nPages(w), struct{ name, path, ready string }{"customer import dry run",
+		strings.TrimPrefix(page.URL(), suite.portalURL), `[data-testid="import-summary"]`})
 	for _, lang := range i18n.Languages {
 		tr := i18nTranslator(t, lang)
 		check(t, page.Context().AddCookies([]playwright.OptionalCookie{{
@@ -167,7 +172,7 @@ func TestI18nEveryLanguageAxeAndLayout(t *testing.T) {
 		}}), "choose "+lang.String())
 		for _, width := range []int{390, 1280} {
 			check(t, page.SetViewportSize(width, 800), fmt.Sprintf("a %d px window", width))
-			for _, p := range i18nPages(w) {
+			for _, p := range pages {
 				what := fmt.Sprintf("%s in %s at %d px", p.name, lang, width)
 				visit(t, page, p.path, p.ready)
 				i18nExpectLang(t, page, tr, what)

@@ -38,6 +38,7 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/config"
+	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/handlers"
 	"github.com/cpqportal/portal/internal/handover"
@@ -381,7 +382,10 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		OnChange: jobChanges.Notify})
 	jobManager = p.jobs
 	p.jobs.Run()
+	imports := customerimport.NewStore(db, customerimport.Options{})
+	p.background(func(ctx context.Context) { purgeCustomerImports(ctx, imports, logger) })
 	deps := handlers.Deps{
+		Imports:     imports,
 		Recent:      recent.New(db, nil),
 		SavedViews:  savedviews.New(db, nil),
 		Work:        work,

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/workindex"
 )
@@ -40,6 +41,27 @@ func purgeWorkIndex(ctx context.Context, work *workindex.Index, logger *slog.Log
 			logger.Warn("work index: retention not applied", slog.Any("err", err))
 		case n > 0:
 			logger.Info("work index: rows past their retention removed", slog.Int64("rows", n))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// purgeCustomerImports deletes, every hour, the customer imports not run within their retention
+// (customerimport.DefaultRetention), on every replica (a delete of rows already gone is cheap).
+func purgeCustomerImports(ctx context.Context, imports *customerimport.Store, logger *slog.Logger) {
+	ticker := time.NewTicker(time.Hour)
+	defer ticker.Stop()
+	for {
+		n, err := imports.Purge(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			logger.Warn("customer imports: retention not applied", slog.Any("err", err))
+		case n > 0:
+			logger.Info("customer imports: imports past their retention removed", slog.Int64("imports", n))
 		}
 		select {
 		case <-ctx.Done():

@@ -23,7 +23,13 @@ func (h *Handler) exportWorklist(c *gin.Context) {
 	}
 	defer release()
 	req := parseWorklistRequest(c)
-	if req.problem.IsZero() && len(req.quoteIDs) == 0 {
+	if req.problem.IsZero() {
+		if _, _, err := h.changedQuotes(c, &req); err != nil {
+			h.fail(c, err)
+			return
+		}
+	}
+	if req.problem.IsZero() && len(req.quoteIDs) == 0 && !req.changed {
 		req.problem = i18n.M("worklist.error.no_quotes_export")
 	}
 	if !req.problem.IsZero() {

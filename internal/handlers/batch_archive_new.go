@@ -91,8 +91,22 @@ func (h *Handler) checkBatch(c *gin.Context) {
 		h.fail(c, badRequest("error.form_unreadable"))
 		return
 	}
-	// One textarea, or one value per contract selected on the contracts list ("Archive selected").
-	text := strings.Join(c.PostFormArray("numbers"), "\n")
+	// One textarea, or one value per contract selected on the contracts list ("Archive selected"),
+	// every contract of the list's page ("Select all on this page") or of the list ("Archive all N
+	// matching": its filters, resolved here).
+	numbers := c.PostFormArray("numbers")
+	if c.PostForm("all_on_page") == "1" {
+		numbers = c.PostFormArray("page_numbers")
+	}
+	matchingLeft := 0
+	if c.PostForm("matching") == "1" {
+		var err error
+		if numbers, matchingLeft, err = h.matchingContractNumbers(c, c.PostForm("filters")); err != nil {
+			h.fail(c, err)
+			return
+		}
+	}
+	text := strings.Join(numbers, "\n")
 	vm := batchNewVM(tr(c), text)
 	vm.IncludeUnsent = c.PostForm("include_unsent") == "1"
 	entries := jobs.ParseText(text)
@@ -119,6 +133,10 @@ func (h *Handler) checkBatch(c *gin.Context) {
 		if vm.FileError.IsZero() && len(entries) == 0 {
 			vm.FileError = i18n.M("batch.file.empty")
 		}
+	} else if len(entries) == 0 && c.PostForm("matching") == "1" && matchingLeft > 0 {
+		vm.Numbers.Error = t(c, "work.contracts.matching_none", matchingLeft)
+	} else if len(entries) == 0 && c.PostForm("matching") == "1" {
+		vm.Numbers.Error = t(c, "work.contracts.matching_empty")
 	} else if len(entries) == 0 {
 		vm.Numbers.Error = t(c, "batch.error.no_numbers")
 	}

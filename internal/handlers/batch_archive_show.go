@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -77,7 +78,16 @@ func (h *Handler) showBatch(c *gin.Context) {
 		return
 	}
 	h.handOverToken(c, job)
-	h.renderPage(c, http.StatusOK, t(c, "batch.title"), layout.SectionContracts, backoffice.BatchPage(h.batchVM(c, tr(c), job)))
+	page, err := batchPageParam(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	vm := h.batchVM(c, tr(c), job)
+	if !vm.Draft && !vm.Active {
+		batchLinesPage(c, tr(c), job, page, &vm)
+	}
+	h.renderPage(c, http.StatusOK, t(c, "batch.title"), layout.SectionContracts, backoffice.BatchPage(vm))
 }
 
 // Progress of a running batch (issue 27): the region asks again as soon as it is shown, with
@@ -107,7 +117,12 @@ func (h *Handler) showBatchProgress(c *gin.Context) {
 		}
 	}
 	c.Header("Cache-Control", "no-store")
-	h.render(c, http.StatusOK, backoffice.BatchProgress(h.batchVM(c, tr(c), job)))
+	vm := h.batchVM(c, tr(c), job)
+	if !vm.Draft && !vm.Active {
+		// The batch ended while its page waited: the region now lists every line (first page).
+		batchLinesPage(c, tr(c), job, 1, &vm)
+	}
+	h.render(c, http.StatusOK, backoffice.BatchProgress(vm))
 }
 
 // waitForBatchChange returns the job once what its region shows is no longer after, it ended, or
@@ -248,4 +263,55 @@ func itemStatusText(tr *i18n.Translator, it jobs.Item, draft, cancelled bool) (s
 		return tr.T("batch.item.not_archived_cancelled"), components.BadgeNeutral
 	}
 	return tr.T("batch.item.waiting"), components.BadgeNeutral
+}
+
+// batchLinesPerPage is how many lines a page of an ended batch lists.
+const batchLinesPerPage = 100
+
+// batchPageParam reads ?page= of a batch's page (1 when absent; 400 when not a page number).
+func batchPageParam(c *gin.Context) (int, error) {
+	raw := c.Query("page")
+	if raw == "" {
+		return 1, nil
+	}
+	n, err := parseID(raw, "page", jobs.MaxItems/batchLinesPerPage+1)
+	if err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// batchLinesPage lists every line of an ended batch, a page at a time in the list's order, each
+// with a link to its contract (found by its number: /contracts/lookup?q=, the number only ever in
+// the query) when the check found the contract.
+func batchLinesPage(c *gin.Context, tr *i18n.Translator, j *jobs.Job, page int, vm *backoffice.BatchVM) {
+	pages := max(1, (len(j.Items)+batchLinesPerPage-1)/batchLinesPerPage)
+	page = min(max(page, 1), pages)
+	vm.Rows = vm.Rows[:0]
+	vm.AllLines = true
+	for _, it := range j.Items[(page-1)*batchLinesPerPage : min(page*batchLinesPerPage, len(j.Items))] {
+		row := backoffice.BatchItemRow{Line: it.Line, Number: it.Number, Customer: it.Customer, ArchiveID: it.ArchiveID,
+			Message: it.ProblemMessage().In(tr), Verified: it.Verified}
+		row.Status, row.Level = itemStatusText(tr, it, false, j.Status == jobs.StatusCancelled)
+		if row.Message == "" {
+			row.Message = it.NoteMessage().In(tr)
+		}
+		if row.Message == "" && it.Verified {
+			row.Message = tr.T("batch.note.verified")
+		}
+		if it.Status == jobs.ItemRejected {
+			row.Stage = itemStage(tr, it)
+		}
+		if it.Status != jobs.ItemRejected || it.Problem.Key == leftOutUnsent {
+			row.Href = "/contracts/lookup?" + url.Values{"q": {it.Number}}.Encode()
+		}
+		vm.Rows = append(vm.Rows, row)
+	}
+	base := *c.Request.URL
+	base.Path = batchPath(j.ID)
+	q := base.Query()
+	q.Del("after")
+	base.RawQuery = q.Encode()
+	vm.Pager = components.NewPager(base, "page", page, pages, "")
+	vm.LinesShown = tr.T("batch.rows.shown", (page-1)*batchLinesPerPage+1, (page-1)*batchLinesPerPage+len(vm.Rows), len(j.Items))
 }

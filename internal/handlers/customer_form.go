@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/mail"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +20,7 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/countries"
 	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/customerrules"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/customers"
@@ -32,22 +31,8 @@ import (
 // docs/v2-assumptions.md A8 itself first, so most mistakes never leave the portal; what the v2
 // API still refuses (a tax id already used, a stale version) is mapped back onto the fields.
 
-// Customer rules of docs/v2-assumptions.md A8 (the service checks them too).
-var (
-	customerTaxIDPattern = regexp.MustCompile(`^[A-Z]{2}[A-Z0-9]{8,14}$`)
-	customerPhonePattern = regexp.MustCompile(`^\+?[0-9 ]{6,20}$`)
-	customerSegments     = []string{"BUSINESS", "CONSUMER", "PUBLIC"}
-)
-
-const (
-	// maxCustomerTextRunes bounds name and address lines (A8 gives 200 for the name; the
-	// address has no stated bound, the portal uses the same).
-	maxCustomerTextRunes = 200
-	// maxAttributesBytes bounds the attributes JSON typed into the form.
-	maxAttributesBytes = 64 << 10
-	// maxDuplicatesShown bounds the duplicate warning.
-	maxDuplicatesShown = 5
-)
+// maxDuplicatesShown bounds the duplicate warning.
+const maxDuplicatesShown = 5
 
 // customerForm is what the user sent with the create/edit form.
 type customerForm struct {
@@ -78,53 +63,13 @@ func readCustomerForm(c *gin.Context) (customerForm, error) {
 	return f, nil
 }
 
-// validate checks the form against A8; errors are keyed by input name ("" for the form), in
-// tr's language. Optional fields may be empty, also on an edit, where that clears them (A8). A
-// country must be a code of the list the form offers (knownCountry): A8's "two upper-case
-// letters" alone took "GE" for Germany, and it is Georgia.
+// validate checks the form against A8 (customerrules.Check, the same check as the customer
+// import's); errors are keyed by input name ("" for the form), in tr's language. Optional fields
+// may be empty, also on an edit, where that clears them (A8).
 func (f *customerForm) validate(tr *i18n.Translator, knownCountry func(code string) bool) map[string]string {
 	errs := map[string]string{}
-	checkText := func(name, value string, required bool) {
-		label := customerFieldLabel(tr, name)
-		switch n := utf8.RuneCountInString(value); {
-		case n == 0 && required:
-			errs[name] = tr.T("customer.error.name_required")
-		case n > maxCustomerTextRunes:
-			errs[name] = tr.T("customer.error.too_long", label, maxCustomerTextRunes)
-		case !utf8.ValidString(value) || strings.ContainsFunc(value, unicode.IsControl):
-			errs[name] = tr.T("customer.error.bad_characters", label)
-		}
-	}
-	checkText("name", f.Name, true)
-	switch {
-	case f.TaxID == "":
-		errs["taxId"] = tr.T("customer.error.tax_id_required")
-	case !customerTaxIDPattern.MatchString(f.TaxID):
-		errs["taxId"] = tr.T("customer.error.tax_id_format")
-	}
-	if !slices.Contains(customerSegments, f.Segment) {
-		errs["segment"] = tr.T("customer.error.segment")
-	}
-	if f.Email != "" && !validCustomerEmail(f.Email) {
-		errs["email"] = tr.T("customer.error.email")
-	}
-	if f.Phone != "" && !customerPhonePattern.MatchString(f.Phone) {
-		errs["phone"] = tr.T("customer.error.phone")
-	}
-	checkText("street", f.Street, false)
-	checkText("city", f.City, false)
-	checkText("postalCode", f.PostalCode, false)
-	if f.Country != "" && !knownCountry(f.Country) {
-		errs["country"] = tr.T("customer.error.country", customerFieldLabel(tr, "country"), clipForMessage(f.Country))
-	}
-	if f.Attributes != "" {
-		var obj map[string]json.RawMessage
-		switch {
-		case len(f.Attributes) > maxAttributesBytes:
-			errs["attributes"] = tr.T("customer.error.attributes_size", maxAttributesBytes>>10)
-		case json.Unmarshal([]byte(f.Attributes), &obj) != nil || obj == nil:
-			errs["attributes"] = tr.T("customer.error.attributes_json")
-		}
+	for _, p := range customerrules.Check(f.fields(), knownCountry) {
+		errs[p.Field] = p.Message().In(tr)
 	}
 	if f.CPQShown {
 		f.CPQIDs = f.CPQIDs[:0]
@@ -145,14 +90,10 @@ func (f *customerForm) validate(tr *i18n.Translator, knownCountry func(code stri
 	return errs
 }
 
-// validCustomerEmail accepts a bare address with a dotted domain (A8: "email valid when given").
-func validCustomerEmail(s string) bool {
-	addr, err := mail.ParseAddress(s)
-	if err != nil || addr.Name != "" || addr.Address != s {
-		return false
-	}
-	_, domain, _ := strings.Cut(s, "@")
-	return strings.Contains(domain, ".") && !strings.HasSuffix(domain, ".")
+// fields are the form's customer data as customerrules checks it.
+func (f *customerForm) fields() customerrules.Fields {
+	return customerrules.Fields{Name: f.Name, TaxID: f.TaxID, Email: f.Email, Phone: f.Phone, Segment: f.Segment,
+		Street: f.Street, City: f.City, PostalCode: f.PostalCode, Country: f.Country, Attributes: f.Attributes}
 }
 
 // input is the v2 body of the create form (optional fields left out when empty; configurators
@@ -353,7 +294,7 @@ func customerFormVM(tr *i18n.Translator, f customerForm, errs map[string]string,
 		fd.Attrs["class"] = "mono"
 	})
 	vm.Segments = []components.Option{{Value: "", Label: tr.T("customer.form.choose_segment")}}
-	for _, s := range customerSegments {
+	for _, s := range customerrules.Segments {
 		vm.Segments = append(vm.Segments, components.Option{Value: s, Label: segmentLabel(tr, s)})
 	}
 

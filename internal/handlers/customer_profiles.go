@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/customerrules"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/customers"
@@ -40,10 +41,10 @@ func readProfileForm(c *gin.Context) (customers.ProfileInput, map[string]string,
 	case utf8.RuneCountInString(in.ContactName) > maxContactNameRunes:
 		errs["contactName"] = tr.T("customer.error.too_long", profileFieldLabel(tr, "contactName"), maxContactNameRunes)
 	}
-	if in.Email != "" && !validCustomerEmail(in.Email) {
+	if in.Email != "" && !customerrules.ValidEmail(in.Email) {
 		errs["email"] = tr.T("customer.error.email")
 	}
-	if in.Phone != "" && !customerPhonePattern.MatchString(in.Phone) {
+	if in.Phone != "" && !customerrules.ValidPhone(in.Phone) {
 		errs["phone"] = tr.T("customer.error.phone")
 	}
 	return in, errs, nil

@@ -15,8 +15,10 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/layout"
 )
@@ -57,6 +59,7 @@ func classify(err error) failure {
 		apiErr   *apiclient.APIError
 		stale    *staleCheckError
 		quota    *jobs.QuotaError
+		imports  *customerimport.QuotaError
 	)
 	m := i18n.M
 	switch {
@@ -79,6 +82,17 @@ func classify(err error) failure {
 		return failure{http.StatusNotFound, m("batch.error.not_found.title"), m("batch.error.not_found.message"), slog.LevelInfo}
 	case errors.As(err, &quota):
 		return failure{http.StatusTooManyRequests, m("batch.quota.title"), quota.Message, slog.LevelInfo}
+	case errors.Is(err, errWorkOff), errors.Is(err, workindex.ErrUnavailable):
+		// The work index cannot be read (the worklist's date range, "Archive all N matching").
+		return failure{http.StatusServiceUnavailable, m("error.unavailable.title"), m("work.unavailable"), slog.LevelWarn}
+	case errors.Is(err, customerimport.ErrNotFound):
+		return failure{http.StatusNotFound, m("import.error.not_found.title"), m("import.error.not_found.message"), slog.LevelInfo}
+	case errors.As(err, &imports):
+		return failure{http.StatusTooManyRequests, m("batch.quota.title"), imports.Message, slog.LevelInfo}
+	case errors.Is(err, errImportInFlight):
+		return failure{http.StatusTooManyRequests, m("batch.quota.title"), m("import.quota.in_flight"), slog.LevelInfo}
+	case errors.Is(err, errImportsOff):
+		return failure{http.StatusServiceUnavailable, m("import.error.off.title"), m("import.error.off.message"), slog.LevelError}
 	case errors.Is(err, errExportsInFlight):
 		return failure{http.StatusTooManyRequests, m("batch.quota.title"), m("export.quota.in_flight", exportsPerUser), slog.LevelInfo}
 	case errors.Is(err, jobs.ErrState):

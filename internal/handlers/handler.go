@@ -34,6 +34,7 @@ import (
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/countries"
 	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
@@ -124,6 +125,9 @@ type Deps struct {
 	// SavedViews keeps each person's saved list filters (internal/savedviews); nil turns saved
 	// views off (tests).
 	SavedViews *savedviews.Store
+	// Imports keeps the customer imports' dry runs (internal/customerimport); nil answers the import
+	// pages with 503 (tests).
+	Imports *customerimport.Store
 }
 
 // Handler holds the dependencies of every route. All handlers are its methods; it has no
@@ -175,11 +179,20 @@ type Handler struct {
 	countries *countries.List
 	// views are each person's saved list filters (work_views.go; nil: off).
 	views *savedviews.Store
+	// imports keeps the customer imports (nil: off); importReader reads their files (headings in
+	// every language); importsInFlight bounds each person's dry runs on this replica.
+	imports         *customerimport.Store
+	importReader    *customerimport.Reader
+	importsInFlight *quota.InFlight
 }
 
 // exportsPerUser is how many file exports (customers, audit worklist) one user may have running
 // at once on a replica; a download takes seconds, so more means a script or repeated clicks.
 const exportsPerUser = 2
+
+// importsPerUser is how many customer import dry runs one person may have running at once on a
+// replica (each reads a file of up to 10,000 lines and the person's customer list).
+const importsPerUser = 1
 
 // liveNoticeInterval is the shortest time between two upstream reads of one open quote or
 // contract for the live notice; the pages poll a little faster (app.js), so a change made
@@ -218,6 +231,7 @@ func New(deps Deps) (*Handler, error) {
 		work:        deps.Work,
 		people:      deps.People,
 		views:       deps.SavedViews,
+		imports:     deps.Imports,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.exports = quota.NewInFlight(exportsPerUser)
@@ -238,6 +252,8 @@ func New(deps Deps) (*Handler, error) {
 		}
 		h.i18n = bundle
 	}
+	h.importReader = customerimport.NewReader(h.i18n)
+	h.importsInFlight = quota.NewInFlight(importsPerUser)
 	h.customers = newCustomerCache(deps.API, deps.Config, h.now)
 	if deps.Handover != nil {
 		// A handed-over customer shows its new owner in its user's list at once (this replica's

@@ -22,6 +22,7 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/config"
+	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/jobs"
@@ -205,6 +206,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		Work:        workindex.New(workDB, workindex.Options{}),
 		JobChanges:  jobChanges,
 		People:      directory,
+		Imports:     customerimport.NewStore(p.db, customerimport.Options{}),
 	})
 	if err != nil {
 		t.Fatal(err)

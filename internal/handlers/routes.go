@@ -79,6 +79,15 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.POST("/customers/handover/:jobId/cancel", h.cancelHandover)
 	pages.POST("/customers/handover/:jobId/retry", h.retryHandover)
 	pages.GET("/customers/handover/:jobId/result.csv", h.downloadHandoverResult)
+	// Customer import (back office, docs/backoffice.md): upload and dry run, the preview by verdict
+	// (paged), the person's choices of lines; the upload has its own body limit (the file's plus
+	// the form's).
+	pages.GET("/customers/import", h.showImportNew)
+	uploads.POST("/customers/import", limitBody(importBodyLimit), h.checkImport)
+	pages.GET("/customers/import/:importId", h.showImport)
+	pages.POST("/customers/import/:importId/lines", h.saveImportLines)
+	pages.POST("/customers/import/:importId/include", h.includeImportVerdict)
+	pages.POST("/customers/import/:importId/delete", h.deleteImport)
 	pages.POST("/customers", h.createCustomer)
 	pages.GET("/customers/:customerId", h.showCustomer)
 	pages.GET("/customers/:customerId/edit", h.showCustomerEdit)

@@ -26,6 +26,7 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/config"
+	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
@@ -209,6 +210,7 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 		Work:        workindex.New(statedbtest.SQLite(tb), workindex.Options{}),
 		Jobs:        jobManager,
 		I18n:        bundle,
+		Imports:     customerimport.NewStore(statedbtest.SQLite(tb), customerimport.Options{}),
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -417,7 +419,8 @@ func (w *secWorld) sampleValues() map[string]string {
 		"artifact":    "contract-pdf", // evidence artifacts: contract-pdf, contract-json, archive-payload, audit-json, audit-pdf
 		"jobId":       "0123456789abcdef0123456789abcdef",
 		"viewId":      "0123456789abcdef", // a saved view (none has this id: 404)
-		"path":        "x",                // wildcard of /static/*path and /idp/*path (public routes)
+		"importId":    "0123456789abcdef0123456789abcdef",
+		"path":        "x", // wildcard of /static/*path and /idp/*path (public routes)
 	}
 	for k, v := range w.samples {
 		s[k] = v

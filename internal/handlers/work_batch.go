@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 
 	"github.com/gin-gonic/gin"
 
@@ -145,4 +146,62 @@ func itemStage(tr *i18n.Translator, it jobs.Item) string {
 		return ""
 	}
 	return stageLabel(tr, workindex.Stage(it.Stage))
+}
+
+// maxMatchingQueryBytes bounds the filters "Archive all N matching" posts (a list's query string).
+const maxMatchingQueryBytes = 4 << 10
+
+// matchingContractNumbers are the numbers of every contract the contracts list shows for the
+// posted filters (the list's query string), in the list's order, up to jobs.MaxItems:
+// "Archive all N matching". The visibility rule of the list holds (docs/work-index.md): a row the
+// viewer's token has not read within PORTAL_WORK_STALE_AFTER is re-read with it first, a row it
+// cannot read is left out (counted in left), so no number reaches the check that the viewer's own
+// token has not read. The check then reads every number again, as for a typed list.
+func (h *Handler) matchingContractNumbers(c *gin.Context, matching string) (numbers []string, left int, err error) {
+	if h.work == nil {
+		return nil, 0, errWorkOff
+	}
+	values, err := url.ParseQuery(matching)
+	if err != nil || len(matching) > maxMatchingQueryBytes {
+		return nil, 0, badRequest("work.error.matching")
+	}
+	f := parseWorkValues(values, tr(c), workindex.KindContract)
+	if len(f.errs) > 0 {
+		return nil, 0, badRequest("work.error.matching")
+	}
+	q := f.query
+	q.Page, q.After, q.PerPage = 1, nil, workindex.MaxPerPage
+	seen := map[string]bool{}
+	for {
+		page, err := h.work.List(c.Request.Context(), h.viewer(c), q)
+		if err != nil {
+			return nil, 0, fmt.Errorf("batch archive: the contracts matching the list: %w", err)
+		}
+		// refreshRows re-reads at most maxStaleRereads rows a call.
+		for start := 0; start < len(page.Rows); start += maxStaleRereads {
+			chunk := page.Rows[start:min(start+maxStaleRereads, len(page.Rows))]
+			for _, r := range h.refreshRows(c, chunk, false) {
+				switch {
+				case r.unchecked || r.ContractNumber == "":
+					left++
+				case !seen[r.ContractNumber]:
+					if len(numbers) >= jobs.MaxItems {
+						return numbers, left, nil
+					}
+					seen[r.ContractNumber] = true
+					numbers = append(numbers, r.ContractNumber)
+				}
+			}
+		}
+		switch {
+		case len(page.Rows) < q.PerPage:
+			return numbers, left, nil
+		case page.Next != nil:
+			q.After = page.Next
+		case q.After == nil && q.Page < page.Pages:
+			q.Page++
+		default:
+			return numbers, left, nil
+		}
+	}
 }

@@ -307,7 +307,24 @@ func workResultsVM(trl *i18n.Translator, current *url.URL, spec workListSpec, pa
 		EmptyHint:  spec.emptyHint,
 	}
 	for _, r := range rows {
-		vm.Rows = append(vm.Rows, workRowVM(trl, r))
+		row := workRowVM(trl, r)
+		if !row.Unchecked && row.Number != "" {
+			vm.PageSelectable++
+		}
+		vm.Rows = append(vm.Rows, row)
+	}
+	if vm.Contracts && page.Total > 0 {
+		// "Archive all N matching": the list's filters, without its page.
+		mq := base.Query()
+		for _, k := range []string{"page", "after", "refresh"} {
+			mq.Del(k)
+		}
+		vm.MatchingQuery = mq.Encode()
+		n := trl.Integer(int64(page.Total))
+		if page.Capped {
+			n += "+"
+		}
+		vm.MatchingLabel = trl.T("work.contracts.archive_matching", n)
 	}
 	if page.Next != nil {
 		// Past the counted pages the list goes on by cursor: "More" continues after the last row.

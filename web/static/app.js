@@ -13,6 +13,7 @@
 //   - `[data-autofocus]` in swapped content gets focus; an error summary gets focus when it appears.
 //   - `/` focuses the page's search input (`[data-search]` or input[type=search]).
 //   - upload progress: `<progress data-upload-progress>` inside an htmx form follows htmx:xhr:progress.
+//   - `[data-select-all="name"]` on a checkbox ticks every checkbox of that name in its form.
 // portalText is a message in the page's language: <body data-i18n> holds the js.* messages the
 // server translated (keys without "js."), {1}, {2} standing for the arguments.
 var portalMessages;
@@ -223,6 +224,22 @@ document.documentElement.classList.add("has-script");
     if (!heading.hasAttribute("tabindex")) heading.setAttribute("tabindex", "-1");
     heading.focus({ preventScroll: true });
   }
+
+  // [data-select-all="name"] (a checkbox, e.g. "Select all on this page" of the contracts list)
+  // ticks or unticks every checkbox named name in its form; unticking one of them unticks it, so
+  // what is sent is what is shown (the server takes the whole page while it is ticked).
+  document.addEventListener("change", function (event) {
+    var box = event.target;
+    if (!box || box.type !== "checkbox" || !box.form) return;
+    var name = box.getAttribute("data-select-all");
+    if (name) {
+      box.form.querySelectorAll("input[type=checkbox][name='" + name + "']").forEach(function (b) { b.checked = box.checked; });
+      return;
+    }
+    if (!box.checked) {
+      box.form.querySelectorAll("input[data-select-all='" + box.name + "']").forEach(function (all) { all.checked = false; });
+    }
+  });
 
   document.addEventListener("DOMContentLoaded", function () {
     armToastsIn(toastRegion());

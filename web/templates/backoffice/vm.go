@@ -49,6 +49,8 @@ type BatchItemRow struct {
 	Verified bool
 	// Stage is the contract's stage as the check read it (drafts, and lines left out).
 	Stage string
+	// Href opens the line's contract (ended batches; "" when the check did not find it).
+	Href string
 }
 
 // BatchVM is a batch's page: the preview of a draft, or the progress and result of a started one.
@@ -86,8 +88,12 @@ type BatchVM struct {
 	// Verified counts the lines checked on the v2 API after an interruption; Unverified those
 	// that may have been sent and are not checked yet.
 	Verified, Unverified int
-	// Rows are the lines shown: every line of a draft; failed and rejected lines afterwards.
-	Rows []BatchItemRow
+	// Rows are the lines shown: every line of a draft; failed and rejected lines while it runs;
+	// every line of an ended batch, a page at a time (AllLines, Pager, LinesShown).
+	Rows       []BatchItemRow
+	AllLines   bool
+	Pager      components.Pager
+	LinesShown string
 	// Concurrency is the setting, told to the user.
 	Concurrency int
 }
@@ -121,6 +127,10 @@ type WorklistVM struct {
 	// Tools are the person's saved views of the worklist and the form that saves this one
 	// (rendered by the work templates; nil: none).
 	Tools templ.Component
+	// Changed asks for every quote changed between From and To (the work index); ChangedNote says
+	// how many there were.
+	Changed                  bool
+	ChangedHint, ChangedNote string
 }
 
 // WorklistAction is one audit action of the filter: the v2 API's code and its label.

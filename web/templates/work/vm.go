@@ -65,6 +65,11 @@ type ResultsVM struct {
 	MoreURL string
 	// Contracts: rows can be selected for the batch archive.
 	Contracts bool
+	// PageSelectable is how many rows of the page can be selected ("Select all on this page").
+	PageSelectable int
+	// MatchingQuery is the list's filters (a query string, "" for none) that "Archive all N
+	// matching" posts; MatchingLabel its button's words ("" when nothing matches: no button).
+	MatchingQuery, MatchingLabel string
 	// EmptyHint says how rows get here.
 	EmptyHint string
 }

@@ -1,0 +1,318 @@
+// Package customerimport imports customers from a spreadsheet (docs/backoffice.md "Import
+// customers"): it reads an uploaded CSV or XLSX file with the columns of the customer export, checks
+// every line as the customer form does (internal/customerrules), finds duplicates against the
+// customers the person's token can list and within the file (a dry run), and keeps the import with
+// its lines and verdicts in the state database (table customer_imports, migration 00013), owned by
+// one person, so the preview survives a restart and any replica can show it. The person then
+// includes or skips lines; the included lines are what a run sends (IncludedLines, Sender).
+package customerimport
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/xuri/excelize/v2"
+
+	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/customerrules"
+	"github.com/cpqportal/portal/internal/i18n"
+)
+
+// MaxLines bounds one import (lines with data, after the header).
+const MaxLines = 10_000
+
+// MaxFileBytes bounds an uploaded file: 10,000 customers of the export's columns are about 1.5
+// MB of CSV and less as XLSX.
+const MaxFileBytes = 4 << 20
+
+// Limits of an uploaded workbook (an .xlsx is a zip, and a few hundred KB can inflate to
+// gigabytes): excelize refuses a workbook whose parts inflate to more than maxXLSXUnzipped in all,
+// and keeps a sheet larger than maxXLSXSheetInMemory in a temporary file instead of memory. The
+// export of 10,000 customers has about 8 MiB of sheet XML (cells are inline strings).
+const (
+	maxXLSXUnzipped      = 48 << 20
+	maxXLSXSheetInMemory = 8 << 20
+)
+
+// maxColumns bounds the cells of one row that are looked at (the export has 10 columns).
+const maxColumns = 64
+
+// maxCellBytes bounds one cell (a customer's longest field is 200 characters).
+const maxCellBytes = 4 << 10
+
+// InputError is a problem with the person's file; Message tells them, translated where shown.
+type InputError struct{ Message i18n.Message }
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("customerimport: unusable file: %s %v", e.Message.Key, e.Message.Args)
+}
+
+func inputError(key string, args ...any) error { return &InputError{i18n.M(key, args...)} }
+
+// Line is one customer of the file: the row it came from and its fields as read (trimmed; the
+// tax id and country in upper case, the segment as its code when it was a segment's name).
+type Line struct {
+	Row    int
+	Fields customerrules.Fields
+}
+
+// The fields an import reads, by their customerrules input name.
+var importFields = []string{"name", "taxId", "email", "phone", "segment", "street", "city", "postalCode", "country"}
+
+// Reader reads import files. It knows the column headings and segment names in every language of
+// the portal, so a file exported in Italian is read by a person working in German.
+type Reader struct {
+	headings map[string]string // folded heading to field
+	segments map[string]string // folded segment name or code to code
+}
+
+// NewReader builds the Reader from the catalogues of b: the customer export's column headings
+// (customers.export.col.*) and the form's field labels (customer.field.*), in every language.
+func NewReader(b *i18n.Bundle) *Reader {
+	r := &Reader{headings: map[string]string{}, segments: map[string]string{}}
+	keys := map[string][]string{
+		"name":       {"customers.export.col.name", "customer.field.name"},
+		"taxId":      {"customers.export.col.tax_id", "customer.field.tax_id"},
+		"email":      {"customers.export.col.email", "customer.field.email"},
+		"phone":      {"customer.field.phone"},
+		"segment":    {"customers.export.col.segment", "customer.field.segment"},
+		"street":     {"customer.field.street"},
+		"city":       {"customers.export.col.city", "customer.field.city"},
+		"postalCode": {"customer.field.postal_code"},
+		"country":    {"customers.export.col.country", "customer.field.country"},
+	}
+	segmentKeys := map[string]string{"BUSINESS": "customer.segment.business", "CONSUMER": "customer.segment.consumer", "PUBLIC": "customer.segment.public"}
+	for _, tag := range i18n.Languages {
+		tr := b.Translator(tag)
+		for field, ks := range keys {
+			for _, k := range ks {
+				r.headings[headingKey(tr.T(k))] = field
+			}
+		}
+		for code, k := range segmentKeys {
+			r.segments[headingKey(tr.T(k))] = code
+		}
+	}
+	for _, field := range importFields { // the input names themselves ("taxId", "postalCode")
+		r.headings[headingKey(field)] = field
+	}
+	for _, code := range customerrules.Segments {
+		r.segments[headingKey(code)] = code
+	}
+	return r
+}
+
+// headingKey is the form headings and segment names are compared in: folded (case, accents, full
+// stops), without other punctuation and spaces, so "Tax id", "tax-id" and "TAXID" are one.
+func headingKey(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsPunct(r) || unicode.IsSpace(r) || unicode.IsSymbol(r) {
+			return -1
+		}
+		return r
+	}, customercache.Fold(s))
+}
+
+// Parse reads the customers of an uploaded file: a CSV (separated by "," or ";", detected from the
+// header; UTF-8 with or without a byte-order mark) or an XLSX workbook (its first sheet). The first
+// row with text is the header: it must name the name and tax id columns, in any of the portal's
+// languages; columns it does not know (the export's id, owners, configurators, update) are left
+// out. Rows without any text are skipped. Its errors are *InputError.
+func (r *Reader) Parse(name string, data []byte) ([]Line, error) {
+	if len(data) > MaxFileBytes {
+		return nil, inputError("import.file.too_large", i18n.Bytes(MaxFileBytes))
+	}
+	var columns []string // field of each column ("" for a column left out)
+	var out []Line
+	keep := func(row int, cells []string) error {
+		if !slices.ContainsFunc(cells, func(cell string) bool { return strings.TrimSpace(cell) != "" }) {
+			return nil
+		}
+		if columns == nil {
+			var err error
+			if columns, err = r.header(cells); err != nil {
+				return err
+			}
+			return nil
+		}
+		if len(out) >= MaxLines {
+			return inputError("import.file.too_many_lines", strconv.Itoa(MaxLines))
+		}
+		line := Line{Row: row}
+		for i, cell := range cells[:min(len(cells), len(columns))] {
+			if len(cell) > maxCellBytes {
+				cell = cell[:maxCellBytes] // too long either way: the check says so
+			}
+			r.set(&line.Fields, columns[i], strings.TrimSpace(cell))
+		}
+		out = append(out, line)
+		return nil
+	}
+	lower := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(lower, ".xlsx"):
+		if err := readXLSX(data, keep); err != nil {
+			return nil, err
+		}
+	case strings.HasSuffix(lower, ".csv") || strings.HasSuffix(lower, ".txt"):
+		if err := r.readCSV(data, keep); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, inputError("import.file.wrong_type")
+	}
+	if columns == nil || len(out) == 0 {
+		return nil, inputError("import.file.empty")
+	}
+	return out, nil
+}
+
+// header maps the header's cells to fields; the name and tax id columns are required.
+func (r *Reader) header(cells []string) ([]string, error) {
+	if len(cells) > maxColumns {
+		cells = cells[:maxColumns]
+	}
+	columns := make([]string, len(cells))
+	seen := map[string]bool{}
+	for i, cell := range cells {
+		key := headingKey(cell)
+		// The export's headings may carry a note ("updated (UTC)"): only exact headings count.
+		if field, ok := r.headings[key]; ok && !seen[field] {
+			columns[i], seen[field] = field, true
+		}
+	}
+	if !seen["name"] || !seen["taxId"] {
+		return nil, inputError("import.file.no_header")
+	}
+	return columns, nil
+}
+
+// set puts one cell into its field, normalised as the form normalises what a person types.
+func (r *Reader) set(f *customerrules.Fields, field, v string) {
+	switch field {
+	case "name":
+		f.Name = v
+	case "taxId":
+		f.TaxID = customercache.NormalizeTaxID(v)
+	case "email":
+		f.Email = v
+	case "phone":
+		f.Phone = v
+	case "segment":
+		if code, ok := r.segments[headingKey(v)]; ok && v != "" {
+			v = code
+		}
+		f.Segment = v
+	case "street":
+		f.Street = v
+	case "city":
+		f.City = v
+	case "postalCode":
+		f.PostalCode = v
+	case "country":
+		f.Country = strings.ToUpper(v)
+	}
+}
+
+// readCSV reads a CSV file row by row. The separator is the one of "," and ";" that makes more
+// of the first line's cells known headings (a file in the Italian convention uses ";" and a
+// decimal comma, so counting characters alone could be fooled by its numbers).
+func (r *Reader) readCSV(data []byte, keep func(row int, cells []string) error) error {
+	if !utf8.Valid(data) {
+		return inputError("import.file.not_utf8")
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	first := data
+	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+		first = data[:i]
+	}
+	known := func(sep rune) int {
+		n := 0
+		for cell := range strings.SplitSeq(string(first), string(sep)) {
+			if _, ok := r.headings[headingKey(strings.Trim(strings.TrimSpace(cell), `"`))]; ok {
+				n++
+			}
+		}
+		return n
+	}
+	comma := ','
+	if semi, commas := known(';'), known(','); semi > commas || (semi == commas && bytes.Count(first, []byte(";")) > bytes.Count(first, []byte(","))) {
+		comma = ';'
+	}
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.Comma = comma
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return inputError("import.file.csv_line", strconv.Itoa(pe.Line))
+			}
+			return inputError("import.file.unreadable")
+		}
+		line, _ := cr.FieldPos(0) // the file's line (a quoted cell may span lines; blank lines are skipped)
+		for i, cell := range rec {
+			rec[i] = unneutralise(cell)
+		}
+		if err := keep(line, rec); err != nil {
+			return err
+		}
+	}
+}
+
+// readXLSX reads the first sheet of a workbook row by row, within the zip-bomb limits.
+func readXLSX(data []byte, keep func(row int, cells []string) error) error {
+	f, err := excelize.OpenReader(bytes.NewReader(data), excelize.Options{UnzipSizeLimit: maxXLSXUnzipped, UnzipXMLSizeLimit: maxXLSXSheetInMemory})
+	if err != nil {
+		if strings.Contains(err.Error(), "unzip size exceeds") {
+			return inputError("import.file.inflates_too_much", i18n.Bytes(maxXLSXUnzipped))
+		}
+		return inputError("import.file.not_xlsx")
+	}
+	defer f.Close()
+	sheets := f.GetSheetList()
+	if len(sheets) == 0 {
+		return inputError("import.file.not_xlsx")
+	}
+	rows, err := f.Rows(sheets[0])
+	if err != nil {
+		return inputError("import.file.not_xlsx")
+	}
+	defer rows.Close()
+	for row := 1; rows.Next(); row++ {
+		cells, err := rows.Columns()
+		if err != nil {
+			return inputError("import.file.not_xlsx")
+		}
+		if err := keep(row, cells); err != nil {
+			return err
+		}
+	}
+	if rows.Error() != nil {
+		return inputError("import.file.not_xlsx")
+	}
+	return nil
+}
+
+// unneutralise undoes the customer export's guard against formula injection (internal/export:
+// a CSV cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe), so
+// an exported CSV imports the values it was made from.
+func unneutralise(cell string) string {
+	if len(cell) >= 2 && cell[0] == '\'' && strings.ContainsRune("=+-@\t\r", rune(cell[1])) {
+		return cell[1:]
+	}
+	return cell
+}

@@ -1,0 +1,52 @@
+package customerrules
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestCheck: each rule of A8 names its field and kind; a valid customer has no problem.
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	valid := Fields{Name: "Acme S.r.l.", TaxID: "IT01234567890", Segment: "BUSINESS", Email: "a@example.com", Phone: "+39 02 1234567",
+		City: "Milano", Country: "IT", Attributes: `{"tier":"gold"}`}
+	known := func(code string) bool { return code == "IT" || code == "DE" }
+	if p := Check(valid, known); len(p) != 0 {
+		t.Fatalf("a valid customer: %v", p)
+	}
+	cases := []struct {
+		change func(*Fields)
+		want   Problem
+	}{
+		{func(f *Fields) { f.Name = "" }, Problem{Field: "name", Kind: KindRequired}},
+		{func(f *Fields) { f.Name = strings.Repeat("x", MaxTextRunes+1) }, Problem{Field: "name", Kind: KindTooLong}},
+		{func(f *Fields) { f.Name = "A\x00B" }, Problem{Field: "name", Kind: KindBadCharacters}},
+		{func(f *Fields) { f.TaxID = "" }, Problem{Field: "taxId", Kind: KindRequired}},
+		{func(f *Fields) { f.TaxID = "IT123" }, Problem{Field: "taxId", Kind: KindFormat}},
+		{func(f *Fields) { f.Segment = "WHOLESALE" }, Problem{Field: "segment", Kind: KindUnknown}},
+		{func(f *Fields) { f.Email = "Ann <a@example.com>" }, Problem{Field: "email", Kind: KindFormat}},
+		{func(f *Fields) { f.Email = "a@localhost" }, Problem{Field: "email", Kind: KindFormat}},
+		{func(f *Fields) { f.Phone = "12" }, Problem{Field: "phone", Kind: KindFormat}},
+		{func(f *Fields) { f.City = "Mi\nlano" }, Problem{Field: "city", Kind: KindBadCharacters}},
+		{func(f *Fields) { f.PostalCode = strings.Repeat("1", MaxTextRunes+1) }, Problem{Field: "postalCode", Kind: KindTooLong}},
+		{func(f *Fields) { f.Country = "GE" }, Problem{Field: "country", Kind: KindUnknown, Value: "GE"}},
+		{func(f *Fields) { f.Attributes = "[1]" }, Problem{Field: "attributes", Kind: KindFormat}},
+		{func(f *Fields) { f.Attributes = `{"a":"` + strings.Repeat("x", MaxAttributesBytes) + `"}` }, Problem{Field: "attributes", Kind: KindTooLarge}},
+	}
+	for _, c := range cases {
+		f := valid
+		c.change(&f)
+		got := Check(f, known)
+		if !slices.Equal(got, []Problem{c.want}) {
+			t.Errorf("%+v: %v, want %v", c.want, got, c.want)
+		}
+		if c.want.Message().Key == "" {
+			t.Errorf("%+v has no message", c.want)
+		}
+	}
+	// Optional fields may be empty.
+	if p := Check(Fields{Name: "A", TaxID: "IT01234567890", Segment: "PUBLIC"}, known); len(p) != 0 {
+		t.Errorf("only the required fields: %v", p)
+	}
+}
