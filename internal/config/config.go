@@ -140,6 +140,12 @@ type Config struct {
 	// WorkRetention: work-index rows nobody's token read for this long leave the lists; 0 keeps
 	// every row (the default).
 	WorkRetention time.Duration
+	// FollowUpSignatureDays: on the home page, a contract out for signature this many days or
+	// more is a follow-up (docs/home.md).
+	FollowUpSignatureDays int
+	// FollowUpDraftDays: on the home page, a draft quote untouched this many days or more is a
+	// follow-up.
+	FollowUpDraftDays int
 	// ShutdownGrace is how long in-flight requests get to finish on SIGTERM.
 	ShutdownGrace time.Duration
 	// ShutdownDrain is how long, within ShutdownGrace, the portal keeps accepting requests after
@@ -471,6 +477,10 @@ func settings() []setting {
 				c.WorkRetention = d
 				return nil
 			}},
+		{Setting: Setting{"PORTAL_FOLLOWUP_SIGNATURE_DAYS", "followup-signature-days", "14", "Home page: a contract out for signature this many days is a follow-up (1 to 365)"},
+			apply: daysInto(func(c *Config) *int { return &c.FollowUpSignatureDays })},
+		{Setting: Setting{"PORTAL_FOLLOWUP_DRAFT_DAYS", "followup-draft-days", "30", "Home page: a draft quote untouched this many days is a follow-up (1 to 365)"},
+			apply: daysInto(func(c *Config) *int { return &c.FollowUpDraftDays })},
 		{Setting: Setting{"PORTAL_SHUTDOWN_GRACE", "shutdown-grace", "20s", "Time given to in-flight requests on SIGTERM"},
 			apply: durationInto(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 		{Setting: Setting{"PORTAL_SHUTDOWN_DRAIN", "shutdown-drain", "5s", "On SIGTERM, time /readyz answers 503 while requests are still accepted (part of the grace)"},
@@ -780,6 +790,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("backoffice_roles", c.BackofficeRoles),
 		slog.Duration("work_stale_after", c.WorkStaleAfter),
 		slog.Duration("work_retention", c.WorkRetention),
+		slog.Int("followup_signature_days", c.FollowUpSignatureDays),
+		slog.Int("followup_draft_days", c.FollowUpDraftDays),
 		slog.Any("trusted_proxies", c.TrustedProxies),
 		slog.String("metrics_addr", c.MetricsAddr),
 		slog.Bool("demo", c.Demo),
@@ -933,4 +945,16 @@ func roleList(raw string) []string {
 		}
 	}
 	return roles
+}
+
+// daysInto parses a whole number of days from 1 to 365 into the field at.
+func daysInto(at func(c *Config) *int) func(c *Config, raw string) error {
+	return func(c *Config, raw string) error {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > 365 {
+			return fmt.Errorf("must be a whole number of days from 1 to 365, not %q", raw)
+		}
+		*at(c) = n
+		return nil
+	}
 }
