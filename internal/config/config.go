@@ -141,10 +141,10 @@ type Config struct {
 	// every row (the default).
 	WorkRetention time.Duration
 	// FollowUpSignatureDays: on the home page, a contract out for signature this many days or
-	// more is a follow-up (docs/home.md).
+	// more is a follow-up (docs/home.md; 0: at once).
 	FollowUpSignatureDays int
 	// FollowUpDraftDays: on the home page, a draft quote untouched this many days or more is a
-	// follow-up.
+	// follow-up (0: at once).
 	FollowUpDraftDays int
 	// ShutdownGrace is how long in-flight requests get to finish on SIGTERM.
 	ShutdownGrace time.Duration
@@ -477,9 +477,9 @@ func settings() []setting {
 				c.WorkRetention = d
 				return nil
 			}},
-		{Setting: Setting{"PORTAL_FOLLOWUP_SIGNATURE_DAYS", "followup-signature-days", "14", "Home page: a contract out for signature this many days is a follow-up (1 to 365)"},
+		{Setting: Setting{"PORTAL_FOLLOWUP_SIGNATURE_DAYS", "followup-signature-days", "14", "Home page: a contract out for signature this many days is a follow-up (0 to 365; 0: at once)"},
 			apply: daysInto(func(c *Config) *int { return &c.FollowUpSignatureDays })},
-		{Setting: Setting{"PORTAL_FOLLOWUP_DRAFT_DAYS", "followup-draft-days", "30", "Home page: a draft quote untouched this many days is a follow-up (1 to 365)"},
+		{Setting: Setting{"PORTAL_FOLLOWUP_DRAFT_DAYS", "followup-draft-days", "30", "Home page: a draft quote untouched this many days is a follow-up (0 to 365; 0: at once)"},
 			apply: daysInto(func(c *Config) *int { return &c.FollowUpDraftDays })},
 		{Setting: Setting{"PORTAL_SHUTDOWN_GRACE", "shutdown-grace", "20s", "Time given to in-flight requests on SIGTERM"},
 			apply: durationInto(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
@@ -947,12 +947,13 @@ func roleList(raw string) []string {
 	return roles
 }
 
-// daysInto parses a whole number of days from 1 to 365 into the field at.
+// daysInto parses a whole number of days from 0 to 365 into the field at (0: at once, for demos
+// and tests).
 func daysInto(at func(c *Config) *int) func(c *Config, raw string) error {
 	return func(c *Config, raw string) error {
 		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > 365 {
-			return fmt.Errorf("must be a whole number of days from 1 to 365, not %q", raw)
+		if err != nil || n < 0 || n > 365 {
+			return fmt.Errorf("must be a whole number of days from 0 to 365, not %q", raw)
 		}
 		*at(c) = n
 		return nil

@@ -37,7 +37,8 @@ const (
 	MaxWaiting = 100
 )
 
-// Options tune the figures; zero values take the defaults.
+// Options tune the figures (the handlers pass the settings, whose defaults are these; 0 days
+// makes everything in the stage a follow-up at once, for demos and tests).
 type Options struct {
 	// SignatureDays: a contract out for signature longer than this is a follow-up
 	// (PORTAL_FOLLOWUP_SIGNATURE_DAYS).
@@ -56,10 +57,10 @@ type Pipeline struct {
 
 // New returns the figures of ix.
 func New(ix *workindex.Index, opts Options) *Pipeline {
-	if opts.SignatureDays <= 0 {
+	if opts.SignatureDays < 0 {
 		opts.SignatureDays = DefaultSignatureDays
 	}
-	if opts.DraftDays <= 0 {
+	if opts.DraftDays < 0 {
 		opts.DraftDays = DefaultDraftDays
 	}
 	if opts.Now == nil {

@@ -76,7 +76,7 @@ func world(t *testing.T, db *statedb.DB) (*workindex.Index, *Pipeline) {
 		t.Fatal(err)
 	}
 	ix := workindex.New(db, workindex.Options{Now: func() time.Time { return now }})
-	return ix, New(ix, Options{Now: func() time.Time { return now }})
+	return ix, New(ix, Options{SignatureDays: 14, DraftDays: 30, Now: func() time.Time { return now }})
 }
 
 func figures(t *testing.T, p *Pipeline, v workindex.Viewer) map[workindex.Stage]Figure {
