@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // work_totals (migration 00010) holds, for each kind and stage, how many rows and how much value
@@ -74,15 +75,23 @@ func updateTotals(ctx context.Context, tx *sql.Tx, existed bool, old, r *Row) er
 	slices.SortFunc(keys, func(a, b totalKey) int {
 		return cmp.Or(cmp.Compare(a.stage, b.stage), cmp.Compare(a.person, b.person))
 	})
+	if len(keys) == 0 {
+		return nil
+	}
+	// One statement for every key (distinct keys: PostgreSQL refuses one that touches a row twice).
+	args := make([]any, 0, len(keys)*6)
+	values := make([]string, 0, len(keys))
 	for _, k := range keys {
 		d := deltas[k]
-		if _, err := tx.ExecContext(ctx, `INSERT INTO work_totals (kind, person, stage, name, n, value_cents) VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (kind, person, stage) DO UPDATE SET n = work_totals.n + excluded.n,
-			value_cents = work_totals.value_cents + excluded.value_cents,
-			name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE work_totals.name END`,
-			string(r.Kind), k.person, string(k.stage), d.name, d.n, d.value); err != nil {
-			return fmt.Errorf("workindex: totals of %s %d: %w", r.Kind, r.ID(), err)
-		}
+		n := len(args)
+		values = append(values, fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6))
+		args = append(args, string(r.Kind), k.person, string(k.stage), d.name, d.n, d.value)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO work_totals (kind, person, stage, name, n, value_cents) VALUES `+strings.Join(values, ", ")+`
+		ON CONFLICT (kind, person, stage) DO UPDATE SET n = work_totals.n + excluded.n,
+		value_cents = work_totals.value_cents + excluded.value_cents,
+		name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE work_totals.name END`, args...); err != nil {
+		return fmt.Errorf("workindex: totals of %s %d: %w", r.Kind, r.ID(), err)
 	}
 	return nil
 }
