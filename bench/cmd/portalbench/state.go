@@ -245,11 +245,11 @@ func measureStateAt(ctx context.Context, l *lab, cluster *statedbtest.Cluster, e
 	return fig, nil
 }
 
-// fillState writes rows quotes and rows contracts (quotes a quarter in each stage, contracts a
-// sixth in each of theirs; 2,000 customers, each created by one of 500 people and last changed by
-// the next; changed last and in its stage since a time in the 60 days before now) and 5 viewers a
-// row, in bulk, and
-// then the totals the home page reads (workindex.RebuildTotals).
+// fillState writes rows quotes and rows contracts (quotes a quarter in each stage; contracts a
+// third generated, a third out for signature, a twelfth each signed, declined, expired and
+// archived; 2,000 customers, each row created by one of 500 people and last changed by the next,
+// changed last and in its stage since a time in the 60 days before now) and 5 viewers a row, in
+// bulk, and then the totals the home page reads (workindex.RebuildTotals).
 func fillState(ctx context.Context, db *statedb.DB, rows int) error {
 	if err := db.Tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `CREATE TABLE bench_people (n INTEGER PRIMARY KEY, person TEXT NOT NULL)`); err != nil {
@@ -270,8 +270,10 @@ func fillState(ctx context.Context, db *statedb.DB, rows int) error {
 			stage := `CASE i % 4 WHEN 0 THEN 'draft' WHEN 1 THEN 'generated' WHEN 2 THEN 'signature' ELSE 'archived' END`
 			number := `''`
 			if kind == "contract" {
-				stage = `CASE i % 6 WHEN 0 THEN 'generated' WHEN 1 THEN 'signature' WHEN 2 THEN 'archived' WHEN 3 THEN 'signed'
-					WHEN 4 THEN 'declined' ELSE 'expired' END`
+				// A third generated, a third out for signature (the lists' figures), and the last third
+				// signed, declined, expired and archived in equal parts (the home page's).
+				stage = `CASE i % 3 WHEN 0 THEN 'generated' WHEN 1 THEN 'signature'
+					ELSE CASE i % 12 WHEN 2 THEN 'signed' WHEN 5 THEN 'declined' WHEN 8 THEN 'expired' ELSE 'archived' END END`
 				number = `'C-' || i`
 			}
 			q := series + `INSERT INTO work_rows (kind, id, quote_id, cpq_id, customer_id, customer, customer_folded, configurator,
