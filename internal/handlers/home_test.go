@@ -39,8 +39,14 @@ func TestHomeByRole(t *testing.T) {
 		CPQID: 1, CustomerID: 1, Customer: "Acme", Facts: workindex.ContractFacts{Status: "GENERATED"}}, workindex.ActOpened); err != nil {
 		t.Fatal(err)
 	}
+	// And one only Sam read: the clerk's home counts it but shows nothing of it and leaves it out
+	// of the button (their token never read it).
+	if err := p.h.work.ObserveContract(ctx, sam, workindex.ContractSighting{ContractID: 502, Number: "C-2026-000502", QuoteID: 998,
+		CPQID: 1, CustomerID: 1, Customer: "Secret Customer", Facts: workindex.ContractFacts{Status: "GENERATED"}}, workindex.ActCreated); err != nil {
+		t.Fatal(err)
+	}
 	err := p.db.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE work_rows SET stage = 'signed', stage_since = $1 WHERE kind = 'contract' AND id = 501`,
+		if _, err := tx.ExecContext(ctx, `UPDATE work_rows SET stage = 'signed', stage_since = $1 WHERE kind = 'contract' AND id IN (501, 502)`,
 			statedb.Micros(time.Now().AddDate(0, 0, -3))); err != nil {
 			return err
 		}
@@ -115,16 +121,21 @@ func TestHomeByRole(t *testing.T) {
 
 	clerkClient := p.login(t, "backoffice", "backoffice-demo")
 	doc = page(clerkClient, "/")
-	if got := strings.TrimSpace(doc.Find(`[data-testid="home-waiting-count"]`).Text()); got != "1" {
+	if got := strings.TrimSpace(doc.Find(`[data-testid="home-waiting-count"]`).Text()); got != "2" {
 		t.Errorf("signed contracts waiting: %q", got)
 	}
-	if got := doc.Find(`[data-testid="home-waiting-form"] input[name="numbers"]`).AttrOr("value", ""); got != "C-2026-000501" {
-		t.Errorf("the batch check's numbers: %q", got)
+	numbers := doc.Find(`[data-testid="home-waiting-form"] input[name="numbers"]`)
+	if numbers.Length() != 1 || numbers.AttrOr("value", "") != "C-2026-000501" {
+		t.Errorf("the batch check's numbers: %d, first %q; want only the one the clerk read", numbers.Length(), numbers.AttrOr("value", ""))
+	}
+	waiting := doc.Find(`[data-testid="home-waiting"]`).Text()
+	if strings.Contains(waiting, "Secret Customer") || strings.Contains(waiting, "C-2026-000502") || !strings.Contains(waiting, "Not checked yet") {
+		t.Errorf("a contract the clerk's token never read is shown: %q", waiting)
 	}
 	if got := doc.Find(`[data-testid="home-waiting-form"]`).AttrOr("action", ""); got != "/contracts/batch-archive" {
 		t.Errorf("the button goes to %q", got)
 	}
-	if n, href := firstCount(doc, "home-aging-archive"); n != "1" || !strings.Contains(href, "stage=signed") || !strings.Contains(href, "entered_from=") {
+	if n, href := firstCount(doc, "home-aging-archive"); n != "2" || !strings.Contains(href, "stage=signed") || !strings.Contains(href, "entered_from=") {
 		t.Errorf("aging of what waits: %q linked to %q", n, href)
 	}
 }
