@@ -98,7 +98,7 @@ func (h *Handler) fillHome(c *gin.Context, trl *i18n.Translator, v workindex.Vie
 		}
 		vm.FollowUps = append(vm.FollowUps, fv)
 	}
-	_, recentRows, err := p.Recent(ctx, v)
+	recentRows, err := p.Recent(ctx, v)
 	if err != nil {
 		return err
 	}

@@ -386,16 +386,15 @@ func (p *Pipeline) oldest(ctx context.Context, v workindex.Viewer, q workindex.Q
 	return FollowUp{Count: Count{N: page.Total, Capped: page.Capped, Query: q}, Rows: page.Rows}, nil
 }
 
-// Recent is the viewer's own recent work: their latest quotes (My quotes).
-func (p *Pipeline) Recent(ctx context.Context, v workindex.Viewer) (Count, []workindex.Row, error) {
-	q := workindex.Query{Kind: workindex.KindQuote, Scope: workindex.ScopeMine}
-	list := q
-	list.PerPage, list.NoOptions = FollowUpRows, true
-	page, err := p.ix.List(ctx, v, list)
+// Recent is the viewer's own recent work: their latest quotes (My quotes, the list it links to),
+// read without a count (the page shows none).
+func (p *Pipeline) Recent(ctx context.Context, v workindex.Viewer) ([]workindex.Row, error) {
+	q := workindex.Query{Kind: workindex.KindQuote, Scope: workindex.ScopeMine, PerPage: FollowUpRows, NoOptions: true, NoCount: true}
+	page, err := p.ix.List(ctx, v, q)
 	if err != nil {
-		return Count{}, nil, err
+		return nil, err
 	}
-	return Count{N: page.Total, Capped: page.Capped, Query: q}, page.Rows, nil
+	return page.Rows, nil
 }
 
 // SignedMonths are the contracts signed this month and last month (UTC months: they entered

@@ -127,6 +127,14 @@ func TestPipelineStagesMineAndTeam(t *testing.T) {
 				}
 			}
 		}
+		// Recent work: the viewer's own quotes, newest first (a team lead's too: their own).
+		recent, err := p.Recent(context.Background(), alice)
+		if err != nil || len(recent) != 3 || recent[0].QuoteID != 2 || recent[1].QuoteID != 3 || recent[2].QuoteID != 1 {
+			t.Errorf("Alice's recent work: %+v %v", recent, err)
+		}
+		if recent, err := p.Recent(context.Background(), lead); err != nil || len(recent) != 0 {
+			t.Errorf("the lead's recent work lists others' quotes: %d %v", len(recent), err)
+		}
 		// A row the v2 API refused the lead leaves their figures, as it leaves their lists.
 		if err := ix.Forget(context.Background(), lead, workindex.KindQuote, 4); err != nil {
 			t.Fatal(err)

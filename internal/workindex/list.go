@@ -59,6 +59,9 @@ type Query struct {
 	Person string
 	// NoOptions leaves Page.Configurators out (a page that shows no filter form).
 	NoOptions bool
+	// NoCount reads the page without counting (Page.Total 0, one page): a short list that shows
+	// no count (the home page's recent work).
+	NoCount bool
 	// Find is a quote or contract number or part of the customer's name (folded as the customer
 	// search folds: case, accents and punctuation).
 	Find string
@@ -146,8 +149,10 @@ func (ix *Index) List(ctx context.Context, v Viewer, q Query) (Page, error) {
 	order := orderBy(q)
 
 	var count int
-	if err := ix.db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&count); err != nil {
-		return Page{}, fmt.Errorf("%w: count: %w", ErrUnavailable, err)
+	if !q.NoCount {
+		if err := ix.db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&count); err != nil {
+			return Page{}, fmt.Errorf("%w: count: %w", ErrUnavailable, err)
+		}
 	}
 	page := Page{Total: min(count, CountBound), Capped: count > CountBound}
 	page.Pages = max(1, (page.Total+q.PerPage-1)/q.PerPage)

@@ -29,7 +29,7 @@ func homeQueries(ctx context.Context, p *pipeline.Pipeline, v workindex.Viewer, 
 	if _, err := p.FollowUps(ctx, v); err != nil {
 		return err
 	}
-	if _, _, err := p.Recent(ctx, v); err != nil {
+	if _, err := p.Recent(ctx, v); err != nil {
 		return err
 	}
 	if !v.Team {
