@@ -132,7 +132,8 @@ type Config struct {
 	// TeamRoles may see every quote and contract of the work index (team-wide lists); others see
 	// the ones they created, changed or opened.
 	TeamRoles []string
-	// BackofficeRoles land on the contracts list; everyone else on My quotes.
+	// BackofficeRoles see the contracts to archive on the home page, and /work takes them to the
+	// contracts list; everyone else to My quotes.
 	BackofficeRoles []string
 	// WorkStaleAfter: a work-index row last seen longer ago is re-read with the viewer's token
 	// before a list shows it.
@@ -457,7 +458,7 @@ func settings() []setting {
 			}},
 		{Setting: Setting{"PORTAL_TEAM_ROLES", "team-roles", "backoffice,team-lead", "Roles that see every quote and contract of the work index (comma-separated)"},
 			apply: func(c *Config, raw string) error { c.TeamRoles = roleList(raw); return nil }},
-		{Setting: Setting{"PORTAL_BACKOFFICE_ROLES", "backoffice-roles", "backoffice", "Roles whose start page is the contracts list (comma-separated)"},
+		{Setting: Setting{"PORTAL_BACKOFFICE_ROLES", "backoffice-roles", "backoffice", "Roles whose home page shows the signed contracts to archive and whose /work is the contracts list (comma-separated)"},
 			apply: func(c *Config, raw string) error { c.BackofficeRoles = roleList(raw); return nil }},
 		{Setting: Setting{"PORTAL_WORK_STALE_AFTER", "work-stale-after", "10m", "A list re-reads a quote or contract last seen longer ago, with the viewer's token"},
 			apply: func(c *Config, raw string) error {
