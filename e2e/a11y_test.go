@@ -37,6 +37,7 @@ type pageOptions struct {
 	width, height int    // viewport; Playwright's 1280x720 when 0
 	locale        string // the browser's language (Accept-Language); en-GB when empty
 	touch         bool   // a phone: touch screen and mobile viewport (pointer: coarse)
+	base          string // the portal (one a test started itself); the suite's when empty
 }
 
 // newPageWith opens a page like newPage (own context, artifacts on failure, browser complaints
@@ -47,8 +48,12 @@ func newPageWith(t *testing.T, o pageOptions) playwright.Page {
 	if locale == "" {
 		locale = "en-GB"
 	}
+	base := o.base
+	if base == "" {
+		base = suite.portalURL
+	}
 	opts := playwright.BrowserNewContextOptions{
-		BaseURL: playwright.String(suite.portalURL),
+		BaseURL: playwright.String(base),
 		Locale:  playwright.String(locale),
 	}
 	if o.dark {

@@ -33,6 +33,7 @@ func TestScreenshots(t *testing.T) {
 		name, path, ready string
 		prepare           func()
 	}{
+		{"home", "/", `[data-testid="home-pipeline-svg"]`, nil},
 		{"customers", "/customers", `[data-testid="customer-row"]`, nil},
 		{"customer", w.customerPath(), `[data-testid="customer-name"]`, nil},
 		{"customer-form-errors", "/customers/new", `[data-testid="customer-form"]`, func() {
@@ -110,6 +111,7 @@ func TestScreenshots(t *testing.T) {
 		name, path, ready string
 		prepare           func()
 	}{
+		{"phone-home", "/", `[data-testid="home-pipeline-svg"]`, nil},
 		{"phone-customers", "/customers", `[data-testid="customer-row"]`, nil},
 		{"phone-language-menu", "/customers", `[data-testid="customer-row"]`, func() {
 			check(t, phone.Locator(`[data-testid="language-menu"] summary`).Click(), "open the language menu")

@@ -31,7 +31,8 @@ func workRow(page playwright.Page, id string) playwright.Locator {
 func TestWorkMyQuotesAndVisibility(t *testing.T) {
 	rep := newPage(t)
 	login(t, rep, salesUser, salesPassword)
-	check(t, suite.expect.Page(rep).ToHaveURL(regexp.MustCompile(`/work/quotes$`)), "sales lands on My quotes")
+	check(t, suite.expect.Page(rep).ToHaveURL(exactURL("/")), "sales lands on their home page")
+	check(t, suite.expect.Locator(rep.Locator("main h1")).ToHaveText("My pipeline"), "a rep's home")
 	customer := createTestCustomer(t, rep, "Work")
 	_, quoteID, _ := createTestQuote(t, rep, customer, "Work list")
 
@@ -58,7 +59,7 @@ func TestWorkMyQuotesAndVisibility(t *testing.T) {
 
 	clerk := newPage(t)
 	login(t, clerk, backofficeUser, backofficePass)
-	check(t, suite.expect.Page(clerk).ToHaveURL(regexp.MustCompile(`/work/contracts$`)), "back office lands on the contracts list")
+	check(t, suite.expect.Locator(clerk.Locator("main h1")).ToHaveText("Contracts to archive"), "back office lands on their home page")
 	theirs := createTestCustomer(t, clerk, "Work other")
 	_, otherQuoteID, _ := createTestQuote(t, clerk, theirs, "Someone else's")
 	workGoto(t, clerk, "/work/quotes?scope=all")

@@ -132,7 +132,8 @@ type Config struct {
 	// TeamRoles may see every quote and contract of the work index (team-wide lists); others see
 	// the ones they created, changed or opened.
 	TeamRoles []string
-	// BackofficeRoles land on the contracts list; everyone else on My quotes.
+	// BackofficeRoles see the contracts to archive on the home page, and /work takes them to the
+	// contracts list; everyone else to My quotes.
 	BackofficeRoles []string
 	// WorkStaleAfter: a work-index row last seen longer ago is re-read with the viewer's token
 	// before a list shows it.
@@ -140,6 +141,12 @@ type Config struct {
 	// WorkRetention: work-index rows nobody's token read for this long leave the lists; 0 keeps
 	// every row (the default).
 	WorkRetention time.Duration
+	// FollowUpSignatureDays: on the home page, a contract out for signature this many days or
+	// more is a follow-up (docs/home.md; 0: at once).
+	FollowUpSignatureDays int
+	// FollowUpDraftDays: on the home page, a draft quote untouched this many days or more is a
+	// follow-up (0: at once).
+	FollowUpDraftDays int
 	// ShutdownGrace is how long in-flight requests get to finish on SIGTERM.
 	ShutdownGrace time.Duration
 	// ShutdownDrain is how long, within ShutdownGrace, the portal keeps accepting requests after
@@ -454,7 +461,7 @@ func settings() []setting {
 			}},
 		{Setting: Setting{"PORTAL_TEAM_ROLES", "team-roles", "backoffice,team-lead", "Roles that see every quote and contract of the work index (comma-separated)"},
 			apply: func(c *Config, raw string) error { c.TeamRoles = roleList(raw); return nil }},
-		{Setting: Setting{"PORTAL_BACKOFFICE_ROLES", "backoffice-roles", "backoffice", "Roles whose start page is the contracts list (comma-separated)"},
+		{Setting: Setting{"PORTAL_BACKOFFICE_ROLES", "backoffice-roles", "backoffice", "Roles whose home page shows the signed contracts to archive and whose /work is the contracts list (comma-separated)"},
 			apply: func(c *Config, raw string) error { c.BackofficeRoles = roleList(raw); return nil }},
 		{Setting: Setting{"PORTAL_WORK_STALE_AFTER", "work-stale-after", "10m", "A list re-reads a quote or contract last seen longer ago, with the viewer's token"},
 			apply: func(c *Config, raw string) error {
@@ -474,6 +481,10 @@ func settings() []setting {
 				c.WorkRetention = d
 				return nil
 			}},
+		{Setting: Setting{"PORTAL_FOLLOWUP_SIGNATURE_DAYS", "followup-signature-days", "14", "Home page: a contract out for signature this many days is a follow-up (0 to 365; 0: at once)"},
+			apply: daysInto(func(c *Config) *int { return &c.FollowUpSignatureDays })},
+		{Setting: Setting{"PORTAL_FOLLOWUP_DRAFT_DAYS", "followup-draft-days", "30", "Home page: a draft quote untouched this many days is a follow-up (0 to 365; 0: at once)"},
+			apply: daysInto(func(c *Config) *int { return &c.FollowUpDraftDays })},
 		{Setting: Setting{"PORTAL_SHUTDOWN_GRACE", "shutdown-grace", "20s", "Time given to in-flight requests on SIGTERM"},
 			apply: durationInto(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 		{Setting: Setting{"PORTAL_SHUTDOWN_DRAIN", "shutdown-drain", "5s", "On SIGTERM, time /readyz answers 503 while requests are still accepted (part of the grace)"},
@@ -792,6 +803,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("backoffice_roles", c.BackofficeRoles),
 		slog.Duration("work_stale_after", c.WorkStaleAfter),
 		slog.Duration("work_retention", c.WorkRetention),
+		slog.Int("followup_signature_days", c.FollowUpSignatureDays),
+		slog.Int("followup_draft_days", c.FollowUpDraftDays),
 		slog.Any("trusted_proxies", c.TrustedProxies),
 		slog.String("metrics_addr", c.MetricsAddr),
 		slog.Bool("demo", c.Demo),
@@ -945,4 +958,17 @@ func roleList(raw string) []string {
 		}
 	}
 	return roles
+}
+
+// daysInto parses a whole number of days from 0 to 365 into the field at (0: at once, for demos
+// and tests).
+func daysInto(at func(c *Config) *int) func(c *Config, raw string) error {
+	return func(c *Config, raw string) error {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 0 || n > 365 {
+			return fmt.Errorf("must be a whole number of days from 0 to 365, not %q", raw)
+		}
+		*at(c) = n
+		return nil
+	}
 }

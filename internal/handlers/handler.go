@@ -39,6 +39,7 @@ import (
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/people"
+	"github.com/cpqportal/portal/internal/pipeline"
 	"github.com/cpqportal/portal/internal/quota"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/savedviews"
@@ -173,6 +174,8 @@ type Handler struct {
 	exports *quota.InFlight
 	// work is the work index (work_index.go; nil: off).
 	work *workindex.Index
+	// pipeline is the home page's figures, read from the work index (home.go; nil: off).
+	pipeline *pipeline.Pipeline
 	// people names audit actors by the logins people signed in with (audit_people.go; nil: off).
 	people *people.Directory
 	// countries are the customer form's countries, named in each reader's language.
@@ -254,6 +257,10 @@ func New(deps Deps) (*Handler, error) {
 	}
 	h.importReader = customerimport.NewReader(h.i18n)
 	h.importsInFlight = quota.NewInFlight(importsPerUser)
+	if h.work != nil {
+		h.pipeline = pipeline.New(h.work, pipeline.Options{SignatureDays: deps.Config.FollowUpSignatureDays,
+			DraftDays: deps.Config.FollowUpDraftDays, Now: h.now})
+	}
 	h.customers = newCustomerCache(deps.API, deps.Config, h.now)
 	if deps.Handover != nil {
 		// A handed-over customer shows its new owner in its user's list at once (this replica's

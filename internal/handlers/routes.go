@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"net/http"
-
 	"github.com/gin-gonic/gin"
 )
 
@@ -54,9 +52,6 @@ func (h *Handler) Routes(r *gin.Engine) {
 	// --- Language (the header's menu; signed in or not, so the sign-in pages follow it too) ---
 	r.POST("/language", limitBody(formBodyLimit), h.setLanguage)
 
-	// --- Start ---
-	r.GET("/", h.showHome)
-
 	// Signed-in pages (full pages and their htmx partials). Every route below needs a session;
 	// request bodies are limited to formBodyLimit.
 	pages := r.Group("/", h.auth.RequireLogin(), limitBody(formBodyLimit), h.requireValidUTF8)
@@ -64,6 +59,9 @@ func (h *Handler) Routes(r *gin.Engine) {
 	// only be lowered once set, so uploads need their own group). Register upload routes on it, e.g.
 	// uploads.POST("/quotes/:quoteId/attachments", h.uploadAttachment).
 	uploads := r.Group("/", h.auth.RequireLogin(), limitBody(h.cfg.UploadLimit), h.requireValidUTF8)
+
+	// --- Home: the figures by role (internal/pipeline, docs/home.md) ---
+	pages.GET("/", h.showHome)
 
 	// --- Customers ---
 	pages.GET("/customers", h.showCustomerList)       // page, or the results region for htmx
@@ -205,10 +203,4 @@ func (h *Handler) Routes(r *gin.Engine) {
 // static serves the embedded assets (web.Assets does the caching headers and gzip).
 func (h *Handler) static(c *gin.Context) {
 	h.assets.ServeHTTP(c.Writer, c.Request)
-}
-
-// showHome sends the start page to the work lists, which pick the list by the user's role
-// (sign-in first when needed).
-func (h *Handler) showHome(c *gin.Context) {
-	c.Redirect(http.StatusSeeOther, "/work")
 }

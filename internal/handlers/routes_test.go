@@ -16,7 +16,7 @@ func isPublicRoute(path string) bool {
 			return true
 		}
 	}
-	return path == "/" || path == "/language" // the language menu works before sign-in too
+	return path == "/language" // the language menu works before sign-in too
 }
 
 func TestEveryPageRequiresSignIn(t *testing.T) {
@@ -59,9 +59,12 @@ func TestPagesRenderInTheLayout(t *testing.T) {
 	p := newPortal(t, portalOptions{})
 	user := p.login(t, "sales", "sales-demo")
 
+	// The start page is the home page by role (docs/home.md): a rep's pipeline.
 	start := p.get(t, user, "/", nil)
-	if start.StatusCode != http.StatusSeeOther || start.Header.Get("Location") != "/work" {
-		t.Errorf("/: %d to %q, want 303 to /work", start.StatusCode, start.Header.Get("Location"))
+	if start.StatusCode != http.StatusOK {
+		t.Errorf("/: %d, want the home page", start.StatusCode)
+	} else if got := parseHTML(t, start.body).Find("h1").First().Text(); got != "My pipeline" {
+		t.Errorf("/: h1 %q, want My pipeline", got)
 	}
 	for _, area := range []struct{ path, title string }{
 		{"/customers", "Customers"}, {"/quotes", "Quotes"}, {"/contracts", "Contracts"}, {"/audits", "Audits"},

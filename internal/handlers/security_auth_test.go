@@ -94,9 +94,9 @@ func TestSecurityEveryRouteRequiresSignIn(t *testing.T) {
 	if checked < 8 {
 		t.Errorf("only %d protected route requests: the router enumeration found too few routes", checked)
 	}
-	// The start page only redirects (into the protected work lists): no data either.
+	// The start page (the home page's figures) needs a sign-in too.
 	start := sp.get(t, secRawClient(), "/", nil)
-	if start.StatusCode != http.StatusSeeOther || start.Header.Get("Location") != "/work" {
+	if start.StatusCode != http.StatusSeeOther || !strings.HasPrefix(start.Header.Get("Location"), "/auth/login?return_to=") {
 		t.Errorf("/: %d Location %q", start.StatusCode, start.Header.Get("Location"))
 	}
 	if n := len(sp.sim.Requests()); n != 0 {

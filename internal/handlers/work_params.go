@@ -39,6 +39,9 @@ var errWorkOff = errors.New("the work index is off")
 
 var workDigits = regexp.MustCompile(`^[0-9]{1,10}$`)
 
+// workPersonKey is a person as the work index stores them (workindex.PersonKey: 24 hex digits).
+var workPersonKey = regexp.MustCompile(`^[0-9a-f]{24}$`)
+
 // workFilters are a list's filters: the index query, the values as entered and their problems
 // (by input id).
 type workFilters struct {
@@ -48,6 +51,9 @@ type workFilters struct {
 	values  map[string]string
 	errs    map[string]string
 	refresh bool
+	// narrowing are the filters the form has no field for (the home page's links: when a row
+	// entered its stage, one rep's rows), kept as hidden fields and named above the results.
+	narrowing []work.Param
 }
 
 // parseWorkFilters reads the list's query string. kind decides the stages offered and the
@@ -112,6 +118,38 @@ func parseWorkValues(values url.Values, tr *i18n.Translator, kind workindex.Kind
 	f.query.From = from
 	if !to.IsZero() {
 		f.query.To = to.AddDate(0, 0, 1) // the whole last day
+	}
+	// The home page's links (docs/home.md): when the row entered its stage, and one rep's rows
+	// (a team role's filter; the index ignores it for anyone else).
+	for _, p := range []struct {
+		name, label string
+		at          *time.Time
+		end         bool
+	}{{"entered_from", "work.filters.entered_from", &f.query.EnteredFrom, false}, {"entered_to", "work.filters.entered_to", &f.query.EnteredTo, true}} {
+		raw := values.Get(p.name)
+		if raw == "" {
+			continue
+		}
+		d, ok := workDate(raw)
+		if !ok {
+			f.errs["work-find"] = tr.T("work.error.date")
+			continue
+		}
+		// The date as entered (a UTC day, as the lists' dates), in the reader's words.
+		label := tr.T(p.label, tr.InZone(time.UTC).Date(d))
+		if p.end {
+			d = d.AddDate(0, 0, 1) // the whole last day
+		}
+		*p.at = d
+		f.narrowing = append(f.narrowing, work.Param{Name: p.name, Value: raw, Label: label})
+	}
+	if raw := values.Get("by"); raw != "" {
+		if !workPersonKey.MatchString(raw) {
+			f.errs["work-find"] = tr.T("work.error.person")
+		} else {
+			f.query.Person = raw
+			f.narrowing = append(f.narrowing, work.Param{Name: "by", Value: raw, Label: tr.T("work.filters.by")})
+		}
 	}
 	find := strings.TrimSpace(values.Get("q"))
 	f.values["q"] = find
@@ -204,7 +242,7 @@ func (h *Handler) showWorkList(c *gin.Context, spec workListSpec) {
 	viewer := h.viewer(c)
 	vm := work.ListVM{Title: spec.title, Action: spec.path, Contracts: spec.kind == workindex.KindContract,
 		Customer: f.values["customer"], From: f.values["from"], To: f.values["to"], Find: f.values["q"],
-		Sort: f.values["sort"], Dir: f.values["dir"], FieldErrors: f.errs, Tools: h.workTools(c, spec, f)}
+		Sort: f.values["sort"], Dir: f.values["dir"], FieldErrors: f.errs, Narrowing: f.narrowing, Tools: h.workTools(c, spec, f)}
 	vm.Scopes = []work.Choice{
 		{Value: string(workindex.ScopeMine), Label: spec.mineLabel, Selected: f.scope == string(workindex.ScopeMine)},
 		{Value: string(workindex.ScopeAll), Label: spec.allLabel, Selected: f.scope == string(workindex.ScopeAll)},

@@ -69,6 +69,10 @@ func (f workFilters) canonicalQuery() string {
 			v.Set(key, f.values[key])
 		}
 	}
+	// The home page's narrowing filters (when a row entered its stage, one rep's rows), as parsed.
+	for _, p := range f.narrowing {
+		v.Set(p.Name, p.Value)
+	}
 	if f.query.Sort == workindex.SortValue {
 		v.Set("sort", string(workindex.SortValue))
 	}

@@ -244,3 +244,18 @@ func TestSavedViewOfTheAuditWorklist(t *testing.T) {
 		t.Error("the empty worklist should offer the view, and no save form before quotes were asked for")
 	}
 }
+
+// A list opened from a home page's figure (when rows entered their stage) saves with that
+// narrowing: the view opens the same rows, not the wider list.
+func TestSavedViewKeepsTheHomePagesNarrowing(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t, portalOptions{})
+	sales := p.login(t, "sales", "sales-demo")
+	resp := saveViewForm(t, p, sales, url.Values{"list": {"contracts"}, "name": {"Out since May"},
+		"query": {"stage=signature&entered_to=2026-05-01&entered_from=2026-04-01"}}, nil)
+	doc := quoteMust(t, "save", resp, http.StatusOK)
+	want := "/work/contracts?entered_from=2026-04-01&entered_to=2026-05-01&scope=all&stage=signature"
+	if href := doc.Find(`[data-testid="work-view"]`).AttrOr("href", ""); href != want {
+		t.Fatalf("saved view link %q, want %q", href, want)
+	}
+}

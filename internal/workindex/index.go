@@ -342,6 +342,9 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 	if err := upsertRow(ctx, tx, &r); err != nil {
 		return err
 	}
+	if err := updateTotals(ctx, tx, exists, &old, &r); err != nil {
+		return err
+	}
 	if r.Customer != "" && r.CustomerID != 0 && (r.Customer != old.Customer || r.CustomerID != old.CustomerID) {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO work_customers (customer_id, folded) VALUES ($1, $2)
 			ON CONFLICT (customer_id) DO UPDATE SET folded = excluded.folded`, r.CustomerID, customercache.Fold(r.Customer)); err != nil {
@@ -430,14 +433,15 @@ func readViewer(ctx context.Context, tx *sql.Tx, key string, kind Kind, id int64
 func upsertRow(ctx context.Context, tx *sql.Tx, r *Row) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO work_rows (kind, id, quote_id, cpq_id, customer_id, customer, customer_folded, configurator,
 		contract_id, contract_number, stage, one_off_cents, monthly_cents, value_cents, created_by, created_by_name, changed_by,
-		changed_by_name, changed_at, seen_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+		changed_by_name, changed_at, seen_at, stage_since)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20)
 		ON CONFLICT (kind, id) DO UPDATE SET quote_id = excluded.quote_id, cpq_id = excluded.cpq_id, customer_id = excluded.customer_id,
 		customer = excluded.customer, customer_folded = excluded.customer_folded, configurator = excluded.configurator,
 		contract_id = excluded.contract_id, contract_number = excluded.contract_number, stage = excluded.stage,
 		one_off_cents = excluded.one_off_cents, monthly_cents = excluded.monthly_cents, value_cents = excluded.value_cents,
 		created_by = excluded.created_by, created_by_name = excluded.created_by_name, changed_by = excluded.changed_by,
-		changed_by_name = excluded.changed_by_name, changed_at = excluded.changed_at, seen_at = excluded.seen_at`,
+		changed_by_name = excluded.changed_by_name, changed_at = excluded.changed_at, seen_at = excluded.seen_at,
+		stage_since = CASE WHEN work_rows.stage = excluded.stage THEN work_rows.stage_since ELSE excluded.stage_since END`,
 		string(r.Kind), r.ID(), r.QuoteID, r.CPQID, r.CustomerID, r.Customer, customercache.Fold(r.Customer), r.Configurator,
 		r.ContractID, r.ContractNumber, string(r.Stage), r.OneOffCents, r.MonthlyCents, r.ValueCents(), r.CreatedBy, r.CreatedByName,
 		r.ChangedBy, r.ChangedByName, statedb.Micros(r.ChangedAt), statedb.Micros(r.SeenAt))
@@ -560,7 +564,9 @@ func (ix *Index) Purge(ctx context.Context) (int64, error) {
 		if err != nil {
 			return err
 		}
-		n, _ = res.RowsAffected()
+		if n, _ = res.RowsAffected(); n > 0 {
+			return RebuildTotals(ctx, tx)
+		}
 		return nil
 	})
 	if err != nil {

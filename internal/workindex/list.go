@@ -50,6 +50,18 @@ type Query struct {
 	CPQID      int32
 	// From and To bound the last change (zero: open).
 	From, To time.Time
+	// EnteredFrom and EnteredTo bound when the row entered its stage (zero: open): the home
+	// page's follow-ups and aging link to them ("out for signature since before ...").
+	EnteredFrom, EnteredTo time.Time
+	// Person (a PersonKey) lists the rows that person created or changed last, as their My quotes
+	// would: a team role's view of one rep (the home page's figures by rep). It is ignored for a
+	// viewer without a team role, who lists only their own rows.
+	Person string
+	// NoOptions leaves Page.Configurators out (a page that shows no filter form).
+	NoOptions bool
+	// NoCount reads the page without counting (Page.Total 0, one page): a short list that shows
+	// no count (the home page's recent work).
+	NoCount bool
 	// Find is a quote or contract number or part of the customer's name (folded as the customer
 	// search folds: case, accents and punctuation).
 	Find string
@@ -121,6 +133,9 @@ func (ix *Index) List(ctx context.Context, v Viewer, q Query) (Page, error) {
 		q.PerPage = 25
 	}
 	q.PerPage = min(q.PerPage, MaxPerPage)
+	if !v.Team {
+		q.Person = "" // a rep lists their own rows only
+	}
 	b := listQuery{args: []any{string(q.Kind), key}}
 	var matching []int32
 	broad := false
@@ -134,8 +149,10 @@ func (ix *Index) List(ctx context.Context, v Viewer, q Query) (Page, error) {
 	order := orderBy(q)
 
 	var count int
-	if err := ix.db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&count); err != nil {
-		return Page{}, fmt.Errorf("%w: count: %w", ErrUnavailable, err)
+	if !q.NoCount {
+		if err := ix.db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&count); err != nil {
+			return Page{}, fmt.Errorf("%w: count: %w", ErrUnavailable, err)
+		}
 	}
 	page := Page{Total: min(count, CountBound), Capped: count > CountBound}
 	page.Pages = max(1, (page.Total+q.PerPage-1)/q.PerPage)
@@ -166,6 +183,9 @@ func (ix *Index) List(ctx context.Context, v Viewer, q Query) (Page, error) {
 		last := page.Rows[len(page.Rows)-1]
 		page.Next = &Cursor{Key: sortKey(q, &last), ID: last.ID()}
 	}
+	if q.NoOptions {
+		return page, nil
+	}
 	if page.Configurators, err = ix.configurators(ctx); err != nil {
 		return Page{}, err
 	}
@@ -193,6 +213,8 @@ func (ix *Index) configurators(ctx context.Context) ([]Option, error) {
 type listQuery struct {
 	args  []any
 	where []string
+	// person is the placeholder of Query.Person ("": none).
+	person string
 }
 
 func (b *listQuery) arg(v any) string {
@@ -253,6 +275,15 @@ func (b *listQuery) filters(q Query, matching []int32, broad bool) {
 	if !q.To.IsZero() {
 		b.where = append(b.where, "r.changed_at < "+b.arg(statedb.Micros(q.To)))
 	}
+	if !q.EnteredFrom.IsZero() {
+		b.where = append(b.where, "r.stage_since >= "+b.arg(statedb.Micros(q.EnteredFrom)))
+	}
+	if !q.EnteredTo.IsZero() {
+		b.where = append(b.where, "r.stage_since < "+b.arg(statedb.Micros(q.EnteredTo)))
+	}
+	if q.Person != "" {
+		b.person = b.arg(q.Person)
+	}
 	find := strings.TrimSpace(q.Find)
 	if find == "" {
 		return
@@ -302,6 +333,12 @@ type branch struct{ from, where string }
 func (b *listQuery) branches(q Query, v Viewer) []branch {
 	base := append([]string{"r.kind = $1"}, b.where...)
 	switch {
+	case b.person != "" && v.Team:
+		// One person's rows, as their My quotes would list them.
+		return []branch{
+			{"work_rows r", strings.Join(append(base, "r.created_by = "+b.person, notDenied), " AND ")},
+			{"work_rows r", strings.Join(append(base, "r.changed_by = "+b.person, "r.created_by <> "+b.person, notDenied), " AND ")},
+		}
 	case q.Scope == ScopeMine:
 		return []branch{
 			{"work_rows r", strings.Join(append(base, "r.created_by = $2", notDenied), " AND ")},
@@ -319,11 +356,29 @@ func (b *listQuery) branches(q Query, v Viewer) []branch {
 // (My quotes' second leaves out what the first has), so their counts add up.
 func (b *listQuery) countSQL(q Query, v Viewer) string {
 	limit := strconv.Itoa(CountBound + 1)
+	order := countOrder(q, v, b.person != "")
 	var parts []string
 	for _, br := range b.branches(q, v) {
-		parts = append(parts, "(SELECT COUNT(*) FROM (SELECT 1 AS one FROM "+br.from+" WHERE "+br.where+" LIMIT "+limit+") AS b"+strconv.Itoa(len(parts))+")")
+		parts = append(parts, "(SELECT COUNT(*) FROM (SELECT 1 AS one FROM "+br.from+" WHERE "+br.where+order+" LIMIT "+limit+") AS b"+strconv.Itoa(len(parts))+")")
 	}
 	return "SELECT " + strings.Join(parts, " + ")
+}
+
+// countOrder orders the count of one stage in an index's order, so the planner reads that
+// index's range (work_rows_stage_since, or work_rows_stage by last change when the list is
+// bounded by it): PostgreSQL otherwise scans the table for the first 1,001 matches, as long as
+// the whole table when the matching rows lie together (the newest at its end; a rare stage).
+// Only for one stage and no other filter than dates, for the team's or one person's rows; every
+// other count is left to the planner as it was (docs/performance.md).
+func countOrder(q Query, v Viewer, person bool) string {
+	if len(q.Stages) != 1 || q.CustomerID != 0 || q.CPQID != 0 || strings.TrimSpace(q.Find) != "" ||
+		!(v.Team || q.Scope == ScopeMine || person) {
+		return ""
+	}
+	if !q.From.IsZero() || !q.To.IsZero() {
+		return " ORDER BY r.changed_at"
+	}
+	return " ORDER BY r.stage_since"
 }
 
 // pageSQL selects one page in order. Each branch is ordered and limited on its own (an index's
@@ -383,3 +438,32 @@ func orderBy(q Query) string {
 	}
 	return key + dir + ", r.id" + dir
 }
+
+// Count is how many rows List would find for q (at most CountBound; capped says there are more),
+// without reading a page: the home page's figures that link to a list (internal/pipeline).
+func (ix *Index) Count(ctx context.Context, v Viewer, q Query) (n int, capped bool, err error) {
+	key := v.Key()
+	if key == "" {
+		return 0, false, nil
+	}
+	if !v.Team {
+		q.Person = ""
+	}
+	b := listQuery{args: []any{string(q.Kind), key}}
+	var matching []int32
+	broad := false
+	if folded := customercache.Fold(strings.TrimSpace(q.Find)); folded != "" {
+		if matching, broad, err = ix.customersMatching(ctx, folded); err != nil {
+			return 0, false, err
+		}
+	}
+	b.filters(q, matching, broad)
+	var count int
+	if err := ix.db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&count); err != nil {
+		return 0, false, fmt.Errorf("%w: count: %w", ErrUnavailable, err)
+	}
+	return min(count, CountBound), count > CountBound, nil
+}
+
+// DB is the database the index is kept in (for read models over its tables, internal/pipeline).
+func (ix *Index) DB() *statedb.DB { return ix.db }

@@ -22,6 +22,11 @@ type Choice struct {
 	Selected     bool
 }
 
+// Param is a filter carried as a hidden field: its name, value and what it means in words.
+type Param struct {
+	Name, Value, Label string
+}
+
 // ListVM is the quotes or contracts list page.
 type ListVM struct {
 	// Title is the page heading; Action the list's path (/work/quotes or /work/contracts).
@@ -44,8 +49,11 @@ type ListVM struct {
 	// FieldErrors by input id.
 	FieldErrors map[string]string
 	// Tools are the saved views and the exports (views.templ).
-	Tools   ToolsVM
-	Results ResultsVM
+	Tools ToolsVM
+	// Narrowing are filters the form has no field for (from the home page's links): kept as
+	// hidden fields and named above the results.
+	Narrowing []Param
+	Results   ResultsVM
 }
 
 // ResultsVM is the results region.

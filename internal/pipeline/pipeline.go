@@ -1,0 +1,444 @@
+// Package pipeline answers the home page's figures (docs/home.md): a person's or the team's open
+// pipeline by stage (count and value), the figures by rep, the follow-ups (contracts out for
+// signature too long, declined, expired, drafts untouched, signed contracts waiting for the
+// archive), contracts signed this month and last, the generated-to-signed conversion and the
+// aging of what is out for signature or waiting for the archive.
+//
+// Every figure is read from the work index (internal/workindex) under its rules: a rep's figures
+// are their own rows (created or changed last by them, their My quotes), a team role's are every
+// row the team lists, and a row the v2 API refused the viewer is left out of both, as the lists
+// leave it out. Each figure carries the list query that makes it (Figure.Query and friends), so
+// the page links every number and bar to that list, and the list shows the same rows.
+//
+// Counts and values by stage come from work_totals (kept by every sighting, migration 00010), so
+// they cost a few small rows however many rows there are; the rest are index ranges of
+// stage_since or the lists' own queries, counted up to workindex.CountBound.
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cpqportal/portal/internal/workindex"
+)
+
+// Defaults of Options.
+const (
+	DefaultSignatureDays = 14
+	DefaultDraftDays     = 30
+	// FollowUpRows is how many rows of each follow-up the page shows (the list has them all).
+	FollowUpRows = 5
+	// MaxReps is how many reps the team's figures name (largest open value first).
+	MaxReps = 10
+	// MaxWaiting is how many signed contracts the back office's button takes to the batch check.
+	MaxWaiting = 100
+)
+
+// Options tune the figures (the handlers pass the settings, whose defaults are these; 0 days
+// makes everything in the stage a follow-up at once, for demos and tests).
+type Options struct {
+	// SignatureDays: a contract out for signature longer than this is a follow-up
+	// (PORTAL_FOLLOWUP_SIGNATURE_DAYS).
+	SignatureDays int
+	// DraftDays: a draft untouched for this long is a follow-up (PORTAL_FOLLOWUP_DRAFT_DAYS).
+	DraftDays int
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Pipeline reads the home page's figures from the work index.
+type Pipeline struct {
+	ix   *workindex.Index
+	opts Options
+}
+
+// New returns the figures of ix.
+func New(ix *workindex.Index, opts Options) *Pipeline {
+	if opts.SignatureDays < 0 {
+		opts.SignatureDays = DefaultSignatureDays
+	}
+	if opts.DraftDays < 0 {
+		opts.DraftDays = DefaultDraftDays
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Pipeline{ix: ix, opts: opts}
+}
+
+// Options are the settings in use (after defaults).
+func (p *Pipeline) Options() Options { return p.opts }
+
+// OpenStages are the stages of a deal still open, in deal order.
+func OpenStages() []workindex.Stage {
+	return []workindex.Stage{workindex.StageDraft, workindex.StageGenerated, workindex.StageSignature}
+}
+
+// Figure is a stage's count and value (one-off plus 12 months of monthly, workindex.Row.ValueCents).
+type Figure struct {
+	Stage      workindex.Stage
+	Count      int64
+	ValueCents int64
+	// Query is the list that shows these rows.
+	Query workindex.Query
+}
+
+// Count is a figure counted on a list up to workindex.CountBound.
+type Count struct {
+	N      int
+	Capped bool
+	Query  workindex.Query
+}
+
+// Rep is one person's open pipeline in the team's figures.
+type Rep struct {
+	Person, Name string
+	Count        int64
+	ValueCents   int64
+	Query        workindex.Query
+}
+
+// Bucket is one bar of an aging chart: the rows that entered their stage between MinDays and
+// MaxDays ago (MaxDays 0: or longer).
+type Bucket struct {
+	MinDays, MaxDays int
+	Count
+}
+
+// FollowUpKind names a follow-up.
+type FollowUpKind string
+
+// The follow-ups, in the order the page shows them.
+const (
+	FollowUpSignature FollowUpKind = "signature" // out for signature longer than SignatureDays
+	FollowUpDeclined  FollowUpKind = "declined"
+	FollowUpExpired   FollowUpKind = "expired"
+	FollowUpDraft     FollowUpKind = "draft"   // drafts untouched for DraftDays
+	FollowUpArchive   FollowUpKind = "archive" // signed, waiting for the archive
+)
+
+// FollowUp is one kind of follow-up: how many, and the oldest few.
+type FollowUp struct {
+	Kind FollowUpKind
+	Count
+	Rows []workindex.Row
+}
+
+// scope is whose figures: the team's (a team role) or the viewer's own.
+func scope(v workindex.Viewer) workindex.Scope {
+	if v.Team {
+		return workindex.ScopeAll
+	}
+	return workindex.ScopeMine
+}
+
+// today is the start of the current day (UTC, as the lists' date filters read their dates).
+func (p *Pipeline) today() time.Time {
+	return p.opts.Now().UTC().Truncate(24 * time.Hour)
+}
+
+// daysAgo is the end of the day n days ago: a row that entered its stage before it has been in
+// it for n days or more, counted in whole days as the lists' date filters count them.
+func (p *Pipeline) daysAgo(n int) time.Time {
+	return p.today().AddDate(0, 0, 1-n)
+}
+
+// Stages are the viewer's open pipeline (the team's for a team role) by stage, from the quotes:
+// a quote follows its contract's stage, so each deal counts once.
+func (p *Pipeline) Stages(ctx context.Context, v workindex.Viewer) ([]Figure, error) {
+	totals, err := p.totals(ctx, v, workindex.KindQuote)
+	if err != nil {
+		return nil, err
+	}
+	var out []Figure
+	for _, st := range OpenStages() {
+		t := totals[st]
+		out = append(out, Figure{Stage: st, Count: t.n, ValueCents: t.value,
+			Query: workindex.Query{Kind: workindex.KindQuote, Scope: scope(v), Stages: []workindex.Stage{st}}})
+	}
+	return out, nil
+}
+
+// Conversion is how many contracts are signed of those generated and not archived (the index
+// cannot tell whether an archived contract was signed first: docs/home.md).
+type Conversion struct {
+	Signed, Generated Figure
+}
+
+// Conversion is the viewer's (or the team's) generated-to-signed conversion.
+func (p *Pipeline) Conversion(ctx context.Context, v workindex.Viewer) (Conversion, error) {
+	totals, err := p.totals(ctx, v, workindex.KindContract)
+	if err != nil {
+		return Conversion{}, err
+	}
+	generated := []workindex.Stage{workindex.StageGenerated, workindex.StageSignature, workindex.StageSigned,
+		workindex.StageDeclined, workindex.StageExpired}
+	c := Conversion{
+		Signed: Figure{Stage: workindex.StageSigned, Count: totals[workindex.StageSigned].n, ValueCents: totals[workindex.StageSigned].value,
+			Query: workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Stages: []workindex.Stage{workindex.StageSigned}}},
+		Generated: Figure{Stage: workindex.StageGenerated,
+			Query: workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Stages: generated}},
+	}
+	for _, st := range generated {
+		c.Generated.Count += totals[st].n
+		c.Generated.ValueCents += totals[st].value
+	}
+	return c, nil
+}
+
+// Reps are the team's open pipeline by rep, largest open value first, at most MaxReps; nil for a
+// viewer without a team role.
+func (p *Pipeline) Reps(ctx context.Context, v workindex.Viewer) ([]Rep, error) {
+	if !v.Team || v.Key() == "" {
+		return nil, nil
+	}
+	open := OpenStages()
+	args := []any{string(workindex.KindQuote)}
+	rows, err := p.ix.DB().SQL.QueryContext(ctx, `SELECT person, name, stage, n, value_cents FROM work_totals
+		WHERE kind = $1 AND person <> '' AND stage IN ('`+string(open[0])+`', '`+string(open[1])+`', '`+string(open[2])+`')`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reps: %w", workindex.ErrUnavailable, err)
+	}
+	defer rows.Close()
+	byPerson := map[string]*Rep{}
+	for rows.Next() {
+		var person, name, stage string
+		var n, value int64
+		if err := rows.Scan(&person, &name, &stage, &n, &value); err != nil {
+			return nil, fmt.Errorf("%w: reps: %w", workindex.ErrUnavailable, err)
+		}
+		r := byPerson[person]
+		if r == nil {
+			r = &Rep{Person: person}
+			byPerson[person] = r
+		}
+		if name != "" {
+			r.Name = name
+		}
+		r.Count += n
+		r.ValueCents += value
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%w: reps: %w", workindex.ErrUnavailable, err)
+	}
+	denied, err := p.denied(ctx, v, workindex.KindQuote)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range denied {
+		if !slices.Contains(open, d.stage) {
+			continue
+		}
+		people := []string{d.createdBy}
+		if d.changedBy != d.createdBy {
+			people = append(people, d.changedBy)
+		}
+		for _, person := range people {
+			if r := byPerson[person]; r != nil {
+				r.Count--
+				r.ValueCents -= d.value
+			}
+		}
+	}
+	var out []Rep
+	for _, r := range byPerson {
+		if r.Count <= 0 {
+			continue
+		}
+		r.Query = workindex.Query{Kind: workindex.KindQuote, Scope: workindex.ScopeAll, Stages: open, Person: r.Person}
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b Rep) int {
+		return cmp.Or(cmp.Compare(b.ValueCents, a.ValueCents), cmp.Compare(b.Count, a.Count), cmp.Compare(a.Person, b.Person))
+	})
+	if len(out) > MaxReps {
+		out = out[:MaxReps]
+	}
+	return out, nil
+}
+
+// total is one stage's count and value.
+type total struct{ n, value int64 }
+
+// totals are the viewer's (or the team's) counts and values of kind by stage: work_totals for
+// the person (or everyone), less the rows the v2 API refused the viewer.
+func (p *Pipeline) totals(ctx context.Context, v workindex.Viewer, kind workindex.Kind) (map[workindex.Stage]total, error) {
+	out := map[workindex.Stage]total{}
+	key := v.Key()
+	if key == "" {
+		return out, nil
+	}
+	person := key
+	if v.Team {
+		person = ""
+	}
+	rows, err := p.ix.DB().SQL.QueryContext(ctx, `SELECT stage, n, value_cents FROM work_totals WHERE kind = $1 AND person = $2`,
+		string(kind), person)
+	if err != nil {
+		return nil, fmt.Errorf("%w: totals: %w", workindex.ErrUnavailable, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var stage string
+		var t total
+		if err := rows.Scan(&stage, &t.n, &t.value); err != nil {
+			return nil, fmt.Errorf("%w: totals: %w", workindex.ErrUnavailable, err)
+		}
+		out[workindex.Stage(stage)] = t
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%w: totals: %w", workindex.ErrUnavailable, err)
+	}
+	denied, err := p.denied(ctx, v, kind)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range denied {
+		if v.Team || d.createdBy == key || d.changedBy == key {
+			t := out[d.stage]
+			t.n--
+			t.value -= d.value
+			out[d.stage] = t
+		}
+	}
+	return out, nil
+}
+
+// deniedRow is a row the v2 API refused the viewer (work_denied: few a person).
+type deniedRow struct {
+	stage                workindex.Stage
+	createdBy, changedBy string
+	value                int64
+}
+
+func (p *Pipeline) denied(ctx context.Context, v workindex.Viewer, kind workindex.Kind) ([]deniedRow, error) {
+	rows, err := p.ix.DB().SQL.QueryContext(ctx, `SELECT r.stage, r.created_by, r.changed_by, r.value_cents FROM work_denied d
+		JOIN work_rows r ON r.kind = d.kind AND r.id = d.id WHERE d.person = $1 AND d.kind = $2`, v.Key(), string(kind))
+	if err != nil {
+		return nil, fmt.Errorf("%w: refused rows: %w", workindex.ErrUnavailable, err)
+	}
+	defer rows.Close()
+	var out []deniedRow
+	for rows.Next() {
+		var d deniedRow
+		var stage string
+		if err := rows.Scan(&stage, &d.createdBy, &d.changedBy, &d.value); err != nil {
+			return nil, fmt.Errorf("%w: refused rows: %w", workindex.ErrUnavailable, err)
+		}
+		d.stage = workindex.Stage(stage)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// FollowUps are the viewer's follow-ups (the team's for a team role), each with its count and its
+// oldest FollowUpRows rows (by last change).
+func (p *Pipeline) FollowUps(ctx context.Context, v workindex.Viewer) ([]FollowUp, error) {
+	contracts := func(st workindex.Stage) workindex.Query {
+		return workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Stages: []workindex.Stage{st}}
+	}
+	signature := contracts(workindex.StageSignature)
+	signature.EnteredTo = p.daysAgo(p.opts.SignatureDays)
+	draft := workindex.Query{Kind: workindex.KindQuote, Scope: scope(v), Stages: []workindex.Stage{workindex.StageDraft},
+		To: p.daysAgo(p.opts.DraftDays)}
+	specs := []struct {
+		kind FollowUpKind
+		q    workindex.Query
+	}{
+		{FollowUpSignature, signature},
+		{FollowUpDeclined, contracts(workindex.StageDeclined)},
+		{FollowUpExpired, contracts(workindex.StageExpired)},
+		{FollowUpDraft, draft},
+		{FollowUpArchive, contracts(workindex.StageSigned)},
+	}
+	out := make([]FollowUp, 0, len(specs))
+	for _, s := range specs {
+		f, err := p.oldest(ctx, v, s.q, FollowUpRows)
+		if err != nil {
+			return nil, err
+		}
+		f.Kind = s.kind
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// Waiting are the signed contracts waiting for the archive (the back office's), the oldest
+// MaxWaiting of them.
+func (p *Pipeline) Waiting(ctx context.Context, v workindex.Viewer) (FollowUp, error) {
+	q := workindex.Query{Kind: workindex.KindContract, Scope: workindex.ScopeAll, Stages: []workindex.Stage{workindex.StageSigned}}
+	f, err := p.oldest(ctx, v, q, MaxWaiting)
+	f.Kind = FollowUpArchive
+	return f, err
+}
+
+// oldest lists q's oldest rows (by last change) with q's count.
+func (p *Pipeline) oldest(ctx context.Context, v workindex.Viewer, q workindex.Query, n int) (FollowUp, error) {
+	list := q
+	list.Asc, list.PerPage, list.NoOptions = true, n, true
+	page, err := p.ix.List(ctx, v, list)
+	if err != nil {
+		return FollowUp{}, err
+	}
+	return FollowUp{Count: Count{N: page.Total, Capped: page.Capped, Query: q}, Rows: page.Rows}, nil
+}
+
+// Recent is the viewer's own recent work: their latest quotes (My quotes, the list it links to),
+// read without a count (the page shows none).
+func (p *Pipeline) Recent(ctx context.Context, v workindex.Viewer) ([]workindex.Row, error) {
+	q := workindex.Query{Kind: workindex.KindQuote, Scope: workindex.ScopeMine, PerPage: FollowUpRows, NoOptions: true, NoCount: true}
+	page, err := p.ix.List(ctx, v, q)
+	if err != nil {
+		return nil, err
+	}
+	return page.Rows, nil
+}
+
+// SignedMonths are the contracts signed this month and last month (UTC months: they entered
+// stage Signed then and have not left it; an archived contract no longer counts, docs/home.md).
+func (p *Pipeline) SignedMonths(ctx context.Context, v workindex.Viewer) (this, last Count, err error) {
+	today := p.today()
+	month := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC)
+	q := workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Stages: []workindex.Stage{workindex.StageSigned}}
+	this.Query, last.Query = q, q
+	this.Query.EnteredFrom, this.Query.EnteredTo = month, month.AddDate(0, 1, 0)
+	last.Query.EnteredFrom, last.Query.EnteredTo = month.AddDate(0, -1, 0), month
+	if this.N, this.Capped, err = p.ix.Count(ctx, v, this.Query); err != nil {
+		return this, last, err
+	}
+	last.N, last.Capped, err = p.ix.Count(ctx, v, last.Query)
+	return this, last, err
+}
+
+// AgingDays are the aging chart's bucket bounds in days.
+var AgingDays = []int{7, 14, 30}
+
+// Aging counts the contracts in stage (out for signature, or signed and waiting for the archive)
+// by how long they have been in it: under 7 days, 7 to 14, 14 to 30, 30 and more (whole days,
+// UTC, as the lists' date filters).
+func (p *Pipeline) Aging(ctx context.Context, v workindex.Viewer, stage workindex.Stage, sc workindex.Scope) ([]Bucket, error) {
+	var out []Bucket
+	lower := 0
+	for i := 0; i <= len(AgingDays); i++ {
+		q := workindex.Query{Kind: workindex.KindContract, Scope: sc, Stages: []workindex.Stage{stage}}
+		b := Bucket{MinDays: lower}
+		if lower > 0 {
+			q.EnteredTo = p.daysAgo(lower)
+		}
+		if i < len(AgingDays) {
+			b.MaxDays = AgingDays[i]
+			q.EnteredFrom = p.daysAgo(b.MaxDays)
+			lower = b.MaxDays
+		}
+		b.Query = q
+		var err error
+		if b.N, b.Capped, err = p.ix.Count(ctx, v, q); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}

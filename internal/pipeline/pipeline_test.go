@@ -1,0 +1,345 @@
+package pipeline
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
+	"github.com/cpqportal/portal/internal/workindex"
+)
+
+var now = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
+func daysBefore(n int) time.Time { return now.AddDate(0, 0, -n) }
+
+var (
+	alice = workindex.Viewer{Subject: "alice", Name: "Alice Rep"}
+	bob   = workindex.Viewer{Subject: "bob", Name: "Bob Rep"}
+	lead  = workindex.Viewer{Subject: "lead", Name: "Lea Lead", Team: true}
+)
+
+// row is one row of the fixture, inserted directly (the stages Signed, Declined and Expired come
+// from rules another change brings), owned by its creator.
+type row struct {
+	kind            workindex.Kind
+	id              int64
+	stage           workindex.Stage
+	by              workindex.Viewer
+	oneOff, monthly int64
+	since, changed  time.Time
+}
+
+// world is a rep Alice, a rep Bob and a team lead: Alice has two drafts (one untouched for 40
+// days), a generated quote, a contract out for signature for 20 days, one declined and two
+// signed (this month and last); Bob a quote and a contract out for signature for 2 days and an
+// expired contract.
+func world(t *testing.T, db *statedb.DB) (*workindex.Index, *Pipeline) {
+	t.Helper()
+	ctx := context.Background()
+	rows := []row{
+		{workindex.KindQuote, 1, workindex.StageDraft, alice, 100_00, 10_00, daysBefore(40), daysBefore(40)},
+		{workindex.KindQuote, 2, workindex.StageDraft, alice, 50_00, 0, daysBefore(1), daysBefore(1)},
+		{workindex.KindQuote, 3, workindex.StageGenerated, alice, 1000_00, 100_00, daysBefore(3), daysBefore(3)},
+		{workindex.KindQuote, 4, workindex.StageSignature, bob, 200_00, 0, daysBefore(2), daysBefore(2)},
+		{workindex.KindContract, 11, workindex.StageSignature, alice, 300_00, 0, daysBefore(20), daysBefore(20)},
+		{workindex.KindContract, 12, workindex.StageDeclined, alice, 1_00, 0, daysBefore(5), daysBefore(5)},
+		{workindex.KindContract, 13, workindex.StageSigned, alice, 1_00, 0, daysBefore(10), daysBefore(10)},
+		{workindex.KindContract, 14, workindex.StageSigned, alice, 1_00, 0, daysBefore(40), daysBefore(40)},
+		{workindex.KindContract, 15, workindex.StageSignature, bob, 1_00, 0, daysBefore(2), daysBefore(2)},
+		{workindex.KindContract, 16, workindex.StageExpired, bob, 1_00, 0, daysBefore(8), daysBefore(8)},
+	}
+	err := db.Tx(ctx, func(tx *sql.Tx) error {
+		for _, r := range rows {
+			number := ""
+			contractID := int64(0)
+			if r.kind == workindex.KindContract {
+				number, contractID = "C-2026-"+string(rune('0'+r.id%10)), r.id
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO work_rows (kind, id, quote_id, cpq_id, customer_id, customer, contract_id,
+				contract_number, stage, one_off_cents, monthly_cents, value_cents, created_by, created_by_name, changed_by, changed_by_name,
+				changed_at, seen_at, stage_since) VALUES ($1, $2, $3, 1, 7, 'Acme', $4, $5, $6, $7, $8, $9, $10, $11, $10, $11, $12, $12, $13)`,
+				string(r.kind), r.id, r.id, contractID, number, string(r.stage), r.oneOff, r.monthly, r.oneOff+12*r.monthly,
+				r.by.Key(), r.by.Name, statedb.Micros(r.changed), statedb.Micros(r.since)); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewers (person, kind, id, owner, seen_at) VALUES ($1, $2, $3, 1, $4)`,
+				r.by.Key(), string(r.kind), r.id, statedb.Micros(r.changed)); err != nil {
+				return err
+			}
+		}
+		return workindex.RebuildTotals(ctx, tx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := workindex.New(db, workindex.Options{Now: func() time.Time { return now }})
+	return ix, New(ix, Options{SignatureDays: 14, DraftDays: 30, Now: func() time.Time { return now }})
+}
+
+func figures(t *testing.T, p *Pipeline, v workindex.Viewer) map[workindex.Stage]Figure {
+	t.Helper()
+	fs, err := p.Stages(context.Background(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[workindex.Stage]Figure{}
+	for _, f := range fs {
+		out[f.Stage] = f
+	}
+	return out
+}
+
+// listed is how many rows the list a figure links to shows: every figure must match it.
+func listed(t *testing.T, ix *workindex.Index, v workindex.Viewer, q workindex.Query) int {
+	t.Helper()
+	page, err := ix.List(context.Background(), v, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page.Total
+}
+
+func TestPipelineStagesMineAndTeam(t *testing.T) {
+	t.Parallel()
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ix, p := world(t, db)
+		mine := figures(t, p, alice)
+		if f := mine[workindex.StageDraft]; f.Count != 2 || f.ValueCents != 100_00+12*10_00+50_00 {
+			t.Errorf("Alice's drafts: %+v", f)
+		}
+		if f := mine[workindex.StageSignature]; f.Count != 0 || f.ValueCents != 0 {
+			t.Errorf("Alice sees Bob's quote out for signature: %+v", f)
+		}
+		team := figures(t, p, lead)
+		if f := team[workindex.StageSignature]; f.Count != 1 || f.ValueCents != 200_00 {
+			t.Errorf("the team's quotes out for signature: %+v", f)
+		}
+		if f := team[workindex.StageDraft]; f.Count != 2 {
+			t.Errorf("the team's drafts: %+v", f)
+		}
+		for _, v := range []workindex.Viewer{alice, bob, lead} {
+			for st, f := range figures(t, p, v) {
+				if n := listed(t, ix, v, f.Query); int64(n) != f.Count {
+					t.Errorf("%s's %s figure %d, its list %d", v.Subject, st, f.Count, n)
+				}
+			}
+		}
+		// Recent work: the viewer's own quotes, newest first (a team lead's too: their own).
+		recent, err := p.Recent(context.Background(), alice)
+		if err != nil || len(recent) != 3 || recent[0].QuoteID != 2 || recent[1].QuoteID != 3 || recent[2].QuoteID != 1 {
+			t.Errorf("Alice's recent work: %+v %v", recent, err)
+		}
+		if recent, err := p.Recent(context.Background(), lead); err != nil || len(recent) != 0 {
+			t.Errorf("the lead's recent work lists others' quotes: %d %v", len(recent), err)
+		}
+		// A row the v2 API refused the lead leaves their figures, as it leaves their lists.
+		if err := ix.Forget(context.Background(), lead, workindex.KindQuote, 4); err != nil {
+			t.Fatal(err)
+		}
+		if f := figures(t, p, lead)[workindex.StageSignature]; f.Count != 0 || f.ValueCents != 0 {
+			t.Errorf("a refused row still counts for the lead: %+v", f)
+		}
+	})
+}
+
+func TestPipelineRepsOnlyForTheTeam(t *testing.T) {
+	t.Parallel()
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ix, p := world(t, db)
+		if reps, err := p.Reps(context.Background(), alice); err != nil || reps != nil {
+			t.Fatalf("a rep sees figures by rep: %v %v", reps, err)
+		}
+		reps, err := p.Reps(context.Background(), lead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(reps) != 2 || reps[0].Name != "Alice Rep" || reps[0].Count != 3 || reps[1].Name != "Bob Rep" || reps[1].Count != 1 {
+			t.Fatalf("reps: %+v", reps)
+		}
+		for _, r := range reps {
+			if n := listed(t, ix, lead, r.Query); int64(n) != r.Count {
+				t.Errorf("%s: figure %d, list %d", r.Name, r.Count, n)
+			}
+		}
+		// The Person filter is a team role's: a rep asking for Bob's rows gets their own.
+		q := reps[1].Query
+		if n := listed(t, ix, alice, q); n != 3 {
+			t.Errorf("a rep listed another person's rows: %d", n)
+		}
+	})
+}
+
+func TestPipelineFollowUps(t *testing.T) {
+	t.Parallel()
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ix, p := world(t, db)
+		want := map[workindex.Viewer]map[FollowUpKind][]int64{
+			alice: {FollowUpSignature: {11}, FollowUpDeclined: {12}, FollowUpExpired: nil, FollowUpDraft: {1}, FollowUpArchive: {14, 13}},
+			bob:   {FollowUpSignature: nil, FollowUpDeclined: nil, FollowUpExpired: {16}, FollowUpDraft: nil, FollowUpArchive: nil},
+			lead:  {FollowUpSignature: {11}, FollowUpDeclined: {12}, FollowUpExpired: {16}, FollowUpDraft: {1}, FollowUpArchive: {14, 13}},
+		}
+		for v, kinds := range want {
+			fs, err := p.FollowUps(context.Background(), v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(fs) != len(kinds) {
+				t.Fatalf("%s: %d follow-ups", v.Subject, len(fs))
+			}
+			for _, f := range fs {
+				var ids []int64
+				for _, r := range f.Rows {
+					ids = append(ids, r.ID())
+				}
+				if f.N != len(kinds[f.Kind]) || len(ids) != len(kinds[f.Kind]) {
+					t.Errorf("%s %s: %d (%v), want %v", v.Subject, f.Kind, f.N, ids, kinds[f.Kind])
+					continue
+				}
+				for i := range ids {
+					if ids[i] != kinds[f.Kind][i] {
+						t.Errorf("%s %s: %v, want %v (oldest first)", v.Subject, f.Kind, ids, kinds[f.Kind])
+					}
+				}
+				if n := listed(t, ix, v, f.Query); n != f.N {
+					t.Errorf("%s %s: figure %d, list %d", v.Subject, f.Kind, f.N, n)
+				}
+			}
+		}
+	})
+}
+
+func TestPipelineSignedMonthsConversionAging(t *testing.T) {
+	t.Parallel()
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ix, p := world(t, db)
+		ctx := context.Background()
+		this, last, err := p.SignedMonths(ctx, alice)
+		if err != nil || this.N != 1 || last.N != 1 {
+			t.Errorf("Alice signed this month %d, last month %d (%v)", this.N, last.N, err)
+		}
+		this, last, err = p.SignedMonths(ctx, bob)
+		if err != nil || this.N != 0 || last.N != 0 {
+			t.Errorf("Bob signed this month %d, last month %d (%v)", this.N, last.N, err)
+		}
+		conv, err := p.Conversion(ctx, alice)
+		if err != nil || conv.Signed.Count != 2 || conv.Generated.Count != 4 {
+			t.Errorf("Alice's conversion %d of %d (%v)", conv.Signed.Count, conv.Generated.Count, err)
+		}
+		conv, err = p.Conversion(ctx, lead)
+		if err != nil || conv.Signed.Count != 2 || conv.Generated.Count != 6 {
+			t.Errorf("the team's conversion %d of %d (%v)", conv.Signed.Count, conv.Generated.Count, err)
+		}
+		if n := listed(t, ix, lead, conv.Generated.Query); int64(n) != conv.Generated.Count {
+			t.Errorf("conversion: figure %d, list %d", conv.Generated.Count, n)
+		}
+		buckets, err := p.Aging(ctx, lead, workindex.StageSignature, workindex.ScopeAll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []int{}
+		for _, b := range buckets {
+			got = append(got, b.N)
+			if n := listed(t, ix, lead, b.Query); n != b.N {
+				t.Errorf("aging %d-%d: figure %d, list %d", b.MinDays, b.MaxDays, b.N, n)
+			}
+		}
+		if len(got) != 4 || got[0] != 1 || got[1] != 0 || got[2] != 1 || got[3] != 0 {
+			t.Errorf("aging of what is out for signature: %v, want [1 0 1 0]", got)
+		}
+		buckets, err = p.Aging(ctx, alice, workindex.StageSignature, workindex.ScopeMine)
+		if err != nil || buckets[0].N != 0 || buckets[2].N != 1 {
+			t.Errorf("Alice's aging: %+v %v", buckets, err)
+		}
+		waiting, err := p.Waiting(ctx, lead)
+		if err != nil || waiting.N != 2 || len(waiting.Rows) != 2 {
+			t.Errorf("signed waiting for the archive: %+v %v", waiting, err)
+		}
+	})
+}
+
+// The index keeps work_totals and stage_since as it writes: the totals equal the ones computed
+// from the rows, and a row's stage_since moves only when its stage changes.
+func TestPipelineTotalsFollowSightings(t *testing.T) {
+	t.Parallel()
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		clock := now
+		ix := workindex.New(db, workindex.Options{Now: func() time.Time { return clock }})
+		p := New(ix, Options{Now: func() time.Time { return clock }})
+		must := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(ix.ObserveQuote(ctx, alice, workindex.QuoteSighting{QuoteID: 1, CPQID: 1, CustomerID: 7, OneOffCents: 100, MonthlyCents: 10}, workindex.ActCreated))
+		must(ix.ObserveQuote(ctx, alice, workindex.QuoteSighting{QuoteID: 2, CPQID: 1, CustomerID: 7, OneOffCents: 5}, workindex.ActCreated))
+		clock = clock.Add(time.Hour)
+		must(ix.ObserveQuote(ctx, bob, workindex.QuoteSighting{QuoteID: 1, CPQID: 1, CustomerID: 7, OneOffCents: 300, MonthlyCents: 10}, workindex.ActChanged))
+		clock = clock.Add(time.Hour)
+		must(ix.ObserveContract(ctx, bob, workindex.ContractSighting{ContractID: 9, Number: "C-9", QuoteID: 1, CPQID: 1, CustomerID: 7,
+			Facts: workindex.ContractFacts{Status: "SIGNATURE_REQUESTED", SignatureStatuses: []string{"SENT"}}, OneOffCents: 300, MonthlyCents: 10}, workindex.ActCreated))
+		sinceOf := func(id int64) time.Time {
+			var us int64
+			must(db.SQL.QueryRowContext(ctx, `SELECT stage_since FROM work_rows WHERE kind = 'quote' AND id = $1`, id).Scan(&us))
+			return statedb.Time(us)
+		}
+		if got := sinceOf(1); !got.Equal(clock) {
+			t.Errorf("quote 1 went out for signature at %v, stage_since %v", clock, got)
+		}
+		if got := sinceOf(2); !got.Equal(now) {
+			t.Errorf("quote 2 is a draft since %v, stage_since %v", now, got)
+		}
+		clock = clock.Add(time.Hour)
+		must(ix.ObserveQuote(ctx, alice, workindex.QuoteSighting{QuoteID: 2, CPQID: 1, CustomerID: 7, OneOffCents: 6}, workindex.ActChanged))
+		if got := sinceOf(2); !got.Equal(now) {
+			t.Errorf("a change within the stage moved stage_since to %v", got)
+		}
+
+		before := readTotals(t, db)
+		must(db.Tx(ctx, func(tx *sql.Tx) error { return workindex.RebuildTotals(ctx, tx) }))
+		after := readTotals(t, db)
+		for k, v := range after {
+			if before[k] != v {
+				t.Errorf("totals %v: kept %v, computed %v", k, before[k], v)
+			}
+		}
+		for k, v := range before {
+			if _, ok := after[k]; !ok && v != [2]int64{} {
+				t.Errorf("totals %v: kept %v, none computed", k, v)
+			}
+		}
+		// Quote 1 counts for Alice (created) and Bob (changed last), each in their pipeline.
+		if f := figures(t, p, alice)[workindex.StageSignature]; f.Count != 1 || f.ValueCents != 420 {
+			t.Errorf("Alice's quotes out for signature: %+v", f)
+		}
+		if f := figures(t, p, bob)[workindex.StageSignature]; f.Count != 1 {
+			t.Errorf("Bob's quotes out for signature: %+v", f)
+		}
+		if f := figures(t, p, alice)[workindex.StageDraft]; f.Count != 1 || f.ValueCents != 6 {
+			t.Errorf("Alice's drafts: %+v", f)
+		}
+	})
+}
+
+func readTotals(t *testing.T, db *statedb.DB) map[[3]string][2]int64 {
+	t.Helper()
+	rows, err := db.SQL.Query(`SELECT kind, person, stage, n, value_cents FROM work_totals`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[[3]string][2]int64{}
+	for rows.Next() {
+		var k [3]string
+		var v [2]int64
+		if err := rows.Scan(&k[0], &k[1], &k[2], &v[0], &v[1]); err != nil {
+			t.Fatal(err)
+		}
+		out[k] = v
+	}
+	return out
+}
