@@ -167,7 +167,6 @@ func TestCustomerImportItalianCSVDryRun(t *testing.T) {
 	check(t, suite.expect.Locator(page.Locator(`[data-testid="import-filter-new"][aria-current="page"]`)).ToBeVisible(), "still on the new lines")
 	checkAxe(t, page, axeSource(t), "the import's new lines")
 
-
 	// On a phone: the page fits, its controls can be hit with a finger.
 	phone := newPageWith(t, pageOptions{width: 375, height: 812, locale: "it-IT", touch: true})
 	check(t, phone.Context().AddCookies([]playwright.OptionalCookie{{
