@@ -70,6 +70,21 @@ func TestCustomerImportRunThroughTheHandlers(t *testing.T) {
 	if list := p.get(t, sales, "/customers?q=IT71717171717", nil); !strings.Contains(list.body, "Run One S.r.l.") {
 		t.Error("the customer list does not show the created customer")
 	}
+	// The run's page in the five languages: the counts, a created line and a skipped one.
+	for lang, words := range map[string][]string{
+		"en": {"Created", "created", "skipped", "not sent: the dry run found the line invalid"},
+		"de": {"Angelegt", "angelegt", "übersprungen", "nicht gesendet: die Probe hat die Zeile als ungültig erkannt"},
+		"es": {"Creados", "creado", "omitido", "no enviado: la prueba encontró la línea no válida"},
+		"fr": {"Créés", "créé", "ignoré", "non envoyé : l’essai a trouvé la ligne invalide"},
+		"it": {"Creati", "creato", "saltato", "non inviato: la prova ha trovato la riga non valida"},
+	} {
+		page := p.get(t, sales, runURL, map[string]string{"Accept-Language": lang})
+		for _, w := range words {
+			if !strings.Contains(page.body, w) {
+				t.Errorf("%s: the run's page lacks %q", lang, w)
+			}
+		}
+	}
 	if r := p.get(t, p.login(t, "backoffice", "backoffice-demo"), runURL, nil); r.StatusCode != http.StatusNotFound {
 		t.Errorf("someone else's run: %d", r.StatusCode)
 	}
