@@ -9,6 +9,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/cpqportal/portal/internal/export"
+	"github.com/cpqportal/portal/internal/v2sim"
 )
 
 // TestCustomerImportRunThroughTheHandlers: the preview's Run makes a job that creates the included
@@ -98,5 +99,63 @@ func TestCustomerImportRunThroughTheHandlers(t *testing.T) {
 	}
 	if r := p.get(t, sales, runURL+"/result?format=pdf", nil); r.StatusCode != http.StatusBadRequest {
 		t.Errorf("a PDF result: %d", r.StatusCode)
+	}
+}
+
+// TestCustomerImportRunRetriesAFailedLineAfterLookingItUp: a create the v2 API refused (503) fails
+// its line with the reason; the retry looks the customer up by tax id (it may have been created)
+// before it creates it, and each tax id ends with exactly one successful create.
+func TestCustomerImportRunRetriesAFailedLineAfterLookingItUp(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t, portalOptions{})
+	sales := p.login(t, "sales", "sales-demo")
+	csv := "Name;Tax id;Segment;City\nRetry One S.r.l.;IT81818181818;Business;Roma\nRetry Two S.p.A.;IT82828282828;Business;Milano\n"
+	posted := postImport(t, p, sales, "retry.csv", []byte(csv))
+	if posted.StatusCode != http.StatusSeeOther {
+		t.Fatalf("upload: %d", posted.StatusCode)
+	}
+	p.sim.SetFault("customers.create", v2sim.Fault{Status: http.StatusServiceUnavailable, Times: 1})
+	run := postForm(t, p, sales, posted.Header.Get("Location")+"/run", nil)
+	runURL := run.Header.Get("Location")
+	finished := func() *goquery.Document {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			doc := parseHTML(t, p.get(t, sales, runURL, nil).body)
+			if doc.Find(`[data-testid="import-run-progress"]`).AttrOr("data-active", "") == "false" {
+				return doc
+			}
+		}
+		t.Fatal("the run did not finish")
+		return nil
+	}
+	doc := finished()
+	if c, f := doc.Find(`[data-testid="import-run-created"]`).Text(), doc.Find(`[data-testid="import-run-failed"]`).Text(); c != "1" || f != "1" {
+		t.Fatalf("created %s, failed %s", c, f)
+	}
+	if msg := doc.Find(`[data-testid="import-run-message"]`).Text(); !strings.Contains(msg, "503") {
+		t.Errorf("the failed line says %q", msg)
+	}
+	if r := postForm(t, p, sales, runURL+"/retry", nil); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("retry: %d", r.StatusCode)
+	}
+	doc = finished()
+	if c, f := doc.Find(`[data-testid="import-run-created"]`).Text(), doc.Find(`[data-testid="import-run-failed"]`).Text(); c != "2" || f != "0" {
+		t.Fatalf("after the retry: created %s, failed %s", c, f)
+	}
+	creates, lookups := map[string]int{}, 0
+	for _, r := range p.sim.Requests() {
+		switch {
+		case r.Method == http.MethodPost && strings.TrimSuffix(r.EscapedPath, "/") == "/v2/customer" && r.Status == http.StatusCreated:
+			for _, tax := range []string{"IT81818181818", "IT82828282828"} {
+				if strings.Contains(r.Body, tax) {
+					creates[tax]++
+				}
+			}
+		case r.Method == http.MethodGet && strings.Contains(r.EscapedPath, "/v2/customer/onlinesearch/"):
+			lookups++
+		}
+	}
+	if creates["IT81818181818"] != 1 || creates["IT82828282828"] != 1 || lookups == 0 {
+		t.Fatalf("creates %v, look-ups %d", creates, lookups)
 	}
 }
