@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -181,6 +182,106 @@ func TestCustomerImportItalianCSVDryRun(t *testing.T) {
 	check(t, suite.expect.Locator(phone.GetByTestId("import-list-item").First()).ToContainText("righe: 200"), "the import is listed with its lines")
 	importCheckFits(t, phone, "the import form on a phone")
 	checkAxe(t, phone, axeSource(t), "the import form on a phone")
+
+	// Include the skipped line again and run the import: exactly the 192 other lines become customers.
+	check(t, page.Locator(`[data-testid="import-include"]`).First().Check(), "include the line again")
+	check(t, page.GetByTestId("import-save").Click(), "save the choices")
+	importExpectCount(t, page, "included", 192)
+	importRunAndCheck(t, page, run, existing, wantInvalidRows)
+	_, err = phone.Goto(page.URL())
+	check(t, err, "open the run on the phone")
+	check(t, suite.expect.Locator(phone.GetByTestId("import-run-created")).ToHaveText("192"), "the phone shows the run")
+	importCheckFits(t, phone, "the import's run on a phone")
+	phoneCheckTargets(t, phone, "the import's run on a phone")
+	checkAxe(t, phone, axeSource(t), "the import's run on a phone")
+	visit(t, phone, "/customers/import", `[data-testid="import-runs-item"]`)
+	check(t, suite.expect.Locator(phone.GetByTestId("import-runs-item").First()).ToContainText("192 creati"), "the run is listed with its counts")
+	importCheckFits(t, phone, "the import form with its runs on a phone")
+	checkAxe(t, phone, axeSource(t), "the import form with its runs on a phone")
+}
+
+var importRunURL = regexp.MustCompile(`/customers/import-runs/[0-9a-f]+$`)
+
+// importRunAndCheck runs the import on the dry run's page (accepting the confirmation, which names
+// the count) and checks its result: the included lines created (each linked to its new customer,
+// which exists), the duplicates and invalid lines skipped, nothing failed; the result downloads as
+// CSV and XLSX.
+func importRunAndCheck(t *testing.T, page playwright.Page, run int, duplicates, invalidRows []string) {
+	t.Helper()
+	var question string
+	page.OnDialog(func(d playwright.Dialog) {
+		question = d.Message()
+		_ = d.Accept()
+	})
+	check(t, suite.expect.Locator(page.GetByTestId("import-run-button")).ToHaveText("Importa 192 clienti"), "the run button names the count")
+	check(t, page.GetByTestId("import-run-button").Click(), "run the import")
+	check(t, page.WaitForURL(importRunURL), "the run's page")
+	if !strings.Contains(question, "192 clienti") {
+		t.Errorf("the confirmation %q does not name the count", question)
+	}
+	progress := page.GetByTestId("import-run-progress")
+	check(t, suite.expect.Locator(progress).ToHaveAttribute("data-active", "false", playwright.LocatorAssertionsToHaveAttributeOptions{Timeout: playwright.Float(120_000)}), "the run ends")
+	check(t, suite.expect.Locator(page.GetByTestId("import-run-created")).ToHaveText("192"), "192 created")
+	check(t, suite.expect.Locator(page.GetByTestId("import-run-skipped")).ToHaveText("8"), "8 skipped")
+	check(t, suite.expect.Locator(page.GetByTestId("import-run-failed")).ToHaveText("0"), "none failed")
+	rows := page.Locator(`[data-testid="import-run-row"]`)
+	check(t, suite.expect.Locator(rows).ToHaveCount(200), "every line listed")
+	ids := map[string]string{}
+	n, err := rows.Count()
+	check(t, err, "count the run's lines")
+	for i := range n {
+		tax, _ := rows.Nth(i).GetAttribute("data-tax-id")
+		id, _ := rows.Nth(i).GetAttribute("data-customer-id")
+		row, _ := rows.Nth(i).GetAttribute("data-row")
+		skipped := slices.Contains(duplicates, tax) || slices.Contains(invalidRows, row)
+		switch {
+		case skipped && id != "":
+			t.Errorf("row %s (%s) was skipped in the dry run but created customer %s", row, tax, id)
+		case !skipped && id == "":
+			t.Errorf("row %s (%s) created no customer", row, tax)
+		case id != "":
+			if other, seen := ids[id]; seen {
+				t.Errorf("customer %s created for %s and %s", id, other, tax)
+			}
+			ids[id] = tax
+		}
+	}
+	if len(ids) != 192 {
+		t.Fatalf("%d customers created, want 192", len(ids))
+	}
+	// Every new customer exists on the v2 service with its line's tax id.
+	for id, tax := range ids {
+		resp, err := page.Request().Get(portalURL("/customers/" + id))
+		check(t, err, "open customer "+id)
+		body, _ := resp.Text()
+		if resp.Status() != 200 || !strings.Contains(body, tax) {
+			t.Fatalf("customer %s (%s): %d", id, tax, resp.Status())
+		}
+	}
+	// And the person's customer list finds them by the run's tax ids.
+	visit(t, page, "/customers?q="+url.QueryEscape(importTaxID(run, 2)), `[data-testid="customer-row"]`)
+	check(t, suite.expect.Locator(page.Locator(`[data-testid="customer-row"]`)).ToHaveCount(1), "the list finds a created customer")
+	_, err = page.GoBack()
+	check(t, err, "back to the run")
+	check(t, suite.expect.Locator(page.GetByTestId("import-run-download-csv")).ToBeVisible(), "the result's download")
+	for _, format := range []string{"csv", "xlsx"} {
+		dl, err := page.ExpectDownload(func() error { return page.GetByTestId("import-run-download-" + format).Click() })
+		check(t, err, "download the result as "+format)
+		path, err := dl.Path()
+		check(t, err, "the downloaded "+format)
+		if !strings.HasSuffix(dl.SuggestedFilename(), "."+format) {
+			t.Errorf("the %s result is named %q", format, dl.SuggestedFilename())
+		}
+		data, err := os.ReadFile(path)
+		check(t, err, "read the "+format)
+		if format == "csv" && (!strings.Contains(string(data), importTaxID(run, 2)) || strings.Count(string(data), "creato") != 192) {
+			t.Errorf("the CSV result: %.500s", data)
+		}
+		if format == "xlsx" && !bytes.HasPrefix(data, []byte("PK")) {
+			t.Errorf("the XLSX result is not a workbook")
+		}
+	}
+	checkAxe(t, page, axeSource(t), "the import's run")
 }
 
 // importCheckFits fails when the page scrolls sideways.

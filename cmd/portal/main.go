@@ -376,8 +376,9 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	jobChanges := watch.NewSignals() // wakes batch progress pages (issue 27)
 	// The job kinds besides the batch archive: hand customers over (issue 34).
 	handoverKind := &handover.Kind{API: api}
+	importKind := &customerimport.Kind{API: api}
 	p.jobs = jobs.NewManager(jobs.Options{DB: db, CallTimeout: cfg.V2Timeout, Archiver: indexedArchiver{V2: jobs.V2{API: api}, work: work, logger: logger},
-		Kinds:       map[string]jobs.Kind{jobs.KindHandover: handoverKind},
+		Kinds:       map[string]jobs.Kind{jobs.KindHandover: handoverKind, jobs.KindCustomerImport: importKind},
 		Concurrency: cfg.BatchConcurrency, Sealer: sealer, Logger: logger.With(slog.String("component", "jobs")),
 		OnChange: jobChanges.Notify})
 	jobManager = p.jobs
@@ -385,22 +386,23 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	imports := customerimport.NewStore(db, customerimport.Options{})
 	p.background(func(ctx context.Context) { purgeCustomerImports(ctx, imports, logger) })
 	deps := handlers.Deps{
-		Imports:     imports,
-		Recent:      recent.New(db, nil),
-		SavedViews:  savedviews.New(db, nil),
-		Work:        work,
-		People:      directory,
-		Jobs:        p.jobs,
-		Handover:    handoverKind,
-		JobChanges:  jobChanges,
-		Config:      cfg,
-		Logger:      logger,
-		API:         api,
-		Auth:        authenticator,
-		Assets:      assets,
-		ExtraRoutes: extraRoutes,
-		Version:     version,
-		I18n:        languages,
+		Imports:        imports,
+		Recent:         recent.New(db, nil),
+		SavedViews:     savedviews.New(db, nil),
+		Work:           work,
+		People:         directory,
+		Jobs:           p.jobs,
+		Handover:       handoverKind,
+		CustomerImport: importKind,
+		JobChanges:     jobChanges,
+		Config:         cfg,
+		Logger:         logger,
+		API:            api,
+		Auth:           authenticator,
+		Assets:         assets,
+		ExtraRoutes:    extraRoutes,
+		Version:        version,
+		I18n:           languages,
 	}
 	if obs.registry != nil {
 		deps.Metrics = obs.registry

@@ -383,7 +383,8 @@ func (s *Store) Delete(ctx context.Context, id, owner string) error {
 // Purge deletes the drafts not changed for the retention; it returns how many.
 func (s *Store) Purge(ctx context.Context) (int64, error) {
 	before := s.opts.Now().Add(-s.opts.Retention)
-	res, err := s.db.SQL.ExecContext(ctx, `DELETE FROM customer_imports WHERE status = $1 AND updated_at < $2`, StatusDraft, statedb.Micros(before))
+	// An import left "starting" (its replica died between BeginRun and EndRun) goes with the drafts.
+	res, err := s.db.SQL.ExecContext(ctx, `DELETE FROM customer_imports WHERE status IN ($1, $3) AND updated_at < $2`, StatusDraft, statedb.Micros(before), StatusStarting)
 	if err != nil {
 		return 0, fmt.Errorf("customerimport: purge: %w", err)
 	}
@@ -428,4 +429,61 @@ func scanLine(rows *sql.Rows) (StoredLine, error) {
 		}
 	}
 	return l, nil
+}
+
+// StatusStarting is an import whose run is being created (Store.BeginRun): no longer a draft, so
+// it cannot be changed, deleted or run twice; it is deleted once its job holds its lines.
+const StatusStarting = "starting"
+
+// ErrNotDraft: the import's run has started already (another tab, a double click).
+var ErrNotDraft = errors.New("customerimport: the import's run has started already")
+
+// BeginRun takes owner's draft import id for its run: only one caller ever gets it (ErrNotDraft
+// for the others), so an import is never run twice. It returns every line of the import in file
+// order (the run's job holds them all: included and skipped).
+func (s *Store) BeginRun(ctx context.Context, id, owner string) ([]StoredLine, error) {
+	res, err := s.db.SQL.ExecContext(ctx, `UPDATE customer_imports SET status = $3, updated_at = $4 WHERE id = $1 AND owner = $2 AND status = $5`,
+		id, owner, StatusStarting, statedb.Micros(s.opts.Now()), StatusDraft)
+	if err != nil {
+		return nil, fmt.Errorf("customerimport: begin the run of %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		if _, err := s.Get(ctx, id, owner); err != nil {
+			return nil, err
+		}
+		return nil, ErrNotDraft
+	}
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT position, `+lineColumns+` FROM customer_import_lines
+WHERE import_id = $1 ORDER BY position`, id)
+	if err != nil {
+		return nil, fmt.Errorf("customerimport: lines of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []StoredLine
+	for rows.Next() {
+		l, err := scanLine(rows)
+		if err != nil {
+			return nil, fmt.Errorf("customerimport: lines of %s: %w", id, err)
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// AbandonRun gives the import back as a draft when its run could not be created.
+func (s *Store) AbandonRun(ctx context.Context, id, owner string) error {
+	if _, err := s.db.SQL.ExecContext(ctx, `UPDATE customer_imports SET status = $3 WHERE id = $1 AND owner = $2 AND status = $4`,
+		id, owner, StatusDraft, StatusStarting); err != nil {
+		return fmt.Errorf("customerimport: give import %s back: %w", id, err)
+	}
+	return nil
+}
+
+// EndRun deletes the import whose run's job was created (the job holds its lines now).
+func (s *Store) EndRun(ctx context.Context, id, owner string) error {
+	if _, err := s.db.SQL.ExecContext(ctx, `DELETE FROM customer_imports WHERE id = $1 AND owner = $2 AND status = $3`,
+		id, owner, StatusStarting); err != nil {
+		return fmt.Errorf("customerimport: delete the run import %s: %w", id, err)
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/customers"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -55,6 +56,17 @@ func (h *Handler) renderImportNew(c *gin.Context, status int, vm customers.Impor
 	for _, imp := range list {
 		vm.Imports = append(vm.Imports, customers.ImportSummary{URL: importPath(imp.ID), FileName: imp.FileName, Created: imp.CreatedAt,
 			Counts: tr.T("import.list.counts", imp.Total)})
+	}
+	if h.jobs != nil {
+		runs, err := h.jobs.OverviewKind(c.Request.Context(), jobs.KindCustomerImport, auth.CurrentUser(c).Subject)
+		if err != nil {
+			h.log(c).Warn("customer import: listing the person's runs failed", "err", err)
+		}
+		for _, j := range runs {
+			counts := j.Counts()
+			vm.Runs = append(vm.Runs, customers.ImportSummary{URL: importRunPath(j.ID), FileName: tr.T("import.runs.item", batchStatusText(tr, j)), Created: j.CreatedAt,
+				Counts: tr.T("import.runs.counts", counts.Done, counts.Failed, counts.Rejected, counts.Left, counts.Total)})
+		}
 	}
 	h.renderPage(c, status, t(c, "import.title"), layout.SectionCustomers, customers.ImportNewPage(vm))
 }

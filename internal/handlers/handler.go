@@ -112,6 +112,9 @@ type Deps struct {
 	// Handover is the handover job kind the job manager runs (internal/handover); when set, the
 	// customers it changes update their user's cached customer list at once.
 	Handover *handover.Kind
+	// CustomerImport is the import's run kind the job manager runs (internal/customerimport); when
+	// set, the customers it creates are in their person's cached customer list at once.
+	CustomerImport *customerimport.Kind
 	// JobChanges is notified (jobs.Options.OnChange) when a job changes, so a progress page waiting
 	// on it answers at once; nil: the page notices within batchProgressRecheck.
 	JobChanges *watch.Signals
@@ -266,6 +269,12 @@ func New(deps Deps) (*Handler, error) {
 		// A handed-over customer shows its new owner in its user's list at once (this replica's
 		// cache; the others' within PORTAL_CUSTOMER_CACHE_TTL).
 		deps.Handover.OnChanged(func(_ context.Context, jobOwner string, cust *apiclient.Customer) {
+			h.customers.Upsert("sub:"+jobOwner, cust)
+		})
+	}
+	if deps.CustomerImport != nil {
+		// A customer an import created is in its person's list at once (this replica's cache).
+		deps.CustomerImport.OnCreated(func(_ context.Context, jobOwner string, cust *apiclient.Customer) {
 			h.customers.Upsert("sub:"+jobOwner, cust)
 		})
 	}

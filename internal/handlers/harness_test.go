@@ -190,7 +190,8 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	}
 	jobChanges := watch.NewSignals()
 	handoverKind := &handover.Kind{API: api}
-	jobManager = jobs.NewManager(jobs.Options{DB: p.db, Archiver: jobs.V2{API: api}, Kinds: map[string]jobs.Kind{jobs.KindHandover: handoverKind},
+	importKind := &customerimport.Kind{API: api}
+	jobManager = jobs.NewManager(jobs.Options{DB: p.db, Archiver: jobs.V2{API: api}, Kinds: map[string]jobs.Kind{jobs.KindHandover: handoverKind, jobs.KindCustomerImport: importKind},
 		Concurrency: 4, Logger: logger, Sealer: sealer, OnChange: jobChanges.Notify})
 	jobManager.Run()
 	t.Cleanup(jobManager.Close)
@@ -198,15 +199,16 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	directory = people.New(p.db, people.Options{})
 	h, err := New(Deps{
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets, Now: opts.now,
-		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
-		Recent:      recent.New(p.db, nil),
-		SavedViews:  savedviews.New(p.db, nil),
-		Jobs:        jobManager,
-		Handover:    handoverKind,
-		Work:        workindex.New(workDB, workindex.Options{}),
-		JobChanges:  jobChanges,
-		People:      directory,
-		Imports:     customerimport.NewStore(p.db, customerimport.Options{}),
+		ExtraRoutes:    func(r *gin.Engine) { r.Any("/idp/*path", idp) },
+		Recent:         recent.New(p.db, nil),
+		SavedViews:     savedviews.New(p.db, nil),
+		Jobs:           jobManager,
+		Handover:       handoverKind,
+		CustomerImport: importKind,
+		Work:           workindex.New(workDB, workindex.Options{}),
+		JobChanges:     jobChanges,
+		People:         directory,
+		Imports:        customerimport.NewStore(p.db, customerimport.Options{}),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -86,6 +86,15 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.POST("/customers/import/:importId/lines", h.saveImportLines)
 	pages.POST("/customers/import/:importId/include", h.includeImportVerdict)
 	pages.POST("/customers/import/:importId/delete", h.deleteImport)
+	// The import's run: a job (internal/customerimport.Kind on internal/jobs), live progress,
+	// cancel, retry, the result as CSV or XLSX.
+	pages.POST("/customers/import/:importId/run", h.runImport)
+	pages.GET("/customers/import-runs/:jobId", h.showImportRun)
+	pages.GET("/customers/import-runs/:jobId/progress", h.showImportRunProgress)
+	pages.POST("/customers/import-runs/:jobId/start", h.startImportRun)
+	pages.POST("/customers/import-runs/:jobId/cancel", h.cancelImportRun)
+	pages.POST("/customers/import-runs/:jobId/retry", h.retryImportRun)
+	pages.GET("/customers/import-runs/:jobId/result", h.downloadImportRunResult)
 	pages.POST("/customers", h.createCustomer)
 	pages.GET("/customers/:customerId", h.showCustomer)
 	pages.GET("/customers/:customerId/edit", h.showCustomerEdit)

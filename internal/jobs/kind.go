@@ -22,6 +22,8 @@ const (
 	KindArchive = "archive"
 	// KindHandover: a customer's owner changed to another (internal/handover).
 	KindHandover = "handover"
+	// KindCustomerImport: a customer created from a line of an import (internal/customerimport).
+	KindCustomerImport = "customer_import"
 )
 
 // Kind is what the jobs of one kind do with each line: a call that changes something on the v2

@@ -17,6 +17,8 @@
 //	               customers (time, peak RSS during the export, target < 64 MiB)
 //	handover_*     1,000 customers handed over to another owner, the simulator answering in 30 ms
 //	               (a simulator of its own, in this process): time (issue 34)
+//	import_*       a 10,000-line customer import (CSV upload, dry run, run: one create a line) against
+//	               the handover's simulator at 30 ms a call: the run's time, the portal's peak RSS
 //	export_*       the XLSX export's own extra memory for 100,000 and 1,000,000 rows (a child
 //	               process each): within 10 % of each other, or the group fails
 //	allocs_*       allocations per request of the main handlers (go test -bench), against
@@ -42,7 +44,7 @@ import (
 )
 
 // groups are the measurement groups, in the order they run.
-var groups = []string{"overhead", "weight", "quote", "latency", "poll", "list", "stream", "backoffice", "handover", "export", "allocs", "state", "offer"}
+var groups = []string{"overhead", "weight", "quote", "latency", "poll", "list", "stream", "backoffice", "handover", "import", "export", "allocs", "state", "offer"}
 
 type options struct {
 	out        string
@@ -213,6 +215,7 @@ func runGroups(ctx context.Context, opts options, lab *lab, rep *report, stderr 
 	step("stream", func() error { return measureStream(ctx, lab, rep) })
 	step("backoffice", func() error { return measureBackoffice(ctx, lab, rep) })
 	step("handover", func() error { return measureHandover(ctx, lab, rep) })
+	step("import", func() error { return measureImport(ctx, lab, rep) })
 	step("export", func() error { return measureExportMemory(ctx, rep, stderr) })
 	step("allocs", func() error { return measureAllocs(ctx, lab, rep) })
 	step("state", func() error { return measureState(ctx, lab, rep) })

@@ -16,6 +16,8 @@ type ImportNewVM struct {
 	FileError i18n.Message
 	Errors    []components.FieldError
 	Imports   []ImportSummary
+	// Runs are the person's imports that were run (jobs), newest first.
+	Runs []ImportSummary
 }
 
 // ImportSummary is one of the person's imports in the list.

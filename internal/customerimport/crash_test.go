@@ -1,0 +1,321 @@
+package customerimport
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/customerrules"
+	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
+	"github.com/cpqportal/portal/internal/v2sim"
+)
+
+// The crash test runs the job runner in a child process (this test binary, started again with
+// crashChildEnv set) so it can be killed with SIGKILL at any moment, as a replica dies; the
+// simulator judges: every line's tax id belongs to exactly one customer (0 lost), created by
+// exactly one successful create, and no create refused for a tax id already used (a line sent
+// twice: the v2 API refuses the second, so a create sent again without the check shows as a 409).
+const (
+	crashChildEnv  = "IMPORT_CRASH_CHILD_DB"
+	crashV2Env     = "IMPORT_CRASH_CHILD_V2"
+	crashJobEnv    = "IMPORT_CRASH_CHILD_JOB"
+	crashLease     = 400 * time.Millisecond
+	crashV2Timeout = 500 * time.Millisecond
+)
+
+func crashDBOptions(where string) statedb.Options {
+	if strings.HasPrefix(where, "postgres") {
+		return statedb.Options{URL: where, MaxOpenConns: 4}
+	}
+	return statedb.Options{Dir: where}
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(crashChildEnv) != "" {
+		os.Exit(crashChild())
+	}
+	os.Exit(m.Run())
+}
+
+// newManager is a replica running imports against the v2 API at v2URL.
+func newManager(db *statedb.DB, v2URL string, timeout time.Duration) (*jobs.Manager, error) {
+	api, err := apiclient.New(v2URL, apiclient.WithTimeout(timeout))
+	if err != nil {
+		return nil, err
+	}
+	return jobs.NewManager(jobs.Options{DB: db, Kinds: map[string]jobs.Kind{jobs.KindCustomerImport: &Kind{API: api}}, Concurrency: 4,
+		LeaseTerm: crashLease, CallTimeout: timeout, ScanInterval: 50 * time.Millisecond, MaxDrafts: 100}), nil
+}
+
+// crashChild runs the job of crashJobEnv until it is no longer active (or until it is killed).
+func crashChild() int {
+	db, err := statedb.Open(context.Background(), crashDBOptions(os.Getenv(crashChildEnv)))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer db.Close()
+	m, err := newManager(db, os.Getenv(crashV2Env), crashV2Timeout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	m.Run()
+	defer m.Close()
+	for {
+		j, err := m.Get(context.Background(), os.Getenv(crashJobEnv), "alice")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		if !j.Active() {
+			return 0
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// importSim is a simulator (10 ms a call), its URL and a configurator id.
+func importSim(t *testing.T) (*v2sim.Server, string, int64) {
+	t.Helper()
+	sim := v2sim.New(v2sim.Options{Faults: v2sim.Faults{Latency: 10 * time.Millisecond}})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { _ = sim.Close() })
+	api, err := apiclient.New(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgs, err := api.CPQ.List(apiclient.WithToken(context.Background(), "token"))
+	if err != nil || len(cfgs) == 0 {
+		t.Fatalf("configurators %v: %v", cfgs, err)
+	}
+	return sim, srv.URL, int64(cfgs[0].ID)
+}
+
+// taxID is the tax id of line i of run (unique, and none contains another).
+func taxID(run, i int) string { return fmt.Sprintf("ZZ%02d%06d", run, i) }
+
+// runLines are n included new lines of run, each a customer with its own tax id; every fifth one
+// skipped by the person (left out, never sent).
+func runLines(t *testing.T, run, n int, cpqID int64) (items []jobs.Item, included []string) {
+	t.Helper()
+	for i := range n {
+		l := StoredLine{Position: i, Checked: Checked{Line: Line{Row: i + 2, Fields: customerrules.Fields{
+			Name: fmt.Sprintf("Crash %d line %d", run, i), TaxID: taxID(run, i), Segment: "BUSINESS", City: "Milano", Country: "IT"}},
+			Verdict: VerdictNew, Included: i%5 != 4}}
+		it, err := RunItem("crash.csv", l, cpqID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, it)
+		if l.Included {
+			included = append(included, l.Fields.TaxID)
+		}
+	}
+	return items, included
+}
+
+// createCalls counts the creates per tax id: answered 201, and refused.
+func createCalls(sim *v2sim.Server) (ok, refused map[string]int) {
+	ok, refused = map[string]int{}, map[string]int{}
+	for _, req := range sim.Requests() {
+		if req.Method != http.MethodPost || strings.TrimSuffix(req.EscapedPath, "/") != "/v2/customer" {
+			continue
+		}
+		_, rest, _ := strings.Cut(req.Body, `"taxId":"`)
+		tax, _, _ := strings.Cut(rest, `"`)
+		switch {
+		case req.Status == http.StatusCreated || req.Status == http.StatusOK:
+			ok[tax]++
+		case req.Status >= 400:
+			refused[tax]++
+		}
+	}
+	return ok, refused
+}
+
+// checkCreated fails the test unless every tax id of want has exactly one customer, created by
+// one successful create and no refused one, and no other tax id of the runs was created.
+func checkCreated(t *testing.T, sim *v2sim.Server, v2URL string, want []string, skipped []string) {
+	t.Helper()
+	// The simulator records a call after answering it: wait for the last answers' records.
+	time.Sleep(50 * time.Millisecond)
+	ok, refused := createCalls(sim)
+	api, err := apiclient.New(v2URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]int{}
+	if _, _, err := api.Customers.ListEach(apiclient.WithToken(context.Background(), "token"), "", func(c *apiclient.Customer) error {
+		have[c.TaxID]++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	lost, doubled := 0, 0
+	for _, tax := range want {
+		if ok[tax] != 1 || refused[tax] > 0 || have[tax] != 1 {
+			t.Errorf("tax id %s: %d creates, %d refused, %d customers", tax, ok[tax], refused[tax], have[tax])
+		}
+		if have[tax] == 0 {
+			lost++
+		}
+		if have[tax] > 1 || ok[tax] > 1 || refused[tax] > 0 {
+			doubled++
+		}
+	}
+	for _, tax := range skipped {
+		if have[tax] > 0 || ok[tax]+refused[tax] > 0 {
+			t.Errorf("skipped tax id %s was sent", tax)
+		}
+	}
+	if lost > 0 || doubled > 0 {
+		t.Fatalf("%d customers lost, %d created (or sent) twice", lost, doubled)
+	}
+}
+
+func skippedOf(items []jobs.Item) []string {
+	var out []string
+	for _, it := range items {
+		if it.Status == jobs.ItemRejected {
+			out = append(out, it.Number)
+		}
+	}
+	return out
+}
+
+// TestImportSIGKILLNeverCreatesACustomerTwice kills the process running an import with SIGKILL at
+// random moments, several times a job, over several jobs, on each engine: every included line's
+// customer exists once (0 lost), created by one create and none sent again (0 doubled), the
+// skipped lines are never sent, and the job finishes with every included line done.
+func TestImportSIGKILLNeverCreatesACustomerTwice(t *testing.T) {
+	for _, engine := range []statedb.Engine{statedb.SQLite, statedb.Postgres} {
+		t.Run(string(engine), func(t *testing.T) { testSIGKILL(t, engine) })
+	}
+}
+
+func testSIGKILL(t *testing.T, engine statedb.Engine) {
+	runs, perRun := 4, 60
+	if testing.Short() {
+		runs = 2
+	}
+	sim, v2URL, cpqID := importSim(t)
+	var want, skipped []string
+	type plan struct {
+		items []jobs.Item
+		taxes []string
+	}
+	plans := make([]plan, runs)
+	for run := range runs {
+		items, included := runLines(t, run, perRun, cpqID)
+		plans[run] = plan{items, included}
+		want = append(want, included...)
+		skipped = append(skipped, skippedOf(items)...)
+	}
+	t.Run("runs", func(t *testing.T) {
+		for run := range runs {
+			t.Run(fmt.Sprint(run), func(t *testing.T) {
+				t.Parallel()
+				where := t.TempDir()
+				if engine == statedb.Postgres {
+					where = statedbtest.PostgresURL(t)
+				}
+				crashRun(t, sim, v2URL, where, plans[run].items, plans[run].taxes)
+			})
+		}
+	})
+	checkCreated(t, sim, v2URL, want, skipped)
+}
+
+// crashRun stores a queued import of items, starts and kills runner processes a few times, then
+// lets one finish, and checks the job's end state.
+func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, items []jobs.Item, taxes []string) {
+	ctx := context.Background()
+	db, err := statedb.Open(ctx, crashDBOptions(where))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	m := jobs.NewManager(jobs.Options{DB: db})
+	j, err := m.CreateKind(ctx, jobs.KindCustomerImport, "alice", "Alice", items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close() // a manager that runs nothing: Start only queues the job
+	if _, err := m.Start(ctx, j.ID, "alice", "token", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	child := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), crashChildEnv+"="+where, crashV2Env+"="+v2URL, crashJobEnv+"="+j.ID)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	mine := map[string]bool{}
+	for _, tax := range taxes {
+		mine[tax] = true
+	}
+	sent := func() int {
+		ok, refused := createCalls(sim)
+		n := 0
+		for tax := range mine {
+			n += ok[tax] + refused[tax]
+		}
+		return n
+	}
+	kills := 2 + rand.IntN(3)
+	target := 0
+	for k := range kills {
+		cmd := child()
+		// At a random moment of the job: once a random share of its calls was sent.
+		step := (len(taxes)*9/10 - target) / (kills - k)
+		target += 1 + rand.IntN(max(step, 1))
+		for deadline := time.Now().Add(10 * time.Second); sent() < target && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	cmd := child()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatalf("last runner: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("the last runner did not finish the job")
+	}
+	end, err := m.Get(ctx, j.ID, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := end.Counts(); end.Status != jobs.StatusFinished || c.Done != len(taxes) || c.Rejected != len(items)-len(taxes) {
+		t.Fatalf("job %s, counts %+v, e.g. %+v", end.Status, c, end.Items[0])
+	}
+	for _, it := range end.Items {
+		if it.Status == jobs.ItemDone && RunResultOf(it).CustomerID <= 0 {
+			t.Fatalf("line %d done without the new customer's id: %+v", it.Line, it)
+		}
+	}
+	if end.Resumes == 0 {
+		t.Fatalf("no runner was killed mid-job (%d kills)", kills)
+	}
+	t.Logf("%d kills, %d resumes, %d lines checked", kills, end.Resumes, end.Verified())
+}
