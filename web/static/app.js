@@ -1050,7 +1050,7 @@ document.documentElement.classList.add("has-script");
     if (!target || !active || active === document.body || !target.contains(active)) return;
     var testid = active.getAttribute("data-testid");
     var index = testid ? Array.prototype.indexOf.call(target.querySelectorAll("[data-testid=\"" + CSS.escape(testid) + "\"]"), active) : -1;
-    lostFocus = { target: target, id: active.id, testid: testid, index: index };
+    lostFocus = { target: target, targetId: target.id, id: active.id, testid: testid, index: index };
   });
 
   function focusable(el) {
@@ -1064,6 +1064,10 @@ document.documentElement.classList.add("has-script");
     // Out-of-band swaps (toasts) settle too: only the region that held the focus counts.
     if (!lost || !settled || !settled.isConnected || (settled.closest && settled.closest("#toasts"))) return;
     if (lost.target.isConnected && !(settled === lost.target || lost.target.contains(settled) || settled.contains(lost.target))) return;
+    // A region replaced whole (outerHTML) is gone: only its replacement (same id) counts, not a
+    // region swapped out of band beside it (the saved views that follow a list's filters).
+    if (!lost.target.isConnected && lost.targetId && settled.id !== lost.targetId &&
+        !(settled.querySelector && settled.querySelector("#" + CSS.escape(lost.targetId)))) return;
     lostFocus = null;
     var active = document.activeElement;
     if (active && active !== document.body && active.isConnected) return;
