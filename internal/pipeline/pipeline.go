@@ -18,8 +18,10 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/cpqportal/portal/internal/workindex"
@@ -335,7 +337,9 @@ func (p *Pipeline) denied(ctx context.Context, v workindex.Viewer, kind workinde
 }
 
 // FollowUps are the viewer's follow-ups (the team's for a team role), each with its count and its
-// oldest FollowUpRows rows (by last change).
+// oldest FollowUpRows rows (by last change). A follow-up of one whole stage (declined, expired,
+// signed) takes its count from work_totals as the pipeline does; the others count their range.
+// The five are read at once (each on its own connection of the pool).
 func (p *Pipeline) FollowUps(ctx context.Context, v workindex.Viewer) ([]FollowUp, error) {
 	contracts := func(st workindex.Stage) workindex.Query {
 		return workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Stages: []workindex.Stage{st}}
@@ -354,31 +358,93 @@ func (p *Pipeline) FollowUps(ctx context.Context, v workindex.Viewer) ([]FollowU
 		{FollowUpDraft, draft},
 		{FollowUpArchive, contracts(workindex.StageSigned)},
 	}
-	out := make([]FollowUp, 0, len(specs))
-	for _, s := range specs {
-		f, err := p.oldest(ctx, v, s.q, FollowUpRows)
-		if err != nil {
-			return nil, err
+	out := make([]FollowUp, len(specs))
+	var totals map[workindex.Stage]total
+	fns := []func() error{func() (err error) {
+		totals, err = p.totals(ctx, v, workindex.KindContract)
+		return err
+	}}
+	for i, s := range specs {
+		fns = append(fns, func() error {
+			f, err := p.oldest(ctx, v, s.q, FollowUpRows, wholeStage(v, s.q))
+			f.Kind = s.kind
+			out[i] = f
+			return err
+		})
+	}
+	if err := parallel(fns...); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if wholeStage(v, out[i].Query) {
+			out[i].Count = stageCount(totals, out[i].Query)
 		}
-		f.Kind = s.kind
-		out = append(out, f)
 	}
 	return out, nil
+}
+
+// wholeStage says whether q's count is a stage's figure of work_totals: one whole stage, no other
+// filter, and the rows work_totals adds up for v (every row for a team role, the viewer's own for
+// anyone else: the list's branches, less the same refused rows).
+func wholeStage(v workindex.Viewer, q workindex.Query) bool {
+	plain := len(q.Stages) == 1 && q.CustomerID == 0 && q.CPQID == 0 && q.Find == "" && q.Person == "" &&
+		q.From.IsZero() && q.To.IsZero() && q.EnteredFrom.IsZero() && q.EnteredTo.IsZero()
+	return plain && v.Key() != "" && (v.Team && q.Scope == workindex.ScopeAll || !v.Team && q.Scope == workindex.ScopeMine)
+}
+
+// stageCount is q's count (wholeStage) from totals, bounded as the lists bound theirs.
+func stageCount(totals map[workindex.Stage]total, q workindex.Query) Count {
+	n := max(totals[q.Stages[0]].n, 0)
+	return Count{N: int(min(n, workindex.CountBound)), Capped: n > workindex.CountBound, Query: q}
+}
+
+// parallel runs fns at once and answers the first error. The home page's queries are independent
+// reads: on PostgreSQL each runs on its own connection, on SQLite (WAL) readers do not wait for
+// each other, so the page waits for the slowest rather than for the sum.
+func parallel(fns ...func() error) error {
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, f := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // Waiting are the signed contracts waiting for the archive (the back office's), the oldest
 // MaxWaiting of them.
 func (p *Pipeline) Waiting(ctx context.Context, v workindex.Viewer) (FollowUp, error) {
 	q := workindex.Query{Kind: workindex.KindContract, Scope: workindex.ScopeAll, Stages: []workindex.Stage{workindex.StageSigned}}
-	f, err := p.oldest(ctx, v, q, MaxWaiting)
-	f.Kind = FollowUpArchive
-	return f, err
+	if !wholeStage(v, q) {
+		f, err := p.oldest(ctx, v, q, MaxWaiting, false)
+		f.Kind = FollowUpArchive
+		return f, err
+	}
+	var f FollowUp
+	var totals map[workindex.Stage]total
+	err := parallel(func() (err error) {
+		f, err = p.oldest(ctx, v, q, MaxWaiting, true)
+		return err
+	}, func() (err error) {
+		totals, err = p.totals(ctx, v, workindex.KindContract)
+		return err
+	})
+	if err != nil {
+		return FollowUp{}, err
+	}
+	f.Kind, f.Count = FollowUpArchive, stageCount(totals, q)
+	return f, nil
 }
 
-// oldest lists q's oldest rows (by last change) with q's count.
-func (p *Pipeline) oldest(ctx context.Context, v workindex.Viewer, q workindex.Query, n int) (FollowUp, error) {
+// oldest lists q's oldest rows (by last change) with q's count (none when noCount: the caller
+// has it).
+func (p *Pipeline) oldest(ctx context.Context, v workindex.Viewer, q workindex.Query, n int, noCount bool) (FollowUp, error) {
 	list := q
-	list.Asc, list.PerPage, list.NoOptions = true, n, true
+	list.Asc, list.PerPage, list.NoOptions, list.NoCount = true, n, true, noCount
 	page, err := p.ix.List(ctx, v, list)
 	if err != nil {
 		return FollowUp{}, err
@@ -406,10 +472,13 @@ func (p *Pipeline) SignedMonths(ctx context.Context, v workindex.Viewer) (this, 
 	this.Query, last.Query = q, q
 	this.Query.EnteredFrom, this.Query.EnteredTo = month, month.AddDate(0, 1, 0)
 	last.Query.EnteredFrom, last.Query.EnteredTo = month.AddDate(0, -1, 0), month
-	if this.N, this.Capped, err = p.ix.Count(ctx, v, this.Query); err != nil {
-		return this, last, err
-	}
-	last.N, last.Capped, err = p.ix.Count(ctx, v, last.Query)
+	err = parallel(func() (err error) {
+		this.N, this.Capped, err = p.ix.Count(ctx, v, this.Query)
+		return err
+	}, func() (err error) {
+		last.N, last.Capped, err = p.ix.Count(ctx, v, last.Query)
+		return err
+	})
 	return this, last, err
 }
 
@@ -434,11 +503,17 @@ func (p *Pipeline) Aging(ctx context.Context, v workindex.Viewer, stage workinde
 			lower = b.MaxDays
 		}
 		b.Query = q
-		var err error
-		if b.N, b.Capped, err = p.ix.Count(ctx, v, q); err != nil {
-			return nil, err
-		}
 		out = append(out, b)
+	}
+	fns := make([]func() error, len(out))
+	for i := range out {
+		fns[i] = func() (err error) {
+			out[i].N, out[i].Capped, err = p.ix.Count(ctx, v, out[i].Query)
+			return err
+		}
+	}
+	if err := parallel(fns...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
