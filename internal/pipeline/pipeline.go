@@ -18,10 +18,8 @@ package pipeline
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/cpqportal/portal/internal/workindex"
@@ -339,7 +337,6 @@ func (p *Pipeline) denied(ctx context.Context, v workindex.Viewer, kind workinde
 // FollowUps are the viewer's follow-ups (the team's for a team role), each with its count and its
 // oldest FollowUpRows rows (by last change). A follow-up of one whole stage (declined, expired,
 // signed) takes its count from work_totals as the pipeline does; the others count their range.
-// The five are read at once (each on its own connection of the pool).
 func (p *Pipeline) FollowUps(ctx context.Context, v workindex.Viewer) ([]FollowUp, error) {
 	contracts := func(st workindex.Stage) workindex.Query {
 		return workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Stages: []workindex.Stage{st}}
@@ -372,7 +369,7 @@ func (p *Pipeline) FollowUps(ctx context.Context, v workindex.Viewer) ([]FollowU
 			return err
 		})
 	}
-	if err := parallel(fns...); err != nil {
+	if err := inOrder(fns...); err != nil {
 		return nil, err
 	}
 	for i := range out {
@@ -398,21 +395,18 @@ func stageCount(totals map[workindex.Stage]total, q workindex.Query) Count {
 	return Count{N: int(min(n, workindex.CountBound)), Capped: n > workindex.CountBound, Query: q}
 }
 
-// parallel runs fns at once and answers the first error. The home page's queries are independent
-// reads: on PostgreSQL each runs on its own connection, on SQLite (WAL) readers do not wait for
-// each other, so the page waits for the slowest rather than for the sum.
-func parallel(fns ...func() error) error {
-	errs := make([]error, len(fns))
-	var wg sync.WaitGroup
-	for i, f := range fns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = f()
-		}()
+// inOrder runs fns one after the other and stops at the first error. The home page's reads are
+// independent and were tried at once, each on its own connection: at 1M rows per kind on the
+// 2-core lab that made the page slower on both engines (a rep's follow-ups 5 -> 10 ms on
+// PostgreSQL, the back office's aging 1.6 -> 4.7 ms on SQLite; docs/performance.md), each read
+// being a millisecond or two of CPU that the connections then shared.
+func inOrder(fns ...func() error) error {
+	for _, f := range fns {
+		if err := f(); err != nil {
+			return err
+		}
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return nil
 }
 
 // Waiting are the signed contracts waiting for the archive (the back office's), the oldest
@@ -426,7 +420,7 @@ func (p *Pipeline) Waiting(ctx context.Context, v workindex.Viewer) (FollowUp, e
 	}
 	var f FollowUp
 	var totals map[workindex.Stage]total
-	err := parallel(func() (err error) {
+	err := inOrder(func() (err error) {
 		f, err = p.oldest(ctx, v, q, MaxWaiting, true)
 		return err
 	}, func() (err error) {
@@ -472,7 +466,7 @@ func (p *Pipeline) SignedMonths(ctx context.Context, v workindex.Viewer) (this, 
 	this.Query, last.Query = q, q
 	this.Query.EnteredFrom, this.Query.EnteredTo = month, month.AddDate(0, 1, 0)
 	last.Query.EnteredFrom, last.Query.EnteredTo = month.AddDate(0, -1, 0), month
-	err = parallel(func() (err error) {
+	err = inOrder(func() (err error) {
 		this.N, this.Capped, err = p.ix.Count(ctx, v, this.Query)
 		return err
 	}, func() (err error) {
@@ -512,7 +506,7 @@ func (p *Pipeline) Aging(ctx context.Context, v workindex.Viewer, stage workinde
 			return err
 		}
 	}
-	if err := parallel(fns...); err != nil {
+	if err := inOrder(fns...); err != nil {
 		return nil, err
 	}
 	return out, nil
