@@ -355,27 +355,22 @@ func (p *Pipeline) FollowUps(ctx context.Context, v workindex.Viewer) ([]FollowU
 		{FollowUpDraft, draft},
 		{FollowUpArchive, contracts(workindex.StageSigned)},
 	}
-	out := make([]FollowUp, len(specs))
-	var totals map[workindex.Stage]total
-	fns := []func() error{func() (err error) {
-		totals, err = p.totals(ctx, v, workindex.KindContract)
-		return err
-	}}
-	for i, s := range specs {
-		fns = append(fns, func() error {
-			f, err := p.oldest(ctx, v, s.q, FollowUpRows, wholeStage(v, s.q))
-			f.Kind = s.kind
-			out[i] = f
-			return err
-		})
-	}
-	if err := inOrder(fns...); err != nil {
+	totals, err := p.totals(ctx, v, workindex.KindContract)
+	if err != nil {
 		return nil, err
 	}
-	for i := range out {
-		if wholeStage(v, out[i].Query) {
-			out[i].Count = stageCount(totals, out[i].Query)
+	out := make([]FollowUp, 0, len(specs))
+	for _, s := range specs {
+		whole := wholeStage(v, s.q)
+		f, err := p.oldest(ctx, v, s.q, FollowUpRows, whole)
+		if err != nil {
+			return nil, err
 		}
+		if whole {
+			f.Count = stageCount(totals, s.q)
+		}
+		f.Kind = s.kind
+		out = append(out, f)
 	}
 	return out, nil
 }
@@ -395,20 +390,6 @@ func stageCount(totals map[workindex.Stage]total, q workindex.Query) Count {
 	return Count{N: int(min(n, workindex.CountBound)), Capped: n > workindex.CountBound, Query: q}
 }
 
-// inOrder runs fns one after the other and stops at the first error. The home page's reads are
-// independent and were tried at once, each on its own connection: at 1M rows per kind on the
-// 2-core lab that made the page slower on both engines (a rep's follow-ups 5 -> 10 ms on
-// PostgreSQL, the back office's aging 1.6 -> 4.7 ms on SQLite; docs/performance.md), each read
-// being a millisecond or two of CPU that the connections then shared.
-func inOrder(fns ...func() error) error {
-	for _, f := range fns {
-		if err := f(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Waiting are the signed contracts waiting for the archive (the back office's), the oldest
 // MaxWaiting of them.
 func (p *Pipeline) Waiting(ctx context.Context, v workindex.Viewer) (FollowUp, error) {
@@ -418,15 +399,11 @@ func (p *Pipeline) Waiting(ctx context.Context, v workindex.Viewer) (FollowUp, e
 		f.Kind = FollowUpArchive
 		return f, err
 	}
-	var f FollowUp
-	var totals map[workindex.Stage]total
-	err := inOrder(func() (err error) {
-		f, err = p.oldest(ctx, v, q, MaxWaiting, true)
-		return err
-	}, func() (err error) {
-		totals, err = p.totals(ctx, v, workindex.KindContract)
-		return err
-	})
+	f, err := p.oldest(ctx, v, q, MaxWaiting, true)
+	if err != nil {
+		return FollowUp{}, err
+	}
+	totals, err := p.totals(ctx, v, workindex.KindContract)
 	if err != nil {
 		return FollowUp{}, err
 	}
@@ -466,13 +443,10 @@ func (p *Pipeline) SignedMonths(ctx context.Context, v workindex.Viewer) (this, 
 	this.Query, last.Query = q, q
 	this.Query.EnteredFrom, this.Query.EnteredTo = month, month.AddDate(0, 1, 0)
 	last.Query.EnteredFrom, last.Query.EnteredTo = month.AddDate(0, -1, 0), month
-	err = inOrder(func() (err error) {
-		this.N, this.Capped, err = p.ix.Count(ctx, v, this.Query)
-		return err
-	}, func() (err error) {
-		last.N, last.Capped, err = p.ix.Count(ctx, v, last.Query)
-		return err
-	})
+	if this.N, this.Capped, err = p.ix.Count(ctx, v, this.Query); err != nil {
+		return this, last, err
+	}
+	last.N, last.Capped, err = p.ix.Count(ctx, v, last.Query)
 	return this, last, err
 }
 
@@ -497,17 +471,11 @@ func (p *Pipeline) Aging(ctx context.Context, v workindex.Viewer, stage workinde
 			lower = b.MaxDays
 		}
 		b.Query = q
-		out = append(out, b)
-	}
-	fns := make([]func() error, len(out))
-	for i := range out {
-		fns[i] = func() (err error) {
-			out[i].N, out[i].Capped, err = p.ix.Count(ctx, v, out[i].Query)
-			return err
+		var err error
+		if b.N, b.Capped, err = p.ix.Count(ctx, v, q); err != nil {
+			return nil, err
 		}
-	}
-	if err := inOrder(fns...); err != nil {
-		return nil, err
+		out = append(out, b)
 	}
 	return out, nil
 }
