@@ -335,7 +335,8 @@ func (p *Pipeline) denied(ctx context.Context, v workindex.Viewer, kind workinde
 }
 
 // FollowUps are the viewer's follow-ups (the team's for a team role), each with its count and its
-// oldest FollowUpRows rows (by last change).
+// oldest FollowUpRows rows (by last change). A follow-up of one whole stage (declined, expired,
+// signed) takes its count from work_totals as the pipeline does; the others count their range.
 func (p *Pipeline) FollowUps(ctx context.Context, v workindex.Viewer) ([]FollowUp, error) {
 	contracts := func(st workindex.Stage) workindex.Query {
 		return workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Stages: []workindex.Stage{st}}
@@ -354,11 +355,19 @@ func (p *Pipeline) FollowUps(ctx context.Context, v workindex.Viewer) ([]FollowU
 		{FollowUpDraft, draft},
 		{FollowUpArchive, contracts(workindex.StageSigned)},
 	}
+	totals, err := p.totals(ctx, v, workindex.KindContract)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]FollowUp, 0, len(specs))
 	for _, s := range specs {
-		f, err := p.oldest(ctx, v, s.q, FollowUpRows)
+		whole := wholeStage(v, s.q)
+		f, err := p.oldest(ctx, v, s.q, FollowUpRows, whole)
 		if err != nil {
 			return nil, err
+		}
+		if whole {
+			f.Count = stageCount(totals, s.q)
 		}
 		f.Kind = s.kind
 		out = append(out, f)
@@ -366,19 +375,47 @@ func (p *Pipeline) FollowUps(ctx context.Context, v workindex.Viewer) ([]FollowU
 	return out, nil
 }
 
+// wholeStage says whether q's count is a stage's figure of work_totals: one whole stage, no other
+// filter, and the rows work_totals adds up for v (every row for a team role, the viewer's own for
+// anyone else: the list's branches, less the same refused rows).
+func wholeStage(v workindex.Viewer, q workindex.Query) bool {
+	plain := len(q.Stages) == 1 && q.CustomerID == 0 && q.CPQID == 0 && q.Find == "" && q.Person == "" &&
+		q.From.IsZero() && q.To.IsZero() && q.EnteredFrom.IsZero() && q.EnteredTo.IsZero()
+	return plain && v.Key() != "" && (v.Team && q.Scope == workindex.ScopeAll || !v.Team && q.Scope == workindex.ScopeMine)
+}
+
+// stageCount is q's count (wholeStage) from totals, bounded as the lists bound theirs.
+func stageCount(totals map[workindex.Stage]total, q workindex.Query) Count {
+	n := max(totals[q.Stages[0]].n, 0)
+	return Count{N: int(min(n, workindex.CountBound)), Capped: n > workindex.CountBound, Query: q}
+}
+
 // Waiting are the signed contracts waiting for the archive (the back office's), the oldest
 // MaxWaiting of them.
 func (p *Pipeline) Waiting(ctx context.Context, v workindex.Viewer) (FollowUp, error) {
 	q := workindex.Query{Kind: workindex.KindContract, Scope: workindex.ScopeAll, Stages: []workindex.Stage{workindex.StageSigned}}
-	f, err := p.oldest(ctx, v, q, MaxWaiting)
-	f.Kind = FollowUpArchive
-	return f, err
+	if !wholeStage(v, q) {
+		f, err := p.oldest(ctx, v, q, MaxWaiting, false)
+		f.Kind = FollowUpArchive
+		return f, err
+	}
+	f, err := p.oldest(ctx, v, q, MaxWaiting, true)
+	if err != nil {
+		return FollowUp{}, err
+	}
+	totals, err := p.totals(ctx, v, workindex.KindContract)
+	if err != nil {
+		return FollowUp{}, err
+	}
+	f.Kind, f.Count = FollowUpArchive, stageCount(totals, q)
+	return f, nil
 }
 
-// oldest lists q's oldest rows (by last change) with q's count.
-func (p *Pipeline) oldest(ctx context.Context, v workindex.Viewer, q workindex.Query, n int) (FollowUp, error) {
+// oldest lists q's oldest rows (by last change) with q's count (none when noCount: the caller
+// has it).
+func (p *Pipeline) oldest(ctx context.Context, v workindex.Viewer, q workindex.Query, n int, noCount bool) (FollowUp, error) {
 	list := q
-	list.Asc, list.PerPage, list.NoOptions = true, n, true
+	list.Asc, list.PerPage, list.NoOptions, list.NoCount = true, n, true, noCount
 	page, err := p.ix.List(ctx, v, list)
 	if err != nil {
 		return FollowUp{}, err
