@@ -56,8 +56,10 @@ func TestSignedContractArchivedFromTheBackOfficeHome(t *testing.T) {
 	check(t, suite.expect.Locator(contractLink(waiting, c.path)).ToBeVisible(), "the contract waits for the archive")
 	// The home page makes no v2 call, so a contract the clerk's own token never read is listed
 	// unchecked and left out of the button (docs/home.md "What is revealed"); the count opens the
-	// list, which re-reads it with their token.
-	check(t, waiting.GetByTestId("home-waiting-count").Click(), "open the signed contracts waiting")
+	// list, which re-reads it with their token; the home page says so.
+	check(t, suite.expect.Locator(waiting.GetByTestId("home-item").Filter(playwright.LocatorFilterOptions{Has: clerk.Locator(`a[href="` + c.path + `"]`)})).ToContainText("Not checked yet"), "not read with the clerk's token yet")
+	checkAxe(t, clerk, axeSource(t), "the back office's home with contracts not checked yet")
+	check(t, waiting.GetByTestId("home-waiting-open").Click(), "open the list to check them")
 	check(t, suite.expect.Locator(clerk.Locator(`[data-testid="work-row"][data-id="`+id+`"]`)).ToHaveAttribute("data-stage", "signed"), "the list has it signed")
 	_, err = clerk.Goto("/")
 	check(t, err, "back to the back office's home page")
