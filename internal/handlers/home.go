@@ -218,6 +218,7 @@ func (h *Handler) waitingVM(trl *i18n.Translator, w pipeline.FollowUp) *home.Wai
 		if !item.Unchecked && r.ContractNumber != "" {
 			vm.Numbers = append(vm.Numbers, r.ContractNumber)
 		}
+		vm.Unchecked = vm.Unchecked || item.Unchecked
 	}
 	vm.Button = trl.T("home.waiting.check", len(vm.Numbers))
 	return vm

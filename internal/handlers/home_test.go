@@ -132,6 +132,11 @@ func TestHomeByRole(t *testing.T) {
 	if strings.Contains(waiting, "Secret Customer") || strings.Contains(waiting, "C-2026-000502") || !strings.Contains(waiting, "Not checked yet") {
 		t.Errorf("a contract the clerk's token never read is shown: %q", waiting)
 	}
+	// The one left out is in the list, which re-reads it with the clerk's token: the page says so.
+	if open, count := doc.Find(`[data-testid="home-waiting-open"]`), doc.Find(`[data-testid="home-waiting-count"]`); open.Length() != 1 ||
+		open.AttrOr("href", "") != count.AttrOr("href", "-") {
+		t.Errorf("the page does not point to the list for the unchecked contract: %d link(s) to %q", open.Length(), open.AttrOr("href", ""))
+	}
 	if got := doc.Find(`[data-testid="home-waiting-form"]`).AttrOr("action", ""); got != "/contracts/batch-archive" {
 		t.Errorf("the button goes to %q", got)
 	}

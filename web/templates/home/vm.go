@@ -94,7 +94,10 @@ type Waiting struct {
 	Items       []Item
 	// Numbers go to the batch archive's check with the button (rows the viewer's token read).
 	Numbers []string
-	Button  string
+	// Unchecked: some waiting contracts were not read with the viewer's token, so the button
+	// leaves them out; the page points to the list, which re-reads them with it.
+	Unchecked bool
+	Button    string
 }
 
 // Recent is the viewer's own recent work.
