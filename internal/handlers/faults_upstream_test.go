@@ -25,6 +25,10 @@ import (
 // long enough for fault-free calls on a loaded machine under the race detector.
 const faultTimeout = time.Second
 
+// faultRequestsAtOnce bounds the requests in flight while a fault is on (a time-out case then takes
+// about routes*2/faultRequestsAtOnce seconds).
+const faultRequestsAtOnce = 24
+
 // upstreamFault is one way the v2 API fails and the status the portal must answer with.
 type upstreamFault struct {
 	name   string
@@ -191,8 +195,11 @@ func TestFaultsUpstreamOnEveryGETRoute(t *testing.T) {
 			t.Run(f.name, func(t *testing.T) {
 				// Requests run concurrently (goroutines, not parallel subtests: -parallel is the number of
 				// cores, which would make every time-out case wait its turn).
+				// At most faultRequestsAtOnce at a time: every route at once on two cores under the race
+				// detector made answers to a plain 500 take longer than the 1 s time limit (504).
 				var wg sync.WaitGroup
 				defer wg.Wait()
+				slots := make(chan struct{}, faultRequestsAtOnce)
 				for _, r := range routes {
 					if r.Method != http.MethodGet {
 						continue
@@ -203,8 +210,9 @@ func TestFaultsUpstreamOnEveryGETRoute(t *testing.T) {
 					}
 					for _, htmxReq := range []bool{false, true} {
 						wg.Add(1)
+						slots <- struct{}{}
 						go func() {
-							defer wg.Done()
+							defer func() { <-slots; wg.Done() }()
 							id := newRequestID()
 							hdr := map[string]string{"X-Request-Id": id}
 							if htmxReq {
