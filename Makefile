@@ -25,7 +25,7 @@ SUBMODULES = $(shell find . -mindepth 2 -name go.mod -not -path './.cache/*' -no
 V2_API_URL ?=
 V2_API_TOKEN ?=
 SIM_ADDR ?= 127.0.0.1:8081
-SIM_FLAGS ?=
+SIM_FLAGS ?= -admin
 
 .PHONY: help run sim test deps generate generate-check i18n lint unit e2e conformance bench soak fuzz screenshots build docker-check clean
 
@@ -39,7 +39,7 @@ help: ## Show this list of targets
 run: ## Run the portal in demo mode (embedded sign-in and v2 simulator); honours PORTAL_* variables
 	go run ./cmd/portal -demo
 
-sim: ## Run the v2 API simulator standalone on SIM_ADDR (default 127.0.0.1:8081), with SIM_FLAGS
+sim: ## Run the v2 API simulator standalone on SIM_ADDR (default 127.0.0.1:8081), with SIM_FLAGS (default -admin: the control API the browser tests drive signers with)
 	go run ./cmd/v2sim -addr $(SIM_ADDR) $(SIM_FLAGS)
 
 test: ## Everything CI runs: deps, generate-check, lint, docker-check, unit tests, brief fuzzing (10,000 inputs a target), browser tests
