@@ -111,7 +111,7 @@ func (h *Handler) showBatchProgress(c *gin.Context) {
 	}
 	h.handOverToken(c, job)
 	if after := c.Query("after"); after != "" {
-		if job, err = h.waitForBatchChange(c, job, after); err != nil {
+		if job, err = h.waitForJobChange(c, job, after, h.loadBatch); err != nil {
 			h.failBatch(c, err)
 			return
 		}
@@ -125,9 +125,9 @@ func (h *Handler) showBatchProgress(c *gin.Context) {
 	h.render(c, http.StatusOK, backoffice.BatchProgress(vm))
 }
 
-// waitForBatchChange returns the job once what its region shows is no longer after, it ended, or
-// batchProgressHold passed.
-func (h *Handler) waitForBatchChange(c *gin.Context, job *jobs.Job, after string) (*jobs.Job, error) {
+// waitForJobChange returns the job (of any kind: load reads it again for the person) once what its
+// progress region shows is no longer after, it ended, or batchProgressHold passed.
+func (h *Handler) waitForJobChange(c *gin.Context, job *jobs.Job, after string, load func(*gin.Context) (*jobs.Job, error)) (*jobs.Job, error) {
 	ctx := c.Request.Context()
 	hold := time.NewTimer(batchProgressHold)
 	defer hold.Stop()
@@ -147,7 +147,7 @@ func (h *Handler) waitForBatchChange(c *gin.Context, job *jobs.Job, after string
 		if updated, err := h.jobs.UpdatedAt(ctx, job.ID, auth.CurrentUser(c).Subject); err == nil && updated.Equal(job.UpdatedAt) {
 			continue
 		}
-		next, err := h.loadBatch(c)
+		next, err := load(c)
 		if err != nil {
 			return nil, err
 		}

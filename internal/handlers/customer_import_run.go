@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -144,28 +143,11 @@ func (h *Handler) showImportRunProgress(c *gin.Context) {
 	}
 	h.handOverToken(c, job)
 	if after := c.Query("after"); after != "" {
-		ctx := c.Request.Context()
-		hold := time.NewTimer(batchProgressHold)
-		defer hold.Stop()
-		recheck := time.NewTicker(batchProgressRecheck)
-		defer recheck.Stop()
-	wait:
-		for job.Active() && batchVersion(job) == after {
-			select {
-			case <-h.jobChanges.Changed(job.ID):
-			case <-recheck.C:
-			case <-hold.C:
-				break wait
-			case <-ctx.Done():
-				return
-			}
-			if updated, err := h.jobs.UpdatedAt(ctx, job.ID, auth.CurrentUser(c).Subject); err == nil && updated.Equal(job.UpdatedAt) {
-				continue
-			}
-			if job, err = h.loadImportRun(c); err != nil {
+		if job, err = h.waitForJobChange(c, job, after, h.loadImportRun); err != nil {
+			if c.Request.Context().Err() == nil {
 				h.fail(c, err)
-				return
 			}
+			return
 		}
 	}
 	c.Header("Cache-Control", "no-store")
