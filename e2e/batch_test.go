@@ -31,8 +31,13 @@ type batchContract struct {
 // batchMakeContracts makes n contracts (one quote each) with the page's sign-in.
 func batchMakeContracts(t *testing.T, page playwright.Page, n int) []batchContract {
 	t.Helper()
+	return batchMakeContractsFor(t, page, createTestCustomer(t, page, "Batch"), n)
+}
+
+// batchMakeContractsFor makes n contracts (one quote each) of customer with the page's sign-in.
+func batchMakeContractsFor(t *testing.T, page playwright.Page, customer testCustomer, n int) []batchContract {
+	t.Helper()
 	out := make([]batchContract, 0, n)
-	customer := createTestCustomer(t, page, "Batch")
 	for range n {
 		quotePath, _, _ := createTestQuote(t, page, customer, "Batch test")
 		resp, err := generateContract(t, page.Request(), portalURL(quotePath))

@@ -105,7 +105,7 @@ func TestPipelineFollowUpHomeOnAPhoneInItalian(t *testing.T) {
 	// A number opens the list that makes it, with as many rows.
 	check(t, rows.Nth(0).GetByTestId("home-pipeline-count").Click(), "open the drafts' list")
 	check(t, suite.expect.Page(page).ToHaveURL(regexp.MustCompile(`/work/quotes\?stage=draft$`)), "the list of drafts")
-	check(t, suite.expect.Locator(page.GetByTestId("work-count")).ToHaveText("1 trovati"), "as many rows as the number said")
+	check(t, suite.expect.Locator(page.GetByTestId("work-count")).ToHaveText("1 trovato"), "as many rows as the number said")
 	_, err = page.GoBack()
 	check(t, err, "back home")
 	check(t, signature.GetByTestId("followup-signature-count").Click(), "open the follow-up's list")

@@ -18,13 +18,7 @@ import (
 // temporary directory. Either way each must be a PNG of exactly 1280x800 showing its page.
 func TestScreenshots(t *testing.T) {
 	const width, height = 1280, 800
-	dir := t.TempDir()
-	if os.Getenv("SCREENSHOTS") == "1" {
-		root, err := repoRoot()
-		check(t, err, "find the repository root")
-		dir = filepath.Join(root, "docs", "screenshots")
-		check(t, os.MkdirAll(dir, 0o755), "create docs/screenshots")
-	}
+	dir := screenshotsDir(t)
 	page := newPageWith(t, pageOptions{width: width, height: height})
 	login(t, page, salesUser, salesPassword)
 	w := buildA11yWorld(t, page)
@@ -66,20 +60,7 @@ func TestScreenshots(t *testing.T) {
 		if s.prepare != nil {
 			s.prepare()
 		}
-		file := filepath.Join(dir, s.name+".png")
-		data, err := page.Screenshot(playwright.PageScreenshotOptions{
-			Path:       playwright.String(file),
-			Animations: playwright.ScreenshotAnimationsDisabled,
-			Caret:      playwright.ScreenshotCaretHide,
-		})
-		check(t, err, "screenshot of "+s.name)
-		cfg, err := png.DecodeConfig(bytes.NewReader(data))
-		if err != nil || cfg.Width != width || cfg.Height != height {
-			t.Errorf("%s: not a %dx%d PNG (%v, %dx%d)", s.name, width, height, err, cfg.Width, cfg.Height)
-		}
-		if info, err := os.Stat(file); err != nil || info.Size() != int64(len(data)) {
-			t.Errorf("%s was not written to %s: %v", s.name, file, err)
-		}
+		writeScreenshot(t, page, dir, s.name, width, height)
 	}
 	// The quote page in each language (docs/i18n.md): quote-it.png, quote-fr.png, ...
 	for _, lang := range i18n.Languages[1:] {
@@ -88,17 +69,7 @@ func TestScreenshots(t *testing.T) {
 		}}), "choose "+lang.String())
 		visit(t, page, w.quotePath, `[data-testid="cart"]`)
 		check(t, suite.expect.Locator(page.Locator("html")).ToHaveAttribute("lang", lang.String()), "the quote in "+lang.String())
-		name := "quote-" + lang.String()
-		file := filepath.Join(dir, name+".png")
-		data, err := page.Screenshot(playwright.PageScreenshotOptions{
-			Path:       playwright.String(file),
-			Animations: playwright.ScreenshotAnimationsDisabled,
-			Caret:      playwright.ScreenshotCaretHide,
-		})
-		check(t, err, "screenshot of "+name)
-		if cfg, err := png.DecodeConfig(bytes.NewReader(data)); err != nil || cfg.Width != width || cfg.Height != height {
-			t.Errorf("%s: not a %dx%d PNG (%v)", name, width, height, err)
-		}
+		writeScreenshot(t, page, dir, "quote-"+lang.String(), width, height)
 	}
 	// A phone in Italian (390x844, touch; issue 26): phone-<page>.png.
 	const phoneW, phoneH = 390, 844
@@ -129,16 +100,41 @@ func TestScreenshots(t *testing.T) {
 		if s.prepare != nil {
 			s.prepare()
 		}
-		file := filepath.Join(dir, s.name+".png")
-		data, err := phone.Screenshot(playwright.PageScreenshotOptions{
-			Path:       playwright.String(file),
-			Animations: playwright.ScreenshotAnimationsDisabled,
-			Caret:      playwright.ScreenshotCaretHide,
-		})
-		check(t, err, "screenshot of "+s.name)
-		if cfg, err := png.DecodeConfig(bytes.NewReader(data)); err != nil || cfg.Width != phoneW || cfg.Height != phoneH {
-			t.Errorf("%s: not a %dx%d PNG (%v, %dx%d)", s.name, phoneW, phoneH, err, cfg.Width, cfg.Height)
-		}
+		writeScreenshot(t, phone, dir, s.name, phoneW, phoneH)
 	}
 	t.Logf("%d screenshots in %s", len(shots)+len(i18n.Languages)-1+len(phoneShots), dir)
+}
+
+// screenshotsDir is docs/screenshots with SCREENSHOTS=1 (make screenshots), a temporary directory
+// otherwise.
+func screenshotsDir(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("SCREENSHOTS") != "1" {
+		return t.TempDir()
+	}
+	root, err := repoRoot()
+	check(t, err, "find the repository root")
+	dir := filepath.Join(root, "docs", "screenshots")
+	check(t, os.MkdirAll(dir, 0o755), "create docs/screenshots")
+	return dir
+}
+
+// writeScreenshot writes the page as dir/name.png and fails unless it is a PNG of exactly
+// width x height, written whole.
+func writeScreenshot(t *testing.T, page playwright.Page, dir, name string, width, height int) {
+	t.Helper()
+	file := filepath.Join(dir, name+".png")
+	data, err := page.Screenshot(playwright.PageScreenshotOptions{
+		Path:       playwright.String(file),
+		Animations: playwright.ScreenshotAnimationsDisabled,
+		Caret:      playwright.ScreenshotCaretHide,
+	})
+	check(t, err, "screenshot of "+name)
+	cfg, err := png.DecodeConfig(bytes.NewReader(data))
+	if err != nil || cfg.Width != width || cfg.Height != height {
+		t.Errorf("%s: not a %dx%d PNG (%v, %dx%d)", name, width, height, err, cfg.Width, cfg.Height)
+	}
+	if info, err := os.Stat(file); err != nil || info.Size() != int64(len(data)) {
+		t.Errorf("%s was not written to %s: %v", name, file, err)
+	}
 }

@@ -115,7 +115,12 @@ func TestContractSignedShowsOnItsPageAndInTheLists(t *testing.T) {
 	page := newPage(t)
 	login(t, page, salesUser, salesPassword)
 	c := signerContract(t, page)
+	live := page.Locator("#contract-live")
+	rendered, err := live.GetAttribute("data-since")
+	check(t, err, "the time the page's notices count from")
 	signerSend(t, page, "sofia.signer@example.com", "Sofia Signer")
+	// The person's own request is not a change to tell them of: the notices count from its answer.
+	check(t, suite.expect.Locator(live).Not().ToHaveAttribute("data-since", rendered), "the notices count from the request on")
 
 	// The signer opens the link and signs (another browser page, no portal sign-in).
 	signer, err := suite.browser.NewPage()

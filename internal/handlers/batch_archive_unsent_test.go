@@ -229,7 +229,7 @@ func TestBatchArchiveLeavesOutWhatIsNotSigned(t *testing.T) {
 			t.Errorf("line %s reads %q, want %q and %q", want.number, got, want.stage, want.reason)
 		}
 	}
-	if got := squash(doc.Find(`[data-testid="batch-include-unsent"]`).Text()); !strings.Contains(got, "3 contract(s) were left out because they are not signed") {
+	if got := squash(doc.Find(`[data-testid="batch-include-unsent"]`).Text()); !strings.Contains(got, "3 contracts were left out because they are not signed") {
 		t.Errorf("the preview offers %q", got)
 	}
 	e.runBatch(t, batchPath)

@@ -89,9 +89,12 @@ func (h *Handler) pollContractChanges(c *gin.Context) {
 }
 
 // markContractSeen tells the page (header X-Live-Tag, read by app.js) and the watcher the contract's
-// state after the user's own action, so their own change does not come back as a notice.
+// state after the user's own action, so their own change does not come back as a notice; and
+// (X-Live-Since) the time the page's notices count from, so a later notice (the signer signed)
+// lists what happened after this action, not the action itself as someone's change.
 func (h *Handler) markContractSeen(c *gin.Context, contract *apiclient.Contract) {
 	tag := contractChangeTag(contract)
 	h.changes.ObserveBy(contractWatchKey(contract.ContractID), customerCacheKey(c), tag)
 	c.Header("X-Live-Tag", tag)
+	c.Header("X-Live-Since", strconv.FormatInt(h.now().UnixMilli(), 10))
 }

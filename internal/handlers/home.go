@@ -220,7 +220,7 @@ func (h *Handler) waitingVM(trl *i18n.Translator, w pipeline.FollowUp) *home.Wai
 		}
 		vm.Unchecked = vm.Unchecked || item.Unchecked
 	}
-	vm.Button = trl.T("home.waiting.check", len(vm.Numbers))
+	vm.Button = trl.Plural(len(vm.Numbers), "home.waiting.check.one", "home.waiting.check.other")
 	return vm
 }
 

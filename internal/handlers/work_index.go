@@ -286,7 +286,8 @@ func (h *Handler) generateSummary(ctx context.Context, trl *i18n.Translator, ref
 			customer = row.Customer
 		}
 	}
-	return trl.T("work.generate.confirm", strconv.FormatInt(ref.quoteID, 10), customer, len(quote.Carts),
+	carts := trl.Plural(len(quote.Carts), "work.generate.carts.one", "work.generate.carts.other")
+	return trl.T("work.generate.confirm", strconv.FormatInt(ref.quoteID, 10), customer, carts,
 		trl.Money(cents(quote.Totals.NetActivation), "EUR"), trl.Money(cents(quote.Totals.NetRecurring), "EUR"))
 }
 

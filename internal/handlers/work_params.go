@@ -385,7 +385,7 @@ func workCount(trl *i18n.Translator, page workindex.Page) string {
 	if page.Capped {
 		return trl.T("work.count_more", trl.Integer(int64(page.Total)))
 	}
-	return trl.T("work.count", page.Total)
+	return trl.Plural(page.Total, "work.count.one", "work.count.other")
 }
 
 // workRowVM is one row in the reader's language: of an unchecked row (refreshRows), its link only.

@@ -2,6 +2,7 @@ package i18n
 
 import (
 	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,6 +75,23 @@ func TestEveryMessageFormatsWithItsArguments(t *testing.T) {
 				if asLocalized && strings.Contains(got, "i18n.") {
 					t.Errorf("%s %q: a Localized argument written as Go: %q", tag, key, got)
 				}
+			}
+		}
+	}
+}
+
+// A count is said in its language's plural form (Translator.Plural with .one and .other keys),
+// never hedged: the batch check said "1 contract(s) were left out" and the home page "Check these 1
+// for archiving".
+func TestNoMessageHedgesItsPlural(t *testing.T) {
+	t.Parallel()
+	b := loadBundle(t)
+	hedges := regexp.MustCompile(`\p{L}\((?:s|es|e|i|en|n)\)|\p{L}/(?:i|e|s|es|n|en)\b|Vertrag/Verträge|Warenkorb/Warenkörbe`)
+	for _, tag := range Languages {
+		tr := b.Translator(tag)
+		for _, key := range b.Keys() {
+			if m := hedges.FindString(tr.T(key)); m != "" {
+				t.Errorf("%s %q hedges a plural (%q): use Plural with %s.one and %s.other", tag, key, m, key, key)
 			}
 		}
 	}

@@ -1325,13 +1325,16 @@ var portalWhenQuiet = (function () {
   document.addEventListener("htmx:load", tickAgo);
 
   // An action's answer may carry X-Live-Tag: the state the page now shows (the user's own change),
-  // for regions whose tag is their own data-tag (the contract page).
+  // for regions whose tag is their own data-tag (the contract page); and X-Live-Since, the server's
+  // time after the action, from which the next notice counts the changes (not the user's own).
   document.addEventListener("htmx:afterRequest", function (event) {
     var xhr = event.detail && event.detail.xhr;
     var tag = xhr && xhr.getResponseHeader("X-Live-Tag");
     if (!tag) return;
+    var since = xhr.getResponseHeader("X-Live-Since");
     document.querySelectorAll("[data-live-poll]:not([data-live-tag])").forEach(function (region) {
       region.setAttribute("data-tag", tag);
+      if (since && /^\d+$/.test(since) && region.hasAttribute("data-since")) region.setAttribute("data-since", since);
     });
   });
 
