@@ -93,16 +93,11 @@ func batchStatusText(tr *i18n.Translator, j *jobs.Job) string {
 
 func (h *Handler) batchVM(gc *gin.Context, tr *i18n.Translator, j *jobs.Job) backoffice.BatchVM {
 	c := j.Counts()
-	vm := backoffice.BatchVM{
-		ID: j.ID, URL: batchPath(j.ID), Draft: j.Status == jobs.StatusDraft,
-		Total: c.Total, Done: c.Done, Failed: c.Failed, Rejected: c.Rejected, Left: c.Left, Pending: c.Left,
-		Current: j.Current(), Status: batchStatusText(tr, j), Active: j.Active(), Cancelling: j.Active() && j.CancelRequested,
-		WaitingForSignIn: j.Active() && j.WaitingForSignIn, Resumed: j.Resumes, Concurrency: max(h.cfg.BatchConcurrency, 1),
-		Version: jobVersion(j),
-	}
-	vm.CanRetry = !vm.Active && !vm.Draft && c.Failed > 0 && j.Status != jobs.StatusStopped
+	vm := backoffice.BatchVM{Job: jobVM(tr, j, batchPath(j.ID)), Pending: c.Left, Current: j.Current(),
+		Concurrency: max(h.cfg.BatchConcurrency, 1)}
+	// A batch whose record was lost is resumed (all its lines that did not end), not retried.
 	vm.RecordLost = j.Status == jobs.StatusStopped
-	vm.Verified, vm.Unverified = j.Verified(), j.Unverified()
+	vm.CanRetry = vm.CanRetry && !vm.RecordLost
 	if vm.Draft {
 		vm.IncludeUnsent, vm.IncludeAll = unsentNumbers(j)
 	}
@@ -111,9 +106,6 @@ func (h *Handler) batchVM(gc *gin.Context, tr *i18n.Translator, j *jobs.Job) bac
 		backoffice.Count(tr, c.Done, "batch.preview.done.one", "batch.preview.done.other"),
 		backoffice.Count(tr, c.Rejected, "batch.preview.rejected.one", "batch.preview.rejected.other"))
 	vm.StartLabel = backoffice.Count(tr, c.Left, "batch.start.one", "batch.start.other")
-	if c.Total > 0 {
-		vm.Percent = (c.Done + c.Failed + c.Rejected) * 100 / c.Total
-	}
 	for _, it := range j.Items {
 		if len(vm.Rows) >= maxBatchRowsShown {
 			break

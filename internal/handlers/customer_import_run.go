@@ -166,14 +166,7 @@ func importRunMessage(tr *i18n.Translator, it jobs.Item) string {
 func (h *Handler) importRunVM(c *gin.Context, j *jobs.Job) customers.ImportRunVM {
 	tr := tr(c)
 	counts := j.Counts()
-	vm := customers.ImportRunVM{ID: j.ID, URL: importRunPath(j.ID), Draft: j.Status == jobs.StatusDraft, Active: j.Active(),
-		Cancelling: j.Active() && j.CancelRequested, WaitingForSignIn: j.Active() && j.WaitingForSignIn,
-		Status: batchStatusText(tr, j), Version: jobVersion(j), Total: counts.Total, Created: counts.Done, Failed: counts.Failed,
-		Left: counts.Left, Skipped: counts.Rejected, Resumed: j.Resumes, Unverified: j.Unverified(), Started: j.CreatedAt}
-	vm.CanRetry = !vm.Active && !vm.Draft && counts.Failed > 0
-	if counts.Total > 0 {
-		vm.Percent = (counts.Done + counts.Failed + counts.Rejected) * 100 / counts.Total
-	}
+	vm := customers.ImportRunVM{Job: jobVM(tr, j, importRunPath(j.ID)), Started: j.CreatedAt}
 	if len(j.Items) > 0 {
 		if l, err := customerimport.RunLineOf(j.Items[0]); err == nil {
 			vm.FileName = l.File

@@ -96,14 +96,7 @@ func (h *Handler) handoverVM(c *gin.Context, j *jobs.Job) backoffice.HandoverVM 
 	tr := tr(c)
 	names := h.handoverNames(c)
 	counts := j.Counts()
-	vm := backoffice.HandoverVM{ID: j.ID, URL: handoverPath(j.ID), Draft: j.Status == jobs.StatusDraft, Active: j.Active(),
-		Cancelling: j.Active() && j.CancelRequested, WaitingForSignIn: j.Active() && j.WaitingForSignIn,
-		Status: batchStatusText(tr, j), Version: jobVersion(j), Total: counts.Total, Done: counts.Done, Failed: counts.Failed,
-		Left: counts.Left, Rejected: counts.Rejected, Resumed: j.Resumes, Verified: j.Verified(), Unverified: j.Unverified(), Created: j.CreatedAt}
-	vm.CanRetry = !vm.Active && !vm.Draft && counts.Failed > 0
-	if counts.Total > 0 {
-		vm.Percent = (counts.Done + counts.Failed + counts.Rejected) * 100 / counts.Total
-	}
+	vm := backoffice.HandoverVM{Job: jobVM(tr, j, handoverPath(j.ID)), Created: j.CreatedAt}
 	if len(j.Items) > 0 {
 		if l, err := handover.LineOf(j.Items[0]); err == nil {
 			vm.Summary = tr.T("handover.summary", ownerName(names, l.From), ownerName(names, l.To))

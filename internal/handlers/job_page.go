@@ -12,8 +12,10 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/layout"
 )
 
@@ -173,6 +175,20 @@ func jobVersion(j *jobs.Job) string {
 	counts := j.Counts()
 	sum := sha256.Sum256(fmt.Appendf(nil, "%v|%s|%t|%t|%d|%v", counts, j.Status, j.CancelRequested, j.WaitingForSignIn, j.Resumes, j.Current()))
 	return hex.EncodeToString(sum[:8])
+}
+
+// jobVM is what every page of job shows of it (components.Job), its page at path.
+func jobVM(tr *i18n.Translator, j *jobs.Job, path string) components.Job {
+	counts := j.Counts()
+	vm := components.Job{ID: j.ID, URL: path, Version: jobVersion(j), Draft: j.Status == jobs.StatusDraft, Active: j.Active(),
+		Cancelling: j.Active() && j.CancelRequested, WaitingForSignIn: j.Active() && j.WaitingForSignIn, Status: batchStatusText(tr, j),
+		Total: counts.Total, Done: counts.Done, Failed: counts.Failed, Left: counts.Left, Rejected: counts.Rejected,
+		Resumed: j.Resumes, Verified: j.Verified(), Unverified: j.Unverified()}
+	vm.CanRetry = !vm.Active && !vm.Draft && counts.Failed > 0
+	if counts.Total > 0 {
+		vm.Percent = (counts.Done + counts.Failed + counts.Rejected) * 100 / counts.Total
+	}
+	return vm
 }
 
 // jobAction runs act on the user's job of p's kind and goes back to its page.
