@@ -10,7 +10,7 @@ import (
 // downloadBatchResult answers GET /contracts/batch-archive/:jobId/result.csv: every line of the
 // batch with its status, archive id and error (formula injection neutralised, internal/export).
 func (h *Handler) downloadBatchResult(c *gin.Context) {
-	job, err := h.loadBatch(c)
+	job, err := h.loadJob(c, batchJobs)
 	if err != nil {
 		h.failBatch(c, err)
 		return

@@ -1,18 +1,14 @@
 package handlers
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"time"
 
+	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
 
-	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/web/templates/backoffice"
@@ -23,18 +19,10 @@ import (
 // maxBatchRowsShown bounds the lines a batch page lists (the CSV has them all).
 const maxBatchRowsShown = 500
 
-// loadBatch reads the :jobId of the signed-in user: a 400 for a malformed id (the store is not
-// asked), jobs.ErrNotFound for a well-formed one that is not in the store or is another user's.
-func (h *Handler) loadBatch(c *gin.Context) (*jobs.Job, error) {
-	if h.jobs == nil {
-		return nil, errJobsOff
-	}
-	id := c.Param("jobId")
-	if !jobs.ValidID(id) {
-		return nil, badRequest("batch.error.bad_id")
-	}
-	return h.jobs.GetKind(c.Request.Context(), jobs.KindArchive, id, auth.CurrentUser(c).Subject)
-}
+// batchJobs are the pages of a batch (job_page.go): a batch the store does not know answers
+// failBatch's 404, and the page lists every line of an ended batch, a page at a time.
+var batchJobs = &jobPage{kind: jobs.KindArchive, path: batchPath, badID: "batch.error.bad_id", section: layout.SectionContracts,
+	page: (*Handler).batchPage, progress: (*Handler).batchProgress, fail: (*Handler).failBatch}
 
 // failBatch answers a batch page, its progress region or its result download that could not be
 // read. A batch the store does not know (any more: its record was lost, or it was removed or
@@ -55,112 +43,28 @@ func (h *Handler) failBatch(c *gin.Context, err error) {
 	h.renderPage(c, http.StatusNotFound, t(c, "batch.missing.title"), layout.SectionContracts, backoffice.BatchMissingPage())
 }
 
-// handOverToken gives the user's current access token to their running batch, so it keeps
-// working (and resumes when it waited for a sign-in). RequireLogin has just refreshed it.
-func (h *Handler) handOverToken(c *gin.Context, job *jobs.Job) {
-	if !job.Active() {
-		return
-	}
-	s := auth.CurrentSession(c)
-	if s == nil {
-		return
-	}
-	if err := h.jobs.HandOverToken(c.Request.Context(), job.ID, s.Subject, s.AccessToken, s.TokenExpiry); err != nil {
-		h.log(c).Warn("batch archive: handing the token over failed", "err", err)
-	}
-}
-
-// showBatch answers GET /contracts/batch-archive/:jobId: the preview of a draft, or the progress.
-func (h *Handler) showBatch(c *gin.Context) {
-	job, err := h.loadBatch(c)
-	if err != nil {
-		h.failBatch(c, err)
-		return
-	}
-	h.handOverToken(c, job)
+// batchPage is the page of GET /contracts/batch-archive/:jobId[?page=]: the preview of a draft,
+// or the progress.
+func (h *Handler) batchPage(c *gin.Context, job *jobs.Job) (string, templ.Component, error) {
 	page, err := batchPageParam(c)
 	if err != nil {
-		h.fail(c, err)
-		return
+		return "", nil, err
 	}
 	vm := h.batchVM(c, tr(c), job)
 	if !vm.Draft && !vm.Active {
 		batchLinesPage(c, tr(c), job, page, &vm)
 	}
-	h.renderPage(c, http.StatusOK, t(c, "batch.title"), layout.SectionContracts, backoffice.BatchPage(vm))
+	return t(c, "batch.title"), backoffice.BatchPage(vm), nil
 }
 
-// Progress of a running batch (issue 27): the region asks again as soon as it is shown, with
-// ?after=<what it shows> (BatchVM.Version), and the portal holds the request until the batch's state
-// differs: woken by the jobs manager on this replica (jobs.Options.OnChange), and looking at the
-// database every batchProgressRecheck for a batch run by another replica, for at most
-// batchProgressHold. So the end shows within a quarter of a second, and a waiting page costs a
-// request per change (or per hold) instead of one a second. None of this calls the v2 API.
-const (
-	batchProgressHold    = 10 * time.Second
-	batchProgressRecheck = 200 * time.Millisecond
-)
-
-// showBatchProgress answers GET /contracts/batch-archive/:jobId/progress[?after=<version>]: the
-// progress region, once it differs from after (or after batchProgressHold).
-func (h *Handler) showBatchProgress(c *gin.Context) {
-	job, err := h.loadBatch(c)
-	if err != nil {
-		h.failBatch(c, err)
-		return
-	}
-	h.handOverToken(c, job)
-	if after := c.Query("after"); after != "" {
-		if job, err = h.waitForJobChange(c, job, after, h.loadBatch); err != nil {
-			h.failBatch(c, err)
-			return
-		}
-	}
-	c.Header("Cache-Control", "no-store")
+// batchProgress is the progress region of GET /contracts/batch-archive/:jobId/progress.
+func (h *Handler) batchProgress(c *gin.Context, job *jobs.Job) templ.Component {
 	vm := h.batchVM(c, tr(c), job)
 	if !vm.Draft && !vm.Active {
 		// The batch ended while its page waited: the region now lists every line (first page).
 		batchLinesPage(c, tr(c), job, 1, &vm)
 	}
-	h.render(c, http.StatusOK, backoffice.BatchProgress(vm))
-}
-
-// waitForJobChange returns the job (of any kind: load reads it again for the person) once what its
-// progress region shows is no longer after, it ended, or batchProgressHold passed.
-func (h *Handler) waitForJobChange(c *gin.Context, job *jobs.Job, after string, load func(*gin.Context) (*jobs.Job, error)) (*jobs.Job, error) {
-	ctx := c.Request.Context()
-	hold := time.NewTimer(batchProgressHold)
-	defer hold.Stop()
-	recheck := time.NewTicker(batchProgressRecheck)
-	defer recheck.Stop()
-	for job.Active() && batchVersion(job) == after {
-		changed := h.jobChanges.Changed(job.ID)
-		select {
-		case <-changed:
-		case <-recheck.C:
-		case <-hold.C:
-			return job, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		// One value first: the lines (up to jobs.MaxItems rows) are read only when the job moved.
-		if updated, err := h.jobs.UpdatedAt(ctx, job.ID, auth.CurrentUser(c).Subject); err == nil && updated.Equal(job.UpdatedAt) {
-			continue
-		}
-		next, err := load(c)
-		if err != nil {
-			return nil, err
-		}
-		job = next
-	}
-	return job, nil
-}
-
-// batchVersion names what a batch's progress region shows (counts, state, items in flight).
-func batchVersion(j *jobs.Job) string {
-	counts := j.Counts()
-	sum := sha256.Sum256(fmt.Appendf(nil, "%v|%s|%t|%t|%d|%v", counts, j.Status, j.CancelRequested, j.WaitingForSignIn, j.Resumes, j.Current()))
-	return hex.EncodeToString(sum[:8])
+	return backoffice.BatchProgress(vm)
 }
 
 // batchStatusText says where a batch stands, in words of tr's language.
@@ -189,16 +93,11 @@ func batchStatusText(tr *i18n.Translator, j *jobs.Job) string {
 
 func (h *Handler) batchVM(gc *gin.Context, tr *i18n.Translator, j *jobs.Job) backoffice.BatchVM {
 	c := j.Counts()
-	vm := backoffice.BatchVM{
-		ID: j.ID, URL: batchPath(j.ID), Draft: j.Status == jobs.StatusDraft,
-		Total: c.Total, Done: c.Done, Failed: c.Failed, Rejected: c.Rejected, Left: c.Left, Pending: c.Left,
-		Current: j.Current(), Status: batchStatusText(tr, j), Active: j.Active(), Cancelling: j.Active() && j.CancelRequested,
-		WaitingForSignIn: j.Active() && j.WaitingForSignIn, Resumed: j.Resumes, Concurrency: max(h.cfg.BatchConcurrency, 1),
-		Version: batchVersion(j),
-	}
-	vm.CanRetry = !vm.Active && !vm.Draft && c.Failed > 0 && j.Status != jobs.StatusStopped
+	vm := backoffice.BatchVM{Job: jobVM(tr, j, batchPath(j.ID)), Pending: c.Left, Current: j.Current(),
+		Concurrency: max(h.cfg.BatchConcurrency, 1)}
+	// A batch whose record was lost is resumed (all its lines that did not end), not retried.
 	vm.RecordLost = j.Status == jobs.StatusStopped
-	vm.Verified, vm.Unverified = j.Verified(), j.Unverified()
+	vm.CanRetry = vm.CanRetry && !vm.RecordLost
 	if vm.Draft {
 		vm.IncludeUnsent, vm.IncludeAll = unsentNumbers(j)
 	}
@@ -207,9 +106,6 @@ func (h *Handler) batchVM(gc *gin.Context, tr *i18n.Translator, j *jobs.Job) bac
 		backoffice.Count(tr, c.Done, "batch.preview.done.one", "batch.preview.done.other"),
 		backoffice.Count(tr, c.Rejected, "batch.preview.rejected.one", "batch.preview.rejected.other"))
 	vm.StartLabel = backoffice.Count(tr, c.Left, "batch.start.one", "batch.start.other")
-	if c.Total > 0 {
-		vm.Percent = (c.Done + c.Failed + c.Rejected) * 100 / c.Total
-	}
 	for _, it := range j.Items {
 		if len(vm.Rows) >= maxBatchRowsShown {
 			break

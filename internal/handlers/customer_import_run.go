@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/auth"
@@ -12,7 +13,6 @@ import (
 	"github.com/cpqportal/portal/internal/export"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
-	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/customers"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -107,90 +107,19 @@ func (h *Handler) createImportRun(c *gin.Context, imp *customerimport.Import, li
 	return job, err
 }
 
-// loadImportRun reads the :jobId run of the signed-in person: a 400 for a malformed id, a 404 for
-// one that is not theirs or not an import's run.
-func (h *Handler) loadImportRun(c *gin.Context) (*jobs.Job, error) {
-	if h.jobs == nil {
-		return nil, errJobsOff
-	}
-	id := c.Param("jobId")
-	if !jobs.ValidID(id) {
-		return nil, badRequest("import.run.error.bad_id")
-	}
-	return h.jobs.GetKind(c.Request.Context(), jobs.KindCustomerImport, id, auth.CurrentUser(c).Subject)
-}
+// importRunJobs are the pages of an import's run (job_page.go); the page is not stored either.
+var importRunJobs = &jobPage{kind: jobs.KindCustomerImport, path: importRunPath, badID: "import.run.error.bad_id",
+	section: layout.SectionCustomers, noStore: true, page: (*Handler).importRunPage, progress: (*Handler).importRunProgress}
 
-// showImportRun answers GET /customers/import-runs/:jobId.
-func (h *Handler) showImportRun(c *gin.Context) {
-	job, err := h.loadImportRun(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	h.handOverToken(c, job)
+// importRunPage is the page of GET /customers/import-runs/:jobId.
+func (h *Handler) importRunPage(c *gin.Context, job *jobs.Job) (string, templ.Component, error) {
 	vm := h.importRunVM(c, job)
-	c.Header("Cache-Control", "no-store")
-	h.renderPage(c, http.StatusOK, t(c, "import.run.title", vm.FileName), layout.SectionCustomers, customers.ImportRunPage(vm))
+	return t(c, "import.run.title", vm.FileName), customers.ImportRunPage(vm), nil
 }
 
-// showImportRunProgress answers GET /customers/import-runs/:jobId/progress[?after=<version>]: the
-// region once it differs from after, the job ended, or batchProgressHold passed.
-func (h *Handler) showImportRunProgress(c *gin.Context) {
-	job, err := h.loadImportRun(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	h.handOverToken(c, job)
-	if after := c.Query("after"); after != "" {
-		if job, err = h.waitForJobChange(c, job, after, h.loadImportRun); err != nil {
-			if c.Request.Context().Err() == nil {
-				h.fail(c, err)
-			}
-			return
-		}
-	}
-	c.Header("Cache-Control", "no-store")
-	h.render(c, http.StatusOK, customers.ImportRunProgress(h.importRunVM(c, job)))
-}
-
-// importRunAction runs act on the person's run and goes back to its page.
-func (h *Handler) importRunAction(c *gin.Context, act func(job *jobs.Job, s *session.Session) error) {
-	job, err := h.loadImportRun(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	if err := act(job, auth.CurrentSession(c)); err != nil {
-		h.fail(c, err)
-		return
-	}
-	c.Redirect(http.StatusSeeOther, importRunPath(job.ID))
-}
-
-// startImportRun answers POST /customers/import-runs/:jobId/start (a run that could not start).
-func (h *Handler) startImportRun(c *gin.Context) {
-	h.importRunAction(c, func(job *jobs.Job, s *session.Session) error {
-		_, err := h.jobs.Start(c.Request.Context(), job.ID, s.Subject, s.AccessToken, s.TokenExpiry)
-		return err
-	})
-}
-
-// cancelImportRun answers POST /customers/import-runs/:jobId/cancel.
-func (h *Handler) cancelImportRun(c *gin.Context) {
-	h.importRunAction(c, func(job *jobs.Job, s *session.Session) error {
-		_, err := h.jobs.Cancel(c.Request.Context(), job.ID, s.Subject)
-		return err
-	})
-}
-
-// retryImportRun answers POST /customers/import-runs/:jobId/retry: only the failed lines run
-// again, each one that may have been sent looked up by tax id first.
-func (h *Handler) retryImportRun(c *gin.Context) {
-	h.importRunAction(c, func(job *jobs.Job, s *session.Session) error {
-		_, err := h.jobs.RetryFailed(c.Request.Context(), job.ID, s.Subject, s.AccessToken, s.TokenExpiry)
-		return err
-	})
+// importRunProgress is the progress region of GET /customers/import-runs/:jobId/progress.
+func (h *Handler) importRunProgress(c *gin.Context, job *jobs.Job) templ.Component {
+	return customers.ImportRunProgress(h.importRunVM(c, job))
 }
 
 // importRunItemStatus is a line's status in words of tr's language (also the result file's).
@@ -237,14 +166,7 @@ func importRunMessage(tr *i18n.Translator, it jobs.Item) string {
 func (h *Handler) importRunVM(c *gin.Context, j *jobs.Job) customers.ImportRunVM {
 	tr := tr(c)
 	counts := j.Counts()
-	vm := customers.ImportRunVM{ID: j.ID, URL: importRunPath(j.ID), Draft: j.Status == jobs.StatusDraft, Active: j.Active(),
-		Cancelling: j.Active() && j.CancelRequested, WaitingForSignIn: j.Active() && j.WaitingForSignIn,
-		Status: batchStatusText(tr, j), Version: batchVersion(j), Total: counts.Total, Created: counts.Done, Failed: counts.Failed,
-		Left: counts.Left, Skipped: counts.Rejected, Resumed: j.Resumes, Unverified: j.Unverified(), Started: j.CreatedAt}
-	vm.CanRetry = !vm.Active && !vm.Draft && counts.Failed > 0
-	if counts.Total > 0 {
-		vm.Percent = (counts.Done + counts.Failed + counts.Rejected) * 100 / counts.Total
-	}
+	vm := customers.ImportRunVM{Job: jobVM(tr, j, importRunPath(j.ID)), Started: j.CreatedAt}
 	if len(j.Items) > 0 {
 		if l, err := customerimport.RunLineOf(j.Items[0]); err == nil {
 			vm.FileName = l.File
@@ -275,7 +197,7 @@ func (h *Handler) importRunVM(c *gin.Context, j *jobs.Job) customers.ImportRunVM
 // line with its row, customer, status, the new customer's id and the message (typed columns; a
 // CSV's cells neutralised against formula injection).
 func (h *Handler) downloadImportRunResult(c *gin.Context) {
-	job, err := h.loadImportRun(c)
+	job, err := h.loadJob(c, importRunJobs)
 	if err != nil {
 		h.fail(c, err)
 		return

@@ -1,18 +1,16 @@
 package handlers
 
 import (
-	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
 
-	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/export"
 	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
-	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/web/templates/backoffice"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -21,88 +19,18 @@ import (
 // A handover's page (preview, then live progress polled like the batch archive's), its actions
 // (start, cancel, retry the failed: POSTs answered 303) and its result as CSV.
 
-// loadHandover reads the :jobId handover of the signed-in user: a 400 for a malformed id, a 404
-// for one that is not theirs or not a handover.
-func (h *Handler) loadHandover(c *gin.Context) (*jobs.Job, error) {
-	if h.jobs == nil {
-		return nil, errJobsOff
-	}
-	id := c.Param("jobId")
-	if !jobs.ValidID(id) {
-		return nil, badRequest("handover.error.bad_id")
-	}
-	return h.jobs.GetKind(c.Request.Context(), jobs.KindHandover, id, auth.CurrentUser(c).Subject)
+// handoverJobs are the pages of a handover (job_page.go).
+var handoverJobs = &jobPage{kind: jobs.KindHandover, path: handoverPath, badID: "handover.error.bad_id", section: layout.SectionCustomers,
+	page: (*Handler).handoverPage, progress: (*Handler).handoverProgress}
+
+// handoverPage is the page of GET /customers/handover/:jobId.
+func (h *Handler) handoverPage(c *gin.Context, job *jobs.Job) (string, templ.Component, error) {
+	return t(c, "handover.title"), backoffice.HandoverPage(h.handoverVM(c, job)), nil
 }
 
-// showHandover answers GET /customers/handover/:jobId.
-func (h *Handler) showHandover(c *gin.Context) {
-	job, err := h.loadHandover(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	h.handOverToken(c, job)
-	h.renderPage(c, http.StatusOK, t(c, "handover.title"), layout.SectionCustomers, backoffice.HandoverPage(h.handoverVM(c, job)))
-}
-
-// showHandoverProgress answers GET /customers/handover/:jobId/progress[?after=<version>]: the
-// region once it differs from after, the job ended, or batchProgressHold passed.
-func (h *Handler) showHandoverProgress(c *gin.Context) {
-	job, err := h.loadHandover(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	h.handOverToken(c, job)
-	if after := c.Query("after"); after != "" {
-		if job, err = h.waitForJobChange(c, job, after, h.loadHandover); err != nil {
-			if c.Request.Context().Err() == nil {
-				h.fail(c, err)
-			}
-			return
-		}
-	}
-	c.Header("Cache-Control", "no-store")
-	h.render(c, http.StatusOK, backoffice.HandoverProgress(h.handoverVM(c, job)))
-}
-
-// handoverAction runs act on the user's handover and goes back to its page.
-func (h *Handler) handoverAction(c *gin.Context, act func(job *jobs.Job, s *session.Session) error) {
-	job, err := h.loadHandover(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	if err := act(job, auth.CurrentSession(c)); err != nil {
-		h.fail(c, err)
-		return
-	}
-	c.Redirect(http.StatusSeeOther, handoverPath(job.ID))
-}
-
-// startHandover answers POST /customers/handover/:jobId/start.
-func (h *Handler) startHandover(c *gin.Context) {
-	h.handoverAction(c, func(job *jobs.Job, s *session.Session) error {
-		_, err := h.jobs.Start(c.Request.Context(), job.ID, s.Subject, s.AccessToken, s.TokenExpiry)
-		return err
-	})
-}
-
-// cancelHandover answers POST /customers/handover/:jobId/cancel.
-func (h *Handler) cancelHandover(c *gin.Context) {
-	h.handoverAction(c, func(job *jobs.Job, s *session.Session) error {
-		_, err := h.jobs.Cancel(c.Request.Context(), job.ID, s.Subject)
-		return err
-	})
-}
-
-// retryHandover answers POST /customers/handover/:jobId/retry: only the failed lines run again
-// (each checked first when it may have been sent).
-func (h *Handler) retryHandover(c *gin.Context) {
-	h.handoverAction(c, func(job *jobs.Job, s *session.Session) error {
-		_, err := h.jobs.RetryFailed(c.Request.Context(), job.ID, s.Subject, s.AccessToken, s.TokenExpiry)
-		return err
-	})
+// handoverProgress is the progress region of GET /customers/handover/:jobId/progress.
+func (h *Handler) handoverProgress(c *gin.Context, job *jobs.Job) templ.Component {
+	return backoffice.HandoverProgress(h.handoverVM(c, job))
 }
 
 // handoverNames are the owners' labels the user's cached customer list knows (never a v2 call:
@@ -168,14 +96,7 @@ func (h *Handler) handoverVM(c *gin.Context, j *jobs.Job) backoffice.HandoverVM 
 	tr := tr(c)
 	names := h.handoverNames(c)
 	counts := j.Counts()
-	vm := backoffice.HandoverVM{ID: j.ID, URL: handoverPath(j.ID), Draft: j.Status == jobs.StatusDraft, Active: j.Active(),
-		Cancelling: j.Active() && j.CancelRequested, WaitingForSignIn: j.Active() && j.WaitingForSignIn,
-		Status: batchStatusText(tr, j), Version: batchVersion(j), Total: counts.Total, Done: counts.Done, Failed: counts.Failed,
-		Left: counts.Left, Rejected: counts.Rejected, Resumed: j.Resumes, Verified: j.Verified(), Unverified: j.Unverified(), Created: j.CreatedAt}
-	vm.CanRetry = !vm.Active && !vm.Draft && counts.Failed > 0
-	if counts.Total > 0 {
-		vm.Percent = (counts.Done + counts.Failed + counts.Rejected) * 100 / counts.Total
-	}
+	vm := backoffice.HandoverVM{Job: jobVM(tr, j, handoverPath(j.ID)), Created: j.CreatedAt}
 	if len(j.Items) > 0 {
 		if l, err := handover.LineOf(j.Items[0]); err == nil {
 			vm.Summary = tr.T("handover.summary", ownerName(names, l.From), ownerName(names, l.To))
@@ -212,7 +133,7 @@ func (h *Handler) handoverVM(c *gin.Context, j *jobs.Job) backoffice.HandoverVM 
 // downloadHandoverResult answers GET /customers/handover/:jobId/result.csv: every line with its
 // status, the owners after the change and the error (formula injection neutralised).
 func (h *Handler) downloadHandoverResult(c *gin.Context) {
-	job, err := h.loadHandover(c)
+	job, err := h.loadJob(c, handoverJobs)
 	if err != nil {
 		h.fail(c, err)
 		return

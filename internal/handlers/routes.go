@@ -71,11 +71,11 @@ func (h *Handler) Routes(r *gin.Engine) {
 	// a job (internal/handover on internal/jobs), live progress, cancel, retry, the result as CSV.
 	pages.GET("/customers/handover", h.showHandoverNew)
 	pages.POST("/customers/handover", h.createHandover)
-	pages.GET("/customers/handover/:jobId", h.showHandover)
-	pages.GET("/customers/handover/:jobId/progress", h.showHandoverProgress)
-	pages.POST("/customers/handover/:jobId/start", h.startHandover)
-	pages.POST("/customers/handover/:jobId/cancel", h.cancelHandover)
-	pages.POST("/customers/handover/:jobId/retry", h.retryHandover)
+	pages.GET("/customers/handover/:jobId", h.showJob(handoverJobs))
+	pages.GET("/customers/handover/:jobId/progress", h.showJobProgress(handoverJobs))
+	pages.POST("/customers/handover/:jobId/start", h.startJob(handoverJobs))
+	pages.POST("/customers/handover/:jobId/cancel", h.cancelJob(handoverJobs))
+	pages.POST("/customers/handover/:jobId/retry", h.retryJob(handoverJobs))
 	pages.GET("/customers/handover/:jobId/result.csv", h.downloadHandoverResult)
 	// Customer import (back office, docs/backoffice.md): upload and dry run, the preview by verdict
 	// (paged), the person's choices of lines; the upload has its own body limit (the file's plus
@@ -89,11 +89,11 @@ func (h *Handler) Routes(r *gin.Engine) {
 	// The import's run: a job (internal/customerimport.Kind on internal/jobs), live progress,
 	// cancel, retry, the result as CSV or XLSX.
 	pages.POST("/customers/import/:importId/run", h.runImport)
-	pages.GET("/customers/import-runs/:jobId", h.showImportRun)
-	pages.GET("/customers/import-runs/:jobId/progress", h.showImportRunProgress)
-	pages.POST("/customers/import-runs/:jobId/start", h.startImportRun)
-	pages.POST("/customers/import-runs/:jobId/cancel", h.cancelImportRun)
-	pages.POST("/customers/import-runs/:jobId/retry", h.retryImportRun)
+	pages.GET("/customers/import-runs/:jobId", h.showJob(importRunJobs))
+	pages.GET("/customers/import-runs/:jobId/progress", h.showJobProgress(importRunJobs))
+	pages.POST("/customers/import-runs/:jobId/start", h.startJob(importRunJobs))
+	pages.POST("/customers/import-runs/:jobId/cancel", h.cancelJob(importRunJobs))
+	pages.POST("/customers/import-runs/:jobId/retry", h.retryJob(importRunJobs))
 	pages.GET("/customers/import-runs/:jobId/result", h.downloadImportRunResult)
 	pages.POST("/customers", h.createCustomer)
 	pages.GET("/customers/:customerId", h.showCustomer)
@@ -166,11 +166,11 @@ func (h *Handler) Routes(r *gin.Engine) {
 	// (polled), cancel, retry the failed, the result as CSV.
 	pages.GET("/contracts/batch-archive", h.showBatchNew)
 	pages.POST("/contracts/batch-archive", h.checkBatch)
-	pages.GET("/contracts/batch-archive/:jobId", h.showBatch)
-	pages.GET("/contracts/batch-archive/:jobId/progress", h.showBatchProgress)
-	pages.POST("/contracts/batch-archive/:jobId/start", h.startBatch)
-	pages.POST("/contracts/batch-archive/:jobId/cancel", h.cancelBatch)
-	pages.POST("/contracts/batch-archive/:jobId/retry", h.retryBatch)
+	pages.GET("/contracts/batch-archive/:jobId", h.showJob(batchJobs))
+	pages.GET("/contracts/batch-archive/:jobId/progress", h.showJobProgress(batchJobs))
+	pages.POST("/contracts/batch-archive/:jobId/start", h.startJob(batchJobs))
+	pages.POST("/contracts/batch-archive/:jobId/cancel", h.cancelJob(batchJobs))
+	pages.POST("/contracts/batch-archive/:jobId/retry", h.retryJob(batchJobs))
 	pages.GET("/contracts/batch-archive/:jobId/result.csv", h.downloadBatchResult)
 	// Evidence (back office): one page, each artifact, and all of them as one ZIP.
 	pages.GET("/contracts/:contractId/evidence", h.showEvidence)

@@ -36,22 +36,10 @@ type HandoverCustomer struct {
 
 // HandoverVM is a handover's page: the preview of a draft, or its progress and results.
 type HandoverVM struct {
-	ID, URL            string
-	Draft, Active      bool
-	Cancelling         bool
-	WaitingForSignIn   bool
-	CanRetry           bool
-	Status             string
-	Version            string
+	// Job is the handover's state and counts.
+	components.Job
 	Summary            string // "from X to Y"
 	StartLabel         string
-	Total, Done        int
-	Failed, Left       int
-	Rejected           int
-	Percent            int
-	Resumed            int
-	Verified           int
-	Unverified         int
 	Current            []string
 	Rows               []HandoverRow
 	MoreRows           int // lines not listed (the CSV has them all)
@@ -69,3 +57,7 @@ type HandoverRow struct {
 	Message  string
 	Verified bool
 }
+
+// handoverWords are what a handover's progress region calls things (components.JobWords).
+var handoverWords = components.JobWords{Name: "handover", Bar: "handover.progress.bar",
+	Done: "batch.count.done", DoneID: "done", Rejected: "handover.count.left_out", RejectedID: "rejected", Cancel: "handover.cancel"}

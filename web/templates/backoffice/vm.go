@@ -55,39 +55,23 @@ type BatchItemRow struct {
 
 // BatchVM is a batch's page: the preview of a draft, or the progress and result of a started one.
 type BatchVM struct {
+	// Job is the batch's state and counts (Draft: before the user confirmed, the page shows what
+	// will happen; Active while it runs, the region polls).
+	components.Job
 	// IncludeUnsent are the contracts a draft left out because they were never sent for signature
 	// (or their request was removed); the preview offers to include them explicitly.
 	IncludeUnsent []string
 	// IncludeAll are the numbers "Include them" checks again: every line of the draft, in order.
 	IncludeAll []string
-	ID         string
-	URL        string
-	// Version names what the progress region shows; the region asks for the next one with it.
-	Version string
-	// Draft is true before the user confirmed: the page shows what will happen.
-	Draft bool
-	// The counts.
-	Total, Done, Failed, Rejected, Left, Pending int
+	// Pending is how many lines the start archives.
+	Pending int
 	// Summary says what the preview will do (counts in words); StartLabel is the start button.
 	Summary, StartLabel string
-	// Percent is the share of items decided (done, failed or rejected), 0 to 100.
-	Percent int
 	// Current are the contract numbers in flight.
 	Current []string
-	// Status is the batch's state in words; Active while it runs (the region polls).
-	Status     string
-	Active     bool
-	Cancelling bool
-	// WaitingForSignIn: the v2 API refused the token; the batch resumes when the user is back.
-	WaitingForSignIn bool
-	CanRetry         bool
-	Resumed          int
 	// RecordLost: the store lost the record mid-run; the runner wrote back its copy, stopped
 	// (the user resumes it).
 	RecordLost bool
-	// Verified counts the lines checked on the v2 API after an interruption; Unverified those
-	// that may have been sent and are not checked yet.
-	Verified, Unverified int
 	// Rows are the lines shown: every line of a draft; failed and rejected lines while it runs;
 	// every line of an ended batch, a page at a time (AllLines, Pager, LinesShown).
 	Rows       []BatchItemRow
@@ -166,3 +150,7 @@ type WorklistRow struct {
 type WorklistChange struct {
 	Field, Before, After string
 }
+
+// batchWords are what a batch's progress region calls things (components.JobWords).
+var batchWords = components.JobWords{Name: "batch", DataStatus: true, Bar: "batch.progress.bar",
+	Done: "batch.count.done", DoneID: "done", Rejected: "batch.count.rejected", RejectedID: "rejected", Cancel: "batch.cancel"}

@@ -8,21 +8,14 @@ import (
 
 // ImportRunVM is an import's run: its progress, actions and lines.
 type ImportRunVM struct {
-	ID, URL, FileName string
-	Draft, Active     bool
-	Cancelling        bool
-	WaitingForSignIn  bool
-	CanRetry          bool
-	Status, Version   string
-	StartLabel        string
-	Total, Created    int
-	Failed, Left      int
-	Skipped, Percent  int
-	Resumed           int
-	Unverified        int
-	Rows              []ImportRunRow
-	MoreRows          int // lines not listed (the result file has them all)
-	Started           time.Time
+	// Job is the run's state and counts (Done: the customers created; Rejected: the lines
+	// skipped).
+	components.Job
+	FileName   string
+	StartLabel string
+	Rows       []ImportRunRow
+	MoreRows   int // lines not listed (the result file has them all)
+	Started    time.Time
 }
 
 // ImportRunRow is one line of a run.
@@ -35,3 +28,7 @@ type ImportRunRow struct {
 	CustomerURL, CustomerText string
 	Message                   string
 }
+
+// importRunWords are what a run's progress region calls things (components.JobWords).
+var importRunWords = components.JobWords{Name: "import-run", Bar: "import.run.bar",
+	Done: "import.run.count.created", DoneID: "created", Rejected: "import.run.count.skipped", RejectedID: "skipped", Cancel: "import.run.cancel"}
