@@ -2,12 +2,8 @@ package handover
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,33 +18,22 @@ import (
 	"github.com/cpqportal/portal/internal/v2sim"
 )
 
-// The crash test runs the job runner in a child process (this test binary, started again with
-// crashChildEnv set) so it can be killed with SIGKILL at any moment, as a replica dies; the
-// simulator's request log judges: every customer's owner changed by exactly one successful call,
-// none refused for naming an owner the customer no longer has (a change sent twice), and every
-// customer owned by the new owner in the end.
+// The crash test runs the job runner in a child process (statedbtest.Crash) so it can be killed
+// with SIGKILL at any moment, as a replica dies; the simulator's request log judges: every
+// customer's owner changed by exactly one successful call, none refused for naming an owner the
+// customer no longer has (a change sent twice), and every customer owned by the new owner in the
+// end.
 const (
-	crashChildEnv  = "HANDOVER_CRASH_CHILD_DB"
-	crashV2Env     = "HANDOVER_CRASH_CHILD_V2"
-	crashJobEnv    = "HANDOVER_CRASH_CHILD_JOB"
+	// crashChildEnv marks the child and names its database and arguments (statedbtest.CrashMain).
+	crashChildEnv  = "HANDOVER_CRASH_CHILD"
 	crashLease     = 400 * time.Millisecond
 	crashV2Timeout = 500 * time.Millisecond
 	// fromOwner's customers go to toOwner (the simulator's directory, A8).
 	fromOwner, toOwner, otherOwner = 1001, 1002, 1005
 )
 
-func crashDBOptions(where string) statedb.Options {
-	if strings.HasPrefix(where, "postgres") {
-		return statedb.Options{URL: where, MaxOpenConns: 4}
-	}
-	return statedb.Options{Dir: where}
-}
-
 func TestMain(m *testing.M) {
-	if os.Getenv(crashChildEnv) != "" {
-		os.Exit(crashChild())
-	}
-	os.Exit(m.Run())
+	statedbtest.CrashMain(m, crashChildEnv, crashChild)
 }
 
 // newManager is a replica running handovers against the v2 API at v2URL.
@@ -61,32 +46,23 @@ func newManager(db *statedb.DB, v2URL string, timeout time.Duration) (*jobs.Mana
 		LeaseTerm: crashLease, CallTimeout: timeout, ScanInterval: 50 * time.Millisecond, MaxDrafts: 100}), nil
 }
 
-// crashChild runs the job of crashJobEnv until it is no longer active (or until it is killed).
-func crashChild() int {
-	db, err := statedb.Open(context.Background(), crashDBOptions(os.Getenv(crashChildEnv)))
+// crashChild runs the job args[1] against the v2 API at args[0] until it is no longer active (or
+// until it is killed).
+func crashChild(db *statedb.DB, args []string) error {
+	v2URL, jobID := args[0], args[1]
+	m, err := newManager(db, v2URL, crashV2Timeout)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	defer db.Close()
-	m, err := newManager(db, os.Getenv(crashV2Env), crashV2Timeout)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
+		return err
 	}
 	m.Run()
 	defer m.Close()
-	for {
-		j, err := m.Get(context.Background(), os.Getenv(crashJobEnv), "alice")
+	return statedbtest.PollUntil(func() (bool, error) {
+		j, err := m.Get(context.Background(), jobID, "alice")
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 2
+			return false, err
 		}
-		if !j.Active() {
-			return 0
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return !j.Active(), nil
+	})
 }
 
 // simWithCustomers is a simulator (10 ms a call) whose first n customers are owned by fromOwner
@@ -212,29 +188,14 @@ func checkHandedOver(t *testing.T, sim *v2sim.Server, v2URL string, ids []int32)
 // customer ends owned by the new owner (0 lost), with one successful owner change call each and
 // no second one (0 doubled), and the job finishes with every line done.
 func TestHandoverSIGKILLNeverLosesOrDoublesAChange(t *testing.T) {
-	for _, engine := range []statedb.Engine{statedb.SQLite, statedb.Postgres} {
-		t.Run(string(engine), func(t *testing.T) { testSIGKILL(t, engine) })
-	}
+	statedbtest.EachEngine(t, testSIGKILL)
 }
 
 func testSIGKILL(t *testing.T, engine statedb.Engine) {
-	runs, perRun := 4, 60
-	if testing.Short() {
-		runs = 2
-	}
+	runs, perRun := statedbtest.Runs{Full: 4, Short: 2}.N(), 60
 	sim, v2URL, all := simWithCustomers(t, runs*perRun)
-	t.Run("runs", func(t *testing.T) {
-		for run := range runs {
-			ids := all[run*perRun : (run+1)*perRun]
-			t.Run(fmt.Sprint(run), func(t *testing.T) {
-				t.Parallel()
-				where := t.TempDir()
-				if engine == statedb.Postgres {
-					where = statedbtest.PostgresURL(t)
-				}
-				crashRun(t, sim, v2URL, where, ids)
-			})
-		}
+	statedbtest.ParallelRuns(t, engine, runs, func(t *testing.T, run int, where string) {
+		crashRun(t, sim, v2URL, where, all[run*perRun:(run+1)*perRun])
 	})
 	checkHandedOver(t, sim, v2URL, all)
 }
@@ -243,12 +204,7 @@ func testSIGKILL(t *testing.T, engine statedb.Engine) {
 // lets one finish, and checks the job's end state.
 func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, ids []int32) {
 	ctx := context.Background()
-	db, err := statedb.Open(ctx, crashDBOptions(where))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	m := jobs.NewManager(jobs.Options{DB: db})
+	m := jobs.NewManager(jobs.Options{DB: statedbtest.OpenShared(t, where)})
 	j, err := m.CreateKind(ctx, jobs.KindHandover, "alice", "Alice", lines(t, ids))
 	if err != nil {
 		t.Fatal(err)
@@ -256,15 +212,6 @@ func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, ids []int32)
 	m.Close() // a manager that runs nothing: Start only queues the job
 	if _, err := m.Start(ctx, j.ID, "alice", "token", time.Time{}); err != nil {
 		t.Fatal(err)
-	}
-	child := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+where, crashV2Env+"="+v2URL, crashJobEnv+"="+j.ID)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd
 	}
 	mine := map[string]bool{}
 	for _, id := range ids {
@@ -280,31 +227,7 @@ func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, ids []int32)
 		}
 		return n
 	}
-	kills := 2 + rand.IntN(3)
-	target := 0
-	for k := range kills {
-		cmd := child()
-		// At a random moment of the job: once a random share of its calls was sent.
-		step := (len(ids)*9/10 - target) / (kills - k)
-		target += 1 + rand.IntN(max(step, 1))
-		for deadline := time.Now().Add(10 * time.Second); sent() < target && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}
-	cmd := child()
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	select {
-	case err := <-waited:
-		if err != nil {
-			t.Fatalf("last runner: %v", err)
-		}
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatal("the last runner did not finish the job")
-	}
+	kills := statedbtest.Crash(t, crashChildEnv, where, []string{v2URL, j.ID}, len(ids), sent)
 	end, err := m.Get(ctx, j.ID, "alice")
 	if err != nil {
 		t.Fatal(err)
