@@ -12,6 +12,7 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/customerrules"
 	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/jobs/kindtest"
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 	"github.com/cpqportal/portal/internal/v2sim"
@@ -24,42 +25,14 @@ import (
 // a create sent again without the check shows as a 409).
 const (
 	// crashChildEnv marks the child and names its database and arguments (statedbtest.CrashMain).
-	crashChildEnv  = "IMPORT_CRASH_CHILD"
-	crashLease     = 400 * time.Millisecond
-	crashV2Timeout = 500 * time.Millisecond
+	crashChildEnv = "IMPORT_CRASH_CHILD"
 )
 
+// kind is the kind under test, for kindtest's crash and outage runs.
+var kind = kindtest.Kind{Name: jobs.KindCustomerImport, New: func(api *apiclient.Client) jobs.Kind { return &Kind{API: api} }}
+
 func TestMain(m *testing.M) {
-	statedbtest.CrashMain(m, crashChildEnv, crashChild)
-}
-
-// newManager is a replica running imports against the v2 API at v2URL.
-func newManager(db *statedb.DB, v2URL string, timeout time.Duration) (*jobs.Manager, error) {
-	api, err := apiclient.New(v2URL, apiclient.WithTimeout(timeout))
-	if err != nil {
-		return nil, err
-	}
-	return jobs.NewManager(jobs.Options{DB: db, Kinds: map[string]jobs.Kind{jobs.KindCustomerImport: &Kind{API: api}}, Concurrency: 4,
-		LeaseTerm: crashLease, CallTimeout: timeout, ScanInterval: 50 * time.Millisecond, MaxDrafts: 100}), nil
-}
-
-// crashChild runs the job args[1] against the v2 API at args[0] until it is no longer active (or
-// until it is killed).
-func crashChild(db *statedb.DB, args []string) error {
-	v2URL, jobID := args[0], args[1]
-	m, err := newManager(db, v2URL, crashV2Timeout)
-	if err != nil {
-		return err
-	}
-	m.Run()
-	defer m.Close()
-	return statedbtest.PollUntil(func() (bool, error) {
-		j, err := m.Get(context.Background(), jobID, "alice")
-		if err != nil {
-			return false, err
-		}
-		return !j.Active(), nil
-	})
+	statedbtest.CrashMain(m, crashChildEnv, kind.CrashChild)
 }
 
 // importSim is a simulator (10 ms a call), its URL and a configurator id.
@@ -204,16 +177,6 @@ func testSIGKILL(t *testing.T, engine statedb.Engine) {
 // crashRun stores a queued import of items, starts and kills runner processes a few times, then
 // lets one finish, and checks the job's end state.
 func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, items []jobs.Item, taxes []string) {
-	ctx := context.Background()
-	m := jobs.NewManager(jobs.Options{DB: statedbtest.OpenShared(t, where)})
-	j, err := m.CreateKind(ctx, jobs.KindCustomerImport, "alice", "Alice", items)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Close() // a manager that runs nothing: Start only queues the job
-	if _, err := m.Start(ctx, j.ID, "alice", "token", time.Time{}); err != nil {
-		t.Fatal(err)
-	}
 	mine := map[string]bool{}
 	for _, tax := range taxes {
 		mine[tax] = true
@@ -226,11 +189,7 @@ func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, items []jobs
 		}
 		return n
 	}
-	kills := statedbtest.Crash(t, crashChildEnv, where, []string{v2URL, j.ID}, len(taxes), sent)
-	end, err := m.Get(ctx, j.ID, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	end := kind.Crash(t, crashChildEnv, where, v2URL, items, len(taxes), sent)
 	if c := end.Counts(); end.Status != jobs.StatusFinished || c.Done != len(taxes) || c.Rejected != len(items)-len(taxes) {
 		t.Fatalf("job %s, counts %+v, e.g. %+v", end.Status, c, end.Items[0])
 	}
@@ -239,8 +198,4 @@ func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, items []jobs
 			t.Fatalf("line %d done without the new customer's id: %+v", it.Line, it)
 		}
 	}
-	if end.Resumes == 0 {
-		t.Fatalf("no runner was killed mid-job (%d kills)", kills)
-	}
-	t.Logf("%d kills, %d resumes, %d lines checked", kills, end.Resumes, end.Verified())
 }

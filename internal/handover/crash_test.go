@@ -13,6 +13,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/jobs/kindtest"
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 	"github.com/cpqportal/portal/internal/v2sim"
@@ -25,44 +26,16 @@ import (
 // end.
 const (
 	// crashChildEnv marks the child and names its database and arguments (statedbtest.CrashMain).
-	crashChildEnv  = "HANDOVER_CRASH_CHILD"
-	crashLease     = 400 * time.Millisecond
-	crashV2Timeout = 500 * time.Millisecond
+	crashChildEnv = "HANDOVER_CRASH_CHILD"
 	// fromOwner's customers go to toOwner (the simulator's directory, A8).
 	fromOwner, toOwner, otherOwner = 1001, 1002, 1005
 )
 
+// kind is the kind under test, for kindtest's crash and outage runs.
+var kind = kindtest.Kind{Name: jobs.KindHandover, New: func(api *apiclient.Client) jobs.Kind { return &Kind{API: api} }}
+
 func TestMain(m *testing.M) {
-	statedbtest.CrashMain(m, crashChildEnv, crashChild)
-}
-
-// newManager is a replica running handovers against the v2 API at v2URL.
-func newManager(db *statedb.DB, v2URL string, timeout time.Duration) (*jobs.Manager, error) {
-	api, err := apiclient.New(v2URL, apiclient.WithTimeout(timeout))
-	if err != nil {
-		return nil, err
-	}
-	return jobs.NewManager(jobs.Options{DB: db, Kinds: map[string]jobs.Kind{jobs.KindHandover: &Kind{API: api}}, Concurrency: 4,
-		LeaseTerm: crashLease, CallTimeout: timeout, ScanInterval: 50 * time.Millisecond, MaxDrafts: 100}), nil
-}
-
-// crashChild runs the job args[1] against the v2 API at args[0] until it is no longer active (or
-// until it is killed).
-func crashChild(db *statedb.DB, args []string) error {
-	v2URL, jobID := args[0], args[1]
-	m, err := newManager(db, v2URL, crashV2Timeout)
-	if err != nil {
-		return err
-	}
-	m.Run()
-	defer m.Close()
-	return statedbtest.PollUntil(func() (bool, error) {
-		j, err := m.Get(context.Background(), jobID, "alice")
-		if err != nil {
-			return false, err
-		}
-		return !j.Active(), nil
-	})
+	statedbtest.CrashMain(m, crashChildEnv, kind.CrashChild)
 }
 
 // simWithCustomers is a simulator (10 ms a call) whose first n customers are owned by fromOwner
@@ -203,16 +176,6 @@ func testSIGKILL(t *testing.T, engine statedb.Engine) {
 // crashRun stores a queued handover of ids, starts and kills runner processes a few times, then
 // lets one finish, and checks the job's end state.
 func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, ids []int32) {
-	ctx := context.Background()
-	m := jobs.NewManager(jobs.Options{DB: statedbtest.OpenShared(t, where)})
-	j, err := m.CreateKind(ctx, jobs.KindHandover, "alice", "Alice", lines(t, ids))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Close() // a manager that runs nothing: Start only queues the job
-	if _, err := m.Start(ctx, j.ID, "alice", "token", time.Time{}); err != nil {
-		t.Fatal(err)
-	}
 	mine := map[string]bool{}
 	for _, id := range ids {
 		mine[strconv.Itoa(int(id))] = true
@@ -227,18 +190,10 @@ func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, ids []int32)
 		}
 		return n
 	}
-	kills := statedbtest.Crash(t, crashChildEnv, where, []string{v2URL, j.ID}, len(ids), sent)
-	end, err := m.Get(ctx, j.ID, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	end := kind.Crash(t, crashChildEnv, where, v2URL, lines(t, ids), len(ids), sent)
 	if c := end.Counts(); end.Status != jobs.StatusFinished || c.Done != len(ids) {
 		t.Fatalf("job %s, counts %+v, lines %+v", end.Status, c, failedLines(end))
 	}
-	if end.Resumes == 0 {
-		t.Fatalf("no runner was killed mid-job (%d kills)", kills)
-	}
-	t.Logf("%d kills, %d resumes, %d lines checked", kills, end.Resumes, end.Verified())
 }
 
 func failedLines(j *jobs.Job) []jobs.Item {
