@@ -18,21 +18,16 @@ import (
 	"github.com/cpqportal/portal/internal/v2sim"
 )
 
-// The crash test runs the job runner in a child process (statedbtest.Crash) so it can be killed
-// with SIGKILL at any moment, as a replica dies; the simulator judges: every line's tax id
-// belongs to exactly one customer (0 lost), created by exactly one successful create, and no
-// create refused for a tax id already used (a line sent twice: the v2 API refuses the second, so
-// a create sent again without the check shows as a 409).
-const (
-	// crashChildEnv marks the child and names its database and arguments (statedbtest.CrashMain).
-	crashChildEnv = "IMPORT_CRASH_CHILD"
-)
-
-// kind is the kind under test, for kindtest's crash and outage runs.
+// kind is the import, for kindtest's crash and outage runs.
 var kind = kindtest.Kind{Name: jobs.KindCustomerImport, New: func(api *apiclient.Client) jobs.Kind { return &Kind{API: api} }}
 
+// TestMain is also the crash test's child: the test runs the import's runner in a child process
+// (statedbtest.Crash) so it can be killed with SIGKILL at any moment, as a replica dies; the
+// simulator judges: every line's tax id belongs to exactly one customer (0 lost), created by
+// exactly one successful create, and no create refused for a tax id already used (a line sent
+// twice: the v2 API refuses the second, so a create sent again without the check shows as a 409).
 func TestMain(m *testing.M) {
-	statedbtest.CrashMain(m, crashChildEnv, kind.CrashChild)
+	statedbtest.CrashMain(m, kind.CrashChild)
 }
 
 // importSim is a simulator (10 ms a call), its URL and a configurator id.
@@ -189,7 +184,7 @@ func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, items []jobs
 		}
 		return n
 	}
-	end := kind.Crash(t, crashChildEnv, where, v2URL, items, len(taxes), sent)
+	end := kind.Crash(t, where, v2URL, items, len(taxes), sent)
 	if c := end.Counts(); end.Status != jobs.StatusFinished || c.Done != len(taxes) || c.Rejected != len(items)-len(taxes) {
 		t.Fatalf("job %s, counts %+v, e.g. %+v", end.Status, c, end.Items[0])
 	}

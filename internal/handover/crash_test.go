@@ -19,23 +19,19 @@ import (
 	"github.com/cpqportal/portal/internal/v2sim"
 )
 
-// The crash test runs the job runner in a child process (statedbtest.Crash) so it can be killed
-// with SIGKILL at any moment, as a replica dies; the simulator's request log judges: every
-// customer's owner changed by exactly one successful call, none refused for naming an owner the
-// customer no longer has (a change sent twice), and every customer owned by the new owner in the
-// end.
-const (
-	// crashChildEnv marks the child and names its database and arguments (statedbtest.CrashMain).
-	crashChildEnv = "HANDOVER_CRASH_CHILD"
-	// fromOwner's customers go to toOwner (the simulator's directory, A8).
-	fromOwner, toOwner, otherOwner = 1001, 1002, 1005
-)
+// fromOwner's customers go to toOwner (the simulator's directory, A8).
+const fromOwner, toOwner, otherOwner = 1001, 1002, 1005
 
-// kind is the kind under test, for kindtest's crash and outage runs.
+// kind is the handover, for kindtest's crash and outage runs.
 var kind = kindtest.Kind{Name: jobs.KindHandover, New: func(api *apiclient.Client) jobs.Kind { return &Kind{API: api} }}
 
+// TestMain is also the crash test's child: the test runs the handover's runner in a child process
+// (statedbtest.Crash) so it can be killed with SIGKILL at any moment, as a replica dies; the
+// simulator's request log judges: every customer's owner changed by exactly one successful call,
+// none refused for naming an owner the customer no longer has (a change sent twice), and every
+// customer owned by the new owner in the end.
 func TestMain(m *testing.M) {
-	statedbtest.CrashMain(m, crashChildEnv, kind.CrashChild)
+	statedbtest.CrashMain(m, kind.CrashChild)
 }
 
 // simWithCustomers is a simulator (10 ms a call) whose first n customers are owned by fromOwner
@@ -190,7 +186,7 @@ func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, ids []int32)
 		}
 		return n
 	}
-	end := kind.Crash(t, crashChildEnv, where, v2URL, lines(t, ids), len(ids), sent)
+	end := kind.Crash(t, where, v2URL, lines(t, ids), len(ids), sent)
 	if c := end.Counts(); end.Status != jobs.StatusFinished || c.Done != len(ids) {
 		t.Fatalf("job %s, counts %+v, lines %+v", end.Status, c, failedLines(end))
 	}

@@ -13,19 +13,17 @@ import (
 	"github.com/cpqportal/portal/internal/v2sim"
 )
 
-// The crash test runs the job runner in a child process (statedbtest.Crash) so it can be killed
-// with SIGKILL at any moment, as a replica dies.
 const (
-	// crashChildEnv marks the child and names its database and arguments (statedbtest.CrashMain).
-	crashChildEnv = "JOBS_CRASH_CHILD"
-	crashLease    = 400 * time.Millisecond
+	crashLease = 400 * time.Millisecond
 	// crashV2Timeout is the child's v2 timeout: lines a killed child may have sent are read back
 	// that long after its lease ended.
 	crashV2Timeout = 500 * time.Millisecond
 )
 
+// TestMain is also the crash test's child: the test runs the batch's runner in a child process
+// (statedbtest.Crash) so it can be killed with SIGKILL at any moment, as a replica dies.
 func TestMain(m *testing.M) {
-	statedbtest.CrashMain(m, crashChildEnv, crashChild)
+	statedbtest.CrashMain(m, crashChild)
 }
 
 // crashChild runs the job args[1] with the real v2 client against the simulator at args[0]
@@ -117,7 +115,7 @@ func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, numbers []st
 		}
 		return count
 	}
-	kills := statedbtest.Crash(t, crashChildEnv, where, []string{v2URL, j.ID}, len(numbers), archiveCalls)
+	kills := statedbtest.Crash(t, where, []string{v2URL, j.ID}, len(numbers), archiveCalls)
 	end, err := m.Get(ctx, j.ID, "alice")
 	if err != nil {
 		t.Fatal(err)

@@ -49,7 +49,7 @@ func (k Kind) Replica(db *statedb.DB, v2URL string, timeout time.Duration) (*job
 		LeaseTerm: Lease, CallTimeout: timeout, ScanInterval: 50 * time.Millisecond, MaxDrafts: 100}), nil
 }
 
-// CrashChild is the child of statedbtest.CrashMain: it runs the job args[1] against the v2 API
+// CrashChild is the child of statedbtest.CrashMain (the TestMain of the kind's package): it runs the job args[1] against the v2 API
 // at args[0] until the job is no longer active (or until it is killed).
 func (k Kind) CrashChild(db *statedb.DB, args []string) error {
 	v2URL, jobID := args[0], args[1]
@@ -69,11 +69,11 @@ func (k Kind) CrashChild(db *statedb.DB, args []string) error {
 }
 
 // Crash stores a queued job of items in the database where (statedbtest.Shared), starts and
-// kills runner processes (statedbtest.Crash with env, against the v2 API at v2URL) a few times,
+// kills runner processes (statedbtest.Crash, against the v2 API at v2URL) a few times,
 // each once sent (the job's calls the v2 API saw so far) reached a random share of total, then
 // lets one finish. It fails t unless a runner was killed mid-job, and returns the job as it ended
 // for the caller to check its lines.
-func (k Kind) Crash(t *testing.T, env, where, v2URL string, items []jobs.Item, total int, sent func() int) *jobs.Job {
+func (k Kind) Crash(t *testing.T, where, v2URL string, items []jobs.Item, total int, sent func() int) *jobs.Job {
 	t.Helper()
 	ctx := context.Background()
 	m := jobs.NewManager(jobs.Options{DB: statedbtest.OpenShared(t, where)})
@@ -85,7 +85,7 @@ func (k Kind) Crash(t *testing.T, env, where, v2URL string, items []jobs.Item, t
 	if _, err := m.Start(ctx, j.ID, "alice", "token", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	kills := statedbtest.Crash(t, env, where, []string{v2URL, j.ID}, total, sent)
+	kills := statedbtest.Crash(t, where, []string{v2URL, j.ID}, total, sent)
 	end, err := m.Get(ctx, j.ID, "alice")
 	if err != nil {
 		t.Fatal(err)

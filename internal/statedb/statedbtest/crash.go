@@ -62,33 +62,35 @@ func ParallelRuns(t *testing.T, engine statedb.Engine, n int, fn func(t *testing
 	})
 }
 
-// A crash test runs its worker in a child process (the test binary, started again with the
-// package's environment variable set) so it can be killed with SIGKILL at any moment, as a
-// replica dies. The variable holds the child's database (Shared) and arguments.
+// A crash test runs its worker in a child process (the test binary, started again with crashEnv
+// set) so it can be killed with SIGKILL at any moment, as a replica dies. crashEnv holds the
+// child's database (Shared) and arguments; one name serves every package, as only the children
+// of a test binary see it.
+const crashEnv = "PORTAL_TEST_CRASH_CHILD"
 
 // CrashMain is the TestMain of a package with a crash test. In a child started by Crash, it opens
 // the child's database and calls child with it and the child's arguments, then exits: 0 when child
 // returns nil, 2 (the error on stderr) otherwise. In the test process, it runs the tests.
-func CrashMain(m *testing.M, env string, child func(db *statedb.DB, args []string) error) {
-	if spec := os.Getenv(env); spec != "" {
+func CrashMain(m *testing.M, child func(db *statedb.DB, args []string) error) {
+	if spec := os.Getenv(crashEnv); spec != "" {
 		os.Exit(crashChild(spec, child))
 	}
 	os.Exit(m.Run())
 }
 
 func crashChild(spec string, child func(db *statedb.DB, args []string) error) int {
-	var where []string
-	if err := json.Unmarshal([]byte(spec), &where); err != nil || len(where) == 0 {
+	var parts []string // the database, then the arguments
+	if err := json.Unmarshal([]byte(spec), &parts); err != nil || len(parts) == 0 {
 		fmt.Fprintf(os.Stderr, "crash child: %q: %v\n", spec, err)
 		return 2
 	}
-	db, err := statedb.Open(context.Background(), sharedOptions(where[0]))
+	db, err := statedb.Open(context.Background(), sharedOptions(parts[0]))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	defer db.Close()
-	if err := child(db, where[1:]); err != nil {
+	if err := child(db, parts[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
@@ -107,12 +109,12 @@ func PollUntil(done func() (bool, error)) error {
 	}
 }
 
-// Crash starts a child (CrashMain's child, with env naming the database where and args) and kills
-// it with SIGKILL, 2 to 4 times, each one once sent (how many calls the children sent so far)
-// reached a random further share of up to nine tenths of total, or after 10 seconds; then it
-// starts one last child and fails t unless that one ends without error within a minute. It
-// returns the number of kills.
-func Crash(t *testing.T, env, where string, args []string, total int, sent func() int) (kills int) {
+// Crash starts a child (CrashMain's child, on the database where with args) and kills it with
+// SIGKILL, 2 to 4 times, each one once sent (how many calls the children sent so far) reached a
+// random further share of up to nine tenths of total, or after 10 seconds; then it starts one
+// last child and fails t unless that one ends without error within a minute. It returns the
+// number of kills.
+func Crash(t *testing.T, where string, args []string, total int, sent func() int) (kills int) {
 	t.Helper()
 	spec, err := json.Marshal(append([]string{where}, args...))
 	if err != nil {
@@ -120,7 +122,7 @@ func Crash(t *testing.T, env, where string, args []string, total int, sent func(
 	}
 	child := func() *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), env+"="+string(spec))
+		cmd.Env = append(os.Environ(), crashEnv+"="+string(spec))
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
