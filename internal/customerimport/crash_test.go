@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -33,19 +32,12 @@ func TestMain(m *testing.M) {
 // importSim is a simulator (10 ms a call), its URL and a configurator id.
 func importSim(t *testing.T) (*v2sim.Server, string, int64) {
 	t.Helper()
-	sim := v2sim.New(v2sim.Options{Faults: v2sim.Faults{Latency: 10 * time.Millisecond}})
-	srv := httptest.NewServer(sim)
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { _ = sim.Close() })
-	api, err := apiclient.New(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim, v2URL, api := kindtest.Simulator(t, v2sim.Options{Faults: v2sim.Faults{Latency: 10 * time.Millisecond}})
 	cfgs, err := api.CPQ.List(apiclient.WithToken(context.Background(), "token"))
 	if err != nil || len(cfgs) == 0 {
 		t.Fatalf("configurators %v: %v", cfgs, err)
 	}
-	return sim, srv.URL, int64(cfgs[0].ID)
+	return sim, v2URL, int64(cfgs[0].ID)
 }
 
 // taxID is the tax id of line i of run (unique, and none contains another).
@@ -94,13 +86,8 @@ func createCalls(sim *v2sim.Server) (ok, refused map[string]int) {
 // one successful create and no refused one, and no other tax id of the runs was created.
 func checkCreated(t *testing.T, sim *v2sim.Server, v2URL string, want []string, skipped []string) {
 	t.Helper()
-	// The simulator records a call after answering it: wait for the last answers' records.
-	time.Sleep(50 * time.Millisecond)
+	api := kindtest.Reader(t, v2URL)
 	ok, refused := createCalls(sim)
-	api, err := apiclient.New(v2URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	have := map[string]int{}
 	if _, _, err := api.Customers.ListEach(apiclient.WithToken(context.Background(), "token"), "", func(c *apiclient.Customer) error {
 		have[c.TaxID]++

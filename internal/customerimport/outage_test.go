@@ -12,8 +12,9 @@ import (
 // of an import run by two replicas, for a random time: PostgreSQL is stopped (every connection
 // cut) and started again on the same data; SQLite's write lock is held by another connection. The
 // runners send nothing without a committed in-flight mark, pause, and resume once the database
-// answers: every included line's customer exists once, created by one create and none sent again, and the job
-// finishes with nothing pending, nothing left marked as maybe sent, and no token.
+// answers: every included line's customer exists once, created by one create and none sent
+// again, and the job finishes with nothing pending, nothing left marked as maybe sent, and no
+// token.
 func TestImportDatabaseOutageNeverCreatesACustomerTwice(t *testing.T) {
 	statedbtest.EachOutage(t, statedbtest.Runs{Full: 3, Short: 1}, statedbtest.Runs{Full: 2, Short: 1}, outageRun)
 }

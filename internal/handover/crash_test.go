@@ -3,7 +3,6 @@ package handover
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,14 +37,7 @@ func TestMain(m *testing.M) {
 // (every third one shared with otherOwner), and their ids.
 func simWithCustomers(t *testing.T, n int) (*v2sim.Server, string, []int32) {
 	t.Helper()
-	sim := v2sim.New(v2sim.Options{Customers: n, Faults: v2sim.Faults{Latency: 10 * time.Millisecond}})
-	srv := httptest.NewServer(sim)
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { _ = sim.Close() })
-	api, err := apiclient.New(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim, v2URL, api := kindtest.Simulator(t, v2sim.Options{Customers: n, Faults: v2sim.Faults{Latency: 10 * time.Millisecond}})
 	ctx := apiclient.WithToken(context.Background(), "token")
 	var ids []int32
 	if _, _, err := api.Customers.ListItems(ctx, "", func(it *apiclient.CustomerListItem) error {
@@ -79,7 +71,7 @@ func simWithCustomers(t *testing.T, n int) (*v2sim.Server, string, []int32) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	return sim, srv.URL, ids
+	return sim, v2URL, ids
 }
 
 // lines are the handover lines of ids, fromOwner to toOwner.
@@ -119,13 +111,8 @@ func changeCalls(sim *v2sim.Server) (ok, refused map[string]int) {
 // owned by toOwner (not fromOwner, and otherOwner kept) now.
 func checkHandedOver(t *testing.T, sim *v2sim.Server, v2URL string, ids []int32) {
 	t.Helper()
-	// The simulator records a call after answering it: wait for the last answers' records.
-	time.Sleep(50 * time.Millisecond)
+	api := kindtest.Reader(t, v2URL)
 	ok, refused := changeCalls(sim)
-	api, err := apiclient.New(v2URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := apiclient.WithToken(context.Background(), "token")
 	lost, doubled := 0, 0
 	for i, id := range ids {

@@ -10,6 +10,7 @@ package kindtest
 import (
 	"context"
 	"math/rand/v2"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/statedb/statedbtest"
+	"github.com/cpqportal/portal/internal/v2sim"
 )
 
 const (
@@ -150,4 +152,32 @@ func (k Kind) Outage(t *testing.T, db *statedb.DB, v2URL string, items []jobs.It
 		}
 	}
 	t.Logf("%d sent when the database went away, resumes %d, lines checked %d", sentAtDown, end.Resumes, end.Verified())
+}
+
+// Reader waits for the simulator's records of its last answers (it records a call after
+// answering it) and returns a client reading the v2 API at v2URL: what a check of the v2 API's
+// end state starts with.
+func Reader(t *testing.T, v2URL string) *apiclient.Client {
+	t.Helper()
+	time.Sleep(50 * time.Millisecond)
+	api, err := apiclient.New(v2URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api
+}
+
+// Simulator starts the v2 simulator with opts for the rest of t and returns it, its URL and a
+// client of it.
+func Simulator(t *testing.T, opts v2sim.Options) (*v2sim.Server, string, *apiclient.Client) {
+	t.Helper()
+	sim := v2sim.New(opts)
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { _ = sim.Close() })
+	api, err := apiclient.New(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sim, srv.URL, api
 }
