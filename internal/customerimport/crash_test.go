@@ -3,11 +3,7 @@ package customerimport
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -15,92 +11,33 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/customerrules"
 	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/jobs/kindtest"
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 	"github.com/cpqportal/portal/internal/v2sim"
 )
 
-// The crash test runs the job runner in a child process (this test binary, started again with
-// crashChildEnv set) so it can be killed with SIGKILL at any moment, as a replica dies; the
+// kind is the import, for kindtest's crash and outage runs.
+var kind = kindtest.Kind{Name: jobs.KindCustomerImport, New: func(api *apiclient.Client) jobs.Kind { return &Kind{API: api} }}
+
+// TestMain is also the crash test's child: the test runs the import's runner in a child process
+// (statedbtest.Crash) so it can be killed with SIGKILL at any moment, as a replica dies; the
 // simulator judges: every line's tax id belongs to exactly one customer (0 lost), created by
 // exactly one successful create, and no create refused for a tax id already used (a line sent
 // twice: the v2 API refuses the second, so a create sent again without the check shows as a 409).
-const (
-	crashChildEnv  = "IMPORT_CRASH_CHILD_DB"
-	crashV2Env     = "IMPORT_CRASH_CHILD_V2"
-	crashJobEnv    = "IMPORT_CRASH_CHILD_JOB"
-	crashLease     = 400 * time.Millisecond
-	crashV2Timeout = 500 * time.Millisecond
-)
-
-func crashDBOptions(where string) statedb.Options {
-	if strings.HasPrefix(where, "postgres") {
-		return statedb.Options{URL: where, MaxOpenConns: 4}
-	}
-	return statedb.Options{Dir: where}
-}
-
 func TestMain(m *testing.M) {
-	if os.Getenv(crashChildEnv) != "" {
-		os.Exit(crashChild())
-	}
-	os.Exit(m.Run())
-}
-
-// newManager is a replica running imports against the v2 API at v2URL.
-func newManager(db *statedb.DB, v2URL string, timeout time.Duration) (*jobs.Manager, error) {
-	api, err := apiclient.New(v2URL, apiclient.WithTimeout(timeout))
-	if err != nil {
-		return nil, err
-	}
-	return jobs.NewManager(jobs.Options{DB: db, Kinds: map[string]jobs.Kind{jobs.KindCustomerImport: &Kind{API: api}}, Concurrency: 4,
-		LeaseTerm: crashLease, CallTimeout: timeout, ScanInterval: 50 * time.Millisecond, MaxDrafts: 100}), nil
-}
-
-// crashChild runs the job of crashJobEnv until it is no longer active (or until it is killed).
-func crashChild() int {
-	db, err := statedb.Open(context.Background(), crashDBOptions(os.Getenv(crashChildEnv)))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	defer db.Close()
-	m, err := newManager(db, os.Getenv(crashV2Env), crashV2Timeout)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	m.Run()
-	defer m.Close()
-	for {
-		j, err := m.Get(context.Background(), os.Getenv(crashJobEnv), "alice")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 2
-		}
-		if !j.Active() {
-			return 0
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	statedbtest.CrashMain(m, kind.CrashChild)
 }
 
 // importSim is a simulator (10 ms a call), its URL and a configurator id.
 func importSim(t *testing.T) (*v2sim.Server, string, int64) {
 	t.Helper()
-	sim := v2sim.New(v2sim.Options{Faults: v2sim.Faults{Latency: 10 * time.Millisecond}})
-	srv := httptest.NewServer(sim)
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { _ = sim.Close() })
-	api, err := apiclient.New(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim, v2URL, api := kindtest.Simulator(t, v2sim.Options{Faults: v2sim.Faults{Latency: 10 * time.Millisecond}})
 	cfgs, err := api.CPQ.List(apiclient.WithToken(context.Background(), "token"))
 	if err != nil || len(cfgs) == 0 {
 		t.Fatalf("configurators %v: %v", cfgs, err)
 	}
-	return sim, srv.URL, int64(cfgs[0].ID)
+	return sim, v2URL, int64(cfgs[0].ID)
 }
 
 // taxID is the tax id of line i of run (unique, and none contains another).
@@ -149,13 +86,8 @@ func createCalls(sim *v2sim.Server) (ok, refused map[string]int) {
 // one successful create and no refused one, and no other tax id of the runs was created.
 func checkCreated(t *testing.T, sim *v2sim.Server, v2URL string, want []string, skipped []string) {
 	t.Helper()
-	// The simulator records a call after answering it: wait for the last answers' records.
-	time.Sleep(50 * time.Millisecond)
+	api := kindtest.Reader(t, v2URL)
 	ok, refused := createCalls(sim)
-	api, err := apiclient.New(v2URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	have := map[string]int{}
 	if _, _, err := api.Customers.ListEach(apiclient.WithToken(context.Background(), "token"), "", func(c *apiclient.Customer) error {
 		have[c.TaxID]++
@@ -200,16 +132,11 @@ func skippedOf(items []jobs.Item) []string {
 // customer exists once (0 lost), created by one create and none sent again (0 doubled), the
 // skipped lines are never sent, and the job finishes with every included line done.
 func TestImportSIGKILLNeverCreatesACustomerTwice(t *testing.T) {
-	for _, engine := range []statedb.Engine{statedb.SQLite, statedb.Postgres} {
-		t.Run(string(engine), func(t *testing.T) { testSIGKILL(t, engine) })
-	}
+	statedbtest.EachEngine(t, testSIGKILL)
 }
 
 func testSIGKILL(t *testing.T, engine statedb.Engine) {
-	runs, perRun := 4, 60
-	if testing.Short() {
-		runs = 2
-	}
+	runs, perRun := statedbtest.Runs{Full: 4, Short: 2}.N(), 60
 	sim, v2URL, cpqID := importSim(t)
 	var want, skipped []string
 	type plan struct {
@@ -223,17 +150,8 @@ func testSIGKILL(t *testing.T, engine statedb.Engine) {
 		want = append(want, included...)
 		skipped = append(skipped, skippedOf(items)...)
 	}
-	t.Run("runs", func(t *testing.T) {
-		for run := range runs {
-			t.Run(fmt.Sprint(run), func(t *testing.T) {
-				t.Parallel()
-				where := t.TempDir()
-				if engine == statedb.Postgres {
-					where = statedbtest.PostgresURL(t)
-				}
-				crashRun(t, sim, v2URL, where, plans[run].items, plans[run].taxes)
-			})
-		}
+	statedbtest.ParallelRuns(t, engine, runs, func(t *testing.T, run int, where string) {
+		crashRun(t, sim, v2URL, where, plans[run].items, plans[run].taxes)
 	})
 	checkCreated(t, sim, v2URL, want, skipped)
 }
@@ -241,30 +159,6 @@ func testSIGKILL(t *testing.T, engine statedb.Engine) {
 // crashRun stores a queued import of items, starts and kills runner processes a few times, then
 // lets one finish, and checks the job's end state.
 func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, items []jobs.Item, taxes []string) {
-	ctx := context.Background()
-	db, err := statedb.Open(ctx, crashDBOptions(where))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	m := jobs.NewManager(jobs.Options{DB: db})
-	j, err := m.CreateKind(ctx, jobs.KindCustomerImport, "alice", "Alice", items)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Close() // a manager that runs nothing: Start only queues the job
-	if _, err := m.Start(ctx, j.ID, "alice", "token", time.Time{}); err != nil {
-		t.Fatal(err)
-	}
-	child := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+where, crashV2Env+"="+v2URL, crashJobEnv+"="+j.ID)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd
-	}
 	mine := map[string]bool{}
 	for _, tax := range taxes {
 		mine[tax] = true
@@ -277,35 +171,7 @@ func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, items []jobs
 		}
 		return n
 	}
-	kills := 2 + rand.IntN(3)
-	target := 0
-	for k := range kills {
-		cmd := child()
-		// At a random moment of the job: once a random share of its calls was sent.
-		step := (len(taxes)*9/10 - target) / (kills - k)
-		target += 1 + rand.IntN(max(step, 1))
-		for deadline := time.Now().Add(10 * time.Second); sent() < target && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}
-	cmd := child()
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	select {
-	case err := <-waited:
-		if err != nil {
-			t.Fatalf("last runner: %v", err)
-		}
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatal("the last runner did not finish the job")
-	}
-	end, err := m.Get(ctx, j.ID, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	end := kind.Crash(t, where, v2URL, items, len(taxes), sent)
 	if c := end.Counts(); end.Status != jobs.StatusFinished || c.Done != len(taxes) || c.Rejected != len(items)-len(taxes) {
 		t.Fatalf("job %s, counts %+v, e.g. %+v", end.Status, c, end.Items[0])
 	}
@@ -314,8 +180,4 @@ func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, items []jobs
 			t.Fatalf("line %d done without the new customer's id: %+v", it.Line, it)
 		}
 	}
-	if end.Resumes == 0 {
-		t.Fatalf("no runner was killed mid-job (%d kills)", kills)
-	}
-	t.Logf("%d kills, %d resumes, %d lines checked", kills, end.Resumes, end.Verified())
 }

@@ -2,12 +2,7 @@ package handover
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,90 +12,32 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/jobs/kindtest"
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 	"github.com/cpqportal/portal/internal/v2sim"
 )
 
-// The crash test runs the job runner in a child process (this test binary, started again with
-// crashChildEnv set) so it can be killed with SIGKILL at any moment, as a replica dies; the
+// fromOwner's customers go to toOwner (the simulator's directory, A8).
+const fromOwner, toOwner, otherOwner = 1001, 1002, 1005
+
+// kind is the handover, for kindtest's crash and outage runs.
+var kind = kindtest.Kind{Name: jobs.KindHandover, New: func(api *apiclient.Client) jobs.Kind { return &Kind{API: api} }}
+
+// TestMain is also the crash test's child: the test runs the handover's runner in a child process
+// (statedbtest.Crash) so it can be killed with SIGKILL at any moment, as a replica dies; the
 // simulator's request log judges: every customer's owner changed by exactly one successful call,
 // none refused for naming an owner the customer no longer has (a change sent twice), and every
 // customer owned by the new owner in the end.
-const (
-	crashChildEnv  = "HANDOVER_CRASH_CHILD_DB"
-	crashV2Env     = "HANDOVER_CRASH_CHILD_V2"
-	crashJobEnv    = "HANDOVER_CRASH_CHILD_JOB"
-	crashLease     = 400 * time.Millisecond
-	crashV2Timeout = 500 * time.Millisecond
-	// fromOwner's customers go to toOwner (the simulator's directory, A8).
-	fromOwner, toOwner, otherOwner = 1001, 1002, 1005
-)
-
-func crashDBOptions(where string) statedb.Options {
-	if strings.HasPrefix(where, "postgres") {
-		return statedb.Options{URL: where, MaxOpenConns: 4}
-	}
-	return statedb.Options{Dir: where}
-}
-
 func TestMain(m *testing.M) {
-	if os.Getenv(crashChildEnv) != "" {
-		os.Exit(crashChild())
-	}
-	os.Exit(m.Run())
-}
-
-// newManager is a replica running handovers against the v2 API at v2URL.
-func newManager(db *statedb.DB, v2URL string, timeout time.Duration) (*jobs.Manager, error) {
-	api, err := apiclient.New(v2URL, apiclient.WithTimeout(timeout))
-	if err != nil {
-		return nil, err
-	}
-	return jobs.NewManager(jobs.Options{DB: db, Kinds: map[string]jobs.Kind{jobs.KindHandover: &Kind{API: api}}, Concurrency: 4,
-		LeaseTerm: crashLease, CallTimeout: timeout, ScanInterval: 50 * time.Millisecond, MaxDrafts: 100}), nil
-}
-
-// crashChild runs the job of crashJobEnv until it is no longer active (or until it is killed).
-func crashChild() int {
-	db, err := statedb.Open(context.Background(), crashDBOptions(os.Getenv(crashChildEnv)))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	defer db.Close()
-	m, err := newManager(db, os.Getenv(crashV2Env), crashV2Timeout)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	m.Run()
-	defer m.Close()
-	for {
-		j, err := m.Get(context.Background(), os.Getenv(crashJobEnv), "alice")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 2
-		}
-		if !j.Active() {
-			return 0
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	statedbtest.CrashMain(m, kind.CrashChild)
 }
 
 // simWithCustomers is a simulator (10 ms a call) whose first n customers are owned by fromOwner
 // (every third one shared with otherOwner), and their ids.
 func simWithCustomers(t *testing.T, n int) (*v2sim.Server, string, []int32) {
 	t.Helper()
-	sim := v2sim.New(v2sim.Options{Customers: n, Faults: v2sim.Faults{Latency: 10 * time.Millisecond}})
-	srv := httptest.NewServer(sim)
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { _ = sim.Close() })
-	api, err := apiclient.New(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim, v2URL, api := kindtest.Simulator(t, v2sim.Options{Customers: n, Faults: v2sim.Faults{Latency: 10 * time.Millisecond}})
 	ctx := apiclient.WithToken(context.Background(), "token")
 	var ids []int32
 	if _, _, err := api.Customers.ListItems(ctx, "", func(it *apiclient.CustomerListItem) error {
@@ -134,7 +71,7 @@ func simWithCustomers(t *testing.T, n int) (*v2sim.Server, string, []int32) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	return sim, srv.URL, ids
+	return sim, v2URL, ids
 }
 
 // lines are the handover lines of ids, fromOwner to toOwner.
@@ -174,13 +111,8 @@ func changeCalls(sim *v2sim.Server) (ok, refused map[string]int) {
 // owned by toOwner (not fromOwner, and otherOwner kept) now.
 func checkHandedOver(t *testing.T, sim *v2sim.Server, v2URL string, ids []int32) {
 	t.Helper()
-	// The simulator records a call after answering it: wait for the last answers' records.
-	time.Sleep(50 * time.Millisecond)
+	api := kindtest.Reader(t, v2URL)
 	ok, refused := changeCalls(sim)
-	api, err := apiclient.New(v2URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := apiclient.WithToken(context.Background(), "token")
 	lost, doubled := 0, 0
 	for i, id := range ids {
@@ -212,29 +144,14 @@ func checkHandedOver(t *testing.T, sim *v2sim.Server, v2URL string, ids []int32)
 // customer ends owned by the new owner (0 lost), with one successful owner change call each and
 // no second one (0 doubled), and the job finishes with every line done.
 func TestHandoverSIGKILLNeverLosesOrDoublesAChange(t *testing.T) {
-	for _, engine := range []statedb.Engine{statedb.SQLite, statedb.Postgres} {
-		t.Run(string(engine), func(t *testing.T) { testSIGKILL(t, engine) })
-	}
+	statedbtest.EachEngine(t, testSIGKILL)
 }
 
 func testSIGKILL(t *testing.T, engine statedb.Engine) {
-	runs, perRun := 4, 60
-	if testing.Short() {
-		runs = 2
-	}
+	runs, perRun := statedbtest.Runs{Full: 4, Short: 2}.N(), 60
 	sim, v2URL, all := simWithCustomers(t, runs*perRun)
-	t.Run("runs", func(t *testing.T) {
-		for run := range runs {
-			ids := all[run*perRun : (run+1)*perRun]
-			t.Run(fmt.Sprint(run), func(t *testing.T) {
-				t.Parallel()
-				where := t.TempDir()
-				if engine == statedb.Postgres {
-					where = statedbtest.PostgresURL(t)
-				}
-				crashRun(t, sim, v2URL, where, ids)
-			})
-		}
+	statedbtest.ParallelRuns(t, engine, runs, func(t *testing.T, run int, where string) {
+		crashRun(t, sim, v2URL, where, all[run*perRun:(run+1)*perRun])
 	})
 	checkHandedOver(t, sim, v2URL, all)
 }
@@ -242,30 +159,6 @@ func testSIGKILL(t *testing.T, engine statedb.Engine) {
 // crashRun stores a queued handover of ids, starts and kills runner processes a few times, then
 // lets one finish, and checks the job's end state.
 func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, ids []int32) {
-	ctx := context.Background()
-	db, err := statedb.Open(ctx, crashDBOptions(where))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	m := jobs.NewManager(jobs.Options{DB: db})
-	j, err := m.CreateKind(ctx, jobs.KindHandover, "alice", "Alice", lines(t, ids))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Close() // a manager that runs nothing: Start only queues the job
-	if _, err := m.Start(ctx, j.ID, "alice", "token", time.Time{}); err != nil {
-		t.Fatal(err)
-	}
-	child := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+where, crashV2Env+"="+v2URL, crashJobEnv+"="+j.ID)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd
-	}
 	mine := map[string]bool{}
 	for _, id := range ids {
 		mine[strconv.Itoa(int(id))] = true
@@ -280,42 +173,10 @@ func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, ids []int32)
 		}
 		return n
 	}
-	kills := 2 + rand.IntN(3)
-	target := 0
-	for k := range kills {
-		cmd := child()
-		// At a random moment of the job: once a random share of its calls was sent.
-		step := (len(ids)*9/10 - target) / (kills - k)
-		target += 1 + rand.IntN(max(step, 1))
-		for deadline := time.Now().Add(10 * time.Second); sent() < target && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}
-	cmd := child()
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	select {
-	case err := <-waited:
-		if err != nil {
-			t.Fatalf("last runner: %v", err)
-		}
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatal("the last runner did not finish the job")
-	}
-	end, err := m.Get(ctx, j.ID, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	end := kind.Crash(t, where, v2URL, lines(t, ids), len(ids), sent)
 	if c := end.Counts(); end.Status != jobs.StatusFinished || c.Done != len(ids) {
 		t.Fatalf("job %s, counts %+v, lines %+v", end.Status, c, failedLines(end))
 	}
-	if end.Resumes == 0 {
-		t.Fatalf("no runner was killed mid-job (%d kills)", kills)
-	}
-	t.Logf("%d kills, %d resumes, %d lines checked", kills, end.Resumes, end.Verified())
 }
 
 func failedLines(j *jobs.Job) []jobs.Item {

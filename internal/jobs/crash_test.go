@@ -2,11 +2,7 @@ package jobs
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -17,62 +13,37 @@ import (
 	"github.com/cpqportal/portal/internal/v2sim"
 )
 
-// The crash test runs the job runner in a child process (this test binary, started again with
-// crashChildEnv set) so it can be killed with SIGKILL at any moment, as a replica dies.
 const (
-	// crashChildEnv is the child's database: a PostgreSQL URL, or the directory of a SQLite one.
-	crashChildEnv = "JOBS_CRASH_CHILD_DB"
-	crashV2Env    = "JOBS_CRASH_CHILD_V2"
-	crashJobEnv   = "JOBS_CRASH_CHILD_JOB"
-	crashLease    = 400 * time.Millisecond
+	crashLease = 400 * time.Millisecond
 	// crashV2Timeout is the child's v2 timeout: lines a killed child may have sent are read back
 	// that long after its lease ended.
 	crashV2Timeout = 500 * time.Millisecond
 )
 
-// crashDBOptions opens the database named as crashChildEnv names it.
-func crashDBOptions(where string) statedb.Options {
-	if strings.HasPrefix(where, "postgres") {
-		return statedb.Options{URL: where, MaxOpenConns: 4}
-	}
-	return statedb.Options{Dir: where}
-}
-
+// TestMain is also the crash test's child: the test runs the batch's runner in a child process
+// (statedbtest.Crash) so it can be killed with SIGKILL at any moment, as a replica dies.
 func TestMain(m *testing.M) {
-	if os.Getenv(crashChildEnv) != "" {
-		os.Exit(crashChild())
-	}
-	os.Exit(m.Run())
+	statedbtest.CrashMain(m, crashChild)
 }
 
-// crashChild runs the job of crashJobEnv with the real v2 client against the simulator until
-// the job is no longer active (or until it is killed).
-func crashChild() int {
-	db, err := statedb.Open(context.Background(), crashDBOptions(os.Getenv(crashChildEnv)))
+// crashChild runs the job args[1] with the real v2 client against the simulator at args[0]
+// until the job is no longer active (or until it is killed).
+func crashChild(db *statedb.DB, args []string) error {
+	v2URL, jobID := args[0], args[1]
+	api, err := apiclient.New(v2URL, apiclient.WithTimeout(crashV2Timeout))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	defer db.Close()
-	api, err := apiclient.New(os.Getenv(crashV2Env), apiclient.WithTimeout(crashV2Timeout))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
+		return err
 	}
 	m := NewManager(Options{DB: db, Archiver: V2{API: api}, Concurrency: 4, LeaseTerm: crashLease, CallTimeout: crashV2Timeout, ScanInterval: 50 * time.Millisecond})
 	m.Run()
 	defer m.Close()
-	for {
-		j, err := loadJob(context.Background(), db.SQL, os.Getenv(crashJobEnv), "")
+	return statedbtest.PollUntil(func() (bool, error) {
+		j, err := loadJob(context.Background(), db.SQL, jobID, "")
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 2
+			return false, err
 		}
-		if !j.Active() {
-			return 0
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return !j.Active(), nil
+	})
 }
 
 // TestSIGKILLNeverArchivesTwice kills the process running a batch with SIGKILL at random moments,
@@ -80,16 +51,11 @@ func crashChild() int {
 // archive mode: every contract ends archived exactly once (one successful archive call in the
 // simulator's request log, no 409 for a second one), and the job finishes with every line done.
 func TestSIGKILLNeverArchivesTwice(t *testing.T) {
-	for _, engine := range []statedb.Engine{statedb.SQLite, statedb.Postgres} {
-		t.Run(string(engine), func(t *testing.T) { testSIGKILLNeverArchivesTwice(t, engine) })
-	}
+	statedbtest.EachEngine(t, testSIGKILLNeverArchivesTwice)
 }
 
 func testSIGKILLNeverArchivesTwice(t *testing.T, engine statedb.Engine) {
-	runs, perRun := 6, 80
-	if testing.Short() {
-		runs = 2
-	}
+	runs, perRun := statedbtest.Runs{Full: 6, Short: 2}.N(), 80
 	sim := v2sim.New(v2sim.Options{StrictArchive: true, Faults: v2sim.Faults{Latency: 10 * time.Millisecond}})
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
@@ -98,18 +64,8 @@ func testSIGKILLNeverArchivesTwice(t *testing.T, engine statedb.Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Run("runs", func(t *testing.T) {
-		for run := range runs {
-			numbers := all[run*perRun : (run+1)*perRun]
-			t.Run(fmt.Sprint(run), func(t *testing.T) {
-				t.Parallel()
-				where := t.TempDir()
-				if engine == statedb.Postgres {
-					where = statedbtest.PostgresURL(t)
-				}
-				crashRun(t, sim, srv.URL, where, numbers)
-			})
-		}
+	statedbtest.ParallelRuns(t, engine, runs, func(t *testing.T, run int, where string) {
+		crashRun(t, sim, srv.URL, where, all[run*perRun:(run+1)*perRun])
 	})
 	archives := map[string]int{}
 	for _, req := range sim.Requests() {
@@ -132,12 +88,7 @@ func testSIGKILLNeverArchivesTwice(t *testing.T, engine statedb.Engine) {
 // lets one finish, and checks the job's end state.
 func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, numbers []string) {
 	ctx := context.Background()
-	db, err := statedb.Open(ctx, crashDBOptions(where))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	m := NewManager(Options{DB: db})
+	m := NewManager(Options{DB: statedbtest.OpenShared(t, where)})
 	list := make([]Item, len(numbers))
 	for i, n := range numbers {
 		list[i] = Item{Line: i + 1, Number: n, Status: ItemPending}
@@ -150,15 +101,6 @@ func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, numbers []st
 	m.Close()
 	if _, err := m.Start(ctx, j.ID, "alice", "token", time.Time{}); err != nil {
 		t.Fatal(err)
-	}
-	child := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+where, crashV2Env+"="+v2URL, crashJobEnv+"="+j.ID)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd
 	}
 	mine := map[string]bool{}
 	for _, n := range numbers {
@@ -173,31 +115,7 @@ func crashRun(t *testing.T, sim *v2sim.Server, v2URL, where string, numbers []st
 		}
 		return count
 	}
-	kills := 2 + rand.IntN(3)
-	target := 0
-	for k := range kills {
-		cmd := child()
-		// At a random moment of the batch: once a random share of its archive calls was sent.
-		step := (len(numbers)*9/10 - target) / (kills - k)
-		target += 1 + rand.IntN(max(step, 1))
-		for deadline := time.Now().Add(10 * time.Second); archiveCalls() < target && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}
-	cmd := child()
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	select {
-	case err := <-waited:
-		if err != nil {
-			t.Fatalf("last runner: %v", err)
-		}
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatal("the last runner did not finish the job")
-	}
+	kills := statedbtest.Crash(t, where, []string{v2URL, j.ID}, len(numbers), archiveCalls)
 	end, err := m.Get(ctx, j.ID, "alice")
 	if err != nil {
 		t.Fatal(err)

@@ -50,7 +50,7 @@ func (k *ownerChanges) Check(_ context.Context, _ string, it Item) (Outcome, boo
 // so a stalled replica whose job was taken over sends no change again, and none is lost.
 func TestKindReplicasNeverDoubleWhenALeaseExpires(t *testing.T) {
 	url := statedbtest.PostgresURL(t)
-	dbA, dbB := openDB(t, statedb.Options{URL: url}), openDB(t, statedb.Options{URL: url})
+	dbA, dbB := statedbtest.OpenURL(t, url), statedbtest.OpenURL(t, url)
 	runs := 3
 	if testing.Short() {
 		runs = 1

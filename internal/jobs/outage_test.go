@@ -2,10 +2,7 @@ package jobs
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,73 +18,7 @@ import (
 // archived exactly once (the strict v2 counts any second archive), the job finishes with nothing
 // pending and nothing left marked as maybe sent, and its token is gone.
 func TestDatabaseOutageNeverArchivesTwice(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) {
-		runs := 6
-		if testing.Short() {
-			runs = 2
-		}
-		for run := range runs {
-			t.Run(fmt.Sprint(run), func(t *testing.T) {
-				dir := t.TempDir()
-				db := openDB(t, statedb.Options{Dir: dir})
-				blocker, err := sql.Open("sqlite", "file:"+filepath.Join(dir, statedb.SQLiteFile)+"?_pragma=busy_timeout(10000)")
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer blocker.Close()
-				var conn *sql.Conn
-				outageRun(t, db, func() {
-					conn, err = blocker.Conn(context.Background())
-					if err == nil {
-						_, err = conn.ExecContext(context.Background(), "BEGIN IMMEDIATE")
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-				}, func() {
-					if _, err := conn.ExecContext(context.Background(), "COMMIT"); err != nil {
-						t.Fatal(err)
-					}
-					_ = conn.Close()
-				})
-			})
-		}
-	})
-	t.Run("postgres", func(t *testing.T) {
-		runs := 2
-		if testing.Short() {
-			runs = 1
-		}
-		for run := range runs {
-			t.Run(fmt.Sprint(run), func(t *testing.T) {
-				cluster, err := statedbtest.NewCluster()
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = cluster.Remove() })
-				db := openDB(t, statedb.Options{URL: cluster.URL})
-				outageRun(t, db, func() {
-					if err := cluster.Stop(); err != nil {
-						t.Fatal(err)
-					}
-				}, func() {
-					if err := cluster.Start(); err != nil {
-						t.Fatal(err)
-					}
-				})
-			})
-		}
-	})
-}
-
-func openDB(t *testing.T, opts statedb.Options) *statedb.DB {
-	t.Helper()
-	db, err := statedb.Open(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
+	statedbtest.EachOutage(t, statedbtest.Runs{Full: 6, Short: 2}, statedbtest.Runs{Full: 2, Short: 1}, outageRun)
 }
 
 // outageRun runs a 120-line batch on two replicas of db and calls down, then up, at random

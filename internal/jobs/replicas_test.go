@@ -18,7 +18,7 @@ import (
 // sends nothing more. Every contract is archived exactly once and the batch finishes.
 func TestReplicasNeverArchiveTwiceWhenALeaseExpires(t *testing.T) {
 	url := statedbtest.PostgresURL(t)
-	dbA, dbB := openDB(t, statedb.Options{URL: url}), openDB(t, statedb.Options{URL: url})
+	dbA, dbB := statedbtest.OpenURL(t, url), statedbtest.OpenURL(t, url)
 	runs := 3
 	if testing.Short() {
 		runs = 1
