@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cpqportal/portal/internal/filetype"
 )
 
 // These tests check the benchmark's own logic (statistics, parsers, budgets, generated bodies). They
@@ -223,8 +225,12 @@ func TestPatternReaderIsDeterministicAndExact(t *testing.T) {
 	if !bytes.Equal(pieces.Bytes(), whole) {
 		t.Fatal("reading in pieces gave other bytes than reading at once")
 	}
-	if bytes.Equal(whole[:patternBlock], whole[patternBlock:2*patternBlock]) {
+	if bytes.Equal(whole[:patternBlock], whole[patternBlock:2*patternBlock]) || bytes.Equal(whole[patternBlock:2*patternBlock], whole[2*patternBlock:3*patternBlock]) {
 		t.Fatal("two blocks are equal: the block index is missing")
+	}
+	// A PDF by its header, as the portal's upload check wants a .pdf (the stream group's upload).
+	if kind, err := filetype.Check("bench.pdf", "application/octet-stream", whole[:512], false); err != nil || kind.MediaType != "application/pdf" {
+		t.Fatalf("the pattern is not a PDF to the upload check: %+v, %v", kind, err)
 	}
 	sum := sha256.Sum256(whole)
 	if got := patternSHA256(size); got != hex.EncodeToString(sum[:]) {

@@ -79,7 +79,7 @@ func measureStream(ctx context.Context, l *lab, rep *report) error {
 			paths = []string{"portal", "bare_proxy", "direct"}
 		}
 		for _, path := range paths {
-			took, id, err := s.upload(path, fmt.Sprintf("bench-%s-%d.bin", path, r))
+			took, id, err := s.upload(path, fmt.Sprintf("bench-%s-%d.pdf", path, r))
 			if err != nil {
 				return fmt.Errorf("upload (%s): %w", path, err)
 			}
@@ -335,8 +335,11 @@ func multipartBody(fields map[string]string, fileName string, size int64) (io.Re
 }
 
 // patternReader yields size deterministic bytes: a 1 MiB block of seeded pseudo-random bytes, repeated,
-// with each block's index written into its first 8 bytes (so no two blocks are equal). It costs almost
-// nothing to produce, so the benchmark measures the transfer, not the generator.
+// with each block's index written into its first 8 bytes (so no two blocks are equal), except the
+// first block's, which start as a PDF does ("%PDF-1.7"): the portal stores an upload only when its
+// content is the kind its name says (docs/documents.md), so the file is a PDF by its header, as a
+// large scanned annex would be. It costs almost nothing to produce, so the benchmark measures the
+// transfer, not the generator.
 type patternReader struct {
 	block []byte
 	size  int64
@@ -344,6 +347,9 @@ type patternReader struct {
 }
 
 const patternBlock = 1 << 20
+
+// pdfHeader starts the pattern: what the portal's upload check looks for in a .pdf (8 bytes).
+const pdfHeader = "%PDF-1.7"
 
 func newPatternReader(size int64) *patternReader {
 	block := make([]byte, patternBlock)
@@ -363,9 +369,12 @@ func (p *patternReader) Read(b []byte) (int, error) {
 		index := p.off / patternBlock
 		within := p.off % patternBlock
 		if within < 8 {
-			// The block index, little-endian, in the block's first 8 bytes.
+			// The block index, little-endian, in the block's first 8 bytes; the PDF header in the first's.
 			var idx [8]byte
 			binary.LittleEndian.PutUint64(idx[:], uint64(index))
+			if index == 0 {
+				copy(idx[:], pdfHeader)
+			}
 			c := copy(b[n:], idx[within:])
 			c = int(min(int64(c), p.size-p.off))
 			n += c
