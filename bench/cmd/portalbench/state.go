@@ -304,7 +304,15 @@ func fillState(ctx context.Context, db *statedb.DB, rows int) error {
 		return err
 	}
 	// The planner's statistics, as PostgreSQL's autovacuum and statedb's periodic optimize keep them.
-	_, err := db.SQL.ExecContext(ctx, "ANALYZE")
+	// On PostgreSQL also what autovacuum does after a bulk insert (its insert threshold): hint bits
+	// and the visibility map set, so a list reads the table as a live database's, instead of writing
+	// hint bits on every page it reads first (EXPLAIN (ANALYZE, BUFFERS) of a customer's history at
+	// 1M rows: 393 pages dirtied and 500 heap fetches by one count, 6.5 ms; docs/performance.md).
+	stmt := "ANALYZE"
+	if db.Engine() == statedb.Postgres {
+		stmt = "VACUUM (ANALYZE)"
+	}
+	_, err := db.SQL.ExecContext(ctx, stmt)
 	return err
 }
 
