@@ -102,6 +102,23 @@ func archivedCounts(sim *v2sim.Server) map[string]int {
 }
 
 // readBatchJob reads the job and its lines from the portal's state database in dir (SQLite).
+// batchJobStatus is the job's status as its record in the state database says, read while a
+// portal may be running on it (a plain read: no manager that could take the job).
+func batchJobStatus(t *testing.T, dir, id string) string {
+	t.Helper()
+	ctx := context.Background()
+	db, err := statedb.Open(ctx, statedb.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var status string
+	if err := db.SQL.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id = $1`, id).Scan(&status); err != nil {
+		t.Fatalf("the job's status: %v", err)
+	}
+	return status
+}
+
 func readBatchJob(t *testing.T, dir, id string) jobs.Job {
 	t.Helper()
 	ctx := context.Background()
@@ -241,6 +258,13 @@ func TestSIGTERMDrainsBatchAndNextRunnerResumes(t *testing.T) {
 	for deadline := time.Now().Add(60 * time.Second); len(archivedCounts(sim)) < lines; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the second runner archived %d of %d contracts within 60 s", len(archivedCounts(sim)), lines)
+		}
+	}
+	// The last archive answered is recorded, and the job closed, a moment after the v2 API answered:
+	// wait for the record, not only the v2 API, before stopping the runner.
+	for deadline := time.Now().Add(60 * time.Second); batchJobStatus(t, stateDir, job.ID) != string(jobs.StatusFinished); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second runner archived every contract but the job is %s after 60 s", batchJobStatus(t, stateDir, job.ID))
 		}
 	}
 	if err := second.cmd.Process.Signal(syscall.SIGTERM); err != nil {

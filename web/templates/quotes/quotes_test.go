@@ -3,6 +3,7 @@ package quotes
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -89,8 +90,11 @@ func TestMoneyAndInputsInTheReadersLanguage(t *testing.T) {
 	if got := strings.Join(strings.Fields(doc.Find(`[data-testid="cart-quantity-was"]`).Text()), " "); got != "prima 1" {
 		t.Errorf("Italian quantity note %q", got)
 	}
-	if got := doc.Find(`[data-testid="cart-remove"]`).AttrOr("hx-confirm", ""); !strings.Contains(got, "Rimuovere il carrello") {
-		t.Errorf("Italian confirmation %q", got)
+	// The removal's question is read when the person clicks, in their language (the handlers'
+	// TestQuoteRemovalConfirmationsStateTheQuoteOfNow): the button names where, and asks nothing itself.
+	remove := doc.Find(`[data-testid="cart-remove"]`)
+	if got := remove.AttrOr("data-confirm-url", ""); !strings.HasSuffix(got, "/carts/"+strconv.FormatInt(testCart().BasketID, 10)+"/confirm") || remove.AttrOr("hx-confirm", "") != "" {
+		t.Errorf("the cart's removal asks %q (hx-confirm %q), want its question read from .../carts/<id>/confirm", got, remove.AttrOr("hx-confirm", ""))
 	}
 	extras := renderIn(t, language.Italian, DiscountsPanel(DiscountsVM{Extras: []ExtraChoice{{DiscountID: 9, Name: "Negotiated", Max: 12.5, Value: 7.5, HasValue: true}}}))
 	if got := extras.Find(`[data-testid="extra-value"]`).AttrOr("value", ""); got != "7,5" {
