@@ -39,13 +39,20 @@ func (h *Handler) confirmRemoveItem(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	parentID, err := parseInt64ID(c, "parentId")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
 	trl := tr(c)
 	cart, found := quote.Cart(basketID)
 	var item *apiclient.Item
 	if found {
 		item, found = findItem(cart, itemID)
 	}
-	if !found || item == cart.Root { // the main product is removed with its cart, never alone
+	// The main product is removed with its cart, never alone; a line moved under another parent is
+	// not the one the page showed.
+	if !found || item == cart.Root || item.ParentID != parentID {
 		answerConfirmation(c, confirmation{Question: trl.T("quote.line.remove_gone"), Refused: true})
 		return
 	}
