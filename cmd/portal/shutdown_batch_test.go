@@ -101,7 +101,6 @@ func archivedCounts(sim *v2sim.Server) map[string]int {
 	return counts
 }
 
-// readBatchJob reads the job and its lines from the portal's state database in dir (SQLite).
 // batchJobStatus is the job's status as its record in the state database says, read while a
 // portal may be running on it (a plain read: no manager that could take the job).
 func batchJobStatus(t *testing.T, dir, id string) string {
@@ -119,6 +118,7 @@ func batchJobStatus(t *testing.T, dir, id string) string {
 	return status
 }
 
+// readBatchJob reads the job and its lines from the portal's state database in dir (SQLite).
 func readBatchJob(t *testing.T, dir, id string) jobs.Job {
 	t.Helper()
 	ctx := context.Background()

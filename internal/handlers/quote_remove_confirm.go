@@ -34,7 +34,7 @@ func (h *Handler) confirmRemoveItem(c *gin.Context) {
 	if !ok {
 		return
 	}
-	itemID, err := parseInt64ID(c, "itemId")
+	_, itemID, err := itemParams(c)
 	if err != nil {
 		h.fail(c, err)
 		return
