@@ -204,7 +204,10 @@ func (h *Handler) uploadAttachment(c *gin.Context) {
 	if size < 0 {
 		body.text = kind.Stream()
 	}
+	uploaded := h.trackUpload()
 	attachment, err := h.api.Attachments.Upload(answer.ctx, ref.quoteID, attachmentType, fileName, contentType, size, body)
+	uploaded()
+	h.countStreamed(streamUpload, body.n)
 	err = answer.started(err)
 	switch {
 	case body.exceeded:

@@ -231,6 +231,7 @@ func (h *Handler) streamFile(c *gin.Context, f fileResponse, body io.Reader) err
 	buf, release := h.copyBuffers.get(f.length)
 	n, err := copyFileBody(c.Writer, br, body, buf)
 	release()
+	h.countStreamed(streamDownload, n)
 	if err == nil && f.length >= 0 && n != f.length {
 		err = errShortBody
 	}

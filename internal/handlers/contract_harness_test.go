@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/v2sim"
 )
@@ -37,6 +39,8 @@ type docsOptions struct {
 	v2Timeout   time.Duration
 	// wrap, when set, stands between the portal and the simulator (to break answers on purpose).
 	wrap func(sim http.Handler) http.Handler
+	// metrics, when set, receives the portal's HTTP metrics.
+	metrics prometheus.Registerer
 }
 
 func newDocsEnv(t *testing.T, opts docsOptions) *docsEnv {
@@ -60,7 +64,7 @@ func newDocsEnv(t *testing.T, opts docsOptions) *docsEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newPortal(t, portalOptions{v2URL: srv.URL, uploadLimit: opts.uploadLimit, v2Timeout: opts.v2Timeout})
+	p := newPortal(t, portalOptions{v2URL: srv.URL, uploadLimit: opts.uploadLimit, v2Timeout: opts.v2Timeout, metrics: opts.metrics})
 	return &docsEnv{p: p, sim: sim, api: api, user: p.login(t, "sales", "sales-demo")}
 }
 

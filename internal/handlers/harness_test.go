@@ -18,6 +18,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
@@ -79,6 +80,8 @@ type portalOptions struct {
 	now func() time.Time
 	// workDown: the work index's database does not answer (faults).
 	workDown bool
+	// metrics, when set, receives the HTTP metrics (Deps.Metrics).
+	metrics prometheus.Registerer
 }
 
 // testPortal is one running portal with its provider and simulator.
@@ -209,6 +212,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		JobChanges:     jobChanges,
 		People:         directory,
 		Imports:        customerimport.NewStore(p.db, customerimport.Options{}),
+		Metrics:        opts.metrics,
 	})
 	if err != nil {
 		t.Fatal(err)

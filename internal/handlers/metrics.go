@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 	"time"
 
@@ -97,8 +96,8 @@ func (m *httpMetrics) observe(c *gin.Context) {
 	}
 }
 
-// trackUpload counts an attachment upload in portal_uploads_in_flight until done is called. Use it
-// in upload handlers as `defer h.trackUpload()()`. A no-op when metrics are off.
+// trackUpload counts an attachment upload in portal_uploads_in_flight until done is called, when
+// the v2 call that streams it has ended. A no-op when metrics are off.
 func (h *Handler) trackUpload() (done func()) {
 	if h.metrics == nil {
 		return func() {}
@@ -107,37 +106,12 @@ func (h *Handler) trackUpload() (done func()) {
 	return h.metrics.uploadsInFlight.Dec
 }
 
-// meterUpload returns body with the bytes read from it counted in
-// portal_streamed_bytes_total{direction="upload"}: wrap the browser's file part before handing it
-// to the v2 client. body itself when metrics are off.
-func (h *Handler) meterUpload(body io.Reader) io.Reader {
-	if h.metrics == nil {
-		return body
+// countStreamed adds n bytes moved in direction (streamUpload, streamDownload) to
+// portal_streamed_bytes_total. The transfers call it once they end, with what was moved, also when
+// they broke off. A no-op when metrics are off.
+func (h *Handler) countStreamed(direction string, n int64) {
+	if h.metrics == nil || n <= 0 {
+		return
 	}
-	return &countingReader{r: body, counter: h.metrics.streamed.WithLabelValues(streamUpload)}
-}
-
-// meterDownload returns body with the bytes read from it counted in
-// portal_streamed_bytes_total{direction="download"}: wrap the v2 API's answer before copying it to
-// the browser. body itself when metrics are off.
-func (h *Handler) meterDownload(body io.Reader) io.Reader {
-	if h.metrics == nil {
-		return body
-	}
-	return &countingReader{r: body, counter: h.metrics.streamed.WithLabelValues(streamDownload)}
-}
-
-// countingReader adds the bytes read through it to a counter as they pass, so a transfer that
-// breaks off still counts what was moved.
-type countingReader struct {
-	r       io.Reader
-	counter prometheus.Counter
-}
-
-func (cr *countingReader) Read(p []byte) (int, error) {
-	n, err := cr.r.Read(p)
-	if n > 0 {
-		cr.counter.Add(float64(n))
-	}
-	return n, err
+	h.metrics.streamed.WithLabelValues(direction).Add(float64(n))
 }

@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -47,7 +49,8 @@ func TestMetricsByRouteTemplate(t *testing.T) {
 	var inFlightDuringUpload string
 	engine.POST("/quotes/:quoteId/attachments", func(c *gin.Context) {
 		defer h.trackUpload()()
-		n, err := io.Copy(io.Discard, h.meterUpload(c.Request.Body))
+		n, err := io.Copy(io.Discard, c.Request.Body)
+		h.countStreamed(streamUpload, n)
 		if err != nil {
 			c.String(http.StatusBadRequest, err.Error())
 			return
@@ -56,7 +59,8 @@ func TestMetricsByRouteTemplate(t *testing.T) {
 		c.String(http.StatusOK, "%d", n)
 	})
 	engine.GET("/contracts/:contractId/pdf", func(c *gin.Context) {
-		_, _ = io.Copy(c.Writer, h.meterDownload(strings.NewReader(strings.Repeat("%PDF", 250))))
+		n, _ := io.Copy(c.Writer, strings.NewReader(strings.Repeat("%PDF", 250)))
+		h.countStreamed(streamDownload, n)
 	})
 
 	for _, r := range []struct {
@@ -116,17 +120,6 @@ func seriesLine(body, prefix string) string {
 	return ""
 }
 
-// TestMetricsOffHelpersAreNoOps: with metrics off the upload helpers change nothing.
-func TestMetricsOffHelpersAreNoOps(t *testing.T) {
-	t.Parallel()
-	h := &Handler{}
-	h.trackUpload()()
-	body := strings.NewReader("data")
-	if h.meterUpload(body) != io.Reader(body) || h.meterDownload(body) != io.Reader(body) {
-		t.Error("with metrics off the bodies are wrapped")
-	}
-}
-
 func TestMetricsRegisterOnce(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
@@ -135,5 +128,65 @@ func TestMetricsRegisterOnce(t *testing.T) {
 	}
 	if _, err := newHTTPMetrics(reg); err == nil || !strings.Contains(err.Error(), "handlers: metrics") {
 		t.Errorf("registering twice: err = %v, want a handlers: metrics error", err)
+	}
+}
+
+// TestStreamedBytesAndUploadsInFlightThroughTheRealRoutes: an attachment uploaded through the
+// quote's documents and downloaded again moves portal_streamed_bytes_total by its size each way,
+// and portal_uploads_in_flight is 1 while the v2 API receives the file, 0 after.
+func TestStreamedBytesAndUploadsInFlightThroughTheRealRoutes(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	var inFlightDuringUpload atomic.Value
+	e := newDocsEnv(t, docsOptions{metrics: reg, wrap: func(sim http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/attachmentType/") {
+				inFlightDuringUpload.Store(seriesLine(scrape(t, reg), "portal_uploads_in_flight "))
+			}
+			sim.ServeHTTP(w, r)
+		})
+	}})
+	ref := e.newQuote(t)
+	const size = 70_000
+	body, contentType := streamedMultipart(
+		formPart{name: "attachmentType", body: strings.NewReader("CONTRACT_ANNEX")},
+		formPart{name: "file", fileName: "annex.pdf", contentType: "application/pdf", body: pdfLike(3, size)},
+	)
+	if resp := e.upload(t, ref, body, contentType, -1); resp.StatusCode != http.StatusOK {
+		t.Fatalf("upload: %d %s", resp.StatusCode, resp.body)
+	}
+	attachments := e.quote(t, ref).Attachments
+	if len(attachments) != 1 {
+		t.Fatalf("the simulator has %d attachments, want 1", len(attachments))
+	}
+	if got := e.p.get(t, e.user, ref.attachmentURL(attachments[0].AttachmentID), nil); got.StatusCode != http.StatusOK || len(got.body) != size {
+		t.Fatalf("download: %d, %d bytes", got.StatusCode, len(got.body))
+	}
+
+	// The download is counted when the handler's copy returns, which may be just after the browser
+	// has the last byte: wait for it.
+	wants := []string{
+		`portal_streamed_bytes_total{direction="upload"} 70000`,
+		`portal_streamed_bytes_total{direction="download"} 70000`,
+		`portal_uploads_in_flight 0`,
+	}
+	var missing []string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		scraped := scrape(t, reg)
+		missing = missing[:0]
+		for _, want := range wants {
+			if !strings.Contains(scraped, want+"\n") {
+				missing = append(missing, want+" (scraped: "+seriesLine(scraped, strings.Fields(want)[0][:20])+")")
+			}
+		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, m := range missing {
+		t.Errorf("scrape lacks %s", m)
+	}
+	if got, _ := inFlightDuringUpload.Load().(string); got != "portal_uploads_in_flight 1" {
+		t.Errorf("while the v2 API received the file: %q, want portal_uploads_in_flight 1", got)
 	}
 }
