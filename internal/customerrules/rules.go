@@ -10,10 +10,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/textrules"
 )
 
 // Rules of A8 (the service checks them too).
@@ -133,7 +133,9 @@ func Check(f Fields, knownCountry func(code string) bool) []Problem {
 			add(field, KindRequired)
 		case n > MaxTextRunes:
 			add(field, KindTooLong)
-		case !utf8.ValidString(value) || strings.ContainsFunc(value, unicode.IsControl):
+		case !textrules.Acceptable(value, false):
+			// Bidirectional controls and other invisible format characters too (issue 38: a
+			// name ending in U+202E reversed the amounts shown after it).
 			add(field, KindBadCharacters)
 		}
 	}
