@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/v2sim"
 )
 
@@ -37,6 +38,8 @@ type docsOptions struct {
 	v2Timeout   time.Duration
 	// wrap, when set, stands between the portal and the simulator (to break answers on purpose).
 	wrap func(sim http.Handler) http.Handler
+	// users sign in besides the demo users.
+	users []demoidp.User
 }
 
 func newDocsEnv(t *testing.T, opts docsOptions) *docsEnv {
@@ -60,7 +63,7 @@ func newDocsEnv(t *testing.T, opts docsOptions) *docsEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newPortal(t, portalOptions{v2URL: srv.URL, uploadLimit: opts.uploadLimit, v2Timeout: opts.v2Timeout})
+	p := newPortal(t, portalOptions{v2URL: srv.URL, uploadLimit: opts.uploadLimit, v2Timeout: opts.v2Timeout, extraUsers: opts.users})
 	return &docsEnv{p: p, sim: sim, api: api, user: p.login(t, "sales", "sales-demo")}
 }
 

@@ -79,6 +79,8 @@ type portalOptions struct {
 	now func() time.Time
 	// workDown: the work index's database does not answer (faults).
 	workDown bool
+	// extraUsers sign in besides the demo users (a display name with an emoji).
+	extraUsers []demoidp.User
 }
 
 // testPortal is one running portal with its provider and simulator.
@@ -124,6 +126,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		Issuer: issuer, ClientID: config.DemoClientID, ClientSecret: "test-secret",
 		RedirectURIs:           []string{p.URL + "/auth/callback"},
 		PostLogoutRedirectURIs: []string{p.URL + "/auth/logged-out"},
+		ExtraUsers:             opts.extraUsers,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -433,7 +433,7 @@ func (h *Handler) requireValidUTF8(c *gin.Context) {
 		c.Abort()
 		return
 	}
-	if msg, bad := hiddenCharacterProblem(query, false); bad {
+	if msg, bad := hiddenCharacterProblem(query); bad {
 		h.fail(c, badRequestMessage(msg))
 		c.Abort()
 		return
@@ -450,7 +450,7 @@ func (h *Handler) requireValidUTF8(c *gin.Context) {
 				c.Abort()
 				return
 			}
-			if msg, bad := hiddenCharacterProblem(c.Request.PostForm, true); bad {
+			if msg, bad := hiddenCharacterProblem(c.Request.PostForm); bad {
 				h.fail(c, badRequestMessage(msg))
 				c.Abort()
 				return

@@ -21,11 +21,12 @@ func multiLineField(key string) bool {
 }
 
 // hiddenCharacterProblem returns the message refusing the first value of values (query
-// parameters, or form fields when form is true) that holds a character textrules refuses: a
+// parameters or form fields; a textarea's value may come in either, the worklist's form is a GET)
+// that holds a character textrules refuses: a
 // bidirectional control, another invisible format character, NUL or another control. The message
 // names the field in the reader's language and the character by its code point. ok is false when
 // every value is acceptable.
-func hiddenCharacterProblem(values url.Values, form bool) (i18n.Message, bool) {
+func hiddenCharacterProblem(values url.Values) (i18n.Message, bool) {
 	keys := make([]string, 0, len(values))
 	for key := range values {
 		keys = append(keys, key)
@@ -35,7 +36,7 @@ func hiddenCharacterProblem(values url.Values, form bool) (i18n.Message, bool) {
 		if r, bad := textrules.FirstRefused(key, false); bad {
 			return i18n.M("error.hidden_character", fieldLabel(key), textrules.CodePoint(r)), true
 		}
-		multiLine := form && multiLineField(key)
+		multiLine := multiLineField(key)
 		for _, v := range values[key] {
 			if r, bad := textrules.FirstRefused(v, multiLine); bad {
 				return i18n.M("error.hidden_character", fieldLabel(key), textrules.CodePoint(r)), true

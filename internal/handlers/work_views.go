@@ -95,7 +95,7 @@ func normaliseViewQuery(trl *i18n.Translator, list, raw string) (string, bool) {
 	}
 	// The query is posted percent-encoded: its decoded values pass the rules every query
 	// parameter passes (a saved "q=ab%00" would answer 400 each time it is opened).
-	if _, bad := hiddenCharacterProblem(values, false); bad {
+	if _, bad := hiddenCharacterProblem(values); bad {
 		return "", false
 	}
 	switch list {
