@@ -257,7 +257,7 @@ func customerFormVM(tr *i18n.Translator, f customerForm, errs map[string]string,
 		Title: tr.T("customers.list.new"), Action: "/customers", CancelHref: "/customers",
 	}
 	if edit {
-		vm.Title = tr.T("customer.form.edit_title", f.Name)
+		vm.Title = tr.T("customer.form.edit_title", i18n.Isolate(f.Name))
 		vm.Action = customerHref(customerID)
 		vm.CancelHref = customerHref(customerID)
 	}
