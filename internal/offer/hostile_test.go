@@ -18,8 +18,11 @@ var hostileNames = []struct {
 	{"zwj sequence is one glyph", "Team 👩\u200d💻 Süd", []string{"Team \uFFFD Süd"}},
 	{"skin tone and flag", "👍🏽 🇮🇹 ok", []string{"\uFFFD \uFFFD\uFFFD ok"}},
 	{"right-to-left override", "ACME\u202e 12,50", []string{"ACME 12,50"}},
-	{"hebrew", "שלום Ltd", []string{"\uFFFD\uFFFD\uFFFD\uFFFD Ltd"}},
-	{"arabic", "شركة", []string{"\uFFFD\uFFFD\uFFFD\uFFFD"}},
+	// Hebrew and Arabic in the DejaVu subset, in visual order; Arabic letters joined.
+	{"hebrew", "שלום Ltd", []string{"םולש Ltd"}},
+	{"hebrew with a number", "חנות 12 Ltd", []string{"12 תונח Ltd"}},
+	{"arabic", "شركة", []string{"\uFE94\uFEDB\uFEAE\uFEB7"}},
+	{"arabic lam-alef", "سلام", []string{"\uFEE1\uFEFC\uFEB3"}},
 	{"cjk", "株式会社 Tokyo", []string{"\uFFFD\uFFFD\uFFFD\uFFFD Tokyo"}},
 	{"invalid utf-8", "Bad\xff\xfeName", []string{"Bad\uFFFD\uFFFDName"}},
 	{"nul and controls", "A\x00B\x07C", []string{"ABC"}},

@@ -6,7 +6,9 @@
 //
 // The text is set in the Go fonts (golang.org/x/image/font/gofont, BSD licence), embedded as
 // TrueType so every Latin letter the five languages need (è, ß, ñ, ç...) is rendered whatever
-// the reader's PDF viewer has installed.
+// the reader's PDF viewer has installed. Names in Hebrew or Arabic are set in an embedded subset
+// of DejaVu Sans, in visual order (rtl.go); a character no embedded font has is drawn as U+FFFD
+// (glyphs.go), never passed to fpdf, whose font map panics on characters beyond U+FFFF.
 //
 // The output is a function of the input alone: identical input gives identical bytes (the PDF's
 // creation date is the quote's last change, resources are written in a fixed order, nothing is
@@ -138,7 +140,7 @@ func Make(tr *i18n.Translator, in Input) ([]byte, error) {
 	if currency == "" {
 		currency = "EUR"
 	}
-	g, err := newGlyphs(goregular.TTF, gobold.TTF)
+	g, err := newGlyphs([][]byte{goregular.TTF, gobold.TTF}, rightToLeftTTF)
 	if err != nil {
 		return nil, fmt.Errorf("offer: embedded fonts: %w", err)
 	}
@@ -162,7 +164,7 @@ func Make(tr *i18n.Translator, in Input) ([]byte, error) {
 	pdf.SetProducer("CPQ Portal", true)
 	pdf.SetCreator("CPQ Portal", true)
 	pdf.SetTitle(tr.T("offer.pdf.title", strconv.FormatInt(q.QuoteID, 10)), true)
-	pdf.SetAuthor(g.drawable(in.Rep.Name), true)
+	pdf.SetAuthor(cleanText(in.Rep.Name), true)
 	pdf.SetLang(tr.Lang())
 	pdf.AddUTF8FontFromBytes(fontFamily, "", goregular.TTF)
 	pdf.AddUTF8FontFromBytes(fontFamily, "B", gobold.TTF)
@@ -205,21 +207,41 @@ type writer struct {
 	currency string
 	glyphs   *glyphs
 	pseudo   *strings.Replacer // nil but in the pseudo-locale
+	// style and size are the current font's (w.font); rtlAdded: the right-to-left font is in
+	// the document (added at its first use, so an offer without such names does not carry it).
+	style    string
+	size     float64
+	rtlAdded bool
 }
 
-// drawable is text as the embedded fonts can draw it (glyphs.drawable).
-func (w *writer) drawable(text string) string {
+// rtlFamily is the family of the DejaVu subset (Hebrew, Arabic).
+const rtlFamily = "dejavu-rtl"
+
+// drawable is text as the embedded fonts can draw it (glyphs.drawable), with the font to draw it
+// in set; restore puts the current font back.
+func (w *writer) drawable(text string) (drawn string, restore func()) {
 	if w.pseudo != nil {
 		text = w.pseudo.Replace(text)
 	}
-	return w.glyphs.drawable(text)
+	drawn, rtl := w.glyphs.drawable(text)
+	if !rtl {
+		return drawn, func() {}
+	}
+	if !w.rtlAdded {
+		w.pdf.AddUTF8FontFromBytes(rtlFamily, "", rightToLeftTTF)
+		w.pdf.AddUTF8FontFromBytes(rtlFamily, "B", rightToLeftTTF)
+		w.rtlAdded = true
+	}
+	w.pdf.SetFont(rtlFamily, w.style, w.size)
+	return drawn, func() { w.font(w.style, w.size) }
 }
 
 // cell is fpdf's CellFormat for text of any origin: the text is made drawable (glyphs.drawable)
 // and, when wider than the cell, cut with an ellipsis, so a long name never runs over the next
 // column or off the page. Text that must be read whole goes through multi, which wraps.
 func (w *writer) cell(width, height float64, text, border string, ln int, align string, fill bool, link int, linkURL string) {
-	text = w.drawable(text)
+	text, restore := w.drawable(text)
+	defer restore()
 	room := width
 	if room == 0 {
 		pageWidth, _ := w.pdf.GetPageSize()
@@ -240,10 +262,15 @@ func (w *writer) cell(width, height float64, text, border string, ln int, align 
 // multi is fpdf's MultiCell for text of any origin: made drawable, wrapped at spaces, and a word
 // longer than the line (fpdf breaks it between letters) wrapped too.
 func (w *writer) multi(width, height float64, text, border, align string, fill bool) {
-	w.pdf.MultiCell(width, height, w.drawable(text), border, align, fill)
+	text, restore := w.drawable(text)
+	defer restore()
+	w.pdf.MultiCell(width, height, text, border, align, fill)
 }
 
-func (w *writer) font(style string, size float64) { w.pdf.SetFont(fontFamily, style, size) }
+func (w *writer) font(style string, size float64) {
+	w.style, w.size = style, size
+	w.pdf.SetFont(fontFamily, style, size)
+}
 
 // money writes an amount of the quote (a decimal of the currency) in the language's format.
 func (w *writer) money(v float64) string { return w.tr.Money(int64(math.Round(v*100)), w.currency) }
