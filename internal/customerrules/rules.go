@@ -10,10 +10,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/textrules"
 )
 
 // Rules of A8 (the service checks them too).
@@ -133,7 +133,9 @@ func Check(f Fields, knownCountry func(code string) bool) []Problem {
 			add(field, KindRequired)
 		case n > MaxTextRunes:
 			add(field, KindTooLong)
-		case !utf8.ValidString(value) || strings.ContainsFunc(value, unicode.IsControl):
+		case !textrules.Acceptable(value, false):
+			// Bidirectional controls and other invisible format characters too (issue 38: a
+			// name ending in U+202E reversed the amounts shown after it).
 			add(field, KindBadCharacters)
 		}
 	}
@@ -166,6 +168,9 @@ func Check(f Fields, knownCountry func(code string) bool) []Problem {
 			add("attributes", KindTooLarge)
 		case json.Unmarshal([]byte(f.Attributes), &obj) != nil || obj == nil:
 			add("attributes", KindFormat)
+		case !jsonTextAcceptable([]byte(f.Attributes)):
+			// A JSON escape ("\u202e") passes the form's own check as plain ASCII.
+			add("attributes", KindBadCharacters)
 		}
 	}
 	return out
@@ -191,4 +196,34 @@ func Clip(s string) string {
 		return string(r[:20]) + "…"
 	}
 	return s
+}
+
+// jsonTextAcceptable reports whether every key and string of the JSON document data passes
+// textrules (line breaks and tabs allowed: the attributes are a multi-line field).
+func jsonTextAcceptable(data []byte) bool {
+	var doc any
+	if json.Unmarshal(data, &doc) != nil {
+		return false
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case string:
+			return textrules.Acceptable(v, true)
+		case []any:
+			for _, e := range v {
+				if !walk(e) {
+					return false
+				}
+			}
+		case map[string]any:
+			for k, e := range v {
+				if !textrules.Acceptable(k, true) || !walk(e) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return walk(doc)
 }

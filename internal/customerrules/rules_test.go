@@ -22,6 +22,9 @@ func TestCheck(t *testing.T) {
 		{func(f *Fields) { f.Name = "" }, Problem{Field: "name", Kind: KindRequired}},
 		{func(f *Fields) { f.Name = strings.Repeat("x", MaxTextRunes+1) }, Problem{Field: "name", Kind: KindTooLong}},
 		{func(f *Fields) { f.Name = "A\x00B" }, Problem{Field: "name", Kind: KindBadCharacters}},
+		{func(f *Fields) { f.Name = "Acme\u202e" }, Problem{Field: "name", Kind: KindBadCharacters}},
+		{func(f *Fields) { f.Street = "Via\u2066 Roma" }, Problem{Field: "street", Kind: KindBadCharacters}},
+		{func(f *Fields) { f.Attributes = `{"note":"ok\u202e"}` }, Problem{Field: "attributes", Kind: KindBadCharacters}},
 		{func(f *Fields) { f.TaxID = "" }, Problem{Field: "taxId", Kind: KindRequired}},
 		{func(f *Fields) { f.TaxID = "IT123" }, Problem{Field: "taxId", Kind: KindFormat}},
 		{func(f *Fields) { f.Segment = "WHOLESALE" }, Problem{Field: "segment", Kind: KindUnknown}},
@@ -48,5 +51,18 @@ func TestCheck(t *testing.T) {
 	// Optional fields may be empty.
 	if p := Check(Fields{Name: "A", TaxID: "IT01234567890", Segment: "PUBLIC"}, known); len(p) != 0 {
 		t.Errorf("only the required fields: %v", p)
+	}
+}
+
+// TestCheckAcceptsEveryScriptAndEmoji: the refusal of hidden characters leaves emoji (with U+200D
+// sequences), Hebrew, Arabic and CJK names alone.
+func TestCheckAcceptsEveryScriptAndEmoji(t *testing.T) {
+	t.Parallel()
+	known := func(code string) bool { return code == "IT" }
+	for _, name := range []string{"Caffè 😀", "Team 👩\u200d💻", "שלום בע״מ", "شركة سلام", "株式会社", "می\u200cخواهم"} {
+		f := Fields{Name: name, TaxID: "IT01234567890", Segment: "BUSINESS", Attributes: `{"note":"line one\nline two"}`}
+		if p := Check(f, known); len(p) != 0 {
+			t.Errorf("%q: %v", name, p)
+		}
 	}
 }

@@ -307,10 +307,10 @@ func worklistPicks(tr *i18n.Translator, items []recent.Item, picked map[string]b
 		id := strconv.FormatInt(it.QuoteID, 10)
 		label := tr.T("worklist.pick.quote", id)
 		if it.Kind == recent.KindContract {
-			label += " " + tr.T("worklist.pick.contract", it.Number)
+			label += " " + tr.T("worklist.pick.contract", i18n.Isolate(it.Number))
 		}
 		if it.Customer != "" {
-			label += " · " + it.Customer
+			label += " · " + i18n.Isolate(it.Customer)
 		}
 		out = append(out, backoffice.WorklistPick{QuoteID: id, Label: label, Checked: picked[id]})
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/contracts"
 )
@@ -24,12 +25,14 @@ func (h *Handler) confirmArchive(c *gin.Context) {
 		return
 	}
 	trl := tr(c)
-	customer := contract.Customer.Name
+	// Names and the number are the v2's text, isolated in the question: a name ending in U+202E
+	// reversed the amounts after it (issue 38).
+	customer := i18n.Isolate(contract.Customer.Name)
 	if customer == "" {
 		customer = trl.T("worklist.customer_fallback", strconv.Itoa(int(contract.CustomerID)))
 	}
 	totals := trl.T("contracts.recent.total", trl.Money(cents(contract.Totals.NetActivation), "EUR"), trl.Money(cents(contract.Totals.NetRecurring), "EUR"))
-	number := firstNonEmptyString(contract.ContractNumber, "#"+strconv.Itoa(int(contractID)))
+	number := firstNonEmptyString(i18n.Isolate(contract.ContractNumber), "#"+strconv.Itoa(int(contractID)))
 	// A contract that is not signed is archived only when the person says so knowing its stage
 	// (issue 32): the question names it. The v2 API stays the judge of whether it may be archived.
 	if stage := workindex.StageOfContract(contractFacts(contract)); stage != workindex.StageSigned && stage != workindex.StageArchived {

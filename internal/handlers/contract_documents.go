@@ -15,13 +15,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/textrules"
 )
 
 // Shared pieces of the contracts & documents area (attachments, contracts, evidence, audits):
@@ -113,7 +113,7 @@ func safeFileName(name, fallback string) string {
 	}
 	name = strings.Map(func(r rune) rune {
 		switch {
-		case unicode.IsControl(r), unicode.Is(unicode.Bidi_Control, r), r == utf8.RuneError:
+		case textrules.Refused(r, false), r == utf8.RuneError: // controls, bidi and other format characters
 			return -1
 		case r == '"' || r == '\'' || r == '`':
 			return -1

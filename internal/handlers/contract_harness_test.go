@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/v2sim"
 )
 
@@ -41,6 +42,8 @@ type docsOptions struct {
 	wrap func(sim http.Handler) http.Handler
 	// metrics, when set, receives the portal's HTTP metrics.
 	metrics prometheus.Registerer
+	// users sign in besides the demo users.
+	users []demoidp.User
 }
 
 func newDocsEnv(t *testing.T, opts docsOptions) *docsEnv {
@@ -64,7 +67,7 @@ func newDocsEnv(t *testing.T, opts docsOptions) *docsEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newPortal(t, portalOptions{v2URL: srv.URL, uploadLimit: opts.uploadLimit, v2Timeout: opts.v2Timeout, metrics: opts.metrics})
+	p := newPortal(t, portalOptions{v2URL: srv.URL, uploadLimit: opts.uploadLimit, v2Timeout: opts.v2Timeout, metrics: opts.metrics, extraUsers: opts.users})
 	return &docsEnv{p: p, sim: sim, api: api, user: p.login(t, "sales", "sales-demo")}
 }
 

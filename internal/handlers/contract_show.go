@@ -78,7 +78,7 @@ func money(tr *i18n.Translator, v float64) string {
 // contractVM builds the contract page's view model.
 func contractVM(tr *i18n.Translator, contract *apiclient.Contract) contracts.ContractVM {
 	url := contractPath(contract.ContractID)
-	customer := contract.Customer.Name
+	customer := i18n.Isolate(contract.Customer.Name)
 	if contract.Customer.TaxID != "" {
 		customer += " (" + contract.Customer.TaxID + ")"
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/textrules"
 	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
@@ -108,13 +109,13 @@ func validateSignatureForm(tr *i18n.Translator, form signatureForm) map[string]s
 		errs["signerName"] = tr.T("signature.error.name_empty")
 	case n > maxSignerNameRunes:
 		errs["signerName"] = tr.T("signature.error.name_too_long", maxSignerNameRunes)
-	case !utf8.ValidString(form.SignerName) || strings.IndexFunc(form.SignerName, unicode.IsControl) >= 0:
+	case !textrules.Acceptable(form.SignerName, false):
 		errs["signerName"] = tr.T("signature.error.name_chars")
 	}
 	switch {
 	case utf8.RuneCountInString(form.Message) > maxMessageRunes:
 		errs["message"] = tr.T("signature.error.message_too_long", maxMessageRunes)
-	case !utf8.ValidString(form.Message) || strings.IndexFunc(form.Message, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) >= 0:
+	case !textrules.Acceptable(form.Message, true):
 		errs["message"] = tr.T("signature.error.message_chars")
 	}
 	if len(errs) == 0 {

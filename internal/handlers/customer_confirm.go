@@ -47,13 +47,13 @@ func (h *Handler) confirmChangeOwner(c *gin.Context) {
 	i := slices.IndexFunc(cust.Owners, func(o apiclient.Owner) bool { return o.OwnerID == currentOwnerID })
 	if i < 0 {
 		answerConfirmation(c, confirmation{
-			Question: trl.T("customer.owners.change_gone", current, cust.Name, ownersNow(trl, cust.Owners)),
+			Question: trl.T("customer.owners.change_gone", current, i18n.Isolate(cust.Name), ownersNow(trl, cust.Owners)),
 			Refused:  true,
 		})
 		return
 	}
 	answerConfirmation(c, confirmation{
-		Question: trl.T("customer.owners.change_confirm", ownerLabel(cust.Owners[i]), ownerNamed(cust.Owners, newOwnerID), cust.Name, ownersNow(trl, cust.Owners)),
+		Question: trl.T("customer.owners.change_confirm", ownerLabel(cust.Owners[i]), ownerNamed(cust.Owners, newOwnerID), i18n.Isolate(cust.Name), ownersNow(trl, cust.Owners)),
 	})
 }
 
@@ -81,7 +81,7 @@ func (h *Handler) confirmReplaceOwners(c *gin.Context) {
 		typed = append(typed, ownerNamed(cust.Owners, id))
 	}
 	answerConfirmation(c, confirmation{
-		Question: trl.T("customer.owners.replace_confirm", cust.Name, strings.Join(typed, ", "), ownersNow(trl, cust.Owners)),
+		Question: trl.T("customer.owners.replace_confirm", i18n.Isolate(cust.Name), strings.Join(typed, ", "), ownersNow(trl, cust.Owners)),
 	})
 }
 
@@ -116,7 +116,7 @@ func (h *Handler) confirmDeleteProfile(c *gin.Context) {
 func profileDeleteQuestion(tr *i18n.Translator, p apiclient.Profile) string {
 	kind := customers.ProfileTypeLabel(tr, p.ProfileType)
 	if p.ContactName != "" {
-		return tr.T("customer.profiles.delete_confirm_contact", kind, p.ContactName)
+		return tr.T("customer.profiles.delete_confirm_contact", kind, i18n.Isolate(p.ContactName))
 	}
 	return tr.T("customer.profiles.delete_confirm_id", kind, strconv.FormatInt(int64(p.ProfileID), 10))
 }

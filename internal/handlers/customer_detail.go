@@ -201,9 +201,9 @@ func orDash(s string) string {
 func formatAddress(a apiclient.Address, countryName func(code string) string) string {
 	var parts []string
 	if a.Street != "" {
-		parts = append(parts, a.Street)
+		parts = append(parts, i18n.Isolate(a.Street))
 	}
-	if town := strings.TrimSpace(a.PostalCode + " " + a.City); town != "" {
+	if town := strings.TrimSpace(i18n.Isolate(a.PostalCode) + " " + i18n.Isolate(a.City)); town != "" {
 		parts = append(parts, town)
 	}
 	if a.Country != "" {

@@ -257,7 +257,7 @@ func customerFormVM(tr *i18n.Translator, f customerForm, errs map[string]string,
 		Title: tr.T("customers.list.new"), Action: "/customers", CancelHref: "/customers",
 	}
 	if edit {
-		vm.Title = tr.T("customer.form.edit_title", f.Name)
+		vm.Title = tr.T("customer.form.edit_title", i18n.Isolate(f.Name))
 		vm.Action = customerHref(customerID)
 		vm.CancelHref = customerHref(customerID)
 	}
@@ -487,7 +487,7 @@ func (h *Handler) createCustomer(c *gin.Context) {
 	}
 	h.customers.Upsert(userKey, created)
 	h.log(c).Info("customer created", "customer_id", created.ID)
-	h.showSavedCustomer(c, created, t(c, "customer.toast.created", created.Name))
+	h.showSavedCustomer(c, created, t(c, "customer.toast.created", i18n.Isolate(created.Name)))
 }
 
 // customerDuplicates lists customers of the user's list with the same name or tax id. When the
@@ -627,5 +627,5 @@ func (h *Handler) updateCustomer(c *gin.Context) {
 	}
 	h.customers.Upsert(customerCacheKey(c), updated)
 	h.log(c).Info("customer updated", "customer_id", updated.ID)
-	h.showSavedCustomer(c, updated, t(c, "customer.toast.saved", updated.Name))
+	h.showSavedCustomer(c, updated, t(c, "customer.toast.saved", i18n.Isolate(updated.Name)))
 }

@@ -82,6 +82,8 @@ type portalOptions struct {
 	workDown bool
 	// metrics, when set, receives the HTTP metrics (Deps.Metrics).
 	metrics prometheus.Registerer
+	// extraUsers sign in besides the demo users (a display name with an emoji).
+	extraUsers []demoidp.User
 }
 
 // testPortal is one running portal with its provider and simulator.
@@ -127,6 +129,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		Issuer: issuer, ClientID: config.DemoClientID, ClientSecret: "test-secret",
 		RedirectURIs:           []string{p.URL + "/auth/callback"},
 		PostLogoutRedirectURIs: []string{p.URL + "/auth/logged-out"},
+		ExtraUsers:             opts.extraUsers,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -421,12 +421,20 @@ func (w *gzipResponseWriter) close() {
 }
 
 // requireValidUTF8 refuses, with one 400, a query string or a form whose keys or values are not
-// valid UTF-8: no handler, template or v2 call ever sees such text, so none of them has to guard
-// against it on its own (issue: hostile input, "invalid UTF-8"). Multipart uploads are left to
-// their handler, which streams the file and checks its small fields itself.
+// valid UTF-8, or hold a character internal/textrules refuses (a bidirectional control or
+// another invisible format character, NUL or another control; issue 38): no handler, template,
+// database query or v2 call ever sees such text, so none of them has to guard against it on its
+// own. The message names the field and the character. Multipart uploads are left to their
+// handler, which streams the file and checks its small fields itself.
 func (h *Handler) requireValidUTF8(c *gin.Context) {
-	if !utf8.ValidString(c.Request.URL.Path) || !validUTF8Values(c.Request.URL.Query()) {
+	query := c.Request.URL.Query()
+	if !utf8.ValidString(c.Request.URL.Path) || !validUTF8Values(query) {
 		h.fail(c, badRequest("error.url_not_utf8"))
+		c.Abort()
+		return
+	}
+	if msg, bad := hiddenCharacterProblem(query); bad {
+		h.fail(c, badRequestMessage(msg))
 		c.Abort()
 		return
 	}
@@ -439,6 +447,11 @@ func (h *Handler) requireValidUTF8(c *gin.Context) {
 			}
 			if !validUTF8Values(c.Request.PostForm) {
 				h.fail(c, badRequest("error.form_not_utf8"))
+				c.Abort()
+				return
+			}
+			if msg, bad := hiddenCharacterProblem(c.Request.PostForm); bad {
+				h.fail(c, badRequestMessage(msg))
 				c.Abort()
 				return
 			}

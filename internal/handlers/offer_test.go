@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/offer"
 )
 
@@ -66,5 +67,33 @@ func TestOfferPreviewAndSend(t *testing.T) {
 	download := e.p.get(t, e.user, ref.attachmentURL(stored[0].AttachmentID), nil)
 	if download.body != italian.body {
 		t.Error("the stored offer is not the Italian preview's bytes")
+	}
+}
+
+// Issue 38: a rep whose display name has an emoji could make no offer (fpdf's font map panicked,
+// 500). The offer is made and shows the name with the emoji replaced.
+func TestOfferByARepWhoseNameHasAnEmoji(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{users: []demoidp.User{{Subject: "demo-zoe", Username: "zoe", Password: "zoe-demo",
+		Name: "Zoë 😀 Rep‮", Email: "zoe@demo.example", Role: "sales"}}})
+	zoe := e.p.login(t, "zoe", "zoe-demo")
+	ref := e.newQuote(t)
+	for _, lang := range []string{"en", "de", "it", "fr", "es"} {
+		preview := e.p.get(t, zoe, ref.baseURL()+"/offer?lang="+lang, nil)
+		if preview.StatusCode != http.StatusOK || preview.Header.Get("Content-Type") != "application/pdf" {
+			t.Fatalf("%s: %d %q %.300s", lang, preview.StatusCode, preview.Header.Get("Content-Type"), preview.body)
+		}
+		text, err := offer.Text([]byte(preview.body))
+		if err != nil || !strings.Contains(text, "Zoë \uFFFD Rep\n") {
+			t.Errorf("%s: the offer does not name the rep (%v):\n%s", lang, err, text)
+		}
+	}
+	sent := e.p.do(t, zoe, http.MethodPost, ref.baseURL()+"/offer", strings.NewReader("lang=it"),
+		map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": e.p.URL, "HX-Request": "true"})
+	if sent.StatusCode != http.StatusOK {
+		t.Fatalf("send: %d %.300s", sent.StatusCode, sent.body)
+	}
+	if n := len(e.quote(t, ref).Attachments); n != 1 {
+		t.Fatalf("the sent offer was not stored: %d attachments", n)
 	}
 }

@@ -222,7 +222,7 @@ func customerItem(row customercache.Row) palette.Item {
 	detail := []string{"#" + strconv.FormatInt(int64(row.ID), 10)}
 	for _, s := range []string{row.TaxID, row.City} {
 		if s != "" {
-			detail = append(detail, s)
+			detail = append(detail, i18n.Isolate(s))
 		}
 	}
 	return palette.Item{Kind: palette.KindCustomer, Label: row.Name, Detail: strings.Join(detail, " · "), Href: customerHref(row.ID)}
@@ -291,7 +291,7 @@ func mayBeContractNumber(query string) bool {
 func contractItem(tr *i18n.Translator, doc *apiclient.Contract) palette.Item {
 	detail := []string{"#" + strconv.FormatInt(int64(doc.ContractID), 10)}
 	if doc.Customer.Name != "" {
-		detail = append(detail, doc.Customer.Name)
+		detail = append(detail, i18n.Isolate(doc.Customer.Name))
 	}
 	if doc.Status != "" {
 		detail = append(detail, strings.ToLower(strings.ReplaceAll(doc.Status, "_", " ")))
@@ -399,7 +399,7 @@ func quoteItem(tr *i18n.Translator, ref quotes.Ref, names paletteNames) palette.
 	}
 	detail := tr.T("palette.item.recent_quote", strconv.FormatInt(int64(ref.CustomerID), 10), catalogue)
 	if customer := names.customers[ref.CustomerID]; customer != "" {
-		detail = tr.T("palette.item.recent_quote_named", customer, catalogue)
+		detail = tr.T("palette.item.recent_quote_named", i18n.Isolate(customer), i18n.Isolate(catalogue))
 	}
 	return palette.Item{Kind: palette.KindQuote, Label: tr.T("palette.item.quote", strconv.FormatInt(ref.QuoteID, 10)),
 		Detail: detail, Href: ref.URL()}
@@ -415,7 +415,7 @@ func paletteRecentContracts(tr *i18n.Translator, items []recent.Item, query stri
 		}
 		detail := tr.T("palette.item.recent_contract")
 		if it.Customer != "" {
-			detail += " · " + it.Customer
+			detail += " · " + i18n.Isolate(it.Customer)
 		}
 		out = append(out, palette.Item{Kind: palette.KindContract, Label: tr.T("palette.item.contract", it.Number), Detail: detail, Href: contractPath(int32(it.ID))})
 	}

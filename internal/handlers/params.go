@@ -3,10 +3,11 @@ package handlers
 import (
 	"math"
 	"strconv"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/cpqportal/portal/internal/textrules"
 )
 
 // Path parameter parsing. Every id is checked before any v2 call, so a malformed address answers
@@ -64,10 +65,8 @@ func validateContractNumber(s string) error {
 	case utf8.RuneCountInString(s) > maxContractNumberRunes:
 		return badRequest("contracts.error.number_too_long", maxContractNumberRunes)
 	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return badRequest("contracts.error.number_chars")
-		}
+	if !textrules.Acceptable(s, false) { // controls, bidirectional and other format characters
+		return badRequest("contracts.error.number_chars")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/components"
@@ -162,7 +163,7 @@ func (h *Handler) addCart(c *gin.Context) {
 	message := t(c, "quote.toast.cart_added")
 	var added int64
 	if n := len(q.Carts); n > 0 && q.Carts[n-1].Root != nil {
-		message = t(c, "quote.toast.cart_added_with", q.Carts[n-1].Root.Name)
+		message = t(c, "quote.toast.cart_added_with", i18n.Isolate(q.Carts[n-1].Root.Name))
 		added = q.Carts[n-1].BasketID
 	}
 	h.cartsUpdate(c, a, q, false, added, "quote-add-cart-panel", message)

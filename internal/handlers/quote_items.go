@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/quotes"
 )
 
@@ -156,7 +157,7 @@ func (h *Handler) addItem(c *gin.Context) {
 		return
 	}
 	// The add-on form is gone: keyboard focus goes to the cart's heading.
-	h.cartUpdate(c, a, q, basketID, true, t(c, "quote.toast.added", product.Name))
+	h.cartUpdate(c, a, q, basketID, true, t(c, "quote.toast.added", i18n.Isolate(product.Name)))
 }
 
 // removeItem is DELETE .../carts/:basketId/items/:itemId/parent/:parentId: call 6 (the item and

@@ -4,6 +4,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/i18n"
 )
 
 // Removing a cart or a line cannot be undone, so its question is read when the person clicks
@@ -24,7 +25,7 @@ func (h *Handler) confirmRemoveCart(c *gin.Context) {
 		answerConfirmation(c, confirmation{Question: trl.T("quote.cart.remove_gone"), Refused: true})
 		return
 	}
-	answerConfirmation(c, confirmation{Question: trl.T("quote.cart.remove_confirm", cartTitle(trl, cart), cart.Quantity,
+	answerConfirmation(c, confirmation{Question: trl.T("quote.cart.remove_confirm", i18n.Isolate(cartTitle(trl, cart)), cart.Quantity,
 		trl.Money(cents(cart.Totals.NetActivation), "EUR"), trl.Money(cents(cart.Totals.NetRecurring), "EUR"))})
 }
 
@@ -56,7 +57,7 @@ func (h *Handler) confirmRemoveItem(c *gin.Context) {
 		answerConfirmation(c, confirmation{Question: trl.T("quote.line.remove_gone"), Refused: true})
 		return
 	}
-	answerConfirmation(c, confirmation{Question: trl.T("quote.line.remove_confirm", item.Name, cartTitle(trl, cart))})
+	answerConfirmation(c, confirmation{Question: trl.T("quote.line.remove_confirm", i18n.Isolate(item.Name), i18n.Isolate(cartTitle(trl, cart)))})
 }
 
 // quoteForRemoval reads the path's ids (400 before any v2 call when malformed) and the quote.

@@ -157,10 +157,10 @@ func describeChanges(prev quoteDigest, q *apiclient.Quote, v *quoteView) []quote
 				return
 			}
 			if np[0] != cents(it.ActivationPrice) {
-				out = append(out, quotes.Change{What: tr.T("quote.change.unit_activation", it.Name), Before: money(np[0]), After: money(cents(it.ActivationPrice))})
+				out = append(out, quotes.Change{What: tr.T("quote.change.unit_activation", i18n.Isolate(it.Name)), Before: money(np[0]), After: money(cents(it.ActivationPrice))})
 			}
 			if np[1] != cents(it.RecurringPrice) {
-				out = append(out, quotes.Change{What: tr.T("quote.change.unit_recurring", it.Name), Before: money(np[1]), After: money(cents(it.RecurringPrice))})
+				out = append(out, quotes.Change{What: tr.T("quote.change.unit_recurring", i18n.Isolate(it.Name)), Before: money(np[1]), After: money(cents(it.RecurringPrice))})
 			}
 		})
 	}
@@ -177,7 +177,7 @@ func describeChanges(prev quoteDigest, q *apiclient.Quote, v *quoteView) []quote
 		key := "p" + strconv.FormatInt(int64(p.PackageID), 10)
 		packages[key] = true
 		if _, ok := prev[key]; !ok {
-			out = append(out, quotes.Change{What: tr.T("quote.change.package_added", p.Name)})
+			out = append(out, quotes.Change{What: tr.T("quote.change.package_added", i18n.Isolate(p.Name))})
 		}
 	}
 	var removedItems int

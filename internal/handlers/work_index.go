@@ -283,7 +283,7 @@ func (h *Handler) generateSummary(ctx context.Context, trl *i18n.Translator, ref
 	customer := trl.T("worklist.customer_fallback", strconv.Itoa(int(ref.customerID)))
 	if h.work != nil {
 		if row, ok := h.work.Peek(ctx, workindex.KindQuote, ref.quoteID); ok && row.Customer != "" {
-			customer = row.Customer
+			customer = i18n.Isolate(row.Customer) // a name in a sentence: its direction stays its own
 		}
 	}
 	carts := trl.Plural(len(quote.Carts), "work.generate.carts.one", "work.generate.carts.other")

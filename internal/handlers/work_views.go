@@ -93,6 +93,11 @@ func normaliseViewQuery(trl *i18n.Translator, list, raw string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
+	// The query is posted percent-encoded: its decoded values pass the rules every query
+	// parameter passes (a saved "q=ab%00" would answer 400 each time it is opened).
+	if _, bad := hiddenCharacterProblem(values); bad {
+		return "", false
+	}
 	switch list {
 	case viewListQuotes, viewListContracts:
 		kind := workindex.KindQuote

@@ -54,7 +54,7 @@ func (h *Handler) saveView(c *gin.Context) {
 		c.Redirect(http.StatusSeeOther, viewLink(saved, "").Href)
 		return
 	}
-	h.toast(c, components.ToastSuccess, trl.T("views.toast.saved", saved.Name))
+	h.toast(c, components.ToastSuccess, trl.T("views.toast.saved", i18n.Isolate(saved.Name)))
 	h.render(c, http.StatusOK, work.Tools(h.toolsFor(c, list, path, query)))
 }
 

@@ -6,7 +6,9 @@
 //
 // The text is set in the Go fonts (golang.org/x/image/font/gofont, BSD licence), embedded as
 // TrueType so every Latin letter the five languages need (è, ß, ñ, ç...) is rendered whatever
-// the reader's PDF viewer has installed.
+// the reader's PDF viewer has installed. Names in Hebrew or Arabic are set in an embedded subset
+// of DejaVu Sans, in visual order (rtl.go); a character no embedded font has is drawn as U+FFFD
+// (glyphs.go), never passed to fpdf, whose font map panics on characters beyond U+FFFF.
 //
 // The output is a function of the input alone: identical input gives identical bytes (the PDF's
 // creation date is the quote's last change, resources are written in a fixed order, nothing is
@@ -138,7 +140,16 @@ func Make(tr *i18n.Translator, in Input) ([]byte, error) {
 	if currency == "" {
 		currency = "EUR"
 	}
-	w := &writer{tr: tr, currency: currency}
+	g, err := newGlyphs([][]byte{goregular.TTF, gobold.TTF}, rightToLeftTTF)
+	if err != nil {
+		return nil, fmt.Errorf("offer: embedded fonts: %w", err)
+	}
+	w := &writer{tr: tr, currency: currency, glyphs: g}
+	if tr.Tag() == i18n.Pseudo {
+		// The pseudo-locale's markers ⟦ ⟧ are in no embedded font: drawn as [[ ]], its test
+		// still tells the portal's words from the quote's.
+		w.pseudo = strings.NewReplacer("⟦", "[[", "⟧", "]]")
+	}
 	pdf := fpdf.New("P", "mm", "A4", "")
 	w.pdf = pdf
 	stamp := q.UpdatedAt
@@ -153,7 +164,7 @@ func Make(tr *i18n.Translator, in Input) ([]byte, error) {
 	pdf.SetProducer("CPQ Portal", true)
 	pdf.SetCreator("CPQ Portal", true)
 	pdf.SetTitle(tr.T("offer.pdf.title", strconv.FormatInt(q.QuoteID, 10)), true)
-	pdf.SetAuthor(in.Rep.Name, true)
+	pdf.SetAuthor(cleanText(in.Rep.Name), true)
 	pdf.SetLang(tr.Lang())
 	pdf.AddUTF8FontFromBytes(fontFamily, "", goregular.TTF)
 	pdf.AddUTF8FontFromBytes(fontFamily, "B", gobold.TTF)
@@ -164,8 +175,8 @@ func Make(tr *i18n.Translator, in Input) ([]byte, error) {
 		w.font("", 8)
 		pdf.SetTextColor(110, 110, 110)
 		footer := tr.T("offer.pdf.footer", strconv.FormatInt(q.QuoteID, 10), tr.Date(ValidUntil(in.Date)))
-		pdf.CellFormat(150, 4, footer, "", 0, "L", false, 0, "")
-		pdf.CellFormat(0, 4, tr.T("offer.pdf.page", strconv.Itoa(pdf.PageNo())), "", 0, "R", false, 0, "")
+		w.cell(150, 4, footer, "", 0, "L", false, 0, "")
+		w.cell(0, 4, tr.T("offer.pdf.page", strconv.Itoa(pdf.PageNo())), "", 0, "R", false, 0, "")
 		pdf.SetTextColor(0, 0, 0)
 	})
 	pdf.AddPage()
@@ -194,9 +205,72 @@ type writer struct {
 	pdf      *fpdf.Fpdf
 	tr       *i18n.Translator
 	currency string
+	glyphs   *glyphs
+	pseudo   *strings.Replacer // nil but in the pseudo-locale
+	// style and size are the current font's (w.font); rtlAdded: the right-to-left font is in
+	// the document (added at its first use, so an offer without such names does not carry it).
+	style    string
+	size     float64
+	rtlAdded bool
 }
 
-func (w *writer) font(style string, size float64) { w.pdf.SetFont(fontFamily, style, size) }
+// rtlFamily is the family of the DejaVu subset (Hebrew, Arabic).
+const rtlFamily = "dejavu-rtl"
+
+// drawable is text as the embedded fonts can draw it (glyphs.drawable), with the font to draw it
+// in set; restore puts the current font back.
+func (w *writer) drawable(text string) (drawn string, restore func()) {
+	if w.pseudo != nil {
+		text = w.pseudo.Replace(text)
+	}
+	drawn, rtl := w.glyphs.drawable(text)
+	if !rtl {
+		return drawn, func() {}
+	}
+	if !w.rtlAdded {
+		w.pdf.AddUTF8FontFromBytes(rtlFamily, "", rightToLeftTTF)
+		w.pdf.AddUTF8FontFromBytes(rtlFamily, "B", rightToLeftTTF)
+		w.rtlAdded = true
+	}
+	w.pdf.SetFont(rtlFamily, w.style, w.size)
+	return drawn, func() { w.font(w.style, w.size) }
+}
+
+// cell is fpdf's CellFormat for text of any origin: the text is made drawable (glyphs.drawable)
+// and, when wider than the cell, cut with an ellipsis, so a long name never runs over the next
+// column or off the page. Text that must be read whole goes through multi, which wraps.
+func (w *writer) cell(width, height float64, text, border string, ln int, align string, fill bool, link int, linkURL string) {
+	text, restore := w.drawable(text)
+	defer restore()
+	room := width
+	if room == 0 {
+		pageWidth, _ := w.pdf.GetPageSize()
+		_, _, right, _ := w.pdf.GetMargins()
+		room = pageWidth - right - w.pdf.GetX()
+	}
+	room -= 2 * w.pdf.GetCellMargin()
+	if text != "" && w.pdf.GetStringWidth(text) > room {
+		runes := []rune(text)
+		for len(runes) > 0 && w.pdf.GetStringWidth(string(runes)+"…") > room {
+			runes = runes[:len(runes)-1]
+		}
+		text = string(runes) + "…"
+	}
+	w.pdf.CellFormat(width, height, text, border, ln, align, fill, link, linkURL)
+}
+
+// multi is fpdf's MultiCell for text of any origin: made drawable, wrapped at spaces, and a word
+// longer than the line (fpdf breaks it between letters) wrapped too.
+func (w *writer) multi(width, height float64, text, border, align string, fill bool) {
+	text, restore := w.drawable(text)
+	defer restore()
+	w.pdf.MultiCell(width, height, text, border, align, fill)
+}
+
+func (w *writer) font(style string, size float64) {
+	w.style, w.size = style, size
+	w.pdf.SetFont(fontFamily, style, size)
+}
 
 // money writes an amount of the quote (a decimal of the currency) in the language's format.
 func (w *writer) money(v float64) string { return w.tr.Money(int64(math.Round(v*100)), w.currency) }
@@ -204,23 +278,24 @@ func (w *writer) money(v float64) string { return w.tr.Money(int64(math.Round(v*
 // line writes one full-width line.
 func (w *writer) line(style string, size float64, text string) {
 	w.font(style, size)
-	w.pdf.MultiCell(0, lineHeight, text, "", "L", false)
+	w.multi(0, lineHeight, text, "", "L", false)
 }
 
 // header writes the title, the customer and the offer's facts (number, dates, currency).
 func (w *writer) header(in Input) {
 	tr, pdf, q := w.tr, w.pdf, in.Quote
 	w.font("B", 18)
-	pdf.CellFormat(0, 10, tr.T("offer.pdf.heading"), "", 1, "L", false, 0, "")
+	w.cell(0, 10, tr.T("offer.pdf.heading"), "", 1, "L", false, 0, "")
 	pdf.Ln(2)
 
 	top := pdf.GetY()
 	// Left: the customer.
 	w.font("B", 10)
-	pdf.CellFormat(100, lineHeight, tr.T("offer.pdf.customer"), "", 2, "L", false, 0, "")
+	w.cell(100, lineHeight, tr.T("offer.pdf.customer"), "", 2, "L", false, 0, "")
 	w.font("", 10)
 	for _, text := range customerLines(tr, in.Customer) {
-		pdf.CellFormat(100, lineHeight, text, "", 2, "L", false, 0, "")
+		// A name or street longer than the column (a 156-letter word) wraps within it.
+		w.multi(100, lineHeight, text, "", "L", false)
 	}
 	left := pdf.GetY()
 
@@ -235,13 +310,13 @@ func (w *writer) header(in Input) {
 	for _, f := range facts {
 		pdf.SetX(pageMargin + 105)
 		w.font("B", 10)
-		pdf.CellFormat(35, lineHeight, f[0], "", 0, "L", false, 0, "")
+		w.cell(35, lineHeight, f[0], "", 0, "L", false, 0, "")
 		w.font("", 10)
-		pdf.CellFormat(0, lineHeight, f[1], "", 1, "L", false, 0, "")
+		w.cell(0, lineHeight, f[1], "", 1, "L", false, 0, "")
 	}
 	pdf.SetY(math.Max(left, pdf.GetY()) + 4)
 	w.font("", 10)
-	pdf.MultiCell(0, lineHeight, tr.T("offer.pdf.intro"), "", "L", false)
+	w.multi(0, lineHeight, tr.T("offer.pdf.intro"), "", "L", false)
 	pdf.Ln(2)
 }
 
@@ -306,7 +381,7 @@ func (w *writer) cart(q *apiclient.Quote, index int) {
 		if i == 0 {
 			align = "L"
 		}
-		pdf.CellFormat(columns[i], 6, h, "B", 0, align, true, 0, "")
+		w.cell(columns[i], 6, h, "B", 0, align, true, 0, "")
 	}
 	pdf.Ln(-1)
 	if c.Root != nil {
@@ -344,7 +419,7 @@ func (w *writer) item(it *apiclient.Item, depth int) {
 	indent := strings.Repeat("   ", depth)
 	// A long name wraps in its column; the amounts stand on its first line.
 	x, y := pdf.GetXY()
-	pdf.MultiCell(columns[0], 4.8, indent+name+" ("+kind+")", "", "L", false)
+	w.multi(columns[0], 4.8, indent+name+" ("+kind+")", "", "L", false)
 	after := pdf.GetY()
 	if after < y { // the name broke onto a new page
 		y = pageMargin
@@ -352,22 +427,22 @@ func (w *writer) item(it *apiclient.Item, depth int) {
 	pdf.SetXY(x+columns[0], y)
 	net := it.Breakdown.Net
 	for i, v := range []float64{it.ActivationPrice, it.RecurringPrice, net.Activation, net.Recurring} {
-		pdf.CellFormat(columns[i+1], 4.8, w.money(v), "", 0, "R", false, 0, "")
+		w.cell(columns[i+1], 4.8, w.money(v), "", 0, "R", false, 0, "")
 	}
 	pdf.SetXY(x, math.Max(after, y+4.8))
 	w.font("", 8)
 	pdf.SetTextColor(90, 90, 90)
 	for _, d := range it.Breakdown.Discounts {
 		text := indent + "   " + tr.T("offer.pdf.line_discount", d.Name)
-		pdf.CellFormat(columns[0]+columns[1]+columns[2], 4.2, text, "", 0, "L", false, 0, "")
-		pdf.CellFormat(columns[3], 4.2, w.money(-d.Activation), "", 0, "R", false, 0, "")
-		pdf.CellFormat(columns[4], 4.2, w.money(-d.Recurring), "", 1, "R", false, 0, "")
+		w.cell(columns[0]+columns[1]+columns[2], 4.2, text, "", 0, "L", false, 0, "")
+		w.cell(columns[3], 4.2, w.money(-d.Activation), "", 0, "R", false, 0, "")
+		w.cell(columns[4], 4.2, w.money(-d.Recurring), "", 1, "R", false, 0, "")
 	}
 	if it.Breakdown.Extra.Activation != 0 || it.Breakdown.Extra.Recurring != 0 {
 		text := indent + "   " + tr.T("offer.pdf.line_extra_discount")
-		pdf.CellFormat(columns[0]+columns[1]+columns[2], 4.2, text, "", 0, "L", false, 0, "")
-		pdf.CellFormat(columns[3], 4.2, w.money(-it.Breakdown.Extra.Activation), "", 0, "R", false, 0, "")
-		pdf.CellFormat(columns[4], 4.2, w.money(-it.Breakdown.Extra.Recurring), "", 1, "R", false, 0, "")
+		w.cell(columns[0]+columns[1]+columns[2], 4.2, text, "", 0, "L", false, 0, "")
+		w.cell(columns[3], 4.2, w.money(-it.Breakdown.Extra.Activation), "", 0, "R", false, 0, "")
+		w.cell(columns[4], 4.2, w.money(-it.Breakdown.Extra.Recurring), "", 1, "R", false, 0, "")
 	}
 	pdf.SetTextColor(0, 0, 0)
 	for i := range it.Children {
@@ -382,9 +457,9 @@ func (w *writer) totalRow(label, oneOff, monthly, style string, rule bool) {
 		border = "T"
 	}
 	w.font(style, 9)
-	w.pdf.CellFormat(columns[0]+columns[1]+columns[2], 5, label, border, 0, "R", false, 0, "")
-	w.pdf.CellFormat(columns[3], 5, oneOff, border, 0, "R", false, 0, "")
-	w.pdf.CellFormat(columns[4], 5, monthly, border, 1, "R", false, 0, "")
+	w.cell(columns[0]+columns[1]+columns[2], 5, label, border, 0, "R", false, 0, "")
+	w.cell(columns[3], 5, oneOff, border, 0, "R", false, 0, "")
+	w.cell(columns[4], 5, monthly, border, 1, "R", false, 0, "")
 }
 
 // quoteDiscounts lists the discounts applied to the whole quote.
@@ -424,9 +499,9 @@ func (w *writer) totals(t apiclient.Totals) {
 	pdf.Ln(3)
 	w.line("B", 12, tr.T("offer.pdf.totals"))
 	w.font("B", 9)
-	pdf.CellFormat(columns[0]+columns[1]+columns[2], 6, "", "B", 0, "R", false, 0, "")
-	pdf.CellFormat(columns[3], 6, tr.T("offer.pdf.col.one_off"), "B", 0, "R", false, 0, "")
-	pdf.CellFormat(columns[4], 6, tr.T("offer.pdf.col.monthly"), "B", 1, "R", false, 0, "")
+	w.cell(columns[0]+columns[1]+columns[2], 6, "", "B", 0, "R", false, 0, "")
+	w.cell(columns[3], 6, tr.T("offer.pdf.col.one_off"), "B", 0, "R", false, 0, "")
+	w.cell(columns[4], 6, tr.T("offer.pdf.col.monthly"), "B", 1, "R", false, 0, "")
 	w.totalRow(tr.T("offer.pdf.list_price"), w.money(t.ListActivation), w.money(t.ListRecurring), "", false)
 	if t.DiscountActivation != 0 || t.DiscountRecurring != 0 {
 		w.totalRow(tr.T("offer.pdf.discounts"), w.money(-t.DiscountActivation), w.money(-t.DiscountRecurring), "", false)
@@ -442,7 +517,7 @@ func (w *writer) closing(in Input) {
 	tr, pdf := w.tr, w.pdf
 	pdf.Ln(6)
 	w.font("", 10)
-	pdf.MultiCell(0, lineHeight, tr.T("offer.pdf.validity", tr.Date(ValidUntil(in.Date)), strconv.Itoa(ValidDays)), "", "L", false)
+	w.multi(0, lineHeight, tr.T("offer.pdf.validity", tr.Date(ValidUntil(in.Date)), strconv.Itoa(ValidDays)), "", "L", false)
 	pdf.Ln(3)
 	w.line("B", 10, tr.T("offer.pdf.rep"))
 	if in.Rep.Name != "" {

@@ -89,8 +89,40 @@ func (s *Server) adminHandler() http.Handler {
 	})
 	mux.HandleFunc("GET /_sim/signatures", s.adminSignatures)
 	mux.HandleFunc("POST /_sim/signatures/answer", s.adminAnswer)
+	mux.HandleFunc("POST /_sim/customers/name", s.adminRenameCustomer)
 	mux.HandleFunc("/_sim/", func(w http.ResponseWriter, r *http.Request) {
 		writeErrorBody(w, r, errNotFound("no simulator control endpoint %s %s", r.Method, r.URL.Path))
 	})
 	return mux
+}
+
+// adminRenameCustomer stores a customer's name as another client of the v2 API may have written
+// it (POST /_sim/customers/name, body {"id", "name"}), for browser tests of names the portal
+// itself refuses at input (a name ending in U+202E RIGHT-TO-LEFT OVERRIDE, issue 38): 204, 404
+// for an unknown customer, 422 for an empty name. The change counts as any other (new version).
+func (s *Server) adminRenameCustomer(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	}
+	if err := decodeJSON(r, &in); err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	if in.Name == "" {
+		s.renderError(w, r, errValidation("name", "is required"))
+		return
+	}
+	s.mu.Lock()
+	c := s.customerByID(in.ID)
+	if c != nil {
+		c.Name = in.Name
+		s.touchCustomer(c)
+	}
+	s.mu.Unlock()
+	if c == nil {
+		s.renderError(w, r, errNotFound("customer %d not found", in.ID))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }

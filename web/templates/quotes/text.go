@@ -89,7 +89,7 @@ func customerDetails(ctx context.Context, cu CustomerChoice) string {
 		parts = append(parts, cu.TaxID)
 	}
 	if cu.City != "" {
-		parts = append(parts, cu.City)
+		parts = append(parts, i18n.Isolate(cu.City))
 	}
 	parts = append(parts, i18n.T(ctx, "start.customer_number_short", itoa(int64(cu.ID))))
 	return strings.Join(parts, " · ")
