@@ -15,6 +15,9 @@ import (
 
 var testLimits = Limits{MaxRows: 20_000, MaxColumns: 64, MaxCells: 200_000, MaxInflated: 16 << 20}
 
+// wideBudget lets a 1.5-million-row sheet (75 MB of XML) be read, to show the other limits at work.
+var wideBudget = func() Limits { l := testLimits; l.MaxInflated = 128 << 20; return l }()
+
 func readAll(ctx context.Context, name string, data []byte, lim Limits) (map[int][]string, error) {
 	rows := map[int][]string{}
 	err := Read(ctx, name, data, Options{Limits: lim}, func(line int, cells []string) error {
@@ -80,12 +83,16 @@ func TestXFDCellsAreRefusedBeforeAnyPadding(t *testing.T) {
 	for name, data := range files {
 		t.Logf("%s: %d bytes", name, len(data))
 		var err error
-		if n := allocated(func() { _, err = readAll(context.Background(), "hostile.xlsx", data, testLimits) }); n > 1<<20 {
+		if n := allocated(func() { _, err = readAll(context.Background(), "hostile.xlsx", data, wideBudget) }); n > 1<<20 {
 			t.Errorf("%s: reading allocated %d KiB", name, n>>10)
 		}
 		e := kindOf(t, err)
 		if e.Kind != TooManyColumns || e.Line != 2 || e.Column != 16384 || e.Limit != 64 {
 			t.Errorf("%s: %+v", name, e)
+		}
+		// With the usual budget, the sizes the zip declares refuse the largest before any XML.
+		if _, err := readAll(context.Background(), "hostile.xlsx", data, testLimits); len(data) > 100<<10 && kindOf(t, err).Kind != InflatesTooMuch {
+			t.Errorf("%s within 16 MiB: %v", name, err)
 		}
 		if ColumnName(e.Column) != "XFD" {
 			t.Errorf("column %d is %s", e.Column, ColumnName(e.Column))
@@ -98,7 +105,7 @@ func TestXFDCellsAreRefusedBeforeAnyPadding(t *testing.T) {
 func TestBlankRowsCount(t *testing.T) {
 	data := sheettest.BlankRows(1_500_000)
 	var err error
-	n := allocated(func() { _, err = readAll(context.Background(), "blank.xlsx", data, testLimits) })
+	n := allocated(func() { _, err = readAll(context.Background(), "blank.xlsx", data, wideBudget) })
 	if e := kindOf(t, err); e.Kind != TooManyRows || e.Limit != 20_000 {
 		t.Fatalf("%+v", e)
 	}
@@ -153,7 +160,7 @@ func TestNULIsRefusedWithItsLine(t *testing.T) {
 // TestContextEndsTheRead: a cancelled context ends a read as Cancelled, a passed deadline as
 // TooSlow, both at once rather than at the file's end.
 func TestContextEndsTheRead(t *testing.T) {
-	lim := testLimits
+	lim := wideBudget
 	lim.MaxRows = 2_000_000
 	data := sheettest.BlankRows(1_500_000)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -173,14 +173,25 @@ func (w *workbook) firstSheet() (sheet, shared string, err error) {
 }
 
 // readXLSX reads the first sheet of a workbook.
-func readXLSX(ctx context.Context, data []byte, lim Limits, row func(line int, cells []string) error) error {
+func readXLSX(ctx context.Context, data []byte, lim Limits, row func(line int, cells []string) error) (err error) {
+	defer func() {
+		if e, ok := err.(*Error); ok && e.Kind == InflatesTooMuch {
+			e.Limit = lim.MaxInflated
+		}
+	}()
 	z, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return &Error{Kind: NotXLSX}
 	}
 	w := &workbook{parts: make(map[string]*zip.File, len(z.File)), budget: &budget{left: lim.MaxInflated}}
+	// The sizes the zip declares are refused first (a bomb in a part never read still says what
+	// the file is); the budget then holds the parts read to it, whatever they declared.
+	var declared uint64
 	for _, f := range z.File {
 		w.parts[strings.ToLower(f.Name)] = f
+		if declared += f.UncompressedSize64; declared > uint64(lim.MaxInflated) {
+			return &Error{Kind: InflatesTooMuch, Limit: lim.MaxInflated}
+		}
 	}
 	sheet, sharedPart, err := w.firstSheet()
 	if err != nil {
