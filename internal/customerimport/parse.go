@@ -33,12 +33,13 @@ const MaxFileBytes = 4 << 20
 // fileLimits bound what an uploaded file may hold (internal/sheetread, docs/backoffice.md
 // "Limits of an uploaded file"), counted on the file before anything is kept: the export of
 // MaxLines customers has 10 columns and about 8 MiB of sheet XML (cells are inline strings), well
-// inside each. Blank rows count to MaxRows (MaxLines counts the customers).
+// inside each (24 MiB inflated in all: three times that). Blank rows count to MaxRows (MaxLines
+// counts the customers).
 var fileLimits = sheetread.Limits{
 	MaxRows:     2 * MaxLines,
 	MaxColumns:  64,
 	MaxCells:    64 * MaxLines,
-	MaxInflated: 48 << 20,
+	MaxInflated: 24 << 20,
 }
 
 // maxCellBytes bounds one cell (a customer's longest field is 200 characters).

@@ -12,7 +12,7 @@ import (
 	"github.com/cpqportal/portal/internal/quota"
 )
 
-// Reading an uploaded spreadsheet (the batch archive's list, the customer import; docs/operations.md
+// Reading an uploaded spreadsheet (the batch archive's list, the customer import; docs/backoffice.md
 // "Limits of an uploaded file"): each read holds a core and up to a few tens of MiB while it runs,
 // so a person has one in flight at a time, a replica parsesPerReplica, and each ends with its
 // request, at parseTimeout, or when the portal starts to stop.
