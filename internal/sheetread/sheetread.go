@@ -107,9 +107,8 @@ func contextError(ctx context.Context, line int) error {
 
 // counter counts rows and cells against the limits.
 type counter struct {
-	lim          Limits
-	rows, cells  int
-	checkedAfter int
+	lim         Limits
+	rows, cells int
 }
 
 func (c *counter) row(ctx context.Context, line int) error {
