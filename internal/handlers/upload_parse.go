@@ -42,6 +42,9 @@ var errReadStopped = errors.New("handlers: reading an uploaded file was stopped:
 // errReadsBusy: 429, errors.go) and returns the read's context: the request's, ended at
 // parseTimeout or when the portal starts to stop. done releases it all; call it once.
 func (h *Handler) startParse(c *gin.Context) (ctx context.Context, done func(), err error) {
+	if h.stopping.Err() != nil { // no read starts once the portal stops (errReadStopped)
+		return nil, nil, errReadStopped
+	}
 	wait, cancelWait := context.WithTimeout(c.Request.Context(), parseWait)
 	defer cancelWait()
 	release, err := h.parses.Acquire(wait, auth.CurrentUser(c).Subject)

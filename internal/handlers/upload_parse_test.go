@@ -83,3 +83,24 @@ func TestOneUploadReadInFlightPerPerson(t *testing.T) {
 		t.Fatalf("after the read: %d", r.StatusCode)
 	}
 }
+
+// TestUploadReadsEndWhenThePortalStops: once the portal starts to stop (SetNotReady, the first
+// step of SIGTERM), no read starts and the person is told to upload again (503), rather than the
+// grace period waiting for it (a read in flight is cancelled: its context is the stop's too,
+// upload_parse.go; the readers' own tests show a cancelled context ends a read).
+func TestUploadReadsEndWhenThePortalStops(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{})
+	var list strings.Builder
+	list.WriteString("Contract number\n")
+	for i := range 1000 {
+		list.WriteString("C-" + strings.Repeat("1", i%5+1) + "\n")
+	}
+	e.p.h.SetNotReady()
+	body, headers := uploadBody(t, "list.csv", []byte(list.String()))
+	r := e.p.do(t, e.user, http.MethodPost, "/contracts/batch-archive", body, headers)
+	text := strings.Join(strings.Fields(parseHTML(t, r.body).Find(`main`).Text()), " ")
+	if r.StatusCode != http.StatusServiceUnavailable || !strings.Contains(text, "the portal is restarting") {
+		t.Fatalf("a read while the portal stops: %d %q", r.StatusCode, text)
+	}
+}
