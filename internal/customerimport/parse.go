@@ -9,21 +9,18 @@ package customerimport
 
 import (
 	"bytes"
-	"encoding/csv"
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
-
-	"github.com/xuri/excelize/v2"
 
 	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/customerrules"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/sheetread"
 )
 
 // MaxLines bounds one import (lines with data, after the header).
@@ -33,17 +30,17 @@ const MaxLines = 10_000
 // MB of CSV and less as XLSX.
 const MaxFileBytes = 4 << 20
 
-// Limits of an uploaded workbook (an .xlsx is a zip, and a few hundred KB can inflate to
-// gigabytes): excelize refuses a workbook whose parts inflate to more than maxXLSXUnzipped in all,
-// and keeps a sheet larger than maxXLSXSheetInMemory in a temporary file instead of memory. The
-// export of 10,000 customers has about 8 MiB of sheet XML (cells are inline strings).
-const (
-	maxXLSXUnzipped      = 48 << 20
-	maxXLSXSheetInMemory = 8 << 20
-)
-
-// maxColumns bounds the cells of one row that are looked at (the export has 10 columns).
-const maxColumns = 64
+// fileLimits bound what an uploaded file may hold (internal/sheetread, docs/backoffice.md
+// "Limits of an uploaded file"), counted on the file before anything is kept: the export of
+// MaxLines customers has 10 columns and about 8 MiB of sheet XML (cells are inline strings), well
+// inside each (24 MiB inflated in all: three times that). Blank rows count to MaxRows (MaxLines
+// counts the customers).
+var fileLimits = sheetread.Limits{
+	MaxRows:     2 * MaxLines,
+	MaxColumns:  64,
+	MaxCells:    64 * MaxLines,
+	MaxInflated: 24 << 20,
+}
 
 // maxCellBytes bounds one cell (a customer's longest field is 200 characters).
 const maxCellBytes = 4 << 10
@@ -121,17 +118,20 @@ func headingKey(s string) string {
 	}, customercache.Fold(s))
 }
 
-// Parse reads the customers of an uploaded file: a CSV (separated by "," or ";", detected from the
-// header; UTF-8 with or without a byte-order mark) or an XLSX workbook (its first sheet). The first
-// row with text is the header: it must name the name and tax id columns, in any of the portal's
-// languages; columns it does not know (the export's id, owners, configurators, update) are left
-// out. Rows without any text are skipped. Its errors are *InputError.
-func (r *Reader) Parse(name string, data []byte) ([]Line, error) {
+// Parse reads the customers of an uploaded file within fileLimits, until ctx ends (the request's,
+// with a deadline): a CSV (separated by "," or ";", detected from the header; UTF-8 with or
+// without a byte-order mark) or an XLSX workbook (its first sheet). The first row with text is
+// the header: it must name the name and tax id columns, in any of the portal's languages; columns
+// it does not know (the export's id, owners, configurators, update) are left out. Rows without any
+// text are skipped (and count to the file's rows). Its errors are *InputError, or ErrReadCancelled.
+func (r *Reader) Parse(ctx context.Context, name string, data []byte) ([]Line, error) {
 	if len(data) > MaxFileBytes {
 		return nil, inputError("import.file.too_large", i18n.Bytes(MaxFileBytes))
 	}
 	var columns []string // field of each column ("" for a column left out)
 	var out []Line
+	lower := strings.ToLower(name)
+	isCSV := strings.HasSuffix(lower, ".csv") || strings.HasSuffix(lower, ".txt")
 	keep := func(row int, cells []string) error {
 		if !slices.ContainsFunc(cells, func(cell string) bool { return strings.TrimSpace(cell) != "" }) {
 			return nil
@@ -151,23 +151,24 @@ func (r *Reader) Parse(name string, data []byte) ([]Line, error) {
 			if len(cell) > maxCellBytes {
 				cell = cell[:maxCellBytes] // too long either way: the check says so
 			}
+			if isCSV {
+				cell = unneutralise(cell)
+			}
 			r.set(&line.Fields, columns[i], strings.TrimSpace(cell))
 		}
 		out = append(out, line)
 		return nil
 	}
-	lower := strings.ToLower(name)
-	switch {
-	case strings.HasSuffix(lower, ".xlsx"):
-		if err := readXLSX(data, keep); err != nil {
-			return nil, err
+	opts := sheetread.Options{Limits: fileLimits}
+	if isCSV {
+		opts.Comma = r.csvComma(data)
+	}
+	if err := sheetread.Read(ctx, name, data, opts, keep); err != nil {
+		var unusable *sheetread.Error
+		if errors.As(err, &unusable) {
+			return nil, fileError(unusable)
 		}
-	case strings.HasSuffix(lower, ".csv") || strings.HasSuffix(lower, ".txt"):
-		if err := r.readCSV(data, keep); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, inputError("import.file.wrong_type")
+		return nil, err
 	}
 	if columns == nil || len(out) == 0 {
 		return nil, inputError("import.file.empty")
@@ -175,10 +176,41 @@ func (r *Reader) Parse(name string, data []byte) ([]Line, error) {
 	return out, nil
 }
 
+// ErrReadCancelled: the file's read ended with its context (the person went away, the portal
+// stops); nobody is left to tell.
+var ErrReadCancelled = errors.New("customerimport: reading the file was cancelled")
+
+// fileError says what a sheetread refusal means for a customer file.
+func fileError(e *sheetread.Error) error {
+	switch e.Kind {
+	case sheetread.WrongType:
+		return inputError("import.file.wrong_type")
+	case sheetread.NotUTF8:
+		return inputError("import.file.not_utf8")
+	case sheetread.CSVSyntax:
+		return inputError("import.file.csv_line", strconv.Itoa(e.Line))
+	case sheetread.InflatesTooMuch:
+		return inputError("import.file.inflates_too_much", i18n.Bytes(e.Limit))
+	case sheetread.TooManyColumns:
+		return inputError("import.file.too_many_columns", strconv.FormatInt(e.Limit, 10), strconv.Itoa(e.Line), sheetread.ColumnName(e.Column))
+	case sheetread.TooManyRows:
+		return inputError("import.file.too_many_rows", strconv.FormatInt(e.Limit, 10))
+	case sheetread.TooManyCells:
+		return inputError("import.file.too_many_cells", strconv.FormatInt(e.Limit, 10))
+	case sheetread.NUL:
+		return inputError("import.file.nul", strconv.Itoa(e.Line))
+	case sheetread.TooSlow:
+		return inputError("import.file.too_slow")
+	case sheetread.Cancelled:
+		return ErrReadCancelled
+	}
+	return inputError("import.file.not_xlsx")
+}
+
 // header maps the header's cells to fields; the name and tax id columns are required.
 func (r *Reader) header(cells []string) ([]string, error) {
-	if len(cells) > maxColumns {
-		cells = cells[:maxColumns]
+	if len(cells) > fileLimits.MaxColumns {
+		cells = cells[:fileLimits.MaxColumns]
 	}
 	columns := make([]string, len(cells))
 	seen := map[string]bool{}
@@ -222,13 +254,10 @@ func (r *Reader) set(f *customerrules.Fields, field, v string) {
 	}
 }
 
-// readCSV reads a CSV file row by row. The separator is the one of "," and ";" that makes more
-// of the first line's cells known headings (a file in the Italian convention uses ";" and a
-// decimal comma, so counting characters alone could be fooled by its numbers).
-func (r *Reader) readCSV(data []byte, keep func(row int, cells []string) error) error {
-	if !utf8.Valid(data) {
-		return inputError("import.file.not_utf8")
-	}
+// csvComma is the separator of a CSV file: the one of "," and ";" that makes more of the first
+// line's cells known headings (a file in the Italian convention uses ";" and a decimal comma, so
+// counting characters alone could be fooled by its numbers).
+func (r *Reader) csvComma(data []byte) rune {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	first := data
 	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
@@ -243,68 +272,10 @@ func (r *Reader) readCSV(data []byte, keep func(row int, cells []string) error) 
 		}
 		return n
 	}
-	comma := ','
 	if semi, commas := known(';'), known(','); semi > commas || (semi == commas && bytes.Count(first, []byte(";")) > bytes.Count(first, []byte(","))) {
-		comma = ';'
+		return ';'
 	}
-	cr := csv.NewReader(bytes.NewReader(data))
-	cr.Comma = comma
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return inputError("import.file.csv_line", strconv.Itoa(pe.Line))
-			}
-			return inputError("import.file.unreadable")
-		}
-		line, _ := cr.FieldPos(0) // the file's line (a quoted cell may span lines; blank lines are skipped)
-		for i, cell := range rec {
-			rec[i] = unneutralise(cell)
-		}
-		if err := keep(line, rec); err != nil {
-			return err
-		}
-	}
-}
-
-// readXLSX reads the first sheet of a workbook row by row, within the zip-bomb limits.
-func readXLSX(data []byte, keep func(row int, cells []string) error) error {
-	f, err := excelize.OpenReader(bytes.NewReader(data), excelize.Options{UnzipSizeLimit: maxXLSXUnzipped, UnzipXMLSizeLimit: maxXLSXSheetInMemory})
-	if err != nil {
-		if strings.Contains(err.Error(), "unzip size exceeds") {
-			return inputError("import.file.inflates_too_much", i18n.Bytes(maxXLSXUnzipped))
-		}
-		return inputError("import.file.not_xlsx")
-	}
-	defer f.Close()
-	sheets := f.GetSheetList()
-	if len(sheets) == 0 {
-		return inputError("import.file.not_xlsx")
-	}
-	rows, err := f.Rows(sheets[0])
-	if err != nil {
-		return inputError("import.file.not_xlsx")
-	}
-	defer rows.Close()
-	for row := 1; rows.Next(); row++ {
-		cells, err := rows.Columns()
-		if err != nil {
-			return inputError("import.file.not_xlsx")
-		}
-		if err := keep(row, cells); err != nil {
-			return err
-		}
-	}
-	if rows.Error() != nil {
-		return inputError("import.file.not_xlsx")
-	}
-	return nil
+	return ','
 }
 
 // unneutralise undoes the customer export's guard against formula injection (internal/export:

@@ -121,13 +121,14 @@ func (h *Handler) checkBatch(c *gin.Context) {
 		} else {
 			data, readErr := io.ReadAll(io.LimitReader(f, maxBatchFileBytes+1))
 			_ = f.Close()
-			var unusable *jobs.InputError
 			if readErr != nil {
 				vm.FileError = i18n.M("batch.file.unreadable")
-			} else if entries, err = jobs.ParseFile(header.Filename, data); errors.As(err, &unusable) {
-				vm.FileError = i18n.M("batch.file.unusable", unusable.Message.In(tr(c)))
-			} else if err != nil {
-				vm.FileError = i18n.M("batch.file.unreadable")
+			} else {
+				var stop error
+				if entries, vm.FileError, stop = h.parseBatchFile(c, header.Filename, data); stop != nil {
+					h.fail(c, stop)
+					return
+				}
 			}
 		}
 		if vm.FileError.IsZero() && len(entries) == 0 {
@@ -188,6 +189,28 @@ func (h *Handler) checkBatch(c *gin.Context) {
 		return
 	}
 	c.Redirect(http.StatusSeeOther, batchPath(job.ID))
+}
+
+// parseBatchFile reads an uploaded list within the limits of a read (upload_parse.go): the
+// entries, or the message for the form, or an error that ends the request (the person has a read
+// in flight, the replica is busy, the read was cancelled).
+func (h *Handler) parseBatchFile(c *gin.Context, name string, data []byte) ([]jobs.Entry, i18n.Message, error) {
+	ctx, done, err := h.startParse(c)
+	if err != nil {
+		return nil, i18n.Message{}, err
+	}
+	defer done()
+	entries, err := jobs.ParseFile(ctx, name, data)
+	var unusable *jobs.InputError
+	switch {
+	case errors.As(err, &unusable):
+		return nil, i18n.M("batch.file.unusable", unusable.Message.In(tr(c))), nil
+	case errors.Is(err, jobs.ErrReadCancelled):
+		return nil, i18n.Message{}, h.readCancelled(c, err)
+	case err != nil:
+		return nil, i18n.M("batch.file.unreadable"), nil
+	}
+	return entries, i18n.Message{}, nil
 }
 
 // nothingToArchive says why no line of the list can be archived: how many are archived already,

@@ -100,13 +100,10 @@ func (h *Handler) checkImport(c *gin.Context) {
 	name, data, fileErr := h.readImportFile(c, formErr)
 	var lines []customerimport.Line
 	if fileErr.IsZero() {
-		var err error
-		var unusable *customerimport.InputError
-		switch lines, err = h.importReader.Parse(name, data); {
-		case errors.As(err, &unusable):
-			fileErr = unusable.Message
-		case err != nil:
-			fileErr = i18n.M("import.file.unreadable")
+		var stop error
+		if lines, fileErr, stop = h.parseImportFile(c, name, data); stop != nil {
+			h.fail(c, stop)
+			return
 		}
 	}
 	if !fileErr.IsZero() {
@@ -139,6 +136,28 @@ func (h *Handler) checkImport(c *gin.Context) {
 	}
 	h.log(c).Info("customer import checked", "import_id", imp.ID, "lines", len(checked))
 	c.Redirect(http.StatusSeeOther, importPath(imp.ID))
+}
+
+// parseImportFile reads an uploaded customer file within the limits of a read (upload_parse.go):
+// its lines, or the message for the form, or an error that ends the request (the person has a
+// read in flight, the replica is busy, the read was cancelled).
+func (h *Handler) parseImportFile(c *gin.Context, name string, data []byte) ([]customerimport.Line, i18n.Message, error) {
+	ctx, done, err := h.startParse(c)
+	if err != nil {
+		return nil, i18n.Message{}, err
+	}
+	defer done()
+	lines, err := h.importReader.Parse(ctx, name, data)
+	var unusable *customerimport.InputError
+	switch {
+	case errors.As(err, &unusable):
+		return nil, unusable.Message, nil
+	case errors.Is(err, customerimport.ErrReadCancelled):
+		return nil, i18n.Message{}, h.readCancelled(c, err)
+	case err != nil:
+		return nil, i18n.M("import.file.unreadable"), nil
+	}
+	return lines, i18n.Message{}, nil
 }
 
 // readImportFile returns the uploaded file's name and bytes, or why there is none to read.

@@ -93,6 +93,12 @@ func classify(err error) failure {
 		return failure{http.StatusTooManyRequests, m("batch.quota.title"), m("import.quota.in_flight"), slog.LevelInfo}
 	case errors.Is(err, errImportsOff):
 		return failure{http.StatusServiceUnavailable, m("import.error.off.title"), m("import.error.off.message"), slog.LevelError}
+	case errors.Is(err, errReadInFlight):
+		return failure{http.StatusTooManyRequests, m("batch.quota.title"), m("upload.busy.person"), slog.LevelInfo}
+	case errors.Is(err, errReadsBusy):
+		return failure{http.StatusTooManyRequests, m("batch.quota.title"), m("upload.busy"), slog.LevelWarn}
+	case errors.Is(err, errReadStopped):
+		return failure{http.StatusServiceUnavailable, m("error.unavailable.title"), m("upload.stopped"), slog.LevelInfo}
 	case errors.Is(err, errExportsInFlight):
 		return failure{http.StatusTooManyRequests, m("batch.quota.title"), m("export.quota.in_flight", exportsPerUser), slog.LevelInfo}
 	case errors.Is(err, jobs.ErrState):

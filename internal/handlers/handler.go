@@ -190,6 +190,12 @@ type Handler struct {
 	imports         *customerimport.Store
 	importReader    *customerimport.Reader
 	importsInFlight *quota.InFlight
+	// parses bounds the reading of uploaded spreadsheets: one per person, parsesPerReplica in all
+	// (upload_parse.go); stopping ends the reads in flight when the portal starts to stop
+	// (SetNotReady), stopParses is its cancel.
+	parses     *quota.Gate
+	stopping   context.Context
+	stopParses context.CancelFunc
 }
 
 // exportsPerUser is how many file exports (customers, audit worklist) one user may have running
@@ -260,6 +266,8 @@ func New(deps Deps) (*Handler, error) {
 	}
 	h.importReader = customerimport.NewReader(h.i18n)
 	h.importsInFlight = quota.NewInFlight(importsPerUser)
+	h.parses = quota.NewGate(1, parsesPerReplica)
+	h.stopping, h.stopParses = context.WithCancel(context.Background())
 	if h.work != nil {
 		h.pipeline = pipeline.New(h.work, pipeline.Options{SignatureDays: deps.Config.FollowUpSignatureDays,
 			DraftDays: deps.Config.FollowUpDraftDays, Now: h.now})

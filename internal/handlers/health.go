@@ -40,7 +40,14 @@ type readiness struct {
 
 // SetNotReady makes /readyz answer 503 from now on: called first on SIGTERM, so load balancers stop
 // sending new requests while in-flight ones finish.
-func (h *Handler) SetNotReady() { h.readiness.draining.Store(true) }
+// Reads of uploaded files in flight end at once (upload_parse.go): each is a few seconds of CPU
+// the grace period should not wait for, and the person is told to upload again.
+func (h *Handler) SetNotReady() {
+	h.readiness.draining.Store(true)
+	if h.stopParses != nil {
+		h.stopParses()
+	}
+}
 
 // healthz answers 200 "ok" while the process serves HTTP. No session, no cookie, no v2 call.
 func (h *Handler) healthz(c *gin.Context) {

@@ -3,10 +3,8 @@ package jobs
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,9 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/xuri/excelize/v2"
-
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/sheetread"
 )
 
 // MaxItems bounds one batch (a month-end run is a few hundred).
@@ -25,14 +22,17 @@ const MaxItems = 5000
 // maxNumberRunes is the longest contract number accepted (as the contract search does).
 const maxNumberRunes = 200
 
-// Limits of an uploaded workbook: an .xlsx is a zip, and a few hundred KB can inflate to gigabytes
-// (a zip bomb). excelize refuses a workbook whose parts inflate to more than maxXLSXUnzipped in all,
-// and keeps a sheet larger than maxXLSXSheetInMemory in a temporary file instead of memory. A list
-// of MaxItems contract numbers needs well under 1 MiB of sheet XML.
-const (
-	maxXLSXUnzipped      = 16 << 20
-	maxXLSXSheetInMemory = 4 << 20
-)
+// Limits of an uploaded list (internal/sheetread, docs/backoffice.md "Limits of an uploaded
+// file"): counted on what the file holds, before anything is kept. A list of MaxItems contract
+// numbers, even an export of the contracts list with its other columns, is well inside each.
+// The workbook's parts may inflate to 16 MiB in all (a zip bomb is refused by the sizes it
+// declares, and the parts read stop at the budget whatever they declared).
+var fileLimits = sheetread.Limits{
+	MaxRows:     4 * MaxItems, // blank rows count
+	MaxColumns:  64,
+	MaxCells:    64 * MaxItems,
+	MaxInflated: 16 << 20,
+}
 
 // Entry is one contract number of the user's input and where it came from.
 type Entry struct {
@@ -65,87 +65,37 @@ func inputError(key string, args ...any) error { return &InputError{i18n.M(key, 
 // (lower case; "contrat" covers French and Spanish): a person exports the list in theirs.
 var contractHeadings = []string{"contract", "contratt", "contrat", "vertrag"}
 
-// ParseFile reads the contract-number column of an uploaded CSV or XLSX file (the first sheet).
+// ParseFile reads the contract-number column of an uploaded CSV or XLSX file (the first sheet)
+// within fileLimits, until ctx ends (the request's, with a deadline: sheetread.TooSlow).
 // The column is the one whose header names a contract in one of the portal's languages (e.g.
 // "Contract number", "Numero contratto", "Vertragsnummer"); without such a header, the first
 // column of every row. Line is the row of the file. Its errors are *InputError.
-func ParseFile(name string, data []byte) ([]Entry, error) {
+func ParseFile(ctx context.Context, name string, data []byte) ([]Entry, error) {
 	var rows [][]string
 	var lines []int // the file's row number of each of rows
-	read := 0
 	// Rows past the maximum are refused while reading: the header and MaxItems lines at most
-	// (rows without any text are not kept).
-	keep := func(row []string) error {
-		read++
+	// (rows without any text are not kept, but count to fileLimits.MaxRows).
+	keep := func(line int, row []string) error {
 		if !slices.ContainsFunc(row, func(cell string) bool { return strings.TrimSpace(cell) != "" }) {
 			return nil
 		}
 		if len(rows) > MaxItems {
 			return inputError("batch.file.too_many_rows", strconv.Itoa(MaxItems))
 		}
-		rows, lines = append(rows, row), append(lines, read)
+		rows, lines = append(rows, row), append(lines, line)
 		return nil
 	}
-	lower := strings.ToLower(name)
-	switch {
-	case strings.HasSuffix(lower, ".xlsx"):
-		f, err := excelize.OpenReader(bytes.NewReader(data), excelize.Options{UnzipSizeLimit: maxXLSXUnzipped, UnzipXMLSizeLimit: maxXLSXSheetInMemory})
-		if err != nil {
-			if strings.Contains(err.Error(), "unzip size exceeds") {
-				return nil, inputError("batch.file.inflates_too_much", strconv.Itoa(maxXLSXUnzipped>>20))
-			}
-			return nil, inputError("batch.file.not_xlsx")
+	opts := sheetread.Options{Limits: fileLimits}
+	head := bytes.TrimPrefix(data[:min(len(data), 4096)], []byte("\xef\xbb\xbf"))
+	if bytes.Count(head, []byte(";")) > bytes.Count(head, []byte(",")) {
+		opts.Comma = ';'
+	}
+	if err := sheetread.Read(ctx, name, data, opts, keep); err != nil {
+		var unusable *sheetread.Error
+		if errors.As(err, &unusable) {
+			return nil, fileError(unusable)
 		}
-		defer f.Close()
-		sheets := f.GetSheetList()
-		if len(sheets) == 0 {
-			return nil, inputError("batch.file.no_sheet")
-		}
-		sheet, err := f.Rows(sheets[0])
-		if err != nil {
-			return nil, inputError("batch.file.sheet_unreadable")
-		}
-		defer sheet.Close()
-		for sheet.Next() {
-			row, err := sheet.Columns()
-			if err != nil {
-				return nil, inputError("batch.file.sheet_unreadable")
-			}
-			if err := keep(row); err != nil {
-				return nil, err
-			}
-		}
-		if sheet.Error() != nil {
-			return nil, inputError("batch.file.sheet_unreadable")
-		}
-	case strings.HasSuffix(lower, ".csv") || strings.HasSuffix(lower, ".txt"):
-		if !utf8.Valid(data) {
-			return nil, inputError("batch.file.not_utf8")
-		}
-		data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-		r := csv.NewReader(bytes.NewReader(data))
-		r.FieldsPerRecord = -1
-		if bytes.Count(data[:min(len(data), 4096)], []byte(";")) > bytes.Count(data[:min(len(data), 4096)], []byte(",")) {
-			r.Comma = ';'
-		}
-		for {
-			rec, err := r.Read()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				var pe *csv.ParseError
-				if errors.As(err, &pe) {
-					return nil, inputError("batch.file.csv_line", strconv.Itoa(pe.Line))
-				}
-				return nil, inputError("batch.file.csv_unreadable")
-			}
-			if err := keep(rec); err != nil {
-				return nil, err
-			}
-		}
-	default:
-		return nil, inputError("batch.file.wrong_type")
+		return nil, err
 	}
 	column, first := 0, 0
 	if len(rows) > 0 && lines[0] == 1 {
@@ -166,6 +116,37 @@ func ParseFile(name string, data []byte) ([]Entry, error) {
 	}
 	return out, nil
 }
+
+// fileError says what a sheetread refusal means for a list of contract numbers.
+func fileError(e *sheetread.Error) error {
+	switch e.Kind {
+	case sheetread.WrongType:
+		return inputError("batch.file.wrong_type")
+	case sheetread.NotUTF8:
+		return inputError("batch.file.not_utf8")
+	case sheetread.CSVSyntax:
+		return inputError("batch.file.csv_line", strconv.Itoa(e.Line))
+	case sheetread.InflatesTooMuch:
+		return inputError("batch.file.inflates_too_much", strconv.FormatInt(e.Limit>>20, 10))
+	case sheetread.TooManyColumns:
+		return inputError("batch.file.too_many_columns", strconv.FormatInt(e.Limit, 10), strconv.Itoa(e.Line), sheetread.ColumnName(e.Column))
+	case sheetread.TooManyRows:
+		return inputError("batch.file.too_many_file_rows", strconv.FormatInt(e.Limit, 10))
+	case sheetread.TooManyCells:
+		return inputError("batch.file.too_many_cells", strconv.FormatInt(e.Limit, 10))
+	case sheetread.NUL:
+		return inputError("batch.file.nul", strconv.Itoa(e.Line))
+	case sheetread.TooSlow:
+		return inputError("batch.file.too_slow")
+	case sheetread.Cancelled:
+		return ErrReadCancelled
+	}
+	return inputError("batch.file.not_xlsx")
+}
+
+// ErrReadCancelled: the file's read ended with its context (the person went away, the portal
+// stops); nobody is left to tell.
+var ErrReadCancelled = errors.New("jobs: reading the file was cancelled")
 
 // numberProblem checks a contract number's form before any v2 call (the zero Message when
 // acceptable): the spec only says it is a string, so the portal refuses what cannot be one

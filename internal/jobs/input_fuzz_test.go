@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -28,7 +29,7 @@ func FuzzParseFile(f *testing.F) {
 	f.Add("list.csv", []byte("a;b\n1;2\n"))
 	f.Add("list.xlsx", []byte("PK\x03\x04"))
 	f.Fuzz(func(t *testing.T, name string, data []byte) {
-		entries, err := ParseFile(name, data)
+		entries, err := ParseFile(context.Background(), name, data)
 		if err != nil {
 			return
 		}

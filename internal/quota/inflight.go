@@ -1,6 +1,6 @@
-// Package quota bounds what one user may have running at once on a replica (exports in flight):
-// work a person starts and waits for, so a script or an impatient double click cannot tie up a
-// replica's CPU and memory with copies of it.
+// Package quota bounds what one user may have running at once on a replica (exports and
+// spreadsheet reads in flight): work a person starts and waits for, so a script or an impatient
+// double click cannot tie up a replica's CPU and memory with copies of it.
 package quota
 
 import "sync"
