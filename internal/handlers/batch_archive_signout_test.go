@@ -17,7 +17,7 @@ import (
 // no token left in the store and no archive call sent after the calls in flight.
 func TestBatchArchiveSignOutPausesTheBatchAndDeletesItsToken(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	var numbers []string
 	for range 10 {
 		_, c := e.newContract(t)

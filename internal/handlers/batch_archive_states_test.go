@@ -17,7 +17,7 @@ import (
 // called "not archived". Resuming finishes the batch.
 func TestBatchArchivePageShowsLostRecordAndCheckedLines(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	_, first := e.newContract(t)
 	_, second := e.newContract(t)
 	_, third := e.newContract(t)

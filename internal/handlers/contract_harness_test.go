@@ -37,6 +37,9 @@ type docsOptions struct {
 	v2Timeout   time.Duration
 	// wrap, when set, stands between the portal and the simulator (to break answers on purpose).
 	wrap func(sim http.Handler) http.Handler
+	// login is the demo user e.user signs in as (default "sales"; the back-office tools need
+	// "backoffice").
+	login string
 }
 
 func newDocsEnv(t *testing.T, opts docsOptions) *docsEnv {
@@ -61,7 +64,11 @@ func newDocsEnv(t *testing.T, opts docsOptions) *docsEnv {
 		t.Fatal(err)
 	}
 	p := newPortal(t, portalOptions{v2URL: srv.URL, uploadLimit: opts.uploadLimit, v2Timeout: opts.v2Timeout})
-	return &docsEnv{p: p, sim: sim, api: api, user: p.login(t, "sales", "sales-demo")}
+	login := opts.login
+	if login == "" {
+		login = "sales"
+	}
+	return &docsEnv{p: p, sim: sim, api: api, user: p.login(t, login, login+"-demo")}
 }
 
 // ctx carries a token for the direct client.
