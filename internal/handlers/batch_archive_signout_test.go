@@ -39,7 +39,7 @@ func TestBatchArchiveSignOutPausesTheBatchAndDeletesItsToken(t *testing.T) {
 		if err := e.p.db.SQL.QueryRowContext(context.Background(), `SELECT token FROM jobs WHERE id = $1`, id).Scan(&token); err != nil {
 			t.Fatal(err)
 		}
-		j, err := e.p.jobs.Get(context.Background(), id, "demo-sales")
+		j, err := e.p.jobs.Get(context.Background(), id, "demo-backoffice")
 		if err != nil {
 			t.Fatal(err)
 		}

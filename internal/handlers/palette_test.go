@@ -208,7 +208,11 @@ func TestPaletteListsPagesWithoutCallingTheAPI(t *testing.T) {
 	if got := strings.Join(hrefs, " "); got != "/customers /customers/new /quotes/new /contracts /audits /audits/worklist" {
 		t.Errorf("empty query lists pages %q to a rep", got)
 	}
+	if n := len(e.sim.Requests()); n != 0 {
+		t.Errorf("an empty query made %d v2 calls", n)
+	}
 	clerk := e.p.login(t, "backoffice", "backoffice-demo")
+	e.sim.ResetRequests()
 	hrefs = nil
 	for _, o := range paletteOptions(parseHTML(t, e.p.get(t, clerk, "/palette?q=", htmx).body)) {
 		if o.kind == "page" {
