@@ -42,7 +42,7 @@ func handoverSetOwners(t *testing.T, page playwright.Page, base string, id int, 
 func TestHandoverOfOneOwnersCustomersToAnother(t *testing.T) {
 	base := startExtraPortal(t)
 	src := axeSource(t)
-	page := signedInPageAt(t, base, salesUser, salesPassword)
+	page := signedInPageAt(t, base, backofficeUser, backofficePass) // the handover is a back-office tool (PORTAL_HANDOVER_ROLES)
 	mine := []testCustomer{createTestCustomerAt(t, page, base, "Handover"), createTestCustomerAt(t, page, base, "Handover")}
 	handoverSetOwners(t, page, base, mine[0].ID, handoverFrom)
 	handoverSetOwners(t, page, base, mine[1].ID, handoverFrom+", 1002")

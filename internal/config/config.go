@@ -135,6 +135,14 @@ type Config struct {
 	// BackofficeRoles see the contracts to archive on the home page, and /work takes them to the
 	// contracts list; everyone else to My quotes.
 	BackofficeRoles []string
+	// The back-office tools, each shown and served only to its roles (docs/backoffice.md "Who
+	// may use the tools"): BatchArchiveRoles the batch archive (with the work lists' "Archive
+	// selected" and the home page's archive button), HandoverRoles the customer handover,
+	// ImportRoles the customer import. An empty list leaves the tool to nobody. The v2 API still
+	// judges every call of those who may.
+	BatchArchiveRoles []string
+	HandoverRoles     []string
+	ImportRoles       []string
 	// WorkStaleAfter: a work-index row last seen longer ago is re-read with the viewer's token
 	// before a list shows it.
 	WorkStaleAfter time.Duration
@@ -463,6 +471,12 @@ func settings() []setting {
 			apply: func(c *Config, raw string) error { c.TeamRoles = roleList(raw); return nil }},
 		{Setting: Setting{"PORTAL_BACKOFFICE_ROLES", "backoffice-roles", "backoffice", "Roles whose home page shows the signed contracts to archive and whose /work is the contracts list (comma-separated)"},
 			apply: func(c *Config, raw string) error { c.BackofficeRoles = roleList(raw); return nil }},
+		{Setting: Setting{"PORTAL_BATCH_ARCHIVE_ROLES", "batch-archive-roles", "backoffice", "Roles that may use the batch archive and the lists' Archive selected (comma-separated; empty: nobody)"},
+			apply: func(c *Config, raw string) error { c.BatchArchiveRoles = roleList(raw); return nil }},
+		{Setting: Setting{"PORTAL_HANDOVER_ROLES", "handover-roles", "backoffice,team-lead", "Roles that may hand customers over to another owner (comma-separated; empty: nobody)"},
+			apply: func(c *Config, raw string) error { c.HandoverRoles = roleList(raw); return nil }},
+		{Setting: Setting{"PORTAL_IMPORT_ROLES", "import-roles", "backoffice", "Roles that may import customers from a file (comma-separated; empty: nobody)"},
+			apply: func(c *Config, raw string) error { c.ImportRoles = roleList(raw); return nil }},
 		{Setting: Setting{"PORTAL_WORK_STALE_AFTER", "work-stale-after", "10m", "A list re-reads a quote or contract last seen longer ago, with the viewer's token"},
 			apply: func(c *Config, raw string) error {
 				d, err := time.ParseDuration(raw)
@@ -801,6 +815,9 @@ func (c Config) LogValue() slog.Value {
 		slog.String("roles_claim", c.RolesClaim),
 		slog.Any("team_roles", c.TeamRoles),
 		slog.Any("backoffice_roles", c.BackofficeRoles),
+		slog.Any("batch_archive_roles", c.BatchArchiveRoles),
+		slog.Any("handover_roles", c.HandoverRoles),
+		slog.Any("import_roles", c.ImportRoles),
 		slog.Duration("work_stale_after", c.WorkStaleAfter),
 		slog.Duration("work_retention", c.WorkRetention),
 		slog.Int("followup_signature_days", c.FollowUpSignatureDays),

@@ -16,7 +16,7 @@ import (
 // answered 422 with a message for the person, and nothing reaches the v2 API.
 func TestBatchArchiveZipBombIsAClear4xx(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	bomb, err := jobstest.ZipBombXLSX([]string{"C-1"}, 256<<20)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func TestBatchArchiveZipBombIsAClear4xx(t *testing.T) {
 // drafts stop at the quota with a clear 429.
 func TestBatchArchiveStoresNoEmptyDraftAndLimitsDrafts(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	for range 3 {
 		r := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {"NO-SUCH-1\nNO-SUCH-2"}})
 		text := strings.Join(strings.Fields(parseHTML(t, r.body).Find(`main`).Text()), " ")

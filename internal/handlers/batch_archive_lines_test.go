@@ -22,7 +22,7 @@ import (
 // that is not one answers 400.
 func TestBatchArchiveEndedListsItsLines(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	_, first := e.newContract(t)
 	_, second := e.newContract(t)
 	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {first.ContractNumber + "\n" + second.ContractNumber + "\nC-0000-404"}, "include_unsent": {"1"}})

@@ -14,7 +14,7 @@ import (
 // polling) and its result download; a malformed id is a 400 that says so.
 func TestBatchNotKnownSaysWhyInEveryLanguage(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	unknown := "/contracts/batch-archive/" + strings.Repeat("c0", 16)
 	for _, lang := range []string{"en", "de", "fr", "it", "es"} {
 		tr := testTranslator(t, lang)
@@ -80,7 +80,7 @@ func TestBatchNotKnownSaysWhyInEveryLanguage(t *testing.T) {
 // are not lost one by one, so the list has none to show.)
 func TestBatchWhoseRowIsGoneShowsTheMissingPage(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	_, contract := e.newContract(t)
 	posted := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {contract.ContractNumber}, "include_unsent": {"1"}})
 	batchPath := posted.Header.Get("Location")
@@ -94,7 +94,7 @@ func TestBatchWhoseRowIsGoneShowsTheMissingPage(t *testing.T) {
 	if r := e.p.get(t, e.user, batchPath, nil); r.StatusCode != http.StatusNotFound || !strings.Contains(r.body, `data-testid="batch-missing"`) {
 		t.Errorf("the gone batch's page: %d", r.StatusCode)
 	}
-	other := e.p.login(t, "backoffice", "backoffice-demo")
+	other := e.p.login(t, "clerk", "clerk-demo") // another clerk: a batch is its owner's only
 	if r := e.p.get(t, other, batchPath, nil); r.StatusCode != http.StatusNotFound || !strings.Contains(r.body, `data-testid="batch-missing"`) {
 		t.Errorf("the gone batch's page for another user: %d", r.StatusCode)
 	}

@@ -17,7 +17,7 @@ import (
 // no token left in the store and no archive call sent after the calls in flight.
 func TestBatchArchiveSignOutPausesTheBatchAndDeletesItsToken(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	var numbers []string
 	for range 10 {
 		_, c := e.newContract(t)
@@ -39,7 +39,7 @@ func TestBatchArchiveSignOutPausesTheBatchAndDeletesItsToken(t *testing.T) {
 		if err := e.p.db.SQL.QueryRowContext(context.Background(), `SELECT token FROM jobs WHERE id = $1`, id).Scan(&token); err != nil {
 			t.Fatal(err)
 		}
-		j, err := e.p.jobs.Get(context.Background(), id, "demo-sales")
+		j, err := e.p.jobs.Get(context.Background(), id, "demo-backoffice")
 		if err != nil {
 			t.Fatal(err)
 		}

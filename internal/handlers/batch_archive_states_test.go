@@ -17,12 +17,12 @@ import (
 // called "not archived". Resuming finishes the batch.
 func TestBatchArchivePageShowsLostRecordAndCheckedLines(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	_, first := e.newContract(t)
 	_, second := e.newContract(t)
 	_, third := e.newContract(t)
 	id := strings.Repeat("ab", 16)
-	stopped := jobs.Job{ID: id, Owner: "demo-sales", Status: jobs.StatusStopped, StopReason: jobs.StopRecordLost,
+	stopped := jobs.Job{ID: id, Owner: "demo-backoffice", Status: jobs.StatusStopped, StopReason: jobs.StopRecordLost,
 		CreatedAt: time.Now(), UpdatedAt: time.Now(), Resumes: 1, Items: []jobs.Item{
 			{Line: 1, Number: first.ContractNumber, Status: jobs.ItemDone, ArchiveID: "ARC-1", Verified: true, Note: jobs.NoteArchivedBeforeInterruption},
 			{Line: 2, Number: second.ContractNumber, Status: jobs.ItemPending, MaybeSent: true},

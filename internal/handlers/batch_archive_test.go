@@ -21,7 +21,7 @@ func postForm(t *testing.T, p *testPortal, client *http.Client, path string, for
 // formula-like one neutralised.
 func TestBatchArchiveJourneyAndOwnership(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	_, first := e.newContract(t)
 	_, second := e.newContract(t)
 
@@ -44,7 +44,7 @@ func TestBatchArchiveJourneyAndOwnership(t *testing.T) {
 		t.Fatal("the check archived something")
 	}
 
-	other := e.p.login(t, "backoffice", "backoffice-demo")
+	other := e.p.login(t, "clerk", "clerk-demo") // another clerk: a batch is its owner's only
 	for _, r := range []response{
 		e.p.get(t, other, batchPath, nil),
 		e.p.get(t, other, batchPath+"/result.csv", nil),
@@ -144,7 +144,7 @@ func parseExportCSV(t *testing.T, body string, comma rune) [][]string {
 // the end in the answer that was waiting for it.
 func TestBatchProgressWaitsForTheNextState(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	var numbers []string
 	for range 3 {
 		_, contract := e.newContract(t)

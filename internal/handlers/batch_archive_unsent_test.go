@@ -75,7 +75,7 @@ func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
 // "Include them"), both are archived.
 func TestBatchArchiveLeavesOutNeverSentByDefault(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	_, unsent := e.newContract(t)
 	_, sent := e.newContract(t)
 	e.sign(t, sent)
@@ -158,7 +158,7 @@ func TestBatchArchiveLeavesOutNeverSentByDefault(t *testing.T) {
 // uploaded file's numbers too), so ticking the box and checking again is enough.
 func TestBatchArchiveOnlyNeverSentSaysHowToInclude(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	_, unsent := e.newContract(t)
 	r := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {unsent.ContractNumber}})
 	doc := parseHTML(t, r.body)
@@ -193,7 +193,7 @@ func TestBatchArchiveOnlyNeverSentSaysHowToInclude(t *testing.T) {
 // API archives them all: the portal asks, it never refuses what the v2 accepts.
 func TestBatchArchiveLeavesOutWhatIsNotSigned(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	_, out := e.newContract(t)
 	e.sendForSignature(t, out)
 	_, declined := e.newContract(t)

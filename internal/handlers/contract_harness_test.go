@@ -44,6 +44,9 @@ type docsOptions struct {
 	metrics prometheus.Registerer
 	// users sign in besides the demo users.
 	users []demoidp.User
+	// login is the demo user e.user signs in as (default "sales"; the back-office tools need
+	// "backoffice").
+	login string
 }
 
 func newDocsEnv(t *testing.T, opts docsOptions) *docsEnv {
@@ -68,7 +71,11 @@ func newDocsEnv(t *testing.T, opts docsOptions) *docsEnv {
 		t.Fatal(err)
 	}
 	p := newPortal(t, portalOptions{v2URL: srv.URL, uploadLimit: opts.uploadLimit, v2Timeout: opts.v2Timeout, metrics: opts.metrics, extraUsers: opts.users})
-	return &docsEnv{p: p, sim: sim, api: api, user: p.login(t, "sales", "sales-demo")}
+	login := opts.login
+	if login == "" {
+		login = "sales"
+	}
+	return &docsEnv{p: p, sim: sim, api: api, user: p.login(t, login, login+"-demo")}
 }
 
 // ctx carries a token for the direct client.

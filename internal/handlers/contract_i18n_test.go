@@ -18,7 +18,7 @@ var italian = map[string]string{"Accept-Language": "it-IT,it;q=0.9,en;q=0.5"}
 // are in Italian; the CSVs keep their columns' order.
 func TestContractsAndBackOfficeSpeakItalian(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	ref, contract := e.newContract(t)
 
 	page := e.p.get(t, e.user, contractPath(contract.ContractID), italian)

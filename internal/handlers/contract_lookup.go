@@ -31,6 +31,7 @@ func contractSearchVM(tr *i18n.Translator, query string) contracts.ContractSearc
 // showContractSearch answers GET /contracts: the search box.
 func (h *Handler) showContractSearch(c *gin.Context) {
 	vm := contractSearchVM(tr(c), "")
+	vm.CanBatchArchive = h.may(c, toolBatchArchive)
 	vm.Recent = h.recentRows(c, h.recentItems(c, recent.KindContract))
 	h.renderPage(c, http.StatusOK, t(c, "contracts.search.title"), layout.SectionContracts, contracts.ContractSearchPage(vm))
 }
@@ -43,6 +44,7 @@ func (h *Handler) showContractSearch(c *gin.Context) {
 func (h *Handler) lookupContract(c *gin.Context) {
 	query := strings.TrimSpace(c.Query("q"))
 	vm := contractSearchVM(tr(c), query)
+	vm.CanBatchArchive = h.may(c, toolBatchArchive)
 	if problem := contractQueryProblem(query); !problem.IsZero() {
 		vm.Query.Error = problem.In(tr(c))
 		vm.Errors = components.SummaryFrom(vm.Query)

@@ -19,31 +19,31 @@ import (
 func TestCustomerImportRunThroughTheHandlers(t *testing.T) {
 	t.Parallel()
 	p := newPortal(t, portalOptions{})
-	sales := p.login(t, "sales", "sales-demo")
+	clerk := p.login(t, "backoffice", "backoffice-demo")
 	csv := "Name;Tax id;Segment;City\nRun One S.r.l.;IT71717171717;Business;Roma\nRun Two S.p.A.;IT72727272727;Business;Milano\nNo tax id;;Business;Roma\n"
-	posted := postImport(t, p, sales, "run.csv", []byte(csv))
+	posted := postImport(t, p, clerk, "run.csv", []byte(csv))
 	where := posted.Header.Get("Location")
 	if posted.StatusCode != http.StatusSeeOther {
 		t.Fatalf("upload: %d: %.300s", posted.StatusCode, posted.body)
 	}
-	doc := parseHTML(t, p.get(t, sales, where, nil).body)
+	doc := parseHTML(t, p.get(t, clerk, where, nil).body)
 	if got := strings.TrimSpace(doc.Find(`[data-testid="import-run-button"]`).Text()); got != "Import 2 customers" {
 		t.Fatalf("run button %q", got)
 	}
 	if confirm := doc.Find(`[data-testid="import-run-form"]`).AttrOr("data-confirm", ""); !strings.Contains(confirm, "Create 2 customers") {
 		t.Fatalf("confirmation %q", confirm)
 	}
-	run := postForm(t, p, sales, where+"/run", nil)
+	run := postForm(t, p, clerk, where+"/run", nil)
 	runURL := run.Header.Get("Location")
 	if run.StatusCode != http.StatusSeeOther || !strings.HasPrefix(runURL, "/customers/import-runs/") {
 		t.Fatalf("run: %d to %q: %.300s", run.StatusCode, runURL, run.body)
 	}
-	if again := postForm(t, p, sales, where+"/run", nil); again.StatusCode != http.StatusNotFound && again.StatusCode != http.StatusConflict {
+	if again := postForm(t, p, clerk, where+"/run", nil); again.StatusCode != http.StatusNotFound && again.StatusCode != http.StatusConflict {
 		t.Fatalf("a second run of the same import: %d", again.StatusCode)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		doc = parseHTML(t, p.get(t, sales, runURL, nil).body)
+		doc = parseHTML(t, p.get(t, clerk, runURL, nil).body)
 		if doc.Find(`[data-testid="import-run-progress"]`).AttrOr("data-active", "") == "false" {
 			break
 		}
@@ -64,11 +64,11 @@ func TestCustomerImportRunThroughTheHandlers(t *testing.T) {
 		if ids[tax] == "" {
 			t.Fatalf("line %s has no new customer: %v", tax, ids)
 		}
-		if r := p.get(t, sales, "/customers/"+ids[tax], nil); r.StatusCode != http.StatusOK || !strings.Contains(r.body, tax) {
+		if r := p.get(t, clerk, "/customers/"+ids[tax], nil); r.StatusCode != http.StatusOK || !strings.Contains(r.body, tax) {
 			t.Errorf("the new customer %s: %d", ids[tax], r.StatusCode)
 		}
 	}
-	if list := p.get(t, sales, "/customers?q=IT71717171717", nil); !strings.Contains(list.body, "Run One S.r.l.") {
+	if list := p.get(t, clerk, "/customers?q=IT71717171717", nil); !strings.Contains(list.body, "Run One S.r.l.") {
 		t.Error("the customer list does not show the created customer")
 	}
 	// The run's page in the five languages: the counts, a created line and a skipped one.
@@ -79,25 +79,25 @@ func TestCustomerImportRunThroughTheHandlers(t *testing.T) {
 		"fr": {"Créés", "créé", "ignoré", "non envoyé : l’essai a trouvé la ligne invalide"},
 		"it": {"Creati", "creato", "saltato", "non inviato: la prova ha trovato la riga non valida"},
 	} {
-		page := p.get(t, sales, runURL, map[string]string{"Accept-Language": lang})
+		page := p.get(t, clerk, runURL, map[string]string{"Accept-Language": lang})
 		for _, w := range words {
 			if !strings.Contains(page.body, w) {
 				t.Errorf("%s: the run's page lacks %q", lang, w)
 			}
 		}
 	}
-	if r := p.get(t, p.login(t, "backoffice", "backoffice-demo"), runURL, nil); r.StatusCode != http.StatusNotFound {
+	if r := p.get(t, p.login(t, "clerk", "clerk-demo"), runURL, nil); r.StatusCode != http.StatusNotFound {
 		t.Errorf("someone else's run: %d", r.StatusCode)
 	}
-	result := p.get(t, sales, runURL+"/result?format=csv", nil)
+	result := p.get(t, clerk, runURL+"/result?format=csv", nil)
 	if result.StatusCode != http.StatusOK || !strings.Contains(result.body, ids["IT71717171717"]) || !strings.Contains(result.body, "skipped") {
 		t.Errorf("CSV result: %d %.400s", result.StatusCode, result.body)
 	}
-	xlsx := p.get(t, sales, runURL+"/result?format=xlsx", nil)
+	xlsx := p.get(t, clerk, runURL+"/result?format=xlsx", nil)
 	if xlsx.StatusCode != http.StatusOK || xlsx.Header.Get("Content-Type") != export.XLSX.ContentType() || !strings.HasPrefix(xlsx.body, "PK") {
 		t.Errorf("XLSX result: %d %s", xlsx.StatusCode, xlsx.Header.Get("Content-Type"))
 	}
-	if r := p.get(t, sales, runURL+"/result?format=pdf", nil); r.StatusCode != http.StatusBadRequest {
+	if r := p.get(t, clerk, runURL+"/result?format=pdf", nil); r.StatusCode != http.StatusBadRequest {
 		t.Errorf("a PDF result: %d", r.StatusCode)
 	}
 }
@@ -108,19 +108,19 @@ func TestCustomerImportRunThroughTheHandlers(t *testing.T) {
 func TestCustomerImportRunRetriesAFailedLineAfterLookingItUp(t *testing.T) {
 	t.Parallel()
 	p := newPortal(t, portalOptions{})
-	sales := p.login(t, "sales", "sales-demo")
+	clerk := p.login(t, "backoffice", "backoffice-demo")
 	csv := "Name;Tax id;Segment;City\nRetry One S.r.l.;IT81818181818;Business;Roma\nRetry Two S.p.A.;IT82828282828;Business;Milano\n"
-	posted := postImport(t, p, sales, "retry.csv", []byte(csv))
+	posted := postImport(t, p, clerk, "retry.csv", []byte(csv))
 	if posted.StatusCode != http.StatusSeeOther {
 		t.Fatalf("upload: %d", posted.StatusCode)
 	}
 	p.sim.SetFault("customers.create", v2sim.Fault{Status: http.StatusServiceUnavailable, Times: 1})
-	run := postForm(t, p, sales, posted.Header.Get("Location")+"/run", nil)
+	run := postForm(t, p, clerk, posted.Header.Get("Location")+"/run", nil)
 	runURL := run.Header.Get("Location")
 	finished := func() *goquery.Document {
 		t.Helper()
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			doc := parseHTML(t, p.get(t, sales, runURL, nil).body)
+			doc := parseHTML(t, p.get(t, clerk, runURL, nil).body)
 			if doc.Find(`[data-testid="import-run-progress"]`).AttrOr("data-active", "") == "false" {
 				return doc
 			}
@@ -135,7 +135,7 @@ func TestCustomerImportRunRetriesAFailedLineAfterLookingItUp(t *testing.T) {
 	if msg := doc.Find(`[data-testid="import-run-message"]`).Text(); !strings.Contains(msg, "503") {
 		t.Errorf("the failed line says %q", msg)
 	}
-	if r := postForm(t, p, sales, runURL+"/retry", nil); r.StatusCode != http.StatusSeeOther {
+	if r := postForm(t, p, clerk, runURL+"/retry", nil); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("retry: %d", r.StatusCode)
 	}
 	doc = finished()

@@ -33,19 +33,19 @@ func postImport(t *testing.T, p *testPortal, client *http.Client, name string, d
 func TestCustomerImportDryRunThroughTheHandlers(t *testing.T) {
 	t.Parallel()
 	p := newPortal(t, portalOptions{})
-	sales := p.login(t, "sales", "sales-demo")
-	list := parseHTML(t, p.get(t, sales, "/customers", nil).body)
+	clerk := p.login(t, "backoffice", "backoffice-demo")
+	list := parseHTML(t, p.get(t, clerk, "/customers", nil).body)
 	taxID := strings.TrimSpace(list.Find(`[data-testid="customer-row"] td.mono`).First().Text())
 	if taxID == "" {
-		t.Fatal("the sales user lists no customer")
+		t.Fatal("the clerk lists no customer")
 	}
 	csv := fmt.Sprintf("Name;Tax id;Segment;City\nAnother name;%s;Business;Roma\nBrand New S.r.l.;IT55555555555;Business;Roma\nNo tax id;;Business;Roma\n", taxID)
-	posted := postImport(t, p, sales, "customers.csv", []byte(csv))
+	posted := postImport(t, p, clerk, "customers.csv", []byte(csv))
 	where := posted.Header.Get("Location")
 	if posted.StatusCode != http.StatusSeeOther || !strings.HasPrefix(where, "/customers/import/") {
 		t.Fatalf("upload: %d to %q: %.300s", posted.StatusCode, where, posted.body)
 	}
-	doc := parseHTML(t, p.get(t, sales, where, nil).body)
+	doc := parseHTML(t, p.get(t, clerk, where, nil).body)
 	for verdict, want := range map[string]string{"new": "1", "duplicate": "1", "invalid": "1", "possible": "0", "included": "1"} {
 		if got := doc.Find(`[data-testid="import-count-` + verdict + `"]`).Text(); got != want {
 			t.Errorf("%s: %q, want %s", verdict, got, want)
@@ -54,21 +54,21 @@ func TestCustomerImportDryRunThroughTheHandlers(t *testing.T) {
 	if got := doc.Find(`[data-testid="import-line"][data-verdict="duplicate"]`).AttrOr("data-tax-id", ""); got != taxID {
 		t.Errorf("the duplicate is %q, want %q", got, taxID)
 	}
-	if r := p.get(t, p.login(t, "backoffice", "backoffice-demo"), where, nil); r.StatusCode != http.StatusNotFound {
+	if r := p.get(t, p.login(t, "clerk", "clerk-demo"), where, nil); r.StatusCode != http.StatusNotFound {
 		t.Errorf("someone else's import: %d", r.StatusCode)
 	}
 
 	// Skip the new line (position 1), try to include the duplicate (position 0): only the first holds.
-	saved := postForm(t, p, sales, where+"/lines", url.Values{"shown": {"0", "1"}, "include": {"0"}})
+	saved := postForm(t, p, clerk, where+"/lines", url.Values{"shown": {"0", "1"}, "include": {"0"}})
 	if saved.StatusCode != http.StatusSeeOther {
 		t.Fatalf("save: %d", saved.StatusCode)
 	}
-	doc = parseHTML(t, p.get(t, sales, saved.Header.Get("Location"), nil).body)
+	doc = parseHTML(t, p.get(t, clerk, saved.Header.Get("Location"), nil).body)
 	if got := doc.Find(`[data-testid="import-count-included"]`).Text(); got != "0" {
 		t.Errorf("included after skipping the new line: %s", got)
 	}
-	postForm(t, p, sales, where+"/include", url.Values{"verdict": {"new"}, "include": {"1"}})
-	doc = parseHTML(t, p.get(t, sales, where, nil).body)
+	postForm(t, p, clerk, where+"/include", url.Values{"verdict": {"new"}, "include": {"1"}})
+	doc = parseHTML(t, p.get(t, clerk, where, nil).body)
 	if got := doc.Find(`[data-testid="import-count-included"]`).Text(); got != "1" {
 		t.Errorf("included after including every new line: %s", got)
 	}
@@ -79,19 +79,19 @@ func TestCustomerImportDryRunThroughTheHandlers(t *testing.T) {
 		where + "?from=-1":                             http.StatusBadRequest,
 		"/customers/import/" + strings.Repeat("0", 32): http.StatusNotFound,
 	} {
-		if r := p.get(t, sales, path, nil); r.StatusCode != want {
+		if r := p.get(t, clerk, path, nil); r.StatusCode != want {
 			t.Errorf("GET %s: %d, want %d", path, r.StatusCode, want)
 		}
 	}
-	if r := postForm(t, p, sales, where+"/include", url.Values{"verdict": {"duplicate"}, "include": {"1"}}); r.StatusCode != http.StatusBadRequest {
+	if r := postForm(t, p, clerk, where+"/include", url.Values{"verdict": {"duplicate"}, "include": {"1"}}); r.StatusCode != http.StatusBadRequest {
 		t.Errorf("including every duplicate: %d", r.StatusCode)
 	}
 
-	big := postImport(t, p, sales, "big.csv", bytes.Repeat([]byte("x"), customerimport.MaxFileBytes+128<<10))
+	big := postImport(t, p, clerk, "big.csv", bytes.Repeat([]byte("x"), customerimport.MaxFileBytes+128<<10))
 	if big.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("a file over the limit: %d", big.StatusCode)
 	}
-	bad := postImport(t, p, sales, "list.pdf", []byte("%PDF"))
+	bad := postImport(t, p, clerk, "list.pdf", []byte("%PDF"))
 	if bad.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(bad.body, "Upload a .csv or .xlsx file") {
 		t.Errorf("a PDF: %d", bad.StatusCode)
 	}

@@ -201,7 +201,7 @@ func (h *Handler) showCustomerList(c *gin.Context) {
 		return
 	}
 
-	vm := customers.ListVM{Query: params.Query, CPQID: params.CPQID}
+	vm := customers.ListVM{Query: params.Query, CPQID: params.CPQID, CanHandover: h.may(c, toolHandover), CanImport: h.may(c, toolImport)}
 	if h.views != nil {
 		vm.Tools = work.Tools(h.customerTools(c, params))
 	}

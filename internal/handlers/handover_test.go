@@ -22,7 +22,7 @@ import (
 func TestHandoverJourney(t *testing.T) {
 	t.Parallel()
 	p := newPortal(t, portalOptions{})
-	user := p.login(t, "sales", "sales-demo")
+	user := p.login(t, "backoffice", "backoffice-demo")
 	// Three customers of owner 1009 (one shared with 1002), none of 1010 yet; 1010 is named in the
 	// list by a fourth customer, so it can be chosen as the new owner.
 	var ids []string
@@ -94,7 +94,7 @@ func TestHandoverJourney(t *testing.T) {
 		t.Fatalf("the preview sent %d owner changes", n)
 	}
 
-	other := p.login(t, "backoffice", "backoffice-demo")
+	other := p.login(t, "clerk", "clerk-demo") // another clerk: a handover is its owner's only
 	for _, r := range []response{p.get(t, other, jobPath, nil), p.get(t, other, jobPath+"/result.csv", nil), p.postForm(t, other, jobPath+"/start", url.Values{}, false)} {
 		if r.StatusCode != http.StatusNotFound {
 			t.Errorf("%s %s by someone else: %d, want 404", r.Request.Method, r.Request.URL.Path, r.StatusCode)
@@ -158,7 +158,7 @@ func TestHandoverJourney(t *testing.T) {
 func TestHandoverRetryChecksBeforeResending(t *testing.T) {
 	t.Parallel()
 	p := newPortal(t, portalOptions{})
-	user := p.login(t, "sales", "sales-demo")
+	user := p.login(t, "backoffice", "backoffice-demo")
 	ids := map[string]string{} // id → owners set
 	for _, owners := range []string{"1008", "1008", "1008", "1008, 1007", "1007"} {
 		created := p.postForm(t, user, "/customers", validCustomerForm(uniqueName("Retry"), uniqueTaxID()), false)

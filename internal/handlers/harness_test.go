@@ -129,7 +129,9 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		Issuer: issuer, ClientID: config.DemoClientID, ClientSecret: "test-secret",
 		RedirectURIs:           []string{p.URL + "/auth/callback"},
 		PostLogoutRedirectURIs: []string{p.URL + "/auth/logged-out"},
-		ExtraUsers:             opts.extraUsers,
+		// A second back-office clerk: the tools' jobs are their owner's only (tests sign in as
+		// "clerk" to be another person with the same role).
+		ExtraUsers: append([]demoidp.User{{Subject: "test-clerk", Username: "clerk", Password: "clerk-demo", Name: "Cleo Clerk", Email: "cleo.clerk@demo.example", Role: "backoffice"}}, opts.extraUsers...),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -176,6 +178,8 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		OIDCIssuer: issuer, OIDCClientID: config.DemoClientID, UploadLimit: opts.uploadLimit,
 		CustomerCacheTTL: opts.customerCacheTTL, V2ReadyCheck: opts.readyCheck, V2HealthURL: opts.healthURL,
 		TeamRoles: []string{"backoffice", "team-lead"}, BackofficeRoles: []string{"backoffice"},
+		// The tools' roles as the settings' defaults (internal/config).
+		BatchArchiveRoles: []string{"backoffice"}, HandoverRoles: []string{"backoffice", "team-lead"}, ImportRoles: []string{"backoffice"},
 	}
 	idp := gin.WrapH(http.StripPrefix("/idp", provider.Handler()))
 	state, err := statestore.OpenBolt(filepath.Join(t.TempDir(), "portal.db"))

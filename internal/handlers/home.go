@@ -62,6 +62,9 @@ func (h *Handler) fillHome(c *gin.Context, trl *i18n.Translator, v workindex.Vie
 			return err
 		}
 		vm.Waiting = h.waitingVM(trl, waiting)
+		if !h.may(c, toolBatchArchive) {
+			vm.Waiting.Numbers = nil // no button to a check the person would be refused
+		}
 		aging, err := p.Aging(ctx, v, workindex.StageSigned, workindex.ScopeAll)
 		if err != nil {
 			return err

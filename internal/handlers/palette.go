@@ -57,17 +57,21 @@ const (
 // person's language, the keywords as a fallback that works for everyone.
 type palettePage struct {
 	labelKey, href, keywords string
+	// tool is the back-office tool the page is (0: everyone's page); offered only to its roles.
+	tool tool
 }
 
 // palettePages are the pages the palette offers, in the order shown.
 var palettePages = [...]palettePage{
-	{"palette.page.customers", "/customers", "customers customer list clients search find"},
-	{"palette.page.new_customer", "/customers/new", "new customer create add client"},
-	{"palette.page.new_quote", "/quotes/new", "new quote quotes start create configure configurator cpq offer"},
-	{"palette.page.contracts", "/contracts", "contracts contract search number find"},
-	{"palette.page.audits", "/audits", "audits validation audit quote history"},
-	{"palette.page.worklist", "/audits/worklist", "audit worklist validation audits many quotes export review"},
-	{"palette.page.batch_archive", "/contracts/batch-archive", "batch archive many contracts bulk month end"},
+	{"palette.page.customers", "/customers", "customers customer list clients search find", 0},
+	{"palette.page.new_customer", "/customers/new", "new customer create add client", 0},
+	{"palette.page.new_quote", "/quotes/new", "new quote quotes start create configure configurator cpq offer", 0},
+	{"palette.page.contracts", "/contracts", "contracts contract search number find", 0},
+	{"palette.page.audits", "/audits", "audits validation audit quote history", 0},
+	{"palette.page.worklist", "/audits/worklist", "audit worklist validation audits many quotes export review", 0},
+	{"palette.page.batch_archive", "/contracts/batch-archive", "batch archive many contracts bulk month end", toolBatchArchive},
+	{"customers.list.handover", "/customers/handover", "hand over handover customers owner reassign leaving", toolHandover},
+	{"customers.list.import", "/customers/import", "import customers upload file csv xlsx spreadsheet", toolImport},
 }
 
 // showPalette answers GET /palette?q=: the results partial for htmx, a page otherwise.
@@ -118,6 +122,7 @@ func paletteQueryProblem(query string) i18n.Message {
 func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsVM, error) {
 	vm := palette.ResultsVM{Query: query}
 	tr := tr(c)
+	may := func(t tool) bool { return h.may(c, t) }
 	stored := h.recentItems(c, "")
 	recent := recentQuoteRefs(stored, auth.CurrentSession(c))
 	recentContracts := paletteRecentContracts(tr, stored, query)
@@ -130,7 +135,7 @@ func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsV
 		}
 		vm.Items = append(vm.Items, recentContracts[:min(len(recentContracts), paletteRecentQuotes)]...)
 		vm.Items = append(vm.Items, h.paletteViews(c, "")...)
-		vm.Items = append(vm.Items, matchingPages(tr, "")...)
+		vm.Items = append(vm.Items, matchingPages(tr, "", may)...)
 		return vm, nil
 	}
 
@@ -168,7 +173,7 @@ func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsV
 	}
 	vm.Items = append(vm.Items, paletteQuotes(tr, query, recent, names)...)
 	vm.Items = append(vm.Items, h.paletteViews(c, query)...)
-	vm.Items = append(vm.Items, matchingPages(tr, query)...)
+	vm.Items = append(vm.Items, matchingPages(tr, query, may)...)
 	for _, note := range []string{customerNote, contNote} {
 		if note != "" {
 			vm.Notes = append(vm.Notes, note)
@@ -443,11 +448,15 @@ func recentQuoteRefs(items []recent.Item, s *session.Session) []quotes.Ref {
 	return refs
 }
 
-// matchingPages are the pages whose name or keywords contain every word of query.
-func matchingPages(tr *i18n.Translator, query string) []palette.Item {
+// matchingPages are the pages whose name or keywords contain every word of query, of those the
+// person may open (may reports whether their roles open a back-office tool).
+func matchingPages(tr *i18n.Translator, query string, may func(tool) bool) []palette.Item {
 	terms := customercache.SearchTerms(query)
 	var items []palette.Item
 	for _, p := range palettePages {
+		if p.tool != 0 && !may(p.tool) {
+			continue
+		}
 		label := tr.T(p.labelKey)
 		text := strings.ToLower(label + " " + p.keywords)
 		if !slices.ContainsFunc(terms, func(t string) bool { return !strings.Contains(text, t) }) {

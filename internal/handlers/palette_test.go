@@ -204,8 +204,23 @@ func TestPaletteListsPagesWithoutCallingTheAPI(t *testing.T) {
 			hrefs = append(hrefs, o.href)
 		}
 	}
-	if got := strings.Join(hrefs, " "); got != "/customers /customers/new /quotes/new /contracts /audits /audits/worklist /contracts/batch-archive" {
-		t.Errorf("empty query lists pages %q", got)
+	// A rep is offered no back-office tool (PORTAL_*_ROLES); the back office is offered all three.
+	if got := strings.Join(hrefs, " "); got != "/customers /customers/new /quotes/new /contracts /audits /audits/worklist" {
+		t.Errorf("empty query lists pages %q to a rep", got)
+	}
+	if n := len(e.sim.Requests()); n != 0 {
+		t.Errorf("an empty query made %d v2 calls", n)
+	}
+	clerk := e.p.login(t, "backoffice", "backoffice-demo")
+	e.sim.ResetRequests()
+	hrefs = nil
+	for _, o := range paletteOptions(parseHTML(t, e.p.get(t, clerk, "/palette?q=", htmx).body)) {
+		if o.kind == "page" {
+			hrefs = append(hrefs, o.href)
+		}
+	}
+	if got := strings.Join(hrefs, " "); got != "/customers /customers/new /quotes/new /contracts /audits /audits/worklist /contracts/batch-archive /customers/handover /customers/import" {
+		t.Errorf("empty query lists pages %q to the back office", got)
 	}
 	if n := len(e.sim.Requests()); n != 0 {
 		t.Errorf("an empty query made %d v2 calls", n)

@@ -57,6 +57,9 @@ func (h *Handler) batchLookup(c *gin.Context, token string) func(ctx context.Con
 		switch {
 		case errors.Is(err, apiclient.ErrNotFound), errors.Is(err, apiclient.ErrBadRequest):
 			return jobs.Found{}, jobs.ErrUnknown
+		case errors.Is(err, apiclient.ErrForbidden):
+			// One contract the person may not read is a refused line; the others are checked.
+			return jobs.Found{}, fmt.Errorf("%w: %w", jobs.ErrRefused, err)
 		case err != nil:
 			return jobs.Found{}, fmt.Errorf("batch archive: look up contract %q: %w", number, err)
 		}

@@ -313,6 +313,7 @@ func (h *Handler) showWorkList(c *gin.Context, spec workListSpec) {
 			names.nameRow(&rows[i].Row)
 		}
 		vm.Results = workResultsVM(trl, c.Request.URL, spec, page, rows)
+		vm.Results.Archivable = vm.Results.Contracts && h.may(c, toolBatchArchive)
 		vm.Configurators = configuratorChoices(numbered, page.Configurators, cpqNames, f.values["cpq"])
 	}
 	if vm.Configurators == nil {

@@ -15,7 +15,7 @@ import (
 // filters, resolved on the server to every matching contract), and refuses filters it cannot read.
 func TestWorkContractsSelectAll(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	var numbers []string
 	for range 3 {
 		_, c := e.newContract(t)

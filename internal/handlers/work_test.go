@@ -183,7 +183,7 @@ func TestWorkStartPageByRole(t *testing.T) {
 // the signed one, and the person can include the other.
 func TestWorkBatchLeavesOutUnsent(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	_, unsent := e.newContract(t)
 	_, sent := e.newContract(t)
 	hx := map[string]string{"HX-Request": "true", "Origin": e.p.URL, "Content-Type": "application/x-www-form-urlencoded"}

@@ -183,8 +183,9 @@ var ErrUnknown = errors.New("jobs: unknown contract")
 
 // Validate turns the entries into a job's items: duplicates, malformed and unknown numbers are
 // rejected (each with its line), contracts already archived are done from the start, the rest are
-// pending. lookup runs for each well-formed number, concurrency at a time. An error of lookup
-// other than ErrUnknown ends the validation (the v2 API is down: nothing can be said).
+// pending. lookup runs for each well-formed number, concurrency at a time. A number the v2 API
+// refuses the person (ErrRefused) is rejected on its line like an unknown one. Any other error of
+// lookup ends the validation (the v2 API is down: nothing can be said).
 func Validate(ctx context.Context, entries []Entry, concurrency int, lookup func(ctx context.Context, number string) (Found, error)) ([]Item, error) {
 	if len(entries) > MaxItems {
 		return nil, fmt.Errorf("%w: at most %d contract numbers at a time (%d given)", ErrTooMany, MaxItems, len(entries))
@@ -216,6 +217,8 @@ func Validate(ctx context.Context, entries []Entry, concurrency int, lookup func
 				switch {
 				case errors.Is(err, ErrUnknown):
 					items[i].Status, items[i].Problem = ItemRejected, i18n.M("batch.line.unknown")
+				case errors.Is(err, ErrRefused):
+					items[i].Status, items[i].Problem = ItemRejected, i18n.M("batch.line.refused")
 				case err != nil:
 					cancel(err)
 				case found.Archived:

@@ -34,14 +34,20 @@ func (v V2) ArchiveID(ctx context.Context, token, number string) (string, bool, 
 	return string(c.Archive.ArchiveID), c.Archive.Archived || c.Status == "ARCHIVED", nil
 }
 
+// ErrRefused is what a Lookup returns for a contract the v2 API does not let the person read
+// (403): one refused line of a batch, not a refused batch.
+var ErrRefused = errors.New("jobs: contract refused to this person")
+
 // Lookup is Validate's lookup on the v2 API: unknown numbers (404, or a number the service
-// refuses with 400) are ErrUnknown.
+// refuses with 400) are ErrUnknown, numbers the person may not read (403) ErrRefused.
 func (v V2) Lookup(token string) func(ctx context.Context, number string) (Found, error) {
 	return func(ctx context.Context, number string) (Found, error) {
 		c, err := v.API.Contracts.GetByNumber(apiclient.WithToken(ctx, token), number)
 		switch {
 		case errors.Is(err, apiclient.ErrNotFound), errors.Is(err, apiclient.ErrBadRequest):
 			return Found{}, ErrUnknown
+		case errors.Is(err, apiclient.ErrForbidden):
+			return Found{}, fmt.Errorf("%w: %w", ErrRefused, err)
 		case err != nil:
 			return Found{}, fmt.Errorf("jobs: look up contract %q: %w", number, err)
 		}

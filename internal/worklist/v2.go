@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"sync"
 
 	"github.com/cpqportal/portal/internal/apiclient"
@@ -34,7 +36,7 @@ func (v V2) Audit(ctx context.Context, quoteID int64) (Audit, error) {
 		return Audit{}, ErrNotFound
 	}
 	if err != nil {
-		return Audit{}, fmt.Errorf("worklist: audit of quote %d: %w", quoteID, err)
+		return Audit{}, fmt.Errorf("worklist: audit of quote %d: %w: %w", quoteID, failureOf(err), err)
 	}
 	names, customerName := v.Names(ctx, quoteID, a.CustomerID)
 	out := Audit{CustomerID: a.CustomerID, CustomerName: customerName, Names: names}
@@ -47,6 +49,27 @@ func (v V2) Audit(ctx context.Context, quoteID int64) (Audit, error) {
 	}
 	return out, nil
 }
+
+// failureOf is the kind of a failed audit read, for the row's words (problemOf).
+func failureOf(err error) error {
+	var (
+		netErr net.Error
+		apiErr *apiclient.APIError
+	)
+	switch {
+	case errors.Is(err, apiclient.ErrForbidden):
+		return ErrForbidden
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout(),
+		errors.As(err, &apiErr) && apiErr.Status == http.StatusGatewayTimeout:
+		return ErrTimeout
+	case errors.Is(err, apiclient.ErrServer):
+		return ErrUnavailable
+	}
+	return errUnreadable
+}
+
+// errUnreadable is any other failure (a malformed answer, a refused connection).
+var errUnreadable = errors.New("worklist: the audit could not be read")
 
 // Names gathers what the audit of quoteID names by id, best effort: the customer's owners, the
 // quote's document (carts, items, price lists, discounts, packages, attachments), the

@@ -98,6 +98,30 @@ type Source interface {
 // ErrNotFound is what Source.Audit returns for a quote the v2 API does not know.
 var ErrNotFound = errors.New("worklist: no such quote")
 
+// The other failures a Source reports for one quote, so its row says what happened in the
+// reader's words (never the error's text): the v2 API refused the reader (ErrForbidden), did not
+// answer in time (ErrTimeout), or failed (ErrUnavailable). Anything else reads "could not be read".
+var (
+	ErrForbidden   = errors.New("worklist: the audit is not the reader's to read")
+	ErrTimeout     = errors.New("worklist: the v2 API did not answer in time")
+	ErrUnavailable = errors.New("worklist: the v2 API failed")
+)
+
+// problemOf is the row's words for a quote whose audit could not be read.
+func problemOf(err error) i18n.Message {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return i18n.M("worklist.problem.no_such_quote")
+	case errors.Is(err, ErrForbidden):
+		return i18n.M("worklist.problem.forbidden")
+	case errors.Is(err, ErrTimeout):
+		return i18n.M("worklist.problem.timeout")
+	case errors.Is(err, ErrUnavailable):
+		return i18n.M("worklist.problem.unavailable")
+	}
+	return i18n.M("worklist.problem.unreadable")
+}
+
 // Problem is a quote whose audit could not be read, and why (translated where it is shown).
 type Problem struct {
 	QuoteID int64
@@ -182,10 +206,8 @@ func Gather(ctx context.Context, src Source, quoteIDs []int64, concurrency int) 
 					switch {
 					case ctx.Err() != nil:
 						fatal = ctx.Err()
-					case errors.Is(err, ErrNotFound):
-						problems = append(problems, Problem{id, i18n.M("worklist.problem.no_such_quote")})
 					default:
-						problems = append(problems, Problem{id, i18n.M("worklist.problem.unreadable", err.Error())})
+						problems = append(problems, Problem{id, problemOf(err)})
 					}
 					mu.Unlock()
 					continue

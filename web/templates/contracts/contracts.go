@@ -111,6 +111,8 @@ type ContractSearchVM struct {
 	Candidates []ContractCandidate
 	// Recent are the user's recent contracts (internal/recent), shown above the look-up box.
 	Recent []components.RecentRow
+	// CanBatchArchive: the person's roles open the batch archive (its link is not offered otherwise).
+	CanBatchArchive bool
 }
 
 // ContractCandidate is a contract a search found, and how.

@@ -44,6 +44,9 @@ type ListVM struct {
 	// (rendered by the work templates; nil: none).
 	Tools   templ.Component
 	Results ResultsVM
+	// CanHandover and CanImport: the person's roles open the handover and the import (their
+	// links are not offered otherwise).
+	CanHandover, CanImport bool
 }
 
 // Configurator is a configurator as a choice.

@@ -73,6 +73,9 @@ type ResultsVM struct {
 	MoreURL string
 	// Contracts: rows can be selected for the batch archive.
 	Contracts bool
+	// Archivable: the person's roles open the batch archive, so the contracts can be selected
+	// for it ("Archive selected", "Archive all N matching"); without it the list only lists.
+	Archivable bool
 	// PageSelectable is how many rows of the page can be selected ("Select all on this page").
 	PageSelectable int
 	// MatchingQuery is the list's filters (a query string, "" for none) that "Archive all N

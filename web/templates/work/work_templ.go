@@ -1089,7 +1089,7 @@ func ResultsPartial(vm ResultsVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-			} else if vm.Contracts {
+			} else if vm.Archivable {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 103, "<form method=\"post\" action=\"/contracts/batch-archive\" data-testid=\"work-archive-form\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -1315,7 +1315,7 @@ func rowsTable(vm ResultsVM) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if vm.Contracts {
+		if vm.Archivable {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 123, "<th scope=\"col\"><span class=\"visually-hidden\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1430,7 +1430,7 @@ func rowsTable(vm ResultsVM) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		for _, r := range vm.Rows {
-			templ_7745c5c3_Err = row(r, vm.Contracts).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = row(r, vm.Archivable).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
