@@ -75,7 +75,7 @@ func TestOfferPreviewAndSend(t *testing.T) {
 func TestOfferByARepWhoseNameHasAnEmoji(t *testing.T) {
 	t.Parallel()
 	e := newDocsEnv(t, docsOptions{users: []demoidp.User{{Subject: "demo-zoe", Username: "zoe", Password: "zoe-demo",
-		Name: "Zoë 😀 Rep‮", Email: "zoe@demo.example", Role: "sales"}}})
+		Name: "Zoë 😀 Rep\u202e", Email: "zoe@demo.example", Role: "sales"}}})
 	zoe := e.p.login(t, "zoe", "zoe-demo")
 	ref := e.newQuote(t)
 	for _, lang := range []string{"en", "de", "it", "fr", "es"} {
