@@ -30,7 +30,7 @@ func uploadBody(t *testing.T, name string, data []byte) (*bytes.Buffer, map[stri
 // named, and a NUL in an imported cell with its line (it was a 500 on PostgreSQL).
 func TestHostileUploadsAreClear4xx(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	body, headers := uploadBody(t, "list.xlsx", sheettest.XFDPerRow(5000))
 	r := e.p.do(t, e.user, http.MethodPost, "/contracts/batch-archive", body, headers)
 	msg := strings.Join(strings.Fields(parseHTML(t, r.body).Find(`[data-testid="batch-file-error"]`).Text()), " ")
@@ -58,8 +58,8 @@ func TestHostileUploadsAreClear4xx(t *testing.T) {
 // the slot is back, theirs is read again.
 func TestOneUploadReadInFlightPerPerson(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
-	release, err := e.p.h.parses.Acquire(context.Background(), "demo-sales")
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
+	release, err := e.p.h.parses.Acquire(context.Background(), "demo-backoffice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestOneUploadReadInFlightPerPerson(t *testing.T) {
 			t.Fatalf("%s while a read is in flight: %d %q", path, r.StatusCode, text)
 		}
 	}
-	other := e.p.login(t, "teamlead", "teamlead-demo")
+	other := e.p.login(t, "clerk", "clerk-demo")
 	body, headers := uploadBody(t, "list.csv", list)
 	if r := e.p.do(t, other, http.MethodPost, "/contracts/batch-archive", body, headers); r.StatusCode != http.StatusUnprocessableEntity {
 		t.Fatalf("another person's upload: %d", r.StatusCode)
@@ -90,7 +90,7 @@ func TestOneUploadReadInFlightPerPerson(t *testing.T) {
 // upload_parse.go; the readers' own tests show a cancelled context ends a read).
 func TestUploadReadsEndWhenThePortalStops(t *testing.T) {
 	t.Parallel()
-	e := newDocsEnv(t, docsOptions{})
+	e := newDocsEnv(t, docsOptions{login: "backoffice"})
 	var list strings.Builder
 	list.WriteString("Contract number\n")
 	for i := range 1000 {
