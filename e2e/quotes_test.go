@@ -174,11 +174,11 @@ func (m *qtModel) totals() (activation, recurring qtPrice) {
 // --- Page helpers ---
 
 func qtCartLocator(page playwright.Page, title string) playwright.Locator {
-	return page.Locator(fmt.Sprintf(`[data-testid="cart"]:has([data-testid="cart-title"]:text-is(%q))`, title))
+	return page.Locator(fmt.Sprintf(`[data-testid="cart"]:has([data-testid="cart-title"] > bdi:text-is(%q))`, title))
 }
 
 func qtLineLocator(cart playwright.Locator, name string) playwright.Locator {
-	return cart.Locator(fmt.Sprintf(`[data-testid="line"]:has([data-testid="line-name"]:text-is(%q))`, name))
+	return cart.Locator(fmt.Sprintf(`[data-testid="line"]:has([data-testid="line-name"] > bdi:text-is(%q))`, name))
 }
 
 // qtCheckTotals compares the quote's summary with the model.
