@@ -369,7 +369,7 @@ func TestQuoteJourney(t *testing.T) {
 	bundle := page.Locator(`[data-testid="package-offer"]:has([data-testid="package-name"]:text-is("Business Bundle"))`)
 	check(t, suite.expect.Locator(bundle).ToBeVisible(), "the package configuration is shown")
 	bundleR := qtCents(t, qtText(t, bundle.GetByTestId("package-recurring"), "package price"))
-	check(t, page.Locator(`#quote-package-form label:text-is("Business Bundle")`).Click(), "choose the package")
+	check(t, page.Locator(`#quote-package-form label:has(bdi:text-is("Business Bundle"))`).Click(), "choose the package")
 	check(t, page.GetByTestId("package-submit").Click(), "add the package")
 	m.packagesR += bundleR
 	check(t, suite.expect.Locator(page.GetByTestId("quote-package-name")).ToHaveText("Business Bundle"), "the package is on the quote")
