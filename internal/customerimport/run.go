@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/cpqportal/portal/internal/apiclient"
@@ -148,14 +147,6 @@ func RunNoteMessage(it jobs.Item) i18n.Message {
 		return i18n.M("import.run.note.created_before_interruption")
 	}
 	return it.NoteMessage()
-}
-
-// CustomerIDOf is a done line's new customer id as text ("" when none).
-func CustomerIDOf(it jobs.Item) string {
-	if id := RunResultOf(it).CustomerID; id > 0 && it.Status == jobs.ItemDone {
-		return strconv.FormatInt(int64(id), 10)
-	}
-	return ""
 }
 
 // v2Error is jobs.V2Error in the import's words.

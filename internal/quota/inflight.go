@@ -18,9 +18,6 @@ func NewInFlight(limit int) *InFlight {
 	return &InFlight{max: max(limit, 1), counts: map[string]int{}}
 }
 
-// Max is the number of operations a user may have in flight.
-func (q *InFlight) Max() int { return q.max }
-
 // Acquire takes one of user's slots: ok is false when all are taken; release gives the slot back
 // (call it once, when the operation ends).
 func (q *InFlight) Acquire(user string) (release func(), ok bool) {

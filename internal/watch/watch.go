@@ -69,9 +69,6 @@ const DefaultTrust = 10 * time.Minute
 // with their own token once more).
 const maxViewers = 1000
 
-// Interval is the shortest time between two upstream reads of one key.
-func (w *Watcher) Interval() time.Duration { return w.interval }
-
 // Reads counts the upstream reads made through Tag since the Watcher was built.
 func (w *Watcher) Reads() int64 { return w.reads.Load() }
 
