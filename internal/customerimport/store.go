@@ -124,11 +124,9 @@ func (s *Store) Create(ctx context.Context, owner, fileName string, lines []Chec
 	now := s.opts.Now().UTC()
 	imp := &Import{ID: randomID(), Owner: owner, FileName: fileName, Status: StatusDraft, Total: len(lines), CreatedAt: now, UpdatedAt: now}
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		if s.db.Engine() == statedb.Postgres {
-			// Serialise one owner's quota checks (SQLite's transaction holds the write lock already).
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "customer-import-owner:"+owner); err != nil {
-				return fmt.Errorf("customerimport: lock the owner's quota: %w", err)
-			}
+		// One owner's quota checks one at a time.
+		if err := s.db.LockKey(ctx, tx, "customer-import-owner:"+owner); err != nil {
+			return fmt.Errorf("customerimport: lock the owner's quota: %w", err)
 		}
 		var drafts int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM customer_imports WHERE owner = $1 AND status = $2`, owner, StatusDraft).Scan(&drafts); err != nil {

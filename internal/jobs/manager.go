@@ -243,27 +243,6 @@ func (m *Manager) changed(id string) {
 
 func (m *Manager) nowMicros() int64 { return statedb.Micros(m.now().UTC()) }
 
-// forUpdate locks the rows a read-then-write transaction reads, on PostgreSQL; on SQLite the
-// transaction took the database's write lock at BEGIN (_txlock=immediate) already.
-func (m *Manager) forUpdate() string {
-	if m.db.Engine() == statedb.Postgres {
-		return " FOR UPDATE"
-	}
-	return ""
-}
-
-// lockOwner serialises the quota checks of one owner (PostgreSQL: a transaction advisory lock;
-// SQLite: the write lock the transaction holds already), so two requests at once cannot both pass.
-func (m *Manager) lockOwner(ctx context.Context, tx *sql.Tx, owner string) error {
-	if m.db.Engine() != statedb.Postgres {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "jobs-owner:"+owner); err != nil {
-		return fmt.Errorf("jobs: lock the owner's quota: %w", err)
-	}
-	return nil
-}
-
 // count runs a COUNT query.
 func count(ctx context.Context, q queryer, query string, args ...any) (int, error) {
 	var n int
@@ -290,7 +269,7 @@ func (m *Manager) CreateKind(ctx context.Context, kind, owner, ownerName string,
 	now := m.now().UTC()
 	j := &Job{ID: randomID(), Kind: kind, Owner: owner, OwnerName: ownerName, CreatedAt: now, UpdatedAt: now, Status: StatusDraft, Items: items}
 	err := m.db.Tx(ctx, func(tx *sql.Tx) error {
-		if err := m.lockOwner(ctx, tx, owner); err != nil {
+		if err := m.db.LockKey(ctx, tx, "jobs-owner:"+owner); err != nil {
 			return err
 		}
 		drafts, err := count(ctx, tx, `SELECT COUNT(*) FROM jobs WHERE owner = $1 AND status = $2`, owner, string(StatusDraft))
@@ -318,7 +297,7 @@ func (m *Manager) CreateKind(ctx context.Context, kind, owner, ownerName string,
 // checkActiveQuota refuses to queue one more of the owner's jobs when MaxActive of theirs are
 // queued or running.
 func (m *Manager) checkActiveQuota(ctx context.Context, tx *sql.Tx, owner string) error {
-	if err := m.lockOwner(ctx, tx, owner); err != nil {
+	if err := m.db.LockKey(ctx, tx, "jobs-owner:"+owner); err != nil {
 		return err
 	}
 	active, err := count(ctx, tx, `SELECT COUNT(*) FROM jobs WHERE owner = $1 AND status IN ('queued', 'running')`, owner)
@@ -467,7 +446,7 @@ func (m *Manager) OverviewKind(ctx context.Context, kind, owner string) ([]*Job,
 func (m *Manager) ownedTx(ctx context.Context, id, owner string, fn func(tx *sql.Tx, j *Job, dbNow int64) error) (*Job, error) {
 	err := m.db.Tx(ctx, func(tx *sql.Tx) error {
 		var dbNow int64
-		j, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+`, `+m.db.NowMicros()+` FROM jobs WHERE id = $1 AND owner = $2`+m.forUpdate(), id, owner), &dbNow)
+		j, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+`, `+m.db.NowMicros()+` FROM jobs WHERE id = $1 AND owner = $2`+m.db.ForUpdate(), id, owner), &dbNow)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}

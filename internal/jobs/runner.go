@@ -40,7 +40,7 @@ func (m *Manager) claim(id string) {
 	err := m.db.Tx(writeCtx, func(tx *sql.Tx) error {
 		var dbNow int64
 		var err error
-		j, err = scanJob(tx.QueryRowContext(writeCtx, `SELECT `+jobColumns+`, `+m.db.NowMicros()+` FROM jobs WHERE id = $1`+m.forUpdate(), id), &dbNow)
+		j, err = scanJob(tx.QueryRowContext(writeCtx, `SELECT `+jobColumns+`, `+m.db.NowMicros()+` FROM jobs WHERE id = $1`+m.db.ForUpdate(), id), &dbNow)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}

@@ -158,6 +158,29 @@ func (db *DB) NowMicros() string {
 	return "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)"
 }
 
+// ForUpdate is the clause that locks the rows a read-then-write transaction reads: " FOR UPDATE"
+// on PostgreSQL, nothing on SQLite, whose transaction took the database's write lock at BEGIN
+// (_txlock=immediate) already.
+func (db *DB) ForUpdate() string {
+	if db.engine == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// LockKey serialises the transactions that lock the same key until tx ends: a transaction
+// advisory lock on PostgreSQL; nothing to do on SQLite, whose transaction holds the database's
+// write lock already. Two requests checking one person's quota at once cannot both pass.
+func (db *DB) LockKey(ctx context.Context, tx *sql.Tx, key string) error {
+	if db.engine != Postgres {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, key); err != nil {
+		return fmt.Errorf("statedb: lock %q: %w", key, err)
+	}
+	return nil
+}
+
 // Tx runs fn in a transaction, committed when fn returns nil and rolled back otherwise.
 func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := db.SQL.BeginTx(ctx, nil)
