@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/textfold"
 )
 
 // SortKey names a column the list can be sorted by.
@@ -166,7 +167,7 @@ func (s *Snapshot) attrMasks(terms []searchTerm) []uint64 {
 			for _, v := range []string{s.dict[a.city], s.dict[a.owners]} {
 				b = appendLower(b, []byte(v))
 				b = append(b, 0)
-				b = appendFold(b, v)
+				b = textfold.Append(b, v)
 				b = append(b, 0)
 			}
 			keys[i] = string(b)
@@ -716,10 +717,10 @@ func makeRow(c *apiclient.CustomerListItem, text, scratch []byte, in interner) (
 		}
 		word := lowerName[start:end]
 		start = end + 1
-		if len(word) == 0 || !foldChanges(word) {
+		if len(word) == 0 || !textfold.Changes(word) {
 			continue
 		}
-		scratch = appendFold(scratch[:0], word)
+		scratch = textfold.Append(scratch[:0], word)
 		if len(scratch) == 0 {
 			continue
 		}

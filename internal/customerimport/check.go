@@ -8,6 +8,7 @@ import (
 	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/customerrules"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/textfold"
 )
 
 // Verdict is what the dry run found of a line.
@@ -85,7 +86,7 @@ func NameCityKey(name, city string) string {
 				return ' '
 			}
 			return r
-		}, customercache.Fold(s))
+		}, textfold.Fold(s))
 		return strings.Join(strings.Fields(s), " ")
 	}
 	n := fold(name)

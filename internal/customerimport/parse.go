@@ -21,6 +21,7 @@ import (
 	"github.com/cpqportal/portal/internal/customerrules"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/sheetread"
+	"github.com/cpqportal/portal/internal/textfold"
 )
 
 // MaxLines bounds one import (lines with data, after the header).
@@ -115,7 +116,7 @@ func headingKey(s string) string {
 			return -1
 		}
 		return r
-	}, customercache.Fold(s))
+	}, textfold.Fold(s))
 }
 
 // Parse reads the customers of an uploaded file within fileLimits, until ctx ends (the request's,

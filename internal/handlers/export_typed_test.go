@@ -12,7 +12,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/xuri/excelize/v2"
 
-	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/textfold"
 )
 
 // TestCustomerExportsInTheReadersConvention: the CSV export opens in an Italian spreadsheet
@@ -119,8 +119,8 @@ func TestCustomerListSearchFoldsAndSearchesCityAndOwners(t *testing.T) {
 		return out
 	}
 	// The name as people type it: no capitals, accents or full stops.
-	typed := strings.ToLower(customercache.Fold(customer.Name))
-	for _, q := range []string{typed, customer.Address.City, customercache.Fold(customer.Owners[0].Name) + " " + strings.Fields(customer.Name)[0]} {
+	typed := strings.ToLower(textfold.Fold(customer.Name))
+	for _, q := range []string{typed, customer.Address.City, textfold.Fold(customer.Owners[0].Name) + " " + strings.Fields(customer.Name)[0]} {
 		if got := ids(q); !slices.Contains(got, "1") {
 			t.Errorf("search %q does not find customer 1 (%s, %s, %s): %v", q, customer.Name, customer.Address.City, customer.Owners[0].Name, got)
 		}

@@ -17,10 +17,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/store"
+	"github.com/cpqportal/portal/internal/textfold"
 )
 
 // doneMark is the portal_meta row that says the import ran.
@@ -112,7 +112,7 @@ func importWorkShard(ctx context.Context, tx *sql.Tx, _ string, raw []byte, c *C
 			changed_by, changed_by_name, changed_at, seen_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
 			ON CONFLICT (kind, id) DO NOTHING`,
-			r.Kind, r.id(), r.QuoteID, r.CPQID, r.CustomerID, r.Customer, customercache.Fold(r.Customer), r.Configurator,
+			r.Kind, r.id(), r.QuoteID, r.CPQID, r.CustomerID, r.Customer, textfold.Fold(r.Customer), r.Configurator,
 			r.ContractID, r.ContractNumber, r.Stage, r.OneOffCents, r.MonthlyCents, r.OneOffCents+12*r.MonthlyCents,
 			r.CreatedBy, r.CreatedByName, r.ChangedBy, r.ChangedByName, statedb.Micros(r.ChangedAt), statedb.Micros(r.SeenAt))
 		if err != nil {
@@ -123,7 +123,7 @@ func importWorkShard(ctx context.Context, tx *sql.Tx, _ string, raw []byte, c *C
 		}
 		if r.Customer != "" && r.CustomerID != 0 {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO work_customers (customer_id, folded) VALUES ($1, $2) ON CONFLICT (customer_id) DO NOTHING`,
-				r.CustomerID, customercache.Fold(r.Customer)); err != nil {
+				r.CustomerID, textfold.Fold(r.Customer)); err != nil {
 				return err
 			}
 		}
