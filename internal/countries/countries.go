@@ -10,10 +10,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 
 	"golang.org/x/text/collate"
 	"golang.org/x/text/language"
 	"golang.org/x/text/language/display"
+
+	"github.com/cpqportal/portal/internal/textfold"
 )
 
 // isoCodes are the 249 officially assigned ISO 3166-1 alpha-2 codes. The list is fixed here
@@ -55,13 +58,17 @@ type Country struct {
 // List holds the countries named and sorted per language, each built the first time a language
 // asks (about 250 names and a sort) and shared afterwards. Safe for concurrent use.
 type List struct {
-	codes  []string
-	byLang sync.Map // language.Tag -> []Country
+	codes     []string
+	byLang    sync.Map // language.Tag -> []Country
+	languages []language.Tag
+
+	namesOnce sync.Once
+	names     map[string]string // Resolve's keys to codes, built on its first call
 }
 
-// New returns the list.
-func New() *List {
-	return &List{codes: strings.Fields(isoCodes)}
+// New returns the list; Resolve reads names in the languages given (and English).
+func New(languages ...language.Tag) *List {
+	return &List{codes: strings.Fields(isoCodes), languages: languages}
 }
 
 // Has reports whether code is one of the list's codes (upper case, as the v2 API stores them).
@@ -104,4 +111,84 @@ func name(namer display.Namer, code string) string {
 		return n
 	}
 	return code
+}
+
+// variants are names people write for a country that CLDR does not give in the portal's
+// languages (a shorter or older name, an abbreviation), folded as Resolve folds.
+var variants = map[string]string{
+	"uk": "GB", "greatbritain": "GB", "england": "GB", "scotland": "GB", "wales": "GB", "grossbritannien": "GB",
+	"granbretagna": "GB", "granbretana": "GB", "grandebretagne": "GB", "inghilterra": "GB", "angleterre": "GB",
+	"usa": "US", "unitedstatesofamerica": "US", "america": "US", "vereinigtestaaten": "US", "statiuniti": "US",
+	"etatsunis": "US", "estadosunidos": "US", "eeuu": "US",
+	"holland": "NL", "thenetherlands": "NL", "olanda": "NL", "hollande": "NL", "holanda": "NL",
+	"czechrepublic": "CZ", "tschechischerepublik": "CZ", "repubblicaceca": "CZ", "republiquetcheque": "CZ", "republicacheca": "CZ",
+	"brd": "DE", "bundesrepublikdeutschland": "DE", "germania": "DE",
+	"republicofireland": "IE", "eire": "IE",
+	"vatican": "VA", "vaticano": "VA", "vatikan": "VA",
+	"russianfederation": "RU", "southkorea": "KR", "northkorea": "KP",
+}
+
+// resolveKey is the form Resolve compares names in: folded (textfold: case, accents, full stops,
+// apostrophes) and without spaces or other punctuation, so "U.S.A.", "Etats-Unis" and "ÉTATS UNIS"
+// are one.
+func resolveKey(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsPunct(r) || unicode.IsSpace(r) || unicode.IsSymbol(r) {
+			return -1
+		}
+		return r
+	}, textfold.Fold(s))
+}
+
+// Resolve is the code of the country text names, written as people write it in a file: an ISO
+// code (alpha-2 "DE", alpha-3 "DEU", any case), the country's name in one of the given languages
+// (CLDR: "Deutschland", "Germania", "Allemagne", "Alemania", "Germany"), or a common variant
+// ("UK", "USA", "Holland"). ok is false when text names no country of the list, or names two.
+func (l *List) Resolve(text string) (code string, ok bool) {
+	key := resolveKey(text)
+	if key == "" {
+		return "", false
+	}
+	if code := strings.ToUpper(key); len(code) == 2 && l.Has(code) {
+		return code, true
+	}
+	l.namesOnce.Do(l.buildNames)
+	code, ok = l.names[key]
+	return code, ok && code != ""
+}
+
+// buildNames fills l.names: every code's alpha-3 code and its names in l.languages and English,
+// then the variants. A key two countries share (none is known in CLDR's names today) maps to ""
+// so it resolves to neither.
+func (l *List) buildNames() {
+	l.names = map[string]string{}
+	put := func(key, code string) {
+		if key == "" {
+			return
+		}
+		if prev, seen := l.names[key]; seen && prev != code {
+			l.names[key] = ""
+			return
+		}
+		l.names[key] = code
+	}
+	namers := []display.Namer{display.Regions(language.English)}
+	for _, tag := range l.languages {
+		namers = append(namers, display.Regions(tag))
+	}
+	for _, code := range l.codes {
+		region, err := language.ParseRegion(code)
+		if err != nil {
+			continue
+		}
+		put(strings.ToLower(region.ISO3()), code)
+		for _, namer := range namers {
+			put(resolveKey(namer.Name(region)), code)
+		}
+	}
+	for key, code := range variants {
+		if _, seen := l.names[key]; !seen {
+			l.names[key] = code
+		}
+	}
 }

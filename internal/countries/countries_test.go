@@ -58,3 +58,25 @@ func TestNamesInTheReadersLanguageAndOrder(t *testing.T) {
 		t.Error("Has answers wrongly")
 	}
 }
+
+// Countries as people write them in a file resolve to their code; what names none, or two, does not.
+func TestResolveReadsCountriesAsPeopleWriteThem(t *testing.T) {
+	t.Parallel()
+	l := New(language.English, language.Italian, language.French, language.German, language.Spanish)
+	for text, want := range map[string]string{
+		"DE": "DE", "de": "DE", "DEU": "DE", "Deutschland": "DE", "DEUTSCHLAND": "DE", "Germany": "DE", "Germania": "DE",
+		"Allemagne": "DE", "Alemania": "DE", "Italia": "IT", "Italien": "IT", "Italie": "IT", "ITA": "IT", "Österreich": "AT",
+		"osterreich": "AT", "Schweiz": "CH", "Svizzera": "CH", "Suisse": "CH", "España": "ES", "Spanien": "ES",
+		"United Kingdom": "GB", "UK": "GB", "U.S.A.": "US", "États-Unis": "US", "Holland": "NL", " Niederlande ": "NL",
+		"Repubblica Ceca": "CZ", "Czech Republic": "CZ",
+	} {
+		if got, ok := l.Resolve(text); !ok || got != want {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", text, got, ok, want)
+		}
+	}
+	for _, text := range []string{"", "  ", "Atlantis", "XX", "EU", "Deutschlandd", "123"} {
+		if got, ok := l.Resolve(text); ok {
+			t.Errorf("Resolve(%q) = %q, want none", text, got)
+		}
+	}
+}

@@ -75,25 +75,44 @@ func (c Checked) Reason() []i18n.Message {
 	return nil
 }
 
+// legalForms are the words of company forms people write or leave out of a name (S.r.l.s.,
+// GmbH & Co. KG, S.p.A., SARL, S.L., Ltd), as NameCityKey folds them.
+var legalForms = map[string]bool{
+	"srl": true, "srls": true, "spa": true, "snc": true, "sas": true, "sapa": true, "scarl": true, "scrl": true, "coop": true,
+	"gmbh": true, "ag": true, "kg": true, "ohg": true, "gbr": true, "ug": true, "ev": true, "kgaa": true, "mbh": true, "haftungsbeschrankt": true,
+	"sa": true, "sarl": true, "sasu": true, "eurl": true, "sl": true, "slu": true, "sll": true, "sc": true,
+	"ltd": true, "limited": true, "llc": true, "inc": true, "plc": true, "llp": true, "co": true, "corp": true,
+}
+
 // NameCityKey is the form in which a name and a city are compared for a possible duplicate: the
-// customer search's folding (case, accents, full stops and apostrophes: customercache.Fold), and
-// other punctuation dropped too, so "Rossi & Figli S.r.l., Milano" and "ROSSI  FIGLI SRL" in
-// "milano" are one. Empty when the name folds to nothing.
+// customer search's folding (case, accents, full stops and apostrophes: textfold), other
+// punctuation, spaces and the words of legal forms dropped, so "Rossi & Figli S.r.l., Milano",
+// "ROSSI  FIGLI SRL" in "milano" and "D Angelo & Galli Srls" / "D'Angelo & Galli S.r.l.s." are
+// one. Empty when the name folds to nothing.
 func NameCityKey(name, city string) string {
-	fold := func(s string) string {
+	fold := func(s string, dropForms bool) string {
 		s = strings.Map(func(r rune) rune {
 			if unicode.IsPunct(r) || unicode.IsSymbol(r) {
 				return ' '
 			}
 			return r
 		}, textfold.Fold(s))
-		return strings.Join(strings.Fields(s), " ")
+		var b strings.Builder
+		for _, word := range strings.Fields(s) {
+			if !dropForms || !legalForms[word] {
+				b.WriteString(word)
+			}
+		}
+		return b.String()
 	}
-	n := fold(name)
+	n := fold(name, true)
+	if n == "" {
+		n = fold(name, false) // a name that is a legal form alone ("S.p.A.") is still a name
+	}
 	if n == "" {
 		return ""
 	}
-	return n + "\x00" + fold(city)
+	return n + "\x00" + fold(city, false)
 }
 
 // DryRun checks every line as the customer form checks it (customerrules.Check with

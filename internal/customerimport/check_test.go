@@ -94,17 +94,27 @@ func TestDryRunChecksAsTheForm(t *testing.T) {
 	}
 }
 
-// TestNameCityKeyFolds: case, accents and punctuation do not count.
+// TestNameCityKeyFolds: case, accents, punctuation, spaces and legal forms do not count.
 func TestNameCityKeyFolds(t *testing.T) {
 	same := [][2][2]string{
 		{{"Rossi & Figli S.r.l.", "Milano"}, {"ROSSI FIGLI SRL", "milano"}},
 		{{"Café Müller", "Köln"}, {"cafe muller", "koln"}},
 		{{"D'Angelo, Mario", "São Paulo"}, {"dangelo mario", "sao paulo"}},
+		{{"D Angelo & Galli Srls", "Bari"}, {"D'Angelo & Galli S.r.l.s.", "Bari"}},
+		{{"Impianti S.p.A.", "Torino"}, {"Impianti", "Torino"}},
+		{{"Müller GmbH & Co. KG", "Köln"}, {"Müller", "Köln"}},
+		{{"Gómez Distribuciones S.L.", "Madrid"}, {"Gomez Distribuciones SL", "Madrid"}},
 	}
 	for _, pair := range same {
 		if a, b := NameCityKey(pair[0][0], pair[0][1]), NameCityKey(pair[1][0], pair[1][1]); a != b {
 			t.Errorf("%q != %q", a, b)
 		}
+	}
+	if NameCityKey("Rossi Impianti", "Roma") == NameCityKey("Rossi Infissi", "Roma") {
+		t.Error("different names are one")
+	}
+	if NameCityKey("S.p.A.", "Roma") == "" {
+		t.Error("a name that is a legal form alone is no key")
 	}
 	if NameCityKey("Acme", "Roma") == NameCityKey("Acme", "Milano") {
 		t.Error("cities do count")

@@ -70,12 +70,16 @@ var importFields = []string{"name", "taxId", "email", "phone", "segment", "stree
 type Reader struct {
 	headings map[string]string // folded heading to field
 	segments map[string]string // folded segment name or code to code
+	// country is the ISO code of a country as a file writes it ("Deutschland", "Italia", "DEU"):
+	// countries.List.Resolve.
+	country func(text string) (code string, ok bool)
 }
 
 // NewReader builds the Reader from the catalogues of b: the customer export's column headings
-// (customers.export.col.*) and the form's field labels (customer.field.*), in every language.
-func NewReader(b *i18n.Bundle) *Reader {
-	r := &Reader{headings: map[string]string{}, segments: map[string]string{}}
+// (customers.export.col.*) and the form's field labels (customer.field.*), in every language, and
+// the headings of headingSynonyms; country reads a country cell as people write countries.
+func NewReader(b *i18n.Bundle, country func(text string) (code string, ok bool)) *Reader {
+	r := &Reader{headings: map[string]string{}, segments: map[string]string{}, country: country}
 	keys := map[string][]string{
 		"name":       {"customers.export.col.name", "customer.field.name"},
 		"taxId":      {"customers.export.col.tax_id", "customer.field.tax_id"},
@@ -102,10 +106,61 @@ func NewReader(b *i18n.Bundle) *Reader {
 	for _, field := range importFields { // the input names themselves ("taxId", "postalCode")
 		r.headings[headingKey(field)] = field
 	}
+	for field, names := range headingSynonyms {
+		for _, name := range names {
+			if _, taken := r.headings[headingKey(name)]; !taken {
+				r.headings[headingKey(name)] = field
+			}
+		}
+	}
 	for _, code := range customerrules.Segments {
 		r.segments[headingKey(code)] = code
 	}
+	for code, names := range segmentSynonyms {
+		for _, name := range names {
+			if _, taken := r.segments[headingKey(name)]; !taken {
+				r.segments[headingKey(name)] = code
+			}
+		}
+	}
 	return r
+}
+
+// headingSynonyms are the headings other programs and people give the columns (a CRM's export,
+// a spreadsheet kept by hand), in the portal's five languages, besides the portal's own labels.
+// A heading that is already one of the portal's labels keeps its field.
+var headingSynonyms = map[string][]string{
+	"name": {"Company", "Company name", "Customer", "Customer name", "Account", "Account name", "Organisation", "Organization",
+		"Firmenname", "Firma", "Unternehmen", "Kunde", "Kundenname", "Ragione sociale", "Azienda", "Cliente", "Denominazione",
+		"Raison sociale", "Société", "Entreprise", "Client", "Razón social", "Empresa", "Nombre de la empresa"},
+	"taxId": {"VAT", "VAT number", "VAT no", "VAT id", "VAT reg no", "Tax number", "Tax id number", "USt-IdNr.", "USt-Id",
+		"UStIdNr", "Umsatzsteuer-ID", "Umsatzsteuer-Identifikationsnummer", "USt-ID-Nr.", "P.IVA", "P. IVA", "PIVA",
+		"Codice fiscale / P.IVA", "Numero partita IVA", "Numéro de TVA", "N° TVA", "TVA intracommunautaire",
+		"Numéro TVA intracommunautaire", "NIF/CIF", "CIF", "NIF-IVA", "Número de IVA"},
+	"email": {"E-mail", "Mail", "E-mail address", "Email address", "E-Mail-Adresse", "Indirizzo e-mail", "PEC", "Courriel",
+		"Adresse e-mail", "Correo", "Correo electrónico"},
+	"phone": {"Phone", "Phone number", "Telephone", "Tel", "Telefon", "Telefonnummer", "Telefono", "Tel.", "Téléphone",
+		"Teléfono", "Número de teléfono"},
+	"street": {"Street", "Address", "Street address", "Address line 1", "Straße", "Strasse", "Anschrift", "Adresse",
+		"Indirizzo", "Via", "Rue", "Calle", "Dirección", "Domicilio"},
+	"city": {"City", "Town", "Ort", "Stadt", "Wohnort", "Città", "Comune", "Località", "Ville", "Localité", "Ciudad",
+		"Localidad", "Municipio"},
+	"postalCode": {"Postal code", "Postcode", "Post code", "ZIP", "ZIP code", "Postleitzahl", "PLZ", "CAP",
+		"Codice postale", "Code postal", "CP", "Código postal", "C.P."},
+	"country": {"Country", "Country code", "Land", "Staat", "Ländercode", "Paese", "Nazione", "Stato", "Pays", "País"},
+	"segment": {"Segment", "Customer segment", "Customer type", "Kundensegment", "Kundengruppe", "Kundentyp", "Segmento",
+		"Tipo cliente", "Type de client", "Tipo de cliente"},
+}
+
+// segmentSynonyms are the words files use for the segments besides the portal's own names.
+var segmentSynonyms = map[string][]string{
+	"BUSINESS": {"B2B", "Company", "Corporate", "Geschäftskunde", "Firmenkunde", "Gewerbekunde", "Unternehmen", "Azienda",
+		"Impresa", "Cliente business", "Entreprise", "Professionnel", "Empresa"},
+	"CONSUMER": {"B2C", "Private", "Individual", "Privatkunde", "Endkunde", "Privato", "Consumatore", "Particulier",
+		"Particular", "Consumidor"},
+	"PUBLIC": {"Government", "Public sector", "Public administration", "Öffentliche Hand", "Öffentlicher Auftraggeber", "Behörde",
+		"Pubblica amministrazione", "PA", "Ente pubblico", "Secteur public", "Administration", "Sector público",
+		"Administración pública"},
 }
 
 // headingKey is the form headings and segment names are compared in: folded (case, accents, full
@@ -157,6 +212,7 @@ func (r *Reader) Parse(ctx context.Context, name string, data []byte) ([]Line, e
 			}
 			r.set(&line.Fields, columns[i], strings.TrimSpace(cell))
 		}
+		finish(&line.Fields)
 		out = append(out, line)
 		return nil
 	}
@@ -251,7 +307,26 @@ func (r *Reader) set(f *customerrules.Fields, field, v string) {
 	case "postalCode":
 		f.PostalCode = v
 	case "country":
-		f.Country = strings.ToUpper(v)
+		// A country the file names is its code; one it does not stays as the file has it, so the
+		// dry run shows the person what they wrote.
+		if code, ok := r.country(v); ok {
+			v = code
+		}
+		f.Country = v
+	}
+}
+
+// postalDigits is the length of the postal codes of countries whose codes are digits only: a
+// spreadsheet that stored "01067" as the number 1067 gets its leading zeros back.
+var postalDigits = map[string]int{"AT": 4, "BE": 4, "CH": 4, "DE": 5, "DK": 4, "ES": 5, "FI": 5, "FR": 5, "GR": 5, "HU": 4,
+	"IT": 5, "LI": 4, "LU": 4, "MC": 5, "NO": 4, "SM": 5, "US": 5, "VA": 5, "HR": 5, "SI": 4, "BG": 4, "EE": 5, "LT": 5}
+
+// finish completes a line once every cell is read: what depends on two cells.
+func finish(f *customerrules.Fields) {
+	f.TaxID = customerrules.TaxID(f.TaxID, f.Country)
+	if n := postalDigits[f.Country]; n > 0 && len(f.PostalCode) < n && f.PostalCode != "" &&
+		strings.Trim(f.PostalCode, "0123456789") == "" {
+		f.PostalCode = strings.Repeat("0", n-len(f.PostalCode)) + f.PostalCode
 	}
 }
 

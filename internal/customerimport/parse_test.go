@@ -11,6 +11,7 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"github.com/cpqportal/portal/internal/countries"
 	"github.com/cpqportal/portal/internal/customerrules"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs/jobstest"
@@ -22,7 +23,7 @@ func testReader(t testing.TB) *Reader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewReader(b)
+	return NewReader(b, countries.New(i18n.Languages...).Resolve)
 }
 
 func inputKey(t *testing.T, err error) string {
@@ -121,6 +122,39 @@ func TestParseXLSXOfTheExport(t *testing.T) {
 	want := customerrules.Fields{Name: "Impianti S.p.A.", TaxID: "IT09876543210", Email: "info@impianti.example", Segment: "BUSINESS", City: "Torino", Country: "IT"}
 	if len(got) != 1 || got[0].Fields != want || got[0].Row != 2 {
 		t.Fatalf("got %+v", got)
+	}
+}
+
+// TestParseACRMExportInGerman: a file shaped like a CRM's export (German headings the portal's
+// labels do not use, countries written as people write them, postal codes Excel stored as
+// numbers, segments in words, an Italian VAT number without its prefix) gives every field: no postal code lost, every country a code, an unknown country kept
+// as the file wrote it.
+func TestParseACRMExportInGerman(t *testing.T) {
+	r := testReader(t)
+	data := xlsxOf(t, [][]any{
+		{"Firmenname", "USt-IdNr.", "E-Mail-Adresse", "Straße", "Postleitzahl", "Ort", "Land", "Kundengruppe"},
+		{"Müller GmbH", "DE123456789", "info@mueller.example", "Hauptstr. 1", int64(1067), "Dresden", "Deutschland", "Geschäftskunde"},
+		{"Rossi S.r.l.", "02468135790", "", "Via Roma 2", int64(187), "Roma", "Italia", "Privatkunde"},
+		{"Wiener AG", "ATU12345678", "", "", "1010", "Wien", "Österreich", "Öffentliche Hand"},
+		{"Atlantis Ltd", "GB1", "", "", "1234", "", "Atlantis", "Stammkunde"},
+	})
+	got, err := r.Parse(context.Background(), "crm.xlsx", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []customerrules.Fields{
+		{Name: "Müller GmbH", TaxID: "DE123456789", Email: "info@mueller.example", Street: "Hauptstr. 1", PostalCode: "01067", City: "Dresden", Country: "DE", Segment: "BUSINESS"},
+		{Name: "Rossi S.r.l.", TaxID: "IT02468135790", Street: "Via Roma 2", PostalCode: "00187", City: "Roma", Country: "IT", Segment: "CONSUMER"},
+		{Name: "Wiener AG", TaxID: "ATU12345678", PostalCode: "1010", City: "Wien", Country: "AT", Segment: "PUBLIC"},
+		{Name: "Atlantis Ltd", TaxID: "GB1", PostalCode: "1234", Country: "Atlantis", Segment: "Stammkunde"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d lines: %+v", len(got), got)
+	}
+	for i := range want {
+		if got[i].Fields != want[i] {
+			t.Errorf("line %d: got %+v, want %+v", i+2, got[i].Fields, want[i])
+		}
 	}
 }
 

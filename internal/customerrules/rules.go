@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cpqportal/portal/internal/i18n"
@@ -118,6 +119,40 @@ func (p Problem) Message() i18n.Message {
 		return i18n.M("customer.error.attributes_json")
 	}
 	return i18n.M("customer.error.bad_characters", label)
+}
+
+// vatBodies are the VAT numbers of countries as people there write their own, without the
+// country's prefix (the EU's VIES formats): only a typed id of its country's shape gets the
+// prefix, so a German Steuernummer typed in the VAT field is not made into a VAT number.
+var vatBodies = map[string]*regexp.Regexp{
+	"AT": regexp.MustCompile(`^U[0-9]{8}$`), "BE": regexp.MustCompile(`^[01][0-9]{9}$`), "CZ": regexp.MustCompile(`^[0-9]{8,10}$`),
+	"DE": regexp.MustCompile(`^[0-9]{9}$`), "DK": regexp.MustCompile(`^[0-9]{8}$`), "ES": regexp.MustCompile(`^[0-9A-Z][0-9]{7}[0-9A-Z]$`),
+	"FI": regexp.MustCompile(`^[0-9]{8}$`), "FR": regexp.MustCompile(`^[0-9A-Z]{2}[0-9]{9}$`), "GR": regexp.MustCompile(`^[0-9]{9}$`),
+	"HU": regexp.MustCompile(`^[0-9]{8}$`), "IT": regexp.MustCompile(`^[0-9]{11}$`), "LU": regexp.MustCompile(`^[0-9]{8}$`),
+	"NL": regexp.MustCompile(`^[0-9]{9}B[0-9]{2}$`), "PL": regexp.MustCompile(`^[0-9]{10}$`), "PT": regexp.MustCompile(`^[0-9]{9}$`),
+	"SE": regexp.MustCompile(`^[0-9]{10}01$`), "SI": regexp.MustCompile(`^[0-9]{8}$`), "SK": regexp.MustCompile(`^[0-9]{10}$`),
+}
+
+// TaxID is a tax id as A8 stores it, from what a person typed for a customer in country: upper
+// case without spaces, full stops, hyphens or slashes; and the VAT prefix added when the person
+// typed their country's number without it, as people write their own ("02468135790" in Italy is
+// IT02468135790; Greece's prefix is EL).
+func TaxID(typed, country string) string {
+	id := strings.ToUpper(strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || r == '.' || r == '-' || r == '/' {
+			return -1
+		}
+		return r
+	}, typed))
+	country = strings.ToUpper(country)
+	body, ok := vatBodies[country]
+	if !ok || !body.MatchString(id) {
+		return id
+	}
+	if country == "GR" {
+		return "EL" + id
+	}
+	return country + id
 }
 
 // Check checks f against A8 and returns its problems, at most one a field, in the form's order

@@ -66,3 +66,26 @@ func TestCheckAcceptsEveryScriptAndEmoji(t *testing.T) {
 		}
 	}
 }
+
+// A VAT number typed as people of its country type their own gets the prefix A8 stores; what is
+// not of the country's shape is left as typed (upper case, without separators).
+func TestTaxIDAsPeopleTypeIt(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ typed, country, want string }{
+		{"02468135790", "IT", "IT02468135790"},
+		{"IT 024 681 357 90", "IT", "IT02468135790"},
+		{"123456789", "DE", "DE123456789"},
+		{"de 123.456.789", "DE", "DE123456789"},
+		{"U12345678", "AT", "ATU12345678"},
+		{"094259216", "GR", "EL094259216"},
+		{"123456789B01", "NL", "NL123456789B01"},
+		{"CHE-123.456.789", "CH", "CHE123456789"},
+		{"21/815/08150", "DE", "2181508150"}, // a Steuernummer is not a VAT number: A8's check refuses it
+		{"02468135790", "", "02468135790"},
+		{"02468135790", "DE", "02468135790"},
+	} {
+		if got := TaxID(c.typed, c.country); got != c.want {
+			t.Errorf("TaxID(%q, %q) = %q, want %q", c.typed, c.country, got, c.want)
+		}
+	}
+}

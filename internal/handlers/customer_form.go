@@ -54,7 +54,7 @@ func readCustomerForm(c *gin.Context) (customerForm, error) {
 	}
 	get := func(name string) string { return strings.TrimSpace(c.Request.PostForm.Get(name)) }
 	f := customerForm{
-		Name: get("name"), TaxID: customercache.NormalizeTaxID(get("taxId")), Email: get("email"), Phone: get("phone"),
+		Name: get("name"), TaxID: customerrules.TaxID(get("taxId"), get("country")), Email: get("email"), Phone: get("phone"),
 		Segment: get("segment"), Street: get("street"), City: get("city"), PostalCode: get("postalCode"),
 		Country: strings.ToUpper(get("country")), Attributes: get("attributes"),
 		CPQRaw: c.Request.PostForm["cpqIds"], CPQShown: get("cpqShown") == "1",

@@ -247,7 +247,7 @@ func New(deps Deps) (*Handler, error) {
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.exports = quota.NewInFlight(exportsPerUser)
-	h.countries = countries.New()
+	h.countries = countries.New(i18n.Languages...)
 	h.buffers = newBufferPool()
 	h.copyBuffers = newCopyBufferPool()
 	h.gzipWriters = newGzipPool(h.buffers)
@@ -264,7 +264,7 @@ func New(deps Deps) (*Handler, error) {
 		}
 		h.i18n = bundle
 	}
-	h.importReader = customerimport.NewReader(h.i18n)
+	h.importReader = customerimport.NewReader(h.i18n, h.countries.Resolve)
 	h.importsInFlight = quota.NewInFlight(importsPerUser)
 	h.parses = quota.NewGate(1, parsesPerReplica)
 	h.stopping, h.stopParses = context.WithCancel(context.Background())
