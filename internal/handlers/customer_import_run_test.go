@@ -68,6 +68,14 @@ func TestCustomerImportRunThroughTheHandlers(t *testing.T) {
 			t.Errorf("the new customer %s: %d", ids[tax], r.StatusCode)
 		}
 	}
+	// The import page lists the run in a table: its name, when, and its counts each in a cell of
+	// its own (a list ran them together: "CET20 angelegt").
+	imports := parseHTML(t, p.get(t, clerk, "/customers/import", nil).body)
+	runRow := imports.Find(`tr[data-testid="import-runs-item"]`).First()
+	if cells := runRow.Find("td"); cells.Length() != 3 || !strings.Contains(cells.Eq(2).Text(), "2 created") ||
+		cells.Eq(0).Find("a").AttrOr("href", "") != runURL || imports.Find(`[data-testid="import-runs"] th`).First().Text() != "File" {
+		t.Errorf("the run's row: %d cells, %q", cells.Length(), strings.Join(cells.Map(func(_ int, s *goquery.Selection) string { return s.Text() }), " | "))
+	}
 	if list := p.get(t, clerk, "/customers?q=IT71717171717", nil); !strings.Contains(list.body, "Run One S.r.l.") {
 		t.Error("the customer list does not show the created customer")
 	}
