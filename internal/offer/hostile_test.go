@@ -110,6 +110,28 @@ func TestMakeWrapsALongWordWithinThePage(t *testing.T) {
 	}
 }
 
+// A discount's name of 100,000 characters in a table cell is cut with an ellipsis where the cell
+// ends, found by halving (a character at a time measured the text 100,000 times over).
+func TestMakeCutsAHugeNameInACell(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{strings.Repeat("Lorem ipsum ", 8400), strings.Repeat("שלום עולם ", 10000)} {
+		in := sampleInput(1)
+		in.Quote.Carts[0].Root.Breakdown.Discounts[0].Name = name
+		pdf, err := Make(translator(t, "en"), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPDF(t, pdf)
+		text, err := Text(pdf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(text, "…") {
+			t.Errorf("the discount's %d-character name is not cut with an ellipsis", len([]rune(name)))
+		}
+	}
+}
+
 func FuzzMakeNeverPanics(f *testing.F) {
 	for _, tt := range hostileNames {
 		f.Add(tt.in)

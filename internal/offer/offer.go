@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -250,11 +251,11 @@ func (w *writer) cell(width, height float64, text, border string, ln int, align 
 	}
 	room -= 2 * w.pdf.GetCellMargin()
 	if text != "" && w.pdf.GetStringWidth(text) > room {
+		// The longest prefix that fits with the ellipsis, found by halving: a name of 100,000
+		// characters costs 17 measurements, not 100,000 (cutting a rune at a time took minutes).
 		runes := []rune(text)
-		for len(runes) > 0 && w.pdf.GetStringWidth(string(runes)+"…") > room {
-			runes = runes[:len(runes)-1]
-		}
-		text = string(runes) + "…"
+		fits := sort.Search(len(runes)+1, func(n int) bool { return w.pdf.GetStringWidth(string(runes[:n])+"…") > room }) - 1
+		text = string(runes[:max(fits, 0)]) + "…"
 	}
 	w.pdf.CellFormat(width, height, text, border, ln, align, fill, link, linkURL)
 }
