@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/customers"
@@ -163,8 +164,31 @@ func (h *Handler) ownersVM(c *gin.Context, cust *apiclient.Customer) customers.O
 	for _, o := range known {
 		vm.Known = append(vm.Known, o)
 	}
+	if me, ok := ownerOf(auth.CurrentUser(c), vm.Known); ok {
+		vm.Me = me
+		vm.MeOwner = slices.ContainsFunc(vm.Owners, func(o customers.OwnerVM) bool { return o.ID == me.ID })
+	}
 	slices.SortFunc(vm.Known, func(a, b customers.OwnerVM) int { return cmp.Compare(a.ID, b.ID) })
 	return vm
+}
+
+// ownerOf is the signed-in person among owners: the one whose e-mail is theirs (the owner
+// directory is not exposed, A8, so the e-mail the provider verified is how the portal knows which
+// owner a person is). false when none or more than one has it.
+func ownerOf(u auth.User, owners []customers.OwnerVM) (customers.OwnerVM, bool) {
+	if u.Email == "" {
+		return customers.OwnerVM{}, false
+	}
+	var found []customers.OwnerVM
+	for _, o := range owners {
+		if strings.EqualFold(strings.TrimSpace(o.Email), u.Email) {
+			found = append(found, o)
+		}
+	}
+	if len(found) != 1 {
+		return customers.OwnerVM{}, false
+	}
+	return found[0], true
 }
 
 // profilesVM builds the profiles region with the given create form.

@@ -18,6 +18,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/countries"
 	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/customerrules"
@@ -485,9 +486,38 @@ func (h *Handler) createCustomer(c *gin.Context) {
 		h.customerFormAPIError(c, err, f, false, 0)
 		return
 	}
-	h.customers.Upsert(userKey, created)
 	h.log(c).Info("customer created", "customer_id", created.ID)
+	created = h.ownCreatedCustomer(c, created)
+	h.customers.Upsert(userKey, created)
 	h.showSavedCustomer(c, created, t(c, "customer.toast.created", i18n.Isolate(created.Name)))
+}
+
+// ownCreatedCustomer makes the person who created a customer without owners its owner, when
+// the portal knows their owner id (their e-mail among the owners of their customer list: ownerOf),
+// so the customer is in their own lists and pipeline. The customer exists either way: when the
+// owner call fails, the page offers "Make me an owner" (ownersVM) and the failure is logged.
+func (h *Handler) ownCreatedCustomer(c *gin.Context, created *apiclient.Customer) *apiclient.Customer {
+	if len(created.Owners) > 0 {
+		return created
+	}
+	snap, ok := h.customers.Peek(customerCacheKey(c))
+	if !ok {
+		return created
+	}
+	var known []customers.OwnerVM
+	for _, o := range snap.Owners() {
+		known = append(known, customers.OwnerVM{ID: o.ID, Name: o.Name, Email: o.Email})
+	}
+	me, ok := ownerOf(auth.CurrentUser(c), known)
+	if !ok {
+		return created
+	}
+	owned, err := h.api.Customers.AddOwner(h.apiContext(c), created.ID, me.ID)
+	if err != nil {
+		h.log(c).Warn("customer created without its creator as owner", "customer_id", created.ID, "owner_id", me.ID, "err", err)
+		return created
+	}
+	return owned
 }
 
 // customerDuplicates lists customers of the user's list with the same name or tax id. When the

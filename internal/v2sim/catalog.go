@@ -361,9 +361,11 @@ func newCatalog() *catalog {
 		c.cpqByID[cfg.ID] = cfg
 	}
 	// The demo's users (internal/demoidp) are owners too: the team lead "teamlead" is Giulia Bianchi (1001),
-	// "sales" is Sam Sales (1010); the others sign in as their e-mail's local part.
+	// "sales" is Sam Sales (1010), with the e-mail addresses the demo provider gives them (so the
+	// portal knows which owner a person is, customer_detail.go ownerOf); the others sign in as
+	// their e-mail's local part.
 	owners := []struct{ name, email, login string }{
-		{"Giulia Bianchi", "giulia.bianchi@sales.example.com", "teamlead"},
+		{"Giulia Bianchi", "giulia.bianchi@demo.example", "teamlead"},
 		{"Marco Rossi", "marco.rossi@sales.example.com", ""},
 		{"Sofia Esposito", "sofia.esposito@sales.example.com", ""},
 		{"Luca Ferrari", "luca.ferrari@sales.example.com", ""},
@@ -372,7 +374,7 @@ func newCatalog() *catalog {
 		{"Anna Weber", "anna.weber@sales.example.com", ""},
 		{"Julien Moreau", "julien.moreau@sales.example.com", ""},
 		{"Lucía García", "lucia.garcia@sales.example.com", ""},
-		{"Sam Sales", "sam.sales@sales.example.com", "sales"},
+		{"Sam Sales", "sam.sales@demo.example", "sales"},
 	}
 	for i, o := range owners {
 		login := o.login

@@ -216,7 +216,15 @@ type OwnersVM struct {
 	// Add and Replace are the add-owner and replace-owners forms.
 	Add     OwnerFormVM
 	Replace OwnerFormVM
+	// Me is the signed-in person as an owner (their e-mail among the known owners'), zero when
+	// the portal does not know their owner id; MeOwner says they own the customer already.
+	Me      OwnerVM
+	MeOwner bool
 }
+
+// OfferMe says whether the page offers the person to become an owner: their owner id is known
+// and they are not one.
+func (vm OwnersVM) OfferMe() bool { return vm.Me.ID != 0 && !vm.MeOwner }
 
 // ChangeForm is the change form of one owner (empty, without error).
 func (vm OwnersVM) ChangeForm(tr *i18n.Translator, o OwnerVM) OwnerFormVM {
