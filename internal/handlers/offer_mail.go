@@ -101,12 +101,13 @@ func (h *Handler) offerMailVM(c *gin.Context, ref quoteRef, quote *apiclient.Quo
 		Lang: components.Field{ID: "offer-mail-lang", Name: "lang", Label: trr.T("offer.mail.lang"), Value: form.Lang,
 			Hint: trr.T("offer.mail.lang_hint"),
 			Attrs: map[string]any{"hx-get": ref.baseURL() + "/offer/mail", "hx-trigger": "change", "hx-target": "#" + contracts.OfferMailID,
-				"hx-swap": "outerHTML", "hx-include": "this"}},
+				"hx-swap": "outerHTML", "hx-include": "#offer-mail-to, this"}},
 		Subject: components.Field{ID: "offer-mail-subject", Name: "subject", Label: trr.T("offer.mail.subject"), Value: form.Subject,
-			Required: true, Error: errs["subject"], Attrs: map[string]any{"maxlength": strconv.Itoa(offerMailMaxSubjectRune)}},
+			Required: true, Error: errs["subject"], Attrs: map[string]any{"lang": form.Lang}},
 		Message: components.Field{ID: "offer-mail-message", Name: "message", Label: trr.T("offer.mail.message"), Value: form.Message,
 			Required: true, Error: errs["message"], Hint: trr.T("offer.mail.message_hint"),
-			Attrs: map[string]any{"rows": "8", "maxlength": strconv.Itoa(offerMailMaxMessageRune)}},
+			// lang: the text is in the mail's language, which may not be the reader's.
+			Attrs: map[string]any{"rows": "8", "lang": form.Lang}},
 	}
 	for _, choice := range h.i18n.Choices() {
 		vm.Languages = append(vm.Languages, components.Option{Value: choice.Code, Label: choice.Name})
@@ -167,12 +168,17 @@ func (h *Handler) showOfferMail(c *gin.Context) {
 	if to := c.Query("to"); to != "" && len(to) < 4096 {
 		form.To = to // the language changed: the recipients typed so far stay
 	}
-	vm := h.offerMailVM(c, ref, quote, customer, form, nil, mails)
+	h.renderOfferMail(c, http.StatusOK, h.offerMailVM(c, ref, quote, customer, form, nil, mails))
+}
+
+// renderOfferMail answers the e-mail region: alone for htmx, as a page of its own for a plain
+// request (the form without JavaScript).
+func (h *Handler) renderOfferMail(c *gin.Context, status int, vm contracts.OfferMailVM) {
 	if isHTMX(c) {
-		h.render(c, http.StatusOK, contracts.OfferMailPartial(vm))
+		h.render(c, status, contracts.OfferMailPartial(vm))
 		return
 	}
-	h.renderPage(c, http.StatusOK, t(c, "offer.mail.title"), layout.SectionQuotes, contracts.OfferMailPartial(vm))
+	h.renderPage(c, status, t(c, "offer.mail.title"), layout.SectionQuotes, contracts.OfferMailPartial(vm))
 }
 
 // parseRecipients splits the typed recipients (commas, semicolons, new lines), checks each with
@@ -280,7 +286,7 @@ func (h *Handler) sendOfferMail(c *gin.Context) {
 		return
 	}
 	if !h.mail.Enabled() {
-		h.fail(c, &documentError{status: http.StatusConflict, title: i18n.M("offer.mail.disabled_title"), message: i18n.M("offer.mail.disabled")})
+		h.failDocument(c, &documentError{status: http.StatusConflict, title: i18n.M("offer.mail.disabled_title"), message: i18n.M("offer.mail.disabled")})
 		return
 	}
 	pf := c.Request.PostForm
@@ -302,7 +308,7 @@ func (h *Handler) sendOfferMail(c *gin.Context) {
 			h.fail(c, err)
 			return
 		}
-		h.render(c, http.StatusUnprocessableEntity, contracts.OfferMailPartial(h.offerMailVM(c, ref, quote, nil, form, errs, mails)))
+		h.renderOfferMail(c, http.StatusUnprocessableEntity, h.offerMailVM(c, ref, quote, nil, form, errs, mails))
 		return
 	}
 	made, err := h.makeOffer(c, ref, form.Lang)
@@ -318,7 +324,7 @@ func (h *Handler) sendOfferMail(c *gin.Context) {
 		}
 		vm := h.offerMailVM(c, ref, quote, made.customer, form, nil, mails)
 		vm.Confirm = resend
-		h.render(c, http.StatusOK, contracts.OfferMailPartial(vm))
+		h.renderOfferMail(c, http.StatusOK, vm)
 		return
 	}
 	attachment, err := h.api.Attachments.Upload(ctx, ref.quoteID, offer.AttachmentType, made.fileName,
