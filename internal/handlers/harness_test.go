@@ -222,7 +222,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	mail.Run()
 	t.Cleanup(mail.Close)
 	h, err := New(Deps{
-		Mail:           mail,
+		Mail:   mail,
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets, Now: opts.now,
 		ExtraRoutes:    func(r *gin.Engine) { r.Any("/idp/*path", idp) },
 		Recent:         recent.New(p.db, nil),

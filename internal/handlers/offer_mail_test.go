@@ -44,7 +44,7 @@ func TestOfferMailFormValidatesAsksAgainAndSends(t *testing.T) {
 	for name, change := range map[string]func(v url.Values){
 		"bad address":   func(v url.Values) { v.Set("to", "anna@example.org, not-an-address") },
 		"no recipient":  func(v url.Values) { v.Set("to", " , ") },
-		"too many":      func(v url.Values) { v.Set("to", manyRecipients(offerMailMaxRecipients + 1)) },
+		"too many":      func(v url.Values) { v.Set("to", manyRecipients(offerMailMaxRecipients+1)) },
 		"empty subject": func(v url.Values) { v.Set("subject", " ") },
 		"long message":  func(v url.Values) { v.Set("message", strings.Repeat("a", offerMailMaxMessageRune+1)) },
 	} {
