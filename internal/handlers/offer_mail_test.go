@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/cpqportal/portal/internal/outbox/mailpittest"
 )
 
@@ -153,5 +155,32 @@ func waitForMail(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 20 s")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestOfferMailRefusalIsShownToTheSender: a recipient the SMTP server refuses (5xx) is listed on
+// the quote as refused, with the server's answer; the other recipient's mail is delivered.
+func TestOfferMailRefusalIsShownToTheSender(t *testing.T) {
+	mp := mailpittest.Start(t, mailpittest.Options{AllowedRecipients: `@example\.org$`})
+	e := newDocsEnv(t, docsOptions{smtpURL: mp.SMTPURL()})
+	ref := e.newQuote(t)
+	mailURL := ref.baseURL() + "/offer/mail"
+	sent := e.htmxDo(t, http.MethodPost, mailURL, url.Values{"to": {"ok@example.org, nobody@refused.test"}, "lang": {"en"},
+		"subject": {"Offer"}, "message": {"Hello"}})
+	if sent.StatusCode != http.StatusOK {
+		t.Fatalf("send: %d", sent.StatusCode)
+	}
+	var rows *goquery.Selection
+	waitForMail(t, func() bool {
+		rows = parseHTML(t, e.htmxDo(t, http.MethodGet, mailURL, nil).body).Find(`[data-testid="offer-mail-row"]`)
+		return rows.Filter(`[data-status="sent"]`).Length() == 1 && rows.Filter(`[data-status="refused"]`).Length() == 1
+	})
+	refused := rows.Filter(`[data-status="refused"]`)
+	if refused.Find(`[data-testid="offer-mail-to"]`).Text() != "nobody@refused.test" ||
+		!strings.Contains(refused.Text(), "Refused:") || !strings.Contains(refused.Text(), "55") {
+		t.Errorf("the refused mail reads %q", refused.Text())
+	}
+	if n := len(mp.Messages(t)); n != 1 {
+		t.Errorf("%d mails arrived, want the accepted one only", n)
 	}
 }
