@@ -18,7 +18,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 RACE_PKGS_RE := /internal/(auth|session|handlers)(/|$$)
 
 # Nested Go modules (own go.mod, so their dependencies stay out of the portal's go.sum) are
-# linted and tested too; tools/ only pins programs to build (Dex, oauth2-proxy) and has nothing to test.
+# linted and tested too; tools/ only pins programs to build (Dex, oauth2-proxy, Mailpit) and has nothing to test.
 SUBMODULES = $(shell find . -mindepth 2 -name go.mod -not -path './.cache/*' -not -path './tools/*' -printf '%h\n' | sort)
 
 # Targets of `make e2e` / `make conformance` against a real v2 API (empty: the simulator).
@@ -52,7 +52,7 @@ test: ## Everything CI runs: deps, generate-check, lint, docker-check, unit test
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=10000x SLOW_FUZZTIME=300x
 	@$(MAKE) --no-print-directory e2e DEPS_DONE=1
 
-deps: ## Install what is missing: chromium, redis-server (apt), Playwright driver (npm), Dex
+deps: ## Install what is missing: chromium, redis-server (apt), Playwright driver (npm), Dex, Mailpit
 	@if [ -z "$(DEPS_DONE)" ]; then scripts/ensure-deps.sh; fi
 
 generate: ## Generate Go code from templ templates

@@ -9,7 +9,8 @@
 #   - the Playwright driver that playwright-go pins, assembled from npm's playwright-core
 #     into .cache/pw-driver (or $PLAYWRIGHT_DRIVER_PATH); Playwright's own CDN is not used;
 #   - axe-core (pinned) from npm into .cache/axe, for the accessibility checks of the browser tests;
-#   - Dex, through scripts/build-dex.sh, when that script exists.
+#   - Dex, through scripts/build-dex.sh, when that script exists;
+#   - Mailpit (the SMTP server of the mail tests), through scripts/build-mailpit.sh.
 # It is idempotent and takes about a second when everything is present. It needs root only
 # when a Debian package is missing; without root it prints the command to run and exits 1.
 set -euo pipefail
@@ -92,4 +93,10 @@ fi
 if [ -f scripts/build-dex.sh ]; then
   bash scripts/build-dex.sh
   say "Dex: present"
+fi
+
+# --- Mailpit (the SMTP server the mail tests send to: internal/outbox, e2e) ----------------
+if [ -f scripts/build-mailpit.sh ]; then
+  bash scripts/build-mailpit.sh
+  say "Mailpit: present"
 fi

@@ -44,6 +44,7 @@ import (
 	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/outbox"
 	"github.com/cpqportal/portal/internal/people"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/savedviews"
@@ -243,6 +244,7 @@ type portal struct {
 	backgroundCtx context.Context
 	wg            sync.WaitGroup
 	jobs          *jobs.Manager
+	mail          *outbox.Outbox
 }
 
 // background runs fn until the portal closes.
@@ -261,6 +263,9 @@ func (p *portal) close() {
 	}
 	if p.jobs != nil {
 		p.jobs.Close() // after the items in flight; the jobs resume at the next start
+	}
+	if p.mail != nil {
+		p.mail.Close() // after the send in flight has recorded its answer
 	}
 	if p.auth != nil {
 		p.auth.Close()
@@ -383,10 +388,20 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		OnChange: jobChanges.Notify})
 	jobManager = p.jobs
 	p.jobs.Run()
+	// E-mail (internal/outbox, docs/mail.md): without PORTAL_SMTP_URL the outbox only lists what
+	// was sent before, and the pages that would send say e-mail is not configured.
+	var sender outbox.Sender
+	if cfg.SMTP != nil {
+		sender = outbox.SMTPSender{Server: *cfg.SMTP, From: cfg.SMTPFrom}
+		logger.Info("e-mail through SMTP", slog.String("server", cfg.SMTP.String()), slog.String("from", cfg.SMTPFrom))
+	}
+	p.mail = outbox.New(outbox.Options{DB: db, Sender: sender, Logger: logger.With(slog.String("component", "outbox"))})
+	p.mail.Run()
 	imports := customerimport.NewStore(db, customerimport.Options{})
 	p.background(func(ctx context.Context) { purgeCustomerImports(ctx, imports, logger) })
 	deps := handlers.Deps{
 		Imports:        imports,
+		Mail:           p.mail,
 		Recent:         recent.New(db, nil),
 		SavedViews:     savedviews.New(db, nil),
 		Work:           work,

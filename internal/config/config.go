@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/mail"
 	"net/netip"
 	"net/url"
 	"os"
@@ -29,6 +30,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/cpqportal/portal/internal/outbox"
 )
 
 // Session store kinds accepted by PORTAL_SESSION_STORE.
@@ -146,6 +149,10 @@ type Config struct {
 	// WorkStaleAfter: a work-index row last seen longer ago is re-read with the viewer's token
 	// before a list shows it.
 	WorkStaleAfter time.Duration
+	// SMTP is the e-mail server (PORTAL_SMTP_URL; nil: no e-mail is sent, and the pages that
+	// would send say so); SMTPFrom the From address of every mail (PORTAL_SMTP_FROM).
+	SMTP     *outbox.SMTP
+	SMTPFrom string
 	// WorkRetention: work-index rows nobody's token read for this long leave the lists; 0 keeps
 	// every row (the default).
 	WorkRetention time.Duration
@@ -332,6 +339,30 @@ func settings() []setting {
 					return err
 				}
 				c.OIDCClientSecret = raw
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_SMTP_URL", "", "", "SMTP server of the portal's e-mail: smtp://user:password@host:587 (STARTTLS required), smtps://user:password@host:465, or smtp://host:25?starttls=0 (no TLS); empty: no e-mail (docs/operations.md)"},
+			apply: func(c *Config, raw string) error {
+				if raw == "" {
+					return nil
+				}
+				server, err := outbox.ParseSMTPURL(raw)
+				if err != nil {
+					return err // never the URL itself: it holds the password
+				}
+				c.SMTP = &server
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_SMTP_FROM", "smtp-from", "", "The From address of the portal's e-mail (required with PORTAL_SMTP_URL), e.g. offers@example.com"},
+			apply: func(c *Config, raw string) error {
+				if raw == "" {
+					return nil
+				}
+				a, err := mail.ParseAddress(raw)
+				if err != nil {
+					return fmt.Errorf("must be an e-mail address such as offers@example.com, not %q", raw)
+				}
+				c.SMTPFrom = a.Address
 				return nil
 			}},
 		{Setting: Setting{"PORTAL_OIDC_CLIENT_SECRET_FILE", "oidc-client-secret-file", "", "File holding the OAuth client secret (trailing newline ignored)"},
@@ -670,7 +701,7 @@ func load(args []string, getenv func(string) string, usageOut io.Writer) (Config
 	fs.Usage = func() {
 		fmt.Fprintf(usageOut, "Usage: portal [flags]\n\nEvery flag has a PORTAL_* environment variable; a flag wins over the environment.\n\n")
 		fs.PrintDefaults()
-		fmt.Fprintf(usageOut, "\nSecrets only from the environment: PORTAL_OIDC_CLIENT_SECRET, PORTAL_SESSION_KEYS.\n")
+		fmt.Fprintf(usageOut, "\nSecrets only from the environment: PORTAL_OIDC_CLIENT_SECRET, PORTAL_SESSION_KEYS, PORTAL_SMTP_URL.\n")
 	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -745,6 +776,9 @@ func finish(c *Config) error {
 		}
 	}
 
+	if c.SMTP != nil && c.SMTPFrom == "" {
+		return errors.New("PORTAL_SMTP_FROM: required with PORTAL_SMTP_URL (the From address of the portal's e-mail)")
+	}
 	switch {
 	case c.V2APIURL == nil && !c.Demo:
 		return errors.New("PORTAL_V2_API_URL: required (or run with -demo)")

@@ -47,6 +47,8 @@ type docsOptions struct {
 	// login is the demo user e.user signs in as (default "sales"; the back-office tools need
 	// "backoffice").
 	login string
+	// smtpURL is PORTAL_SMTP_URL (empty: e-mail is off).
+	smtpURL string
 }
 
 func newDocsEnv(t *testing.T, opts docsOptions) *docsEnv {
@@ -70,7 +72,7 @@ func newDocsEnv(t *testing.T, opts docsOptions) *docsEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newPortal(t, portalOptions{v2URL: srv.URL, uploadLimit: opts.uploadLimit, v2Timeout: opts.v2Timeout, metrics: opts.metrics, extraUsers: opts.users})
+	p := newPortal(t, portalOptions{v2URL: srv.URL, uploadLimit: opts.uploadLimit, v2Timeout: opts.v2Timeout, metrics: opts.metrics, extraUsers: opts.users, smtpURL: opts.smtpURL})
 	login := opts.login
 	if login == "" {
 		login = "sales"

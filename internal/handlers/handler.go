@@ -38,6 +38,7 @@ import (
 	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/outbox"
 	"github.com/cpqportal/portal/internal/people"
 	"github.com/cpqportal/portal/internal/pipeline"
 	"github.com/cpqportal/portal/internal/quota"
@@ -132,6 +133,8 @@ type Deps struct {
 	// Imports keeps the customer imports' dry runs (internal/customerimport); nil answers the import
 	// pages with 503 (tests).
 	Imports *customerimport.Store
+	// Mail is the outbox (nil: no e-mail, and no list of sent mail).
+	Mail *outbox.Outbox
 }
 
 // Handler holds the dependencies of every route. All handlers are its methods; it has no
@@ -190,6 +193,9 @@ type Handler struct {
 	imports         *customerimport.Store
 	importReader    *customerimport.Reader
 	importsInFlight *quota.InFlight
+	// mail is the outbox (internal/outbox): the offer sent by e-mail (offer_mail.go). Without an
+	// SMTP server it only lists what was sent before (Enabled false); nil in tests without it.
+	mail *outbox.Outbox
 	// parses bounds the reading of uploaded spreadsheets: one per person, parsesPerReplica in all
 	// (upload_parse.go); stopping ends the reads in flight when the portal starts to stop
 	// (SetNotReady), stopParses is its cancel.
@@ -244,6 +250,7 @@ func New(deps Deps) (*Handler, error) {
 		people:      deps.People,
 		views:       deps.SavedViews,
 		imports:     deps.Imports,
+		mail:        deps.Mail,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.exports = quota.NewInFlight(exportsPerUser)

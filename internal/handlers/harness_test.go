@@ -27,6 +27,7 @@ import (
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/outbox"
 	"github.com/cpqportal/portal/internal/people"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/savedviews"
@@ -84,6 +85,8 @@ type portalOptions struct {
 	metrics prometheus.Registerer
 	// extraUsers sign in besides the demo users (a display name with an emoji).
 	extraUsers []demoidp.User
+	// smtpURL, when set, is PORTAL_SMTP_URL: the outbox sends there (else e-mail is off).
+	smtpURL string
 }
 
 // testPortal is one running portal with its provider and simulator.
@@ -207,7 +210,19 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	t.Cleanup(jobManager.Close)
 	p.jobs = jobManager
 	directory = people.New(p.db, people.Options{})
+	var sender outbox.Sender
+	if opts.smtpURL != "" {
+		server, err := outbox.ParseSMTPURL(opts.smtpURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sender = outbox.SMTPSender{Server: server, From: "offers@portal.example.com"}
+	}
+	mail := outbox.New(outbox.Options{DB: p.db, Sender: sender, Logger: logger, PollInterval: 50 * time.Millisecond})
+	mail.Run()
+	t.Cleanup(mail.Close)
 	h, err := New(Deps{
+		Mail:   mail,
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets, Now: opts.now,
 		ExtraRoutes:    func(r *gin.Engine) { r.Any("/idp/*path", idp) },
 		Recent:         recent.New(p.db, nil),

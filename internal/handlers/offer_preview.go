@@ -20,6 +20,9 @@ type madeOffer struct {
 	pdf      []byte
 	fileName string
 	lang     string
+	// version is the quote's fingerprint (offer.Fingerprint); customer the quote's customer.
+	version  string
+	customer *apiclient.Customer
 }
 
 // offerTranslator is the translator of the language the request names in lang (one of the
@@ -61,7 +64,9 @@ func (h *Handler) makeOffer(c *gin.Context, ref quoteRef, code string) (madeOffe
 	if err != nil {
 		return madeOffer{}, err
 	}
-	return madeOffer{pdf: pdf, fileName: offer.FileName(ref.quoteID, otr.Lang(), date, offer.Fingerprint(quote)), lang: otr.Lang()}, nil
+	version := offer.Fingerprint(quote)
+	return madeOffer{pdf: pdf, fileName: offer.FileName(ref.quoteID, otr.Lang(), date, version), lang: otr.Lang(),
+		version: version, customer: customer}, nil
 }
 
 // previewOffer answers GET /quotes/:cpqId/:customerId/:quoteId/offer?lang=it: the offer shown in

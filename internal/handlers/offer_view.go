@@ -12,7 +12,7 @@ import (
 // newest QUOTE_PDF attachment, stale when the quote no longer makes the offer it shows
 // (offer.Stale: the fingerprint in its name, else the v2 API's own times).
 func (h *Handler) offerVM(tr *i18n.Translator, ref quoteRef, quote *apiclient.Quote) contracts.OfferVM {
-	vm := contracts.OfferVM{URL: ref.baseURL() + "/offer", Lang: tr.Lang(), ValidDays: offer.ValidDays}
+	vm := contracts.OfferVM{URL: ref.baseURL() + "/offer", MailURL: ref.baseURL() + "/offer/mail", Lang: tr.Lang(), ValidDays: offer.ValidDays}
 	for _, choice := range h.i18n.Choices() {
 		vm.Languages = append(vm.Languages, components.Option{Value: choice.Code, Label: choice.Name})
 	}

@@ -151,6 +151,9 @@ func (h *Handler) Routes(r *gin.Engine) {
 	// The offer (internal/offer): shown inline (?lang=), or stored on the quote as an attachment.
 	pages.GET("/quotes/:cpqId/:customerId/:quoteId/offer", h.previewOffer)
 	pages.POST("/quotes/:cpqId/:customerId/:quoteId/offer", h.sendOffer)
+	// The offer sent by e-mail (offer_mail.go): the form and the mails sent, and the send.
+	pages.GET("/quotes/:cpqId/:customerId/:quoteId/offer/mail", h.showOfferMail)
+	pages.POST("/quotes/:cpqId/:customerId/:quoteId/offer/mail", h.sendOfferMail)
 	// Contracts: search by id or number (the number only ever in the query), page, PDF, signature, archive.
 	pages.GET("/contracts", h.showContractSearch)
 	pages.GET("/contracts/lookup", h.lookupContract)

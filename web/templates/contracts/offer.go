@@ -11,6 +11,8 @@ import (
 type OfferVM struct {
 	// URL is the offer's portal path: GET previews (?lang=), POST stores.
 	URL string
+	// MailURL is the offer's e-mail region (OfferMailPartial), loaded into the card.
+	MailURL string
 	// Languages are the five languages, each named in itself; Lang is the one chosen (the reader's).
 	Languages []components.Option
 	Lang      string

@@ -1,0 +1,493 @@
+// Package outbox sends the portal's e-mail: each mail to one recipient is a row of the state
+// database (table mail_outbox, migration 00016) written before anything is sent, and a worker on
+// every replica sends the rows that are due, one replica per row by a lease on the database's
+// clock. docs/mail.md states the guarantees; in short:
+//
+//   - at most once: a row is moved to "sending" (committed) before its SMTP conversation starts,
+//     and only the holder that started it may move it on. A holder that vanished (SIGKILL, a
+//     database that stayed down past the lease) leaves the row "unknown": it is never sent again
+//     blindly, and the person who sent it is told to check with the recipient;
+//   - a refusal that happened before the server took the message (a 4xx answer, a connection
+//     that failed before the end of DATA) is retried with back-off, up to MaxAttempts;
+//   - a 5xx answer ends the row as "refused", with the server's words shown to the sender.
+package outbox
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cpqportal/portal/internal/statedb"
+)
+
+// The statuses of a row.
+const (
+	StatusQueued  = "queued"  // due at next_attempt (a retry keeps the last error)
+	StatusSending = "sending" // a holder is in the SMTP conversation
+	StatusSent    = "sent"    // the server took it (250 after DATA)
+	StatusRefused = "refused" // the server answered 5xx: not sent, error says why
+	StatusFailed  = "failed"  // every attempt failed temporarily: not sent
+	StatusUnknown = "unknown" // its holder vanished mid-send: it may or may not have arrived
+)
+
+// Defaults of Options.
+const (
+	DefaultLeaseTerm    = 2 * time.Minute
+	DefaultSendTimeout  = 60 * time.Second
+	DefaultPollInterval = 2 * time.Second
+	DefaultBackoff      = 30 * time.Second
+	DefaultMaxBackoff   = time.Hour
+	DefaultMaxAttempts  = 8
+	// claimLimit bounds the rows one scan picks up.
+	claimLimit = 20
+)
+
+// Mail is one e-mail to one recipient, as written to the outbox.
+type Mail struct {
+	// Owner is the subject of the sender; Topic what it is about ("quote:123"); Batch the send it
+	// belongs to (set by Enqueue when empty: one batch per call).
+	Owner, Topic, Batch string
+	Recipient           string
+	Lang                string
+	// FromName is shown as the sender's name (the From address is the operator's); ReplyTo is
+	// the person's own address, so the customer's answer reaches them.
+	FromName, ReplyTo string
+	Subject           string
+	Text, HTML        string
+	// Attachment, when AttachmentName is set.
+	AttachmentName, AttachmentType string
+	Attachment                     []byte
+	// Version is the topic's state the mail shows (the quote's fingerprint for an offer).
+	Version string
+}
+
+// Sent is a row as the sender's pages show it.
+type Sent struct {
+	ID, Batch, Recipient, Subject, Lang, Version string
+	MessageID, AttachmentName                    string
+	Status                                       string
+	Error                                        string
+	Attempts                                     int
+	CreatedAt, SentAt, NextAttempt               time.Time
+}
+
+// Message is what a Sender sends: the row's mail and its fixed Message-ID.
+type Message struct {
+	Mail
+	ID, MessageID string
+}
+
+// Sender sends one message. Its error tells what happened (*SendFailure): a refusal, a failure
+// before the server took the message (retried), or an outcome that cannot be told.
+type Sender interface {
+	Send(ctx context.Context, m Message) error
+}
+
+// Outcome classifies a failed send.
+type Outcome int
+
+const (
+	// Retry: the server did not take the message (4xx, no connection, a break before the end of
+	// DATA); another attempt is safe.
+	Retry Outcome = iota
+	// Refuse: the server answered 5xx; no attempt will succeed.
+	Refuse
+	// Unclear: the conversation broke after the end of DATA was sent and before the answer; the
+	// message may have been taken. Never retried.
+	Unclear
+)
+
+// SendFailure is a Sender's error with its classification.
+type SendFailure struct {
+	Outcome Outcome
+	// Text is the server's answer or the failure, as shown to the sender (no credentials).
+	Text string
+	Err  error
+}
+
+func (e *SendFailure) Error() string { return "outbox: send: " + e.Text }
+func (e *SendFailure) Unwrap() error { return e.Err }
+
+// Options configure an Outbox.
+type Options struct {
+	DB     *statedb.DB
+	Sender Sender
+	Logger *slog.Logger
+	// LeaseTerm: a row "sending" longer than this (by the database's clock) whose holder did not
+	// record an answer is "unknown". It must exceed SendTimeout.
+	LeaseTerm time.Duration
+	// SendTimeout bounds one SMTP conversation.
+	SendTimeout time.Duration
+	// PollInterval is how often the worker looks for due rows (Enqueue on this replica wakes it
+	// at once).
+	PollInterval time.Duration
+	// Backoff is the delay after the first failed attempt, doubled after each further one up to
+	// MaxBackoff; MaxAttempts attempts in all, then the row fails.
+	Backoff, MaxBackoff time.Duration
+	MaxAttempts         int
+	// OnChange, when set, is called with a row's topic and owner after its status changed. It
+	// must not block.
+	OnChange func(topic, owner string)
+}
+
+// Outbox writes mails and sends them.
+type Outbox struct {
+	opts   Options
+	db     *statedb.DB
+	holder string
+	wake   chan struct{}
+
+	mu      sync.Mutex
+	stop    context.CancelFunc
+	done    chan struct{}
+	running bool
+}
+
+// New returns an Outbox on opts.DB; Run starts its worker. A nil Sender is an outbox that
+// writes nothing (Enabled false).
+func New(opts Options) *Outbox {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.SendTimeout <= 0 {
+		opts.SendTimeout = DefaultSendTimeout
+	}
+	if opts.LeaseTerm <= 0 {
+		opts.LeaseTerm = DefaultLeaseTerm
+	}
+	if opts.LeaseTerm <= opts.SendTimeout {
+		opts.LeaseTerm = opts.SendTimeout + opts.SendTimeout/2
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	if opts.Backoff <= 0 {
+		opts.Backoff = DefaultBackoff
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = DefaultMaxBackoff
+	}
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = DefaultMaxAttempts
+	}
+	return &Outbox{opts: opts, db: opts.DB, holder: randomID(), wake: make(chan struct{}, 1)}
+}
+
+// Enabled reports whether mail can be sent (an SMTP server is configured).
+func (o *Outbox) Enabled() bool { return o != nil && o.opts.Sender != nil }
+
+// ErrDisabled is Enqueue's error when no SMTP server is configured.
+var ErrDisabled = errors.New("outbox: no SMTP server is configured (PORTAL_SMTP_URL)")
+
+func randomID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Enqueue writes mails as one batch (their rows commit together) and wakes the worker; it
+// returns the batch's id.
+func (o *Outbox) Enqueue(ctx context.Context, domain string, mails []Mail) (string, error) {
+	if !o.Enabled() {
+		return "", ErrDisabled
+	}
+	batch := randomID()
+	now := statedb.Micros(time.Now())
+	err := o.db.Tx(ctx, func(tx *sql.Tx) error {
+		for _, m := range mails {
+			id := randomID()
+			if m.Batch == "" {
+				m.Batch = batch
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO mail_outbox (id, owner, topic, batch, recipient, lang, message_id,
+				from_name, reply_to, subject, text_body, html_body, attachment_name, attachment_type, attachment, version,
+				status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)`,
+				id, m.Owner, m.Topic, m.Batch, m.Recipient, m.Lang, "<"+id+"@"+domain+">", m.FromName, m.ReplyTo,
+				m.Subject, m.Text, m.HTML, m.AttachmentName, m.AttachmentType, m.Attachment, m.Version, StatusQueued, now)
+			if err != nil {
+				return fmt.Errorf("outbox: write mail: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	o.Wake()
+	return batch, nil
+}
+
+// Wake makes the worker look for due rows now.
+func (o *Outbox) Wake() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Topic is a topic's mails, newest first (at most limit).
+func (o *Outbox) Topic(ctx context.Context, topic string, limit int) ([]Sent, error) {
+	rows, err := o.db.SQL.QueryContext(ctx, `SELECT id, batch, recipient, subject, lang, version, message_id,
+		attachment_name, status, error, attempts, created_at, sent_at, next_attempt
+		FROM mail_outbox WHERE topic = $1 ORDER BY created_at DESC, recipient LIMIT $2`, topic, limit)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: read %s: %w", topic, err)
+	}
+	defer rows.Close()
+	var out []Sent
+	for rows.Next() {
+		var s Sent
+		var created, sent, next int64
+		if err := rows.Scan(&s.ID, &s.Batch, &s.Recipient, &s.Subject, &s.Lang, &s.Version, &s.MessageID,
+			&s.AttachmentName, &s.Status, &s.Error, &s.Attempts, &created, &sent, &next); err != nil {
+			return nil, fmt.Errorf("outbox: read %s: %w", topic, err)
+		}
+		s.CreatedAt, s.SentAt, s.NextAttempt = statedb.Time(created), statedb.Time(sent), statedb.Time(next)
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("outbox: read %s: %w", topic, err)
+	}
+	return out, nil
+}
+
+// Run starts the worker (once); Close stops it.
+func (o *Outbox) Run() {
+	if !o.Enabled() {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.running {
+		return
+	}
+	o.running = true
+	ctx, cancel := context.WithCancel(context.Background())
+	o.stop, o.done = cancel, make(chan struct{})
+	go func() {
+		defer close(o.done)
+		o.loop(ctx)
+	}()
+}
+
+// Close stops the worker after the send in flight has recorded its answer (or its context ended).
+func (o *Outbox) Close() {
+	o.mu.Lock()
+	stop, done := o.stop, o.done
+	o.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+}
+
+func (o *Outbox) loop(ctx context.Context) {
+	ticker := time.NewTicker(o.opts.PollInterval)
+	defer ticker.Stop()
+	for {
+		if err := o.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			o.opts.Logger.Warn("outbox: scan failed; retried at the next", slog.Any("err", err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		case <-o.wake:
+		}
+	}
+}
+
+// RunOnce marks the rows of vanished holders unknown, then sends the rows that are due, one at a
+// time, until none is left.
+func (o *Outbox) RunOnce(ctx context.Context) error {
+	if err := o.expire(ctx); err != nil {
+		return err
+	}
+	for ctx.Err() == nil {
+		ids, err := o.due(ctx)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		for _, id := range ids {
+			if ctx.Err() != nil {
+				return nil
+			}
+			m, ok, err := o.claim(ctx, id)
+			if err != nil {
+				return err
+			}
+			if ok {
+				o.send(ctx, m)
+			}
+		}
+	}
+	return nil
+}
+
+// expire moves the rows whose holder's lease ran out from "sending" to "unknown": their holder
+// may have sent them, so nobody sends them again.
+func (o *Outbox) expire(ctx context.Context) error {
+	rows, err := o.db.SQL.QueryContext(ctx, `SELECT id, topic, owner FROM mail_outbox WHERE status = $1 AND lease_expires < `+o.db.NowMicros(), StatusSending)
+	if err != nil {
+		return fmt.Errorf("outbox: read expired leases: %w", err)
+	}
+	type row struct{ id, topic, owner string }
+	var expired []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.topic, &r.owner); err != nil {
+			rows.Close()
+			return fmt.Errorf("outbox: read expired leases: %w", err)
+		}
+		expired = append(expired, r)
+	}
+	rows.Close()
+	for _, r := range expired {
+		res, err := o.db.SQL.ExecContext(ctx, `UPDATE mail_outbox SET status = $1, attachment = NULL, updated_at = $2
+			WHERE id = $3 AND status = $4 AND lease_expires < `+o.db.NowMicros(), StatusUnknown, statedb.Micros(time.Now()), r.id, StatusSending)
+		if err != nil {
+			return fmt.Errorf("outbox: mark %s unknown: %w", r.id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			o.opts.Logger.Warn("outbox: a mail's sender vanished mid-send; its delivery is unknown and it is not sent again",
+				slog.String("mail", r.id), slog.String("topic", r.topic))
+			o.changed(r.topic, r.owner)
+		}
+	}
+	return nil
+}
+
+// due is the ids of rows due now.
+func (o *Outbox) due(ctx context.Context) ([]string, error) {
+	rows, err := o.db.SQL.QueryContext(ctx, `SELECT id FROM mail_outbox WHERE status = $1 AND next_attempt <= `+o.db.NowMicros()+`
+		ORDER BY next_attempt, created_at LIMIT $2`, StatusQueued, claimLimit)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: read due mails: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("outbox: read due mails: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// claim takes row id when it is still queued and due: "sending", this holder, a lease, one
+// more attempt, committed before anything is sent. ok is false when another replica took it.
+func (o *Outbox) claim(ctx context.Context, id string) (Message, bool, error) {
+	res, err := o.db.SQL.ExecContext(ctx, `UPDATE mail_outbox SET status = $1, lease_holder = $2,
+		lease_expires = `+o.db.NowMicros()+` + $3, attempts = attempts + 1, updated_at = $4
+		WHERE id = $5 AND status = $6 AND next_attempt <= `+o.db.NowMicros(),
+		StatusSending, o.holder, o.opts.LeaseTerm.Microseconds(), statedb.Micros(time.Now()), id, StatusQueued)
+	if err != nil {
+		return Message{}, false, fmt.Errorf("outbox: claim %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return Message{}, false, nil
+	}
+	m := Message{ID: id}
+	err = o.db.SQL.QueryRowContext(ctx, `SELECT owner, topic, batch, recipient, lang, message_id, from_name, reply_to,
+		subject, text_body, html_body, attachment_name, attachment_type, attachment, version FROM mail_outbox WHERE id = $1`, id).
+		Scan(&m.Owner, &m.Topic, &m.Batch, &m.Recipient, &m.Lang, &m.MessageID, &m.FromName, &m.ReplyTo,
+			&m.Subject, &m.Text, &m.HTML, &m.AttachmentName, &m.AttachmentType, &m.Attachment, &m.Version)
+	if err != nil {
+		// Claimed but not read: nothing was sent, so it may go again after its lease (as unknown
+		// would be wrong). Put it back; if even that fails, the lease ends as unknown.
+		_, _ = o.db.SQL.ExecContext(ctx, `UPDATE mail_outbox SET status = $1, lease_holder = '' WHERE id = $2 AND lease_holder = $3`,
+			StatusQueued, id, o.holder)
+		return Message{}, false, fmt.Errorf("outbox: read %s: %w", id, err)
+	}
+	o.changed(m.Topic, m.Owner)
+	return m, true, nil
+}
+
+// send sends a claimed row and records the answer.
+func (o *Outbox) send(ctx context.Context, m Message) {
+	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.opts.SendTimeout)
+	err := o.opts.Sender.Send(sendCtx, m)
+	cancel()
+	id := m.ID
+	var failure *SendFailure
+	if err != nil && !errors.As(err, &failure) {
+		failure = &SendFailure{Outcome: Retry, Text: err.Error(), Err: err}
+	}
+	now := statedb.Micros(time.Now())
+	var query string
+	var args []any
+	switch {
+	case err == nil:
+		query, args = `UPDATE mail_outbox SET status = $1, sent_at = $2, updated_at = $2, error = '', attachment = NULL`, []any{StatusSent, now}
+	case failure.Outcome == Refuse:
+		query, args = `UPDATE mail_outbox SET status = $1, updated_at = $2, error = $3, attachment = NULL`, []any{StatusRefused, now, failure.Text}
+	case failure.Outcome == Unclear:
+		query, args = `UPDATE mail_outbox SET status = $1, updated_at = $2, error = $3, attachment = NULL`, []any{StatusUnknown, now, failure.Text}
+	default:
+		attempts := 0
+		_ = o.db.SQL.QueryRowContext(ctx, `SELECT attempts FROM mail_outbox WHERE id = $1`, id).Scan(&attempts)
+		if attempts >= o.opts.MaxAttempts {
+			query, args = `UPDATE mail_outbox SET status = $1, updated_at = $2, error = $3, attachment = NULL`, []any{StatusFailed, now, failure.Text}
+		} else {
+			delay := o.backoff(attempts)
+			query, args = `UPDATE mail_outbox SET status = $1, updated_at = $2, error = $3, next_attempt = `+o.db.NowMicros()+` + $4`,
+				[]any{StatusQueued, now, failure.Text, delay.Microseconds()}
+		}
+	}
+	// Only this holder's own row, whether still sending or already declared unknown by another
+	// replica (this holder knows what happened).
+	n := len(args)
+	query += fmt.Sprintf(`, lease_holder = '', lease_expires = 0 WHERE id = $%d AND lease_holder = $%d AND status IN ('%s', '%s')`,
+		n+1, n+2, StatusSending, StatusUnknown)
+	args = append(args, id, o.holder)
+	o.record(ctx, m, query, args)
+	switch {
+	case err == nil:
+		o.opts.Logger.Info("outbox: mail sent", slog.String("mail", id), slog.String("topic", m.Topic))
+	default:
+		o.opts.Logger.Warn("outbox: mail not sent", slog.String("mail", id), slog.String("topic", m.Topic),
+			slog.String("reason", failure.Text), slog.Int("outcome", int(failure.Outcome)))
+	}
+}
+
+// record writes a send's answer, again and again while the database is down (until the worker
+// stops: the row's lease then ends as unknown, never sent twice).
+func (o *Outbox) record(ctx context.Context, m Message, query string, args []any) {
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		_, err := o.db.SQL.ExecContext(context.WithoutCancel(ctx), query, args...)
+		if err == nil {
+			o.changed(m.Topic, m.Owner)
+			return
+		}
+		o.opts.Logger.Warn("outbox: recording a send's answer failed; retrying", slog.Any("err", err))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// backoff is the delay after attempt n (from 1): Backoff doubled per further attempt, at most
+// MaxBackoff.
+func (o *Outbox) backoff(n int) time.Duration {
+	d := o.opts.Backoff
+	for i := 1; i < n && d < o.opts.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, o.opts.MaxBackoff)
+}
+
+func (o *Outbox) changed(topic, owner string) {
+	if o.opts.OnChange != nil {
+		o.opts.OnChange(topic, owner)
+	}
+}
