@@ -63,10 +63,8 @@ func measureOverhead(ctx context.Context, l *lab, rep *report) error {
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
-	env := []string{"PORTAL_DATABASE_URL=" + dbURL}
-	if addr := os.Getenv("PPROF_ADDR_POSTGRES"); addr != "" {
-		env = append(env, "PPROF_ADDR="+addr) // a pprof build's listener for this portal (docs/performance.md)
-	}
+	// A pprof build's listener (docs/performance.md): PPROF_ADDR is the main portal's, still running.
+	env := []string{"PORTAL_DATABASE_URL=" + dbURL, "PPROF_ADDR=" + os.Getenv("PPROF_ADDR_POSTGRES")}
 	portal, err := l.newPortalFrom(ctx, "portal-postgres", l.portalBin, env)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
