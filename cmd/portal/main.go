@@ -91,8 +91,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	logger := newLogger(cfg, stderr)
-	// go-redis keeps one logger per process: its messages join the portal's log.
-	redis.SetLogger(store.RedisLogger(logger))
 
 	// Listen first: with port 0 the real address decides the public URL and the demo issuer.
 	listener, err := net.Listen("tcp", cfg.Addr)
@@ -497,8 +495,11 @@ func newSessionStore(cfg config.Config, onError func(string), db *statedb.DB) (c
 // legacyStateStore opens the previous version's key-value store, which the one-time import reads
 // (internal/stateimport): Redis whenever PORTAL_REDIS_URL is set, else the bbolt file in
 // <PORTAL_DATA_DIR>/state when there is one (false: nothing to import).
-func legacyStateStore(cfg config.Config) (store.Store, bool, error) {
+func legacyStateStore(cfg config.Config, logger *slog.Logger) (store.Store, bool, error) {
 	if cfg.RedisURL != "" {
+		// go-redis keeps one logger per process: set only when this import uses Redis (once per
+		// upgrade), its messages join the portal's log.
+		redis.SetLogger(store.RedisLogger(logger))
 		st, err := store.NewRedis(cfg.RedisURL, "cpq:state:")
 		if err != nil {
 			return nil, false, fmt.Errorf("PORTAL_REDIS_URL: %w", err)
@@ -549,7 +550,7 @@ func importLegacyState(cfg config.Config, db *statedb.DB, logger *slog.Logger) e
 	if done, err := stateimport.Done(ctx, db); err != nil || done {
 		return err
 	}
-	old, ok, err := legacyStateStore(cfg)
+	old, ok, err := legacyStateStore(cfg, logger)
 	if err != nil || !ok {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,7 +16,7 @@ import (
 // nothing to import and gets no bbolt file.
 func TestLegacyStateStore(t *testing.T) {
 	addr := redistest.Start(t)
-	st, ok, err := legacyStateStore(config.Config{RedisURL: "redis://" + addr + "/0", DataDir: t.TempDir()})
+	st, ok, err := legacyStateStore(config.Config{RedisURL: "redis://" + addr + "/0", DataDir: t.TempDir()}, slog.New(slog.DiscardHandler))
 	if err != nil || !ok {
 		t.Fatalf("with PORTAL_REDIS_URL: %v, %v", ok, err)
 	}
@@ -25,7 +26,7 @@ func TestLegacyStateStore(t *testing.T) {
 	_ = st.Close()
 
 	fresh := t.TempDir()
-	if _, ok, err := legacyStateStore(config.Config{DataDir: fresh}); ok || err != nil {
+	if _, ok, err := legacyStateStore(config.Config{DataDir: fresh}, slog.New(slog.DiscardHandler)); ok || err != nil {
 		t.Errorf("a fresh data directory: %v, %v; want nothing to import", ok, err)
 	}
 	if _, err := os.Stat(filepath.Join(fresh, "state", "portal.db")); !os.IsNotExist(err) {
@@ -38,7 +39,7 @@ func TestLegacyStateStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = old.Close()
-	st, ok, err = legacyStateStore(config.Config{DataDir: upgraded})
+	st, ok, err = legacyStateStore(config.Config{DataDir: upgraded}, slog.New(slog.DiscardHandler))
 	if err != nil || !ok {
 		t.Fatalf("a data directory with the previous version's file: %v, %v", ok, err)
 	}

@@ -104,7 +104,7 @@ func signedByStranger(t *testing.T, claims map[string]any) string {
 // session once, and its replay is refused. With every store.
 func TestBackChannelLogoutValidatesTheToken(t *testing.T) {
 	t.Parallel()
-	for name, opts := range map[string]envOptions{"cookie": {}, "file": {file: true}, "postgres": {postgres: true}} {
+	for name, opts := range map[string]envOptions{"cookie": {}, "sqlite": {sqlite: true}, "postgres": {postgres: true}} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, opts)

@@ -60,8 +60,7 @@ func (c *clock) Advance(d time.Duration) {
 
 type envOptions struct {
 	postgres         bool   // the database store on a fresh PostgreSQL state database, as replicas share it
-	file             bool   // the file store in a temporary directory (else the cookie store, unless postgres)
-	fileDir          string // the file store's directory (default: a temporary one)
+	sqlite           bool   // server-side sessions in an SQLite state database (else the cookie store, unless postgres)
 	padAccessTokenTo int
 	idleTimeout      time.Duration
 	absoluteLifetime time.Duration
@@ -162,16 +161,12 @@ func newEnv(t *testing.T, opts envOptions) *env {
 			t.Fatal(err)
 		}
 		e.store = ds
-	} else if opts.file {
-		dir := opts.fileDir
-		if dir == "" {
-			dir = t.TempDir()
-		}
-		fs, err := session.NewFileStore(session.FileOptions{Options: storeOpts, Dir: dir})
+	} else if opts.sqlite {
+		ds, err := session.NewSQLStore(storeOpts, statedbtest.SQLite(t))
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.store = fs
+		e.store = ds
 	} else {
 		cs, err := session.NewCookieStore(storeOpts)
 		if err != nil {

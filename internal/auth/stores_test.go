@@ -3,8 +3,6 @@ package auth
 import (
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +12,7 @@ import (
 // after the idle timeout, and logout with id_token_hint that leaves a copied cookie useless.
 func TestEveryPathWithEveryStore(t *testing.T) {
 	t.Parallel()
-	for name, opts := range map[string]envOptions{"cookie": {}, "file": {file: true}, "postgres": {postgres: true}} {
+	for name, opts := range map[string]envOptions{"cookie": {}, "sqlite": {sqlite: true}, "postgres": {postgres: true}} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			opts.idleTimeout = 30 * time.Minute
@@ -66,43 +64,5 @@ func TestEveryPathWithEveryStore(t *testing.T) {
 				t.Fatalf("htmx after the idle timeout: %d HX-Redirect %q", p.status, p.header.Get("HX-Redirect"))
 			}
 		})
-	}
-}
-
-// The file store's directory gone at run time: a 503 page, never a 500 and never a sign-out; the
-// session is back with the directory, without a restart.
-func TestFileStoreDownAnswers503AndRecovers(t *testing.T) {
-	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "sessions")
-	e := newEnv(t, envOptions{file: true, fileDir: dir})
-	browser := e.newBrowser(t)
-	e.signIn(t, browser, "/quotes")
-
-	if err := os.Rename(dir, dir+".aside"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dir, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := fetch(t, noRedirects(browser), http.MethodGet, e.server.URL+"/quotes", nil, nil)
-	if p.status != http.StatusServiceUnavailable || !strings.Contains(p.body, "cannot be read") {
-		t.Fatalf("data directory gone: %d %s", p.status, p.body)
-	}
-	// Sign-out cannot end the session now: it says so and the browser keeps its cookie to try again.
-	p = fetch(t, noRedirects(browser), http.MethodPost, e.server.URL+LogoutPath, nil, nil)
-	if p.status != http.StatusServiceUnavailable || !strings.Contains(p.body, "still signed in") {
-		t.Fatalf("logout with the data directory gone: %d %s", p.status, p.body)
-	}
-	if strings.Contains(strings.Join(p.header.Values("Set-Cookie"), "\n"), "portal_sid=;") {
-		t.Fatal("a failed logout cleared the session cookie")
-	}
-	if err := os.Remove(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(dir+".aside", dir); err != nil {
-		t.Fatal(err)
-	}
-	if p := fetch(t, noRedirects(browser), http.MethodGet, e.server.URL+"/quotes", nil, nil); p.status != http.StatusOK {
-		t.Fatalf("after the directory came back: %d, want the page (signed in)", p.status)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -34,7 +33,6 @@ import (
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/statedb/statedbtest"
-	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/v2sim"
 	"github.com/cpqportal/portal/internal/watch"
 	"github.com/cpqportal/portal/internal/workindex"
@@ -93,7 +91,6 @@ type portalOptions struct {
 type testPortal struct {
 	URL    string
 	h      *Handler
-	state  statestore.Store // the raw state store (jobs, recent items)
 	db     *statedb.DB      // the state database
 	jobs   *jobs.Manager
 	sim    *v2sim.Server
@@ -185,12 +182,6 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		BatchArchiveRoles: []string{"backoffice"}, HandoverRoles: []string{"backoffice", "team-lead"}, ImportRoles: []string{"backoffice"},
 	}
 	idp := gin.WrapH(http.StripPrefix("/idp", provider.Handler()))
-	state, err := statestore.OpenBolt(filepath.Join(t.TempDir(), "portal.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = state.Close() })
-	p.state = state
 	p.db = statedbtest.SQLite(t)
 	workDB := p.db
 	if opts.workDown {

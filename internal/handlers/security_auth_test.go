@@ -527,7 +527,7 @@ func TestSecurityLogoutMakesACopiedCookieUseless(t *testing.T) {
 		opts secOptions
 	}{
 		{"cookie", secOptions{}},
-		{"file", secOptions{file: true}},
+		{"sqlite", secOptions{sqlite: true}},
 		{"database", secOptions{database: true}},
 	} {
 		t.Run(store.name, func(t *testing.T) {
@@ -559,7 +559,7 @@ func TestSecurityLogoutMakesACopiedCookieUseless(t *testing.T) {
 // token alone, so a browser with the user's cookie and no valid token ends nothing.
 func TestSecurityBackChannelLogoutIsJudgedByItsTokenOnly(t *testing.T) {
 	t.Parallel()
-	sp := newSecPortal(t, secOptions{file: true})
+	sp := newSecPortal(t, secOptions{sqlite: true})
 	user := sp.login(t, "sales", "sales-demo")
 	for _, attack := range secCrossSiteAttacks {
 		hdr := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}

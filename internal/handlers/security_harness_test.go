@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -34,7 +33,6 @@ import (
 	"github.com/cpqportal/portal/internal/savedviews"
 	"github.com/cpqportal/portal/internal/session"
 	"github.com/cpqportal/portal/internal/statedb/statedbtest"
-	statestore "github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/v2sim"
 	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web"
@@ -50,7 +48,7 @@ import (
 // secOptions configure newSecPortal.
 type secOptions struct {
 	database    bool          // the database session store (on PostgreSQL, as replicas share it) instead of the cookie store
-	file        bool          // file session store (a temporary data directory) instead of the cookie store
+	sqlite      bool          // server-side sessions in an SQLite state database instead of the cookie store
 	v2URL       string        // talk to this v2 API instead of a fresh simulator (e.g. a closed port)
 	v2Timeout   time.Duration // per-call limit of the API client (default 5 s)
 	uploadLimit int64         // PORTAL_UPLOAD_LIMIT (default 256 KiB: small, so the bound is cheap to cross)
@@ -141,12 +139,12 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 			tb.Fatal(err)
 		}
 		sp.store = ds
-	} else if opts.file {
-		fs, err := session.NewFileStore(session.FileOptions{Options: storeOpts, Dir: tb.TempDir()})
+	} else if opts.sqlite {
+		ds, err := session.NewSQLStore(storeOpts, statedbtest.SQLite(tb))
 		if err != nil {
 			tb.Fatal(err)
 		}
-		sp.store = fs
+		sp.store = ds
 	} else {
 		cs, err := session.NewCookieStore(storeOpts)
 		if err != nil {
@@ -199,11 +197,6 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 		idpHandler = opts.wrapIdP(idpHandler)
 	}
 	idp := gin.WrapH(idpHandler)
-	state, err := statestore.OpenBolt(filepath.Join(tb.TempDir(), "portal.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = state.Close() })
 	jobManager := jobs.NewManager(jobs.Options{DB: statedbtest.SQLite(tb), Archiver: jobs.V2{API: api}, Logger: logger})
 	tb.Cleanup(jobManager.Close)
 	h, err := New(Deps{

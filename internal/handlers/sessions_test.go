@@ -13,7 +13,7 @@ import (
 // actions end other sessions only: "Sign out this one" by the handle shown, "Sign out all others".
 func TestSessionsPage(t *testing.T) {
 	t.Parallel()
-	sp := newSecPortal(t, secOptions{file: true})
+	sp := newSecPortal(t, secOptions{sqlite: true})
 	mine := sp.login(t, "sales", "sales-demo")
 	second := sp.login(t, "sales", "sales-demo")
 	third := sp.login(t, "sales", "sales-demo")

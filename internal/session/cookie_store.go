@@ -63,8 +63,6 @@ var (
 
 // CookieOptions configures the cookie store's revocation list.
 type CookieOptions struct {
-	// RevocationDir keeps the revocation list in files (for example <PORTAL_DATA_DIR>/sessions).
-	RevocationDir string
 	// RevocationDB keeps it in the state database (shared by the replicas of one PostgreSQL);
 	// closing the store leaves it open.
 	RevocationDB *statedb.DB
@@ -79,13 +77,8 @@ func NewCookieStore(opts Options, extra ...CookieOptions) (*CookieStore, error) 
 	}
 	var revocations kv = newMemoryKV(opts.Now)
 	for _, o := range extra {
-		switch {
-		case o.RevocationDB != nil:
+		if o.RevocationDB != nil {
 			revocations = newSQLKV(o.RevocationDB, opts.Now, sqlCookiePrefix)
-		case o.RevocationDir != "":
-			if revocations, err = newFileKV(o.RevocationDir, opts.Now); err != nil {
-				return nil, err
-			}
 		}
 	}
 	return &CookieStore{opts: opts, keys: keys, codecs: keys.codecs(sessionPurpose, opts.AbsoluteLifetime), revocations: revocations}, nil

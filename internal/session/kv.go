@@ -2,9 +2,21 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"time"
 )
+
+// sweepEvery is how often the database backend deletes expired rows (during a write, never in a
+// background goroutine).
+const sweepEvery = 10 * time.Minute
+
+// hashName is the key under which a name of any length and alphabet (a token id, a jti) is kept.
+func hashName(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(sum[:])
+}
 
 // errNotFound is a kv's answer for a key that is absent or expired.
 var errNotFound = errors.New("session: key not found")
@@ -20,8 +32,8 @@ const (
 
 // kv is the small key-value store under the server-side session stores and the cookie store's
 // revocation list: values and sets of members, each with a time to live. The state database
-// (sqlKV: SQLite by default, PostgreSQL shared by replicas) is the default; fileKV is the older
-// portals' data directory (kept for their one-time import); memoryKV serves tests.
+// (sqlKV: SQLite by default, PostgreSQL shared by replicas) is the default; memoryKV serves the
+// cookie store without a database, and tests.
 type kv interface {
 	// get returns the value of key, errNotFound when absent or expired.
 	get(ctx context.Context, key string) ([]byte, error)

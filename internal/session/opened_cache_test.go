@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
 
 // A cookie value opened once is served from the opened-cookie cache: each Load still returns its
@@ -56,15 +58,12 @@ func TestCookieStoreOpenedCache(t *testing.T) {
 	}
 }
 
-// The file store opens each sealed id and session once: later Loads get their own copy, and the
+// The server store opens each sealed id and session once: later Loads get their own copy, and the
 // absolute lifetime is still enforced.
-func TestFileStoreOpenedCache(t *testing.T) {
+func TestServerStoreOpenedCache(t *testing.T) {
 	t.Parallel()
 	clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
-	store, err := NewFileStore(FileOptions{Options: Options{Keys: []string{newKey(t)}, Now: clock.Now, AbsoluteLifetime: time.Hour}, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := newSQLStore(t, Options{Keys: []string{newKey(t)}, Now: clock.Now, AbsoluteLifetime: time.Hour}, statedbtest.SQLite(t))
 	in := sampleSession(t, clock.now)
 	cookies := saveCookies(t, store, nil, in)
 	first, err := Load(store, requestWith(cookies))

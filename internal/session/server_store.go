@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -28,22 +27,12 @@ const (
 	// keys in the database's session tables.
 	sqlServerPrefix = "server:"
 	sqlCookiePrefix = "cookie:"
-	// SessionsSubdir is where the file store keeps sessions under the data directory.
-	SessionsSubdir = "sessions"
 )
 
-// FileOptions configures the file store.
-type FileOptions struct {
-	Options
-	// Dir is the directory the sessions live in, usually <PORTAL_DATA_DIR>/sessions; created 0700.
-	Dir string
-}
-
-// ServerStore keeps sessions on the portal's side (the state database, or an older portal's data directory)
+// ServerStore keeps sessions on the portal's side (the state database)
 // and implements gorilla/sessions' Store. The browser holds only an opaque random id, itself sealed
 // with securecookie so forged ids are rejected without a store round trip; the session data is
-// encrypted and authenticated with keys derived from the session keys (a copy of the database or
-// of the data directory does not hand out tokens). Sets index sessions by subject and by the provider's session
+// encrypted and authenticated with keys derived from the session keys (a copy of the database does not hand out tokens). Sets index sessions by subject and by the provider's session
 // id, for the sessions page, "sign out all others" and back-channel logout.
 //
 // Its Save follows gorilla's convention (MaxAge < 0 deletes), creates a session without id and only
@@ -67,20 +56,6 @@ var (
 	_ sessions.Store = (*ServerStore)(nil)
 	_ Reloader       = (*ServerStore)(nil)
 )
-
-// NewFileStore returns the store in the files of opts.Dir, as older portals kept sessions (the
-// default is now NewSQLStore). It fails when the directory cannot be created or written.
-func NewFileStore(opts FileOptions) (*ServerStore, error) {
-	base := opts.Options.withDefaults()
-	if opts.Dir == "" {
-		return nil, errors.New("session: file store needs a directory")
-	}
-	backend, err := newFileKV(filepath.Clean(opts.Dir), base.Now)
-	if err != nil {
-		return nil, err
-	}
-	return newServerStore(base, backend)
-}
 
 // NewSQLStore returns the store in the state database db (internal/statedb): the default, shared
 // by every replica on one PostgreSQL. Closing the store leaves db open.

@@ -1,13 +1,10 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -18,20 +15,10 @@ import (
 	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
 
-// serverStores builds each server-side store (file in a temporary directory, the state database on
-// SQLite and on PostgreSQL) with opts.
+// serverStores builds each server-side store (the state database on SQLite and on PostgreSQL)
+// with opts.
 func serverStores(t *testing.T) map[string]func(t *testing.T, opts Options) *ServerStore {
 	return map[string]func(t *testing.T, opts Options) *ServerStore{
-		"file": func(t *testing.T, opts Options) *ServerStore {
-			if opts.Keys == nil {
-				opts.Keys = []string{newKey(t)}
-			}
-			store, err := NewFileStore(FileOptions{Options: opts, Dir: t.TempDir()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return store
-		},
 		"sqlite": func(t *testing.T, opts Options) *ServerStore {
 			return newSQLStore(t, opts, statedbtest.SQLite(t))
 		},
@@ -338,90 +325,11 @@ func TestServerStores(t *testing.T) {
 	}
 }
 
-func TestFileStoreSurvivesRestart(t *testing.T) {
-	t.Parallel()
-	dir, key := t.TempDir(), newKey(t)
-	opts := FileOptions{Options: Options{Keys: []string{key}}, Dir: dir}
-	first, err := NewFileStore(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := sampleSession(t, time.Now().UTC().Truncate(time.Second))
-	cookies := saveCookies(t, first, nil, in)
-
-	second, err := NewFileStore(opts) // the portal restarted
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Load(second, requestWith(cookies))
-	if err != nil || got.AccessToken != in.AccessToken || got.ID != in.ID {
-		t.Fatalf("after a restart: %v, %v", got, err)
-	}
-	// The files hold no token in clear.
-	entries, _ := os.ReadDir(filepath.Join(dir, "kv"))
-	for _, e := range entries {
-		data, _ := os.ReadFile(filepath.Join(dir, "kv", e.Name()))
-		if bytes.Contains(data, []byte(in.RefreshToken)) {
-			t.Fatal("a session file holds the refresh token in clear")
-		}
-	}
-}
-
-// A data directory that disappears is a store failure (the portal answers 503), never "signed out":
-// when it is back, so is the session, without a restart.
-func TestFileStoreDirectoryGoneIsAFailureNotASignOut(t *testing.T) {
-	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "sessions")
-	store, err := NewFileStore(FileOptions{Options: Options{Keys: []string{newKey(t)}}, Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := sampleSession(t, time.Now())
-	cookies := saveCookies(t, store, nil, s)
-
-	aside := dir + ".aside"
-	if err := os.Rename(dir, aside); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dir, []byte("not a directory"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Load(store, requestWith(cookies)); err == nil || errors.Is(err, ErrNoSession) {
-		t.Fatalf("Load with the directory gone = %v, want a store error", err)
-	}
-	s.LastSeen = s.LastSeen.Add(time.Minute)
-	if err := Save(store, httptest.NewRecorder(), requestWith(cookies), s); err == nil || errors.Is(err, ErrNoSession) {
-		t.Fatalf("Save with the directory gone = %v, want a store error", err)
-	}
-
-	if err := os.Remove(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(aside, dir); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Load(store, requestWith(cookies)); err != nil {
-		t.Fatalf("the session did not come back with the directory: %v", err)
-	}
-}
-
-func TestNewFileStoreRefusesAnUnusableDirectory(t *testing.T) {
-	t.Parallel()
-	file := filepath.Join(t.TempDir(), "file")
-	if err := os.WriteFile(file, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := NewFileStore(FileOptions{Options: Options{Keys: []string{newKey(t)}}, Dir: filepath.Join(file, "sessions")}); err == nil {
-		t.Fatal("NewFileStore accepted a directory below a file")
-	}
-}
-
-// TestCookieStoreRevocation runs on each durable revocation list: files, and the state database
-// on SQLite and on PostgreSQL ("a restart" is a new store on the same directory or database).
+// TestCookieStoreRevocation runs on each durable revocation list: the state database on SQLite
+// and on PostgreSQL ("a restart" is a new store on the same database).
 func TestCookieStoreRevocation(t *testing.T) {
 	t.Parallel()
 	for name, where := range map[string]func(t *testing.T) CookieOptions{
-		"file":     func(t *testing.T) CookieOptions { return CookieOptions{RevocationDir: t.TempDir()} },
 		"sqlite":   func(t *testing.T) CookieOptions { return CookieOptions{RevocationDB: statedbtest.SQLite(t)} },
 		"postgres": func(t *testing.T) CookieOptions { return CookieOptions{RevocationDB: statedbtest.Postgres(t)} },
 	} {

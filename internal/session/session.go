@@ -3,8 +3,7 @@
 // store:
 //
 //   - the server-side store (ServerStore): the session lives on the portal's side, encrypted, in the
-//     state database (NewSQLStore, the default: SQLite, or PostgreSQL shared by several replicas) or
-//     in an older portal's data directory (NewFileStore); the cookie holds only an opaque random id,
+//     state database (NewSQLStore, the default: SQLite, or PostgreSQL shared by several replicas); the cookie holds only an opaque random id,
 //     so sign-out deletes the session and sign-ins survive a restart;
 //   - CookieStore: the whole session travels in the browser, encoded compactly, compressed, encrypted
 //     (AES) and authenticated (HMAC) with gorilla/securecookie, split over a few cookies so

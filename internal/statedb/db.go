@@ -25,7 +25,6 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx"
-	_ "modernc.org/sqlite"             // driver "sqlite"
 )
 
 // Engine names the database behind a DB.
@@ -111,10 +110,7 @@ func open(opts Options) (*DB, error) {
 		return nil, fmt.Errorf("statedb: %w", err)
 	}
 	path := filepath.Join(opts.Dir, SQLiteFile)
-	pool, err := sql.Open("sqlite", sqliteDSN(path))
-	if err != nil {
-		return nil, fmt.Errorf("statedb: open sqlite %s: %w", path, err)
-	}
+	pool := sql.OpenDB(newSQLiteConnector(sqliteDSN(path)))
 	pool.SetMaxOpenConns(cmpOr(opts.MaxOpenConns, 8))
 	pool.SetMaxIdleConns(cmpOr(opts.MaxOpenConns, 8))
 	return &DB{SQL: pool, engine: SQLite, where: path}, nil

@@ -348,6 +348,7 @@ type portalEnv struct {
 	clientSecret string
 	sessionKey   string
 	dataDir      string // PORTAL_DATA_DIR: the state database with the sessions (the default store) lives in it
+	databaseURL  string // PORTAL_DATABASE_URL when the state database is PostgreSQL instead
 }
 
 func (e *portalEnv) close() {
@@ -372,6 +373,11 @@ func (l *lab) newPortalFrom(ctx context.Context, name, bin string, extraEnv []st
 	issuer := "http://" + idpListener.Addr().String()
 	secret, key := randomToken(), randomToken()
 	env := &portalEnv{name: name, issuer: issuer, clientSecret: secret, sessionKey: key, dataDir: filepath.Join(l.dir, name+"-data")}
+	for _, kv := range extraEnv {
+		if v, ok := strings.CutPrefix(kv, "PORTAL_DATABASE_URL="); ok {
+			env.databaseURL = v
+		}
+	}
 	env.proc, env.url, err = l.start(ctx, name, bin, []string{"-addr", "127.0.0.1:0"}, append([]string{
 		"PORTAL_V2_API_URL=" + l.simURL,
 		"PORTAL_OIDC_ISSUER=" + issuer,

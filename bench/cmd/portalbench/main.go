@@ -6,6 +6,7 @@
 // of the same simulator. Then it measures, in this order:
 //
 //	overhead_*     customer detail page through the portal vs the same v2 call through the bare proxy
+//	               and oauth2-proxy; overhead_postgres_* the same with the portal's state in PostgreSQL
 //	page_weight_*  compressed bytes of the first load of the customers and quote pages
 //	quote_action_* each quote-builder action through the portal's routes
 //	latency_*      every journey with the v2 API answering in 50 ms: v2 calls, sequential round trips,

@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/http"
+	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
 
 // Overhead rounds (docs/performance.md): warm-up, then short rounds of each path, the order rotated
@@ -42,15 +47,65 @@ const (
 	pathCount
 )
 
-// measureOverhead compares the customer detail page through the portal (signed-in session, one v2
-// call, templ render) with the same v2 call made directly, through a bare reverse proxy and through
-// oauth2-proxy (signed in with its cookie), same load generator, same concurrency, interleaved.
+// measureOverhead measures the main portal (its state in SQLite: overhead_*), then a second portal
+// whose state is in a throwaway PostgreSQL cluster (overhead_postgres_*): the same paths, load and
+// rounds.
 func measureOverhead(ctx context.Context, l *lab, rep *report) error {
-	user, err := signIn(ctx, l.portal, benchUser(1))
+	if err := measureOverheadOf(ctx, l, rep, l.portal, "overhead_", true); err != nil {
+		return err
+	}
+	cluster, err := statedbtest.NewCluster()
+	if err != nil {
+		return fmt.Errorf("postgres: a throwaway PostgreSQL: %w", err)
+	}
+	defer cluster.Remove()
+	dbURL, err := freshPostgresDatabase(ctx, cluster.URL, "bench_overhead")
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	// A pprof build's listener (docs/performance.md): PPROF_ADDR is the main portal's, still running.
+	env := []string{"PORTAL_DATABASE_URL=" + dbURL, "PPROF_ADDR=" + os.Getenv("PPROF_ADDR_POSTGRES")}
+	portal, err := l.newPortalFrom(ctx, "portal-postgres", l.portalBin, env)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	defer l.stopPortal(portal)
+	return measureOverheadOf(ctx, l, rep, portal, "overhead_postgres_", false)
+}
+
+// freshPostgresDatabase creates the database name (dropped first if there) on the server of the
+// superuser URL server and returns its URL.
+func freshPostgresDatabase(ctx context.Context, server, name string) (string, error) {
+	u, err := url.Parse(server)
+	if err != nil {
+		return "", err
+	}
+	admin, err := sql.Open("pgx", server)
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close()
+	_, err = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	if err == nil {
+		_, err = admin.ExecContext(ctx, "CREATE DATABASE "+name)
+	}
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+// measureOverheadOf compares the customer detail page through portal (signed-in session, one v2
+// call, templ render) with the same v2 call made directly, through a bare reverse proxy and through
+// oauth2-proxy (signed in with its cookie), same load generator, same concurrency, interleaved. Its
+// figures are named prefix+...; stages adds the per-stage breakdown (main portal only).
+func measureOverheadOf(ctx context.Context, l *lab, rep *report, portal *portalEnv, prefix string, stages bool) error {
+	user, err := signIn(ctx, portal, benchUser(1))
 	if err != nil {
 		return err
 	}
-	if err := checkPage(ctx, l.portal.url+customerDetailPath(1), user.cookie); err != nil {
+	if err := checkPage(ctx, portal.url+customerDetailPath(1), user.cookie); err != nil {
 		return pending("customer detail page: %v", err)
 	}
 	peerCookie, err := signInOAuth2Proxy(ctx, l.peerURL, benchUser(1))
@@ -77,7 +132,7 @@ func measureOverhead(ctx context.Context, l *lab, rep *report) error {
 		pathBare:   {"bare", jsonCall(l.proxyURL, bearer)},
 		pathPeer:   {"oauth2_proxy", jsonCall(l.peerURL, func(h http.Header) { h.Set("Cookie", peerCookie) })},
 		pathPortal: {"portal", func(ctx context.Context, i int64) (*http.Request, error) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.portal.url+"/customers/"+customer(i), nil)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, portal.url+"/customers/"+customer(i), nil)
 			if err != nil {
 				return nil, err
 			}
@@ -109,9 +164,9 @@ func measureOverhead(ctx context.Context, l *lab, rep *report) error {
 		for r := range rounds {
 			for k := range pathCount {
 				idx := (k + r) % pathCount // rotated: each path takes each place in turn
-				before := l.cpuSnapshot()
+				before := l.cpuSnapshot(portal)
 				s := gen.round(ctx, round, paths[idx].build)
-				res.cpu[idx].add(before, l.cpuSnapshot())
+				res.cpu[idx].add(before, l.cpuSnapshot(portal))
 				res.roundRPS[idx] = append(res.roundRPS[idx], s.rps())
 				res.samples[idx].merge(s)
 			}
@@ -135,24 +190,24 @@ func measureOverhead(ctx context.Context, l *lab, rep *report) error {
 		s := res.samples[i]
 		pct := percentiles(s.latencies, 50, 99)
 		p50[i] = pct[0]
-		rep.add("overhead_"+p.name+"_rps", s.rps(), "req/s")
-		rep.add("overhead_"+p.name+"_p50_ms", pct[0], "ms")
-		rep.add("overhead_"+p.name+"_p99_ms", pct[1], "ms")
+		rep.add(prefix+""+p.name+"_rps", s.rps(), "req/s")
+		rep.add(prefix+""+p.name+"_p50_ms", pct[0], "ms")
+		rep.add(prefix+""+p.name+"_p99_ms", pct[1], "ms")
 		server := p.name
 		if i == pathBare {
 			server = "bare_proxy" // the name this figure had before the other paths came
 		}
 		if i != pathDirect { // on the direct path the simulator is the server
-			rep.add("overhead_cpu_us_per_req_"+server, perRequest(res.cpu[i].server, s.requests), "µs")
+			rep.add(prefix+"cpu_us_per_req_"+server, perRequest(res.cpu[i].server, s.requests), "µs")
 		}
-		rep.add("overhead_cpu_us_per_req_sim_"+p.name+"_path", perRequest(res.cpu[i].sim, s.requests), "µs")
-		rep.add("overhead_cpu_us_per_req_loadgen_"+p.name+"_path", perRequest(res.cpu[i].loadgen, s.requests), "µs")
+		rep.add(prefix+"cpu_us_per_req_sim_"+p.name+"_path", perRequest(res.cpu[i].sim, s.requests), "µs")
+		rep.add(prefix+"cpu_us_per_req_loadgen_"+p.name+"_path", perRequest(res.cpu[i].loadgen, s.requests), "µs")
 	}
-	portal, bare, peer := res.samples[pathPortal], res.samples[pathBare], res.samples[pathPeer]
-	rep.add("overhead_throughput_ratio", portal.rps()/bare.rps(), "ratio")
-	rep.add("overhead_added_p50_ms", p50[pathPortal]-p50[pathBare], "ms")
-	rep.add("overhead_oauth2_proxy_vs_bare_ratio", peer.rps()/bare.rps(), "ratio")
-	rep.add("overhead_portal_vs_oauth2_proxy_ratio", portal.rps()/peer.rps(), "ratio")
+	mine, bare, peer := res.samples[pathPortal], res.samples[pathBare], res.samples[pathPeer]
+	rep.add(prefix+"throughput_ratio", mine.rps()/bare.rps(), "ratio")
+	rep.add(prefix+"added_p50_ms", p50[pathPortal]-p50[pathBare], "ms")
+	rep.add(prefix+"oauth2_proxy_vs_bare_ratio", peer.rps()/bare.rps(), "ratio")
+	rep.add(prefix+"portal_vs_oauth2_proxy_ratio", mine.rps()/peer.rps(), "ratio")
 	// The peer target is per round: the portal ahead of oauth2-proxy in every one.
 	ahead, worst := 0, 0.0
 	for r := range res.roundRPS[pathPortal] {
@@ -164,13 +219,15 @@ func measureOverhead(ctx context.Context, l *lab, rep *report) error {
 			worst = ratio
 		}
 	}
-	rep.add("overhead_rounds", float64(len(res.roundRPS[pathPortal])), "rounds")
-	rep.add("overhead_rounds_portal_ahead_of_oauth2_proxy", float64(ahead), "rounds")
-	rep.add("overhead_portal_vs_oauth2_proxy_worst_round_ratio", worst, "ratio")
-	rep.add("overhead_throughput_ratio_worst_round", slices.Min(roundRatios(res.roundRPS[pathPortal], res.roundRPS[pathBare])), "ratio")
-	rep.add("overhead_concurrency", float64(c), "workers")
-	if err := measureStages(ctx, l, rep, c); err != nil {
-		return fmt.Errorf("stages: %w", err)
+	rep.add(prefix+"rounds", float64(len(res.roundRPS[pathPortal])), "rounds")
+	rep.add(prefix+"rounds_portal_ahead_of_oauth2_proxy", float64(ahead), "rounds")
+	rep.add(prefix+"portal_vs_oauth2_proxy_worst_round_ratio", worst, "ratio")
+	rep.add(prefix+"throughput_ratio_worst_round", slices.Min(roundRatios(res.roundRPS[pathPortal], res.roundRPS[pathBare])), "ratio")
+	rep.add(prefix+"concurrency", float64(c), "workers")
+	if stages {
+		if err := measureStages(ctx, l, rep, c); err != nil {
+			return fmt.Errorf("stages: %w", err)
+		}
 	}
 
 	// One user on an idle portal: the latency the portal adds to a single click.
@@ -181,10 +238,10 @@ func measureOverhead(ctx context.Context, l *lab, rep *report) error {
 	for i, p := range paths {
 		pct := percentiles(res.samples[i].latencies, 50, 99)
 		p50[i] = pct[0]
-		rep.add("overhead_c1_"+p.name+"_p50_ms", pct[0], "ms")
-		rep.add("overhead_c1_"+p.name+"_p99_ms", pct[1], "ms")
+		rep.add(prefix+"c1_"+p.name+"_p50_ms", pct[0], "ms")
+		rep.add(prefix+"c1_"+p.name+"_p99_ms", pct[1], "ms")
 	}
-	rep.add("overhead_c1_added_p50_ms", p50[pathPortal]-p50[pathBare], "ms")
+	rep.add(prefix+"c1_added_p50_ms", p50[pathPortal]-p50[pathBare], "ms")
 	return nil
 }
 
@@ -214,13 +271,13 @@ func checkPage(ctx context.Context, target, cookie string) error {
 	return nil
 }
 
-// cpuSnapshot is the CPU time used so far by the portal, the bare proxy, oauth2-proxy, the simulator
+// cpuSnapshot is the CPU time used so far by portal, the bare proxy, oauth2-proxy, the simulator
 // and this process (the load generator); a process that cannot be read counts 0.
 type cpuSnapshot struct{ portal, proxy, peer, sim, self float64 }
 
-func (l *lab) cpuSnapshot() cpuSnapshot {
+func (l *lab) cpuSnapshot(portal *portalEnv) cpuSnapshot {
 	var s cpuSnapshot
-	s.portal, _ = l.portal.proc.cpuSeconds()
+	s.portal, _ = portal.proc.cpuSeconds()
 	s.proxy, _ = l.proxy.cpuSeconds()
 	if l.peer != nil {
 		s.peer, _ = l.peer.cpuSeconds()

@@ -110,10 +110,10 @@ func signIn(ctx context.Context, env *portalEnv, user string) (*signedIn, error)
 		parts = append(parts, c.Name+"="+c.Value)
 		probe.AddCookie(c)
 	}
-	// The portal runs with its default session store (the state database, SQLite in its data
-	// directory): the cookie holds only the session's sealed id, so the session is read from
-	// there, as the portal reads it.
-	db, err := statedb.Open(ctx, statedb.Options{Dir: filepath.Join(env.dataDir, "state")})
+	// The portal runs with its default session store (the state database: SQLite in its data
+	// directory, or its PORTAL_DATABASE_URL): the cookie holds only the session's sealed id, so the
+	// session is read from there, as the portal reads it.
+	db, err := statedb.Open(ctx, statedb.Options{Dir: filepath.Join(env.dataDir, "state"), URL: env.databaseURL})
 	if err != nil {
 		return nil, err
 	}
