@@ -294,7 +294,7 @@ func TestBatchArchiveCancel(t *testing.T) {
 	page := newPage(t)
 	login(t, page, backofficeUser, backofficePass)
 	contracts := batchMakeContracts(t, page, 30)
-	simFault(t, "contracts.archive", map[string]any{"delay": "400ms"})
+	simFault(t, "contracts.archive", map[string]any{"delay": "1s"}) // long enough that a busy machine cancels before the end
 	lines := make([]string, len(contracts))
 	for i, c := range contracts {
 		lines[i] = c.number

@@ -77,7 +77,7 @@ func TestConfirmCustomerOwnersAndProfileChangedInAnotherTab(t *testing.T) {
 		questions <- d.Message()
 		_ = d.Accept()
 	})
-	login(t, page, salesUser, salesPassword)
+	login(t, page, backofficeUser, backofficePass) // no owner: the customer starts without one
 	name := "Confirmed " + custUnique() + " S.r.l."
 	path := custCreate(t, page, name, custTaxID(), 0)
 	owners := page.Locator(`[data-testid="owner"]`)

@@ -165,11 +165,13 @@ func TestCustomersEdit(t *testing.T) {
 	check(t, suite.expect.Locator(summary).Not().ToContainText("office@example.com"), "the e-mail stays cleared")
 }
 
-// Owners: add one, change it for another (after confirming), then replace them all at once.
+// Owners: add one, change it for another (after confirming), then replace them all at once. The
+// back office creates the customer: it is no owner, so the customer starts without one (a rep who
+// creates one becomes its owner: TestACustomerARepCreatesIsTheirs).
 func TestCustomersAddAndChangeOwner(t *testing.T) {
 	page := newPage(t)
 	custAcceptDialogs(page)
-	login(t, page, salesUser, salesPassword)
+	login(t, page, backofficeUser, backofficePass)
 	custCreate(t, page, "Owned "+custUnique()+" S.r.l.", custTaxID(), 0)
 	owners := page.Locator(`[data-testid="owner"]`)
 	check(t, suite.expect.Locator(page.Locator(`[data-testid="owners-empty"]`)).ToBeVisible(), "no owner yet")
