@@ -136,7 +136,9 @@ func classifyAPIError(e *apiclient.APIError) failure {
 	case e.Status == http.StatusUnauthorized:
 		return failure{http.StatusUnauthorized, m("error.signin_refused.title"), m("error.signin_refused.message"), slog.LevelWarn}
 	case e.Status == http.StatusForbidden:
-		return failure{http.StatusForbidden, m("error.forbidden.title"), msg("error.forbidden.message"), slog.LevelInfo}
+		// Never the service's own words: a refusal may name what the person may not read ("customer
+		// 62 is not one of teamlead's customers", issue 38).
+		return failure{http.StatusForbidden, m("error.forbidden.title"), m("error.forbidden.message"), slog.LevelInfo}
 	case e.Status == http.StatusNotFound:
 		return failure{http.StatusNotFound, m("error.not_found.title"), msg("error.not_found.message"), slog.LevelInfo}
 	case e.Status == http.StatusConflict:

@@ -270,6 +270,9 @@ func (h *Handler) paletteContracts(ctx context.Context, query string) ([]palette
 	for _, err := range []error{idErr, numberErr} {
 		switch {
 		case err == nil, errors.Is(err, apiclient.ErrNotFound):
+		case errors.Is(err, apiclient.ErrForbidden):
+			// A contract the person may not read is one they cannot find: saying the search failed
+			// would tell them it exists (issue 38).
 		case errors.Is(err, apiclient.ErrBadRequest) && err == numberErr:
 			// The service refuses this text as a contract number: no contract has it.
 		default:

@@ -201,3 +201,23 @@ func (r *Recent) List(ctx context.Context, subject string, kind Kind) ([]Item, e
 	}
 	return items, nil
 }
+
+// Forget removes an item from the user's list: the v2 API refused them the quote or contract
+// (403) or says it is gone (404), so the list never shows it again (issue 38).
+func (r *Recent) Forget(ctx context.Context, subject string, kind Kind, id int64) error {
+	if _, err := r.db.SQL.ExecContext(ctx, `DELETE FROM recent_items WHERE user_key = $1 AND kind = $2 AND item_id = $3`,
+		userKey(subject), string(kind), id); err != nil {
+		return fmt.Errorf("recent: forget %s %d: %w", kind, id, err)
+	}
+	return nil
+}
+
+// ForgetCustomer removes every item of a customer from the user's list: the v2 API refused them
+// the customer, and with it its quotes and contracts.
+func (r *Recent) ForgetCustomer(ctx context.Context, subject string, customerID int32) error {
+	if _, err := r.db.SQL.ExecContext(ctx, `DELETE FROM recent_items WHERE user_key = $1 AND customer_id = $2`,
+		userKey(subject), customerID); err != nil {
+		return fmt.Errorf("recent: forget customer %d: %w", customerID, err)
+	}
+	return nil
+}
