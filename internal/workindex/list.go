@@ -218,6 +218,10 @@ type listQuery struct {
 	// unchecked selects the rows the viewer may list but are not revealed to them (Unchecked)
 	// instead of the revealed ones.
 	unchecked bool
+	// fromViewer reads a team role's rows from their own reads (work_viewers), the same rows as
+	// revealedSQL gives: a sum over all of them reads the viewer's rows only, where a page in an
+	// index's order reads work_rows (Sums).
+	fromViewer bool
 }
 
 func (b *listQuery) arg(v any) string {
@@ -359,6 +363,9 @@ func (b *listQuery) branches(q Query, v Viewer) []branch {
 			{"work_rows r", strings.Join(append(base, "r.created_by = $2", notDenied, visible), " AND ")},
 			{"work_rows r", strings.Join(append(base, "r.changed_by = $2", "r.created_by <> $2", notDenied, visible), " AND ")},
 		}
+	case v.Team && b.fromViewer && !b.unchecked:
+		return []branch{{"work_viewers o JOIN work_rows r ON r.kind = o.kind AND r.id = o.id",
+			strings.Join(append([]string{"o.person = $2", "o.kind = $1", own}, append(base, notDenied)...), " AND ")}}
 	case v.Team:
 		return []branch{{"work_rows r", strings.Join(append(base, notDenied, visible), " AND ")}}
 	default:
