@@ -536,3 +536,38 @@ func (ix *Index) Unchecked(ctx context.Context, v Viewer, kind Kind, scope Scope
 	}
 	return out, nil
 }
+
+// UncheckedIn is up to n of the rows Unchecked names (by id, carrying only where to read them),
+// those the index last saw in one of stages alone: which rows a page re-reads first with the
+// viewer's token (the back office's home re-reads the signed contracts it offers to archive).
+// The stage only chooses what is read; nothing is shown of a row before the viewer's own read
+// reveals it, so a re-read tells the viewer nothing their token did not answer.
+func (ix *Index) UncheckedIn(ctx context.Context, v Viewer, kind Kind, scope Scope, stages []Stage, n int) ([]Row, error) {
+	key := v.Key()
+	if key == "" || n <= 0 || len(stages) == 0 {
+		return nil, nil
+	}
+	b := listQuery{args: []any{string(kind), key}, unchecked: true}
+	names := make([]string, len(stages))
+	for i, st := range stages {
+		names[i] = string(st)
+	}
+	b.where = append(b.where, "r.stage IN ("+placeholders(&b.args, names)+")")
+	rows, err := ix.db.SQL.QueryContext(ctx, b.pageSQL(Query{Kind: kind, Scope: scope}, v, "r.id ASC", n, 0), b.args...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+	}
+	defer rows.Close()
+	var out []Row
+	for rows.Next() {
+		r, err := scanRow(rows, true)
+		if err != nil {
+			return nil, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+		}
+		out = append(out, Row{Kind: r.Kind, QuoteID: r.QuoteID, CPQID: r.CPQID, CustomerID: r.CustomerID, ContractID: r.ContractID})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+	}
+	return out, nil
+}
