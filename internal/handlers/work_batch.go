@@ -58,7 +58,13 @@ func (h *Handler) batchLookup(c *gin.Context, token string) func(ctx context.Con
 		case errors.Is(err, apiclient.ErrNotFound), errors.Is(err, apiclient.ErrBadRequest):
 			return jobs.Found{}, jobs.ErrUnknown
 		case errors.Is(err, apiclient.ErrForbidden):
-			// One contract the person may not read is a refused line; the others are checked.
+			// One contract the person may not read is a refused line; the others are checked. It
+			// leaves everything of theirs at once (docs/work-index.md "Visibility rule").
+			if h.work != nil {
+				if ferr := h.work.ForgetContractNumber(ctx, viewer, number); ferr != nil {
+					h.log(c).Warn("work index: row not forgotten", "err", ferr)
+				}
+			}
 			return jobs.Found{}, fmt.Errorf("%w: %w", jobs.ErrRefused, err)
 		case err != nil:
 			return jobs.Found{}, fmt.Errorf("batch archive: look up contract %q: %w", number, err)

@@ -287,6 +287,38 @@ func (ix *Index) Forget(ctx context.Context, v Viewer, kind Kind, id int64) erro
 	return nil
 }
 
+// ForgetContractNumber is Forget for the contract of this number (work_rows_number), for a v2
+// answer about a contract asked by its number (the batch check): nothing when the index does not
+// know the number.
+func (ix *Index) ForgetContractNumber(ctx context.Context, v Viewer, number string) error {
+	if v.Key() == "" || number == "" {
+		return nil
+	}
+	rows, err := ix.db.SQL.QueryContext(ctx, `SELECT id FROM work_rows WHERE contract_number = $1 AND kind = $2`, number, string(KindContract))
+	if err != nil {
+		return fmt.Errorf("workindex: forget contract %q: %w", number, err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("workindex: forget contract %q: %w", number, err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("workindex: forget contract %q: %w", number, err)
+	}
+	for _, id := range ids {
+		if err := ix.Forget(ctx, v, KindContract, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // writeContext bounds a write and detaches it from the request's cancellation: a sighting is
 // recorded even when the person moved on (a list filter typed over), and never waits long.
 func (ix *Index) writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
