@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -147,6 +148,10 @@ func (h *Handler) changedQuotes(c *gin.Context, req *worklistRequest) (found int
 	for _, id := range req.quoteIDs {
 		have[id] = true
 	}
+	// The range lists only quotes revealed to the viewer (docs/work-index.md "Visibility rule"):
+	// those they may see but their token has not read as they stand are read with it first,
+	// within a page's budget, so a team role's range holds the team's quotes they can read.
+	h.checkUnchecked(c, workindex.KindQuote, workindex.ScopeAll, nil, maxStaleRereads)
 	for q.Page = 1; ; q.Page++ {
 		page, err := h.work.List(c.Request.Context(), h.viewer(c), q)
 		if err != nil {
@@ -175,6 +180,17 @@ func (h *Handler) gatherWorklist(c *gin.Context, req worklistRequest) ([]worklis
 	rows, problems, err := worklist.Gather(h.apiContext(c), h.worklistSource(c), req.quoteIDs, worklistReadsAtOnce)
 	if err != nil {
 		return nil, 0, nil, err
+	}
+	// A quote the v2 API refused the viewer (or does not know) leaves everything of theirs at once.
+	if h.work != nil {
+		v := h.viewer(c)
+		for _, p := range problems {
+			if p.Message.Key == worklist.ProblemForbidden || p.Message.Key == worklist.ProblemNotFound {
+				if err := h.work.Forget(c.Request.Context(), v, workindex.KindQuote, p.QuoteID); err != nil {
+					h.log(c).Warn("work index: row not forgotten", slog.Int64("id", p.QuoteID), slog.Any("err", err))
+				}
+			}
+		}
 	}
 	// The rows share one view of the people directory: their actors are looked up in one query.
 	if len(rows) > 0 {

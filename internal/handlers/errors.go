@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -217,6 +218,7 @@ func (h *Handler) fail(c *gin.Context, err error) {
 		h.failUnauthorized(c, err)
 		return
 	}
+	h.forgetRefusedRow(c, err)
 	f := classify(err)
 	h.log(c).Log(c.Request.Context(), f.level, "request failed",
 		slog.Int("status", f.status), slog.String("method", c.Request.Method), slog.String("path", c.Request.URL.Path), slog.Any("err", err))
@@ -312,3 +314,29 @@ func backLink(tr *i18n.Translator, path string) components.Link {
 // formatBytes is a byte count for people, written in the reader's language when shown: "1 MiB",
 // "512 bytes", "1,5 Mio". A message argument resolves itself (i18n.Localized); elsewhere call In.
 func formatBytes(n int64) i18n.Bytes { return i18n.Bytes(n) }
+
+// rowPages are the routes whose own page reads the quote or contract of their path: a 404 there
+// is the row's own, where a 404 of an action may be a cart's or an item's.
+var rowPages = map[string]bool{
+	"/quotes/:cpqId/:customerId/:quoteId": true, "/quotes/:cpqId/:customerId/:quoteId/current": true,
+	"/contracts/:contractId": true, "/audits/:quoteId": true, "/palette/quotes/:quoteId": true,
+}
+
+// forgetRefusedRow applies the visibility rule's last clause at the error edge (docs/work-index.md
+// "Visibility rule"): when the v2 API refused the viewer (403) anything on a quote's or a
+// contract's route, or answered 404 for the row's own page, the row is forgotten for them at once
+// (workindex.Forget): no list, figure or export of theirs shows it until their token reads it again.
+func (h *Handler) forgetRefusedRow(c *gin.Context, err error) {
+	if h.work == nil || !(errors.Is(err, apiclient.ErrForbidden) || (errors.Is(err, apiclient.ErrNotFound) && rowPages[c.FullPath()])) {
+		return
+	}
+	kind, raw := workindex.KindContract, c.Param("contractId")
+	if raw == "" {
+		kind, raw = workindex.KindQuote, c.Param("quoteId")
+	}
+	id, perr := strconv.ParseInt(raw, 10, 64)
+	if perr != nil || id < 1 {
+		return
+	}
+	h.forgetForViewer(c.Request.Context(), c, h.viewer(c), kind, id, err)
+}

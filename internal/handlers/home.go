@@ -20,8 +20,11 @@ import (
 )
 
 // The home page at "/" (docs/home.md): figures by role from internal/pipeline, each linked to
-// the work list that makes it (workListURL). It makes no v2 call: a row's customer is shown only
-// when the viewer's own token read the row as it is; the lists re-read the others.
+// the work list that makes it (workListURL). Every figure adds up only the rows revealed to the
+// viewer (docs/work-index.md "Visibility rule": their own token read the row as it stands). So
+// that the page's main action is there on a first visit, it first re-reads with the viewer's
+// token, within maxStaleRereads v2 calls, the rows of its figures they may see but have not read
+// as they stand (checkUnchecked); the rest are only counted, apart ("N not checked yet").
 
 // showHome answers GET /, the page people land on after signing in.
 func (h *Handler) showHome(c *gin.Context) {
@@ -37,7 +40,11 @@ func (h *Handler) showHome(c *gin.Context) {
 	vm.Links = []components.Link{{Href: "/work/quotes", Label: trl.T("home.link.quotes")}, {Href: "/work/contracts", Label: trl.T("home.link.contracts")}}
 	err := errWorkOff
 	if h.pipeline != nil {
+		kinds, scope := h.checkHomeRows(c, vm.Role, viewer)
 		err = h.fillHome(c, trl, viewer, &vm)
+		if vm.Unchecked = h.uncheckedCount(c, kinds, scope); vm.Unchecked != "" {
+			vm.UncheckedHint = trl.T("home.unchecked_count.hint", maxStaleRereads)
+		}
 	}
 	switch {
 	case errors.Is(err, errWorkOff):
@@ -50,6 +57,26 @@ func (h *Handler) showHome(c *gin.Context) {
 		return
 	}
 	h.renderPage(c, http.StatusOK, vm.Title, layout.SectionNone, home.Page(vm))
+}
+
+// checkHomeRows re-reads with the viewer's token, within maxStaleRereads v2 calls, the rows of
+// the role's figures the viewer may see but has not read as they stand: the back office's
+// contracts (the signed ones first: its main action), everyone else's quotes and contracts of
+// their figures' scope (contracts with an answer to act on first). It returns the kinds and the
+// scope of those figures.
+func (h *Handler) checkHomeRows(c *gin.Context, role home.Role, v workindex.Viewer) ([]workindex.Kind, workindex.Scope) {
+	if role == home.RoleBackoffice {
+		h.checkUnchecked(c, workindex.KindContract, workindex.ScopeAll, []workindex.Stage{workindex.StageSigned}, maxStaleRereads)
+		return []workindex.Kind{workindex.KindContract}, workindex.ScopeAll
+	}
+	scope := workindex.ScopeMine
+	if v.Team {
+		scope = workindex.ScopeAll
+	}
+	used := h.checkUnchecked(c, workindex.KindContract, scope,
+		[]workindex.Stage{workindex.StageSigned, workindex.StageDeclined, workindex.StageExpired, workindex.StageSignature}, maxStaleRereads/2)
+	h.checkUnchecked(c, workindex.KindQuote, scope, pipeline.OpenStages(), maxStaleRereads-used)
+	return []workindex.Kind{workindex.KindQuote, workindex.KindContract}, scope
 }
 
 // fillHome reads the figures of vm.Role.
@@ -227,8 +254,8 @@ func (h *Handler) waitingVM(trl *i18n.Translator, w pipeline.FollowUp) *home.Wai
 	return vm
 }
 
-// homeItem is a row in a short list: its customer and stage only when the viewer's own token
-// read the row as it is now (docs/work-index.md "Visibility"); else its link only.
+// homeItem is a row in a short list: its customer and stage only when it is revealed to the
+// viewer (workindex.Row.Revealed, docs/work-index.md "Visibility rule"); else its link only.
 func (h *Handler) homeItem(trl *i18n.Translator, r workindex.Row) home.Item {
 	it := home.Item{}
 	switch r.Kind {
@@ -239,7 +266,8 @@ func (h *Handler) homeItem(trl *i18n.Translator, r workindex.Row) home.Item {
 		it.Label = trl.T("contract.title", "#"+strconv.Itoa(int(r.ContractID)))
 		it.Href = contractPath(r.ContractID)
 	}
-	if r.ViewerSeenAt.IsZero() || r.ViewerSeenAt.Before(r.SeenAt) {
+	if !r.Revealed() {
+		// Never given by the index's lists (they read revealed rows only): its link, nothing else.
 		it.Unchecked = true
 		return it
 	}

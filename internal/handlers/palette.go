@@ -148,7 +148,8 @@ func (h *Handler) paletteResults(c *gin.Context, query string) (palette.ResultsV
 		customerNote, contNote string
 	)
 	wg.Go(func() { customers, customerNote, customerErr = h.paletteCustomers(ctx, customerCacheKey(c), query) })
-	wg.Go(func() { contracts, contNote, contractErrs = h.paletteContracts(ctx, query) })
+	viewer := h.viewer(c)
+	wg.Go(func() { contracts, contNote, contractErrs = h.paletteContracts(ctx, viewer, query) })
 	wg.Wait()
 	for _, err := range append([]error{customerErr}, contractErrs...) {
 		if err != nil && h.mustFailWhole(err) {
@@ -236,8 +237,10 @@ func customerItem(row customercache.Row) palette.Item {
 // paletteContracts looks the query up as a contract id (all digits) and as a contract number
 // (the calls of the contract search, lookupContract). Only text that can be a contract number is
 // sent: no spaces, at least one digit (contract numbers look like C-2026-000042), so ordinary
-// words typed to find a customer cost no v2 call. Not found is no result, not an error.
-func (h *Handler) paletteContracts(ctx context.Context, query string) ([]palette.Item, string, []error) {
+// words typed to find a customer cost no v2 call. Not found is no result, not an error; a
+// contract id the v2 API refuses the viewer (403) is forgotten for them at once (a 404 of a
+// typed number is only no result: it would fill the refusals with every number typed).
+func (h *Handler) paletteContracts(ctx context.Context, v workindex.Viewer, query string) ([]palette.Item, string, []error) {
 	byID := int32(0)
 	if id, err := parseID(query, "id", math.MaxInt32); err == nil {
 		byID = int32(id)
@@ -261,6 +264,11 @@ func (h *Handler) paletteContracts(ctx context.Context, query string) ([]palette
 		wg.Go(func() { numberDoc, numberErr = h.api.Contracts.GetByNumber(ctx, query) })
 	}
 	wg.Wait()
+	if byID != 0 && h.work != nil && errors.Is(idErr, apiclient.ErrForbidden) {
+		if err := h.work.Forget(ctx, v, workindex.KindContract, int64(byID)); err != nil {
+			h.logger.Warn("work index: row not forgotten", "id", byID, "err", err)
+		}
+	}
 	if idErr == nil && idDoc != nil {
 		items = append(items, contractItem(i18n.From(ctx), idDoc))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auditwords"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/quotes"
 )
 
@@ -56,6 +57,8 @@ func (h *Handler) ensureCurrent(c *gin.Context, a *quoteAction, check staleCheck
 	q, err := h.api.CPQ.TOFList(ctx, a.ref.CPQID, a.ref.CustomerID, a.ref.QuoteID)
 	if err != nil {
 		if errors.Is(err, apiclient.ErrUnauthorized) || errors.Is(err, apiclient.ErrNotFound) || errors.Is(err, apiclient.ErrForbidden) {
+			// The quote itself was refused or is gone: forgotten for the viewer at once.
+			h.forgetForViewer(c.Request.Context(), c, h.viewer(c), workindex.KindQuote, a.ref.QuoteID, err)
 			h.fail(c, fmt.Errorf("read quote %d before the action: %w", a.ref.QuoteID, err))
 			return false
 		}

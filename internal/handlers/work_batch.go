@@ -58,7 +58,13 @@ func (h *Handler) batchLookup(c *gin.Context, token string) func(ctx context.Con
 		case errors.Is(err, apiclient.ErrNotFound), errors.Is(err, apiclient.ErrBadRequest):
 			return jobs.Found{}, jobs.ErrUnknown
 		case errors.Is(err, apiclient.ErrForbidden):
-			// One contract the person may not read is a refused line; the others are checked.
+			// One contract the person may not read is a refused line; the others are checked. It
+			// leaves everything of theirs at once (docs/work-index.md "Visibility rule").
+			if h.work != nil {
+				if ferr := h.work.ForgetContractNumber(ctx, viewer, number); ferr != nil {
+					h.log(c).Warn("work index: row not forgotten", "err", ferr)
+				}
+			}
 			return jobs.Found{}, fmt.Errorf("%w: %w", jobs.ErrRefused, err)
 		case err != nil:
 			return jobs.Found{}, fmt.Errorf("batch archive: look up contract %q: %w", number, err)
@@ -156,10 +162,11 @@ const maxMatchingQueryBytes = 4 << 10
 
 // matchingContractNumbers are the numbers of every contract the contracts list shows for the
 // posted filters (the list's query string), in the list's order, up to jobs.MaxItems:
-// "Archive all N matching". The visibility rule of the list holds (docs/work-index.md): a row the
-// viewer's token has not read within PORTAL_WORK_STALE_AFTER is re-read with it first, a row it
-// cannot read is left out (counted in left), so no number reaches the check that the viewer's own
-// token has not read. The check then reads every number again, as for a typed list.
+// "Archive all N matching". The visibility rule of the list holds (docs/work-index.md): only rows
+// revealed to the viewer are listed, one their token has not read within PORTAL_WORK_STALE_AFTER
+// is re-read with it first, a row it can no longer read is left out (counted in left), so no
+// number reaches the check that the viewer's own token has not read. The check then reads every
+// number again, as for a typed list.
 func (h *Handler) matchingContractNumbers(c *gin.Context, matching string) (numbers []string, left int, err error) {
 	if h.work == nil {
 		return nil, 0, errWorkOff
@@ -183,7 +190,7 @@ func (h *Handler) matchingContractNumbers(c *gin.Context, matching string) (numb
 		// refreshRows re-reads at most maxStaleRereads rows a call.
 		for start := 0; start < len(page.Rows); start += maxStaleRereads {
 			chunk := page.Rows[start:min(start+maxStaleRereads, len(page.Rows))]
-			for _, r := range h.refreshRows(c, chunk, false) {
+			for _, r := range h.refreshRows(c, chunk, false, maxStaleRereads) {
 				switch {
 				case r.unchecked || r.ContractNumber == "":
 					left++

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -33,8 +32,9 @@ func (h *Handler) exportWorkContracts(c *gin.Context) { h.exportWorkList(c, work
 // numbers, dates are dates (internal/export), in the reader's CSV convention and time zone. The
 // rows come from the work index through its keyset cursor one batch at a time (workindex.Walk):
 // the list is never held whole. No row is re-read from the v2 API (an export would send one call
-// per row), so the visibility rule is applied as it stands (workRevealed): a row the viewer's
-// token has not read is written with its number and link only.
+// per row): the walk gives only the rows revealed to the viewer (docs/work-index.md "Visibility
+// rule": their own token read the row as it stands and was not refused since), filtered and
+// ordered on those rows alone, as the list shows them; the others are left out of the file.
 func (h *Handler) exportWorkList(c *gin.Context, kind workindex.Kind) {
 	format, ok := export.ParseFormat(c.Query("format"))
 	if !ok {
@@ -74,7 +74,7 @@ func (h *Handler) exportWorkList(c *gin.Context, kind workindex.Kind) {
 		w, err = export.New(format, c.Writer, exportOptions(trl, trl.T(sheetKey), workExportColumns(trl, kind)))
 		return err
 	}
-	viewer, now, written := h.viewer(c), h.now(), 0
+	viewer, written := h.viewer(c), 0
 	var cells []any
 	err := h.work.Walk(c.Request.Context(), viewer, f.query, func(r workindex.Row) error {
 		if err := context.Cause(c.Request.Context()); err != nil {
@@ -88,8 +88,11 @@ func (h *Handler) exportWorkList(c *gin.Context, kind workindex.Kind) {
 		if written == maxWorkExportRows {
 			return errWorkExportCut
 		}
+		if !r.Revealed() {
+			return nil // never given by the walk: a row not revealed is left out, never written in part
+		}
 		written++
-		cells = h.workExportRow(trl, r, workRevealed(r, now, h.cfg.WorkStaleAfter), cells)
+		cells = h.workExportRow(trl, r, cells)
 		return w.WriteRow(cells)
 	})
 	if errors.Is(err, errWorkExportCut) {
@@ -114,17 +117,6 @@ func (h *Handler) exportWorkList(c *gin.Context, kind workindex.Kind) {
 		// The headers are gone: the file is cut, and the browser reports a failed download.
 		h.log(c).Warn("work export was cut", "err", err)
 	}
-}
-
-// workRevealed is the visibility rule (docs/work-index.md "Visibility") for a row that is not
-// re-read: its customer, stage, totals and who changed it are revealed when the viewer's own
-// token read it within PORTAL_WORK_STALE_AFTER, or when the index holds exactly what their token
-// read (nobody's read came after theirs). Otherwise it is "not checked yet".
-func workRevealed(r workindex.Row, now time.Time, staleAfter time.Duration) bool {
-	if r.ViewerSeenAt.IsZero() {
-		return false
-	}
-	return now.Sub(r.ViewerSeenAt) <= staleAfter || !r.ViewerSeenAt.Before(r.SeenAt)
 }
 
 // workExportColumns are the columns of a list export: the contracts' start with the contract and
@@ -154,9 +146,8 @@ func workExportColumns(trl *i18n.Translator, kind workindex.Kind) []export.Colum
 	)
 }
 
-// workExportRow is one row in the reader's words, a cell per column of workExportColumns. An
-// unrevealed row keeps its own number and its link (as the list shows it) and nothing else.
-func (h *Handler) workExportRow(trl *i18n.Translator, r workindex.Row, revealed bool, cells []any) []any {
+// workExportRow is one row in the reader's words, a cell per column of workExportColumns.
+func (h *Handler) workExportRow(trl *i18n.Translator, r workindex.Row, cells []any) []any {
 	cells = cells[:0]
 	contractNumber := func() any {
 		if r.ContractID < 1 {
@@ -168,11 +159,6 @@ func (h *Handler) workExportRow(trl *i18n.Translator, r workindex.Row, revealed 
 	switch r.Kind {
 	case workindex.KindContract:
 		link = contractPath(r.ContractID)
-		if !revealed {
-			// Its number is the index's, not yet the viewer's: the contract is named by its id.
-			cells = append(cells, "#"+strconv.Itoa(int(r.ContractID)), int64(r.ContractID), nil)
-			break
-		}
 		var quoteID any
 		if r.QuoteID > 0 {
 			quoteID = r.QuoteID
@@ -183,13 +169,6 @@ func (h *Handler) workExportRow(trl *i18n.Translator, r workindex.Row, revealed 
 		cells = append(cells, r.QuoteID)
 	}
 	link = h.absoluteURL(link)
-	if !revealed {
-		cells = append(cells, nil, nil, nil, trl.T("work.unchecked"))
-		if r.Kind == workindex.KindQuote {
-			cells = append(cells, nil)
-		}
-		return append(cells, nil, nil, nil, nil, nil, link)
-	}
 	customer := r.Customer
 	if customer == "" {
 		customer = trl.T("worklist.customer_fallback", strconv.Itoa(int(r.CustomerID)))

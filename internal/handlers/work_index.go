@@ -114,52 +114,31 @@ func (h *Handler) forgetForViewer(ctx context.Context, c *gin.Context, v workind
 	return true
 }
 
-// maxStaleRereads bounds the rows of one list page re-read from the v2 API; staleRereadWorkers
-// how many at a time (the page never sends more than this many v2 calls at once).
+// maxStaleRereads bounds the rows one page re-reads from the v2 API (the unchecked rows it checks
+// and the stale rows it shows, together); staleRereadWorkers how many at a time (the page never
+// sends more than this many v2 calls at once).
 const (
 	maxStaleRereads    = 25
 	staleRereadWorkers = 4
 )
 
-// refreshRows applies the visibility rule (docs/work-index.md "Visibility"): a row's customer,
-// stage and totals reach the viewer only when their own token read it within
-// PORTAL_WORK_STALE_AFTER, or it is re-read with their token now. So the rows of a page their
-// token has not read that recently (all of them when force: the list's "Refresh") are re-read in
-// parallel, at most maxStaleRereads. A row the v2 API answers 403 or 404 for leaves the viewer's
-// lists and the page; the others are updated in place. A row their token never read and could
-// not be re-read (the bound, a v2 failure) is shown unchecked: its link, nothing else. A row they
-// read before keeps what they saw then, "as of" says when.
-func (h *Handler) refreshRows(c *gin.Context, rows []workindex.Row, force bool) []workRow {
-	out := make([]workRow, len(rows))
-	for i, r := range rows {
-		out[i] = workRow{Row: r, unchecked: r.ViewerSeenAt.IsZero()}
-	}
-	if h.work == nil {
-		return out
+// reread reads rows again with the viewer's own token, staleRereadWorkers at a time, and records
+// each answer in the work index (ActRefreshed: the viewer's read of the row as it stands now). A
+// row the v2 API answers 403 or 404 for is forgotten for the viewer at once (gone); read says
+// which rows were read.
+func (h *Handler) reread(c *gin.Context, rows []workindex.Row) (read, gone []bool) {
+	read, gone = make([]bool, len(rows)), make([]bool, len(rows))
+	if h.work == nil || len(rows) == 0 {
+		return read, gone
 	}
 	ctx := h.apiContext(c)
 	v := h.viewer(c)
-	now := h.now()
-	var stale []int
-	for i, r := range rows {
-		if len(stale) == maxStaleRereads {
-			break
-		}
-		if force || now.Sub(r.ViewerSeenAt) > h.cfg.WorkStaleAfter {
-			stale = append(stale, i)
-		}
-	}
-	if len(stale) == 0 {
-		return out
-	}
-	gone := make([]bool, len(rows))
 	sem := make(chan struct{}, staleRereadWorkers)
 	var wg sync.WaitGroup
-	for _, i := range stale {
+	for i, r := range rows {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			r := rows[i]
 			switch r.Kind {
 			case workindex.KindContract:
 				contract, err := h.api.Contracts.Get(ctx, r.ContractID)
@@ -169,6 +148,7 @@ func (h *Handler) refreshRows(c *gin.Context, rows []workindex.Row, force bool) 
 				}
 				if err := h.work.ObserveContract(ctx, v, contractSighting(contract), workindex.ActRefreshed); err != nil {
 					h.log(c).Warn("work index: contract not refreshed", slog.Any("err", err))
+					return
 				}
 			case workindex.KindQuote:
 				q, err := h.api.CPQ.TOFList(ctx, r.CPQID, r.CustomerID, r.QuoteID)
@@ -178,19 +158,128 @@ func (h *Handler) refreshRows(c *gin.Context, rows []workindex.Row, force bool) 
 				}
 				if err := h.work.ObserveQuote(ctx, v, quoteSighting(r.CPQID, r.CustomerID, q, "", ""), workindex.ActRefreshed); err != nil {
 					h.log(c).Warn("work index: quote not refreshed", slog.Any("err", err))
+					return
 				}
 			}
-			// Read with the viewer's token just now: shown whatever the index answers next.
-			out[i].unchecked = false
-			if fresh, ok := h.work.Lookup(ctx, v, r.Kind, r.ID()); ok {
-				out[i].Row = fresh
-			}
+			read[i] = true
 		})
 	}
 	wg.Wait()
+	return read, gone
+}
+
+// checkUnchecked re-reads with the viewer's token up to budget of the rows of kind in scope they
+// may list but that are not revealed to them (workindex.Unchecked: never read, changed by
+// someone's read since), those the index last saw in one of prefer first; it returns how many
+// v2 reads it sent. A page calls it before it reads its rows from the index, so what the
+// viewer's token answers is shown on the first visit, and a refused row is forgotten.
+func (h *Handler) checkUnchecked(c *gin.Context, kind workindex.Kind, scope workindex.Scope, prefer []workindex.Stage, budget int) int {
+	if h.work == nil || budget <= 0 {
+		return 0
+	}
+	ctx := c.Request.Context()
+	v := h.viewer(c)
+	rows, err := h.work.UncheckedIn(ctx, v, kind, scope, prefer, budget)
+	if err != nil {
+		h.log(c).Warn("work index: unchecked rows unavailable", slog.Any("err", err))
+		return 0
+	}
+	if len(rows) < budget {
+		u, err := h.work.Unchecked(ctx, v, kind, scope, budget)
+		if err != nil {
+			h.log(c).Warn("work index: unchecked rows unavailable", slog.Any("err", err))
+		}
+		have := make(map[int64]bool, len(rows))
+		for _, r := range rows {
+			have[r.ID()] = true
+		}
+		for _, r := range u.Rows {
+			if len(rows) < budget && !have[r.ID()] {
+				rows = append(rows, r)
+			}
+		}
+	}
+	h.reread(c, rows)
+	return len(rows)
+}
+
+// uncheckedCount is how many rows of kind in scope the viewer may list but are not revealed to
+// them, in words with no stage, value or filter ("" when none, or when it cannot be read).
+func (h *Handler) uncheckedCount(c *gin.Context, kinds []workindex.Kind, scope workindex.Scope) string {
+	if h.work == nil {
+		return ""
+	}
+	n, capped := 0, false
+	for _, kind := range kinds {
+		u, err := h.work.Unchecked(c.Request.Context(), h.viewer(c), kind, scope, 0)
+		if err != nil {
+			h.log(c).Warn("work index: unchecked rows unavailable", slog.Any("err", err))
+			return ""
+		}
+		n += u.Count
+		capped = capped || u.Capped
+	}
+	return uncheckedText(tr(c), n, capped)
+}
+
+// uncheckedText is "N not checked yet" ("" for none).
+func uncheckedText(trl *i18n.Translator, n int, capped bool) string {
+	switch {
+	case n == 0:
+		return ""
+	case capped:
+		return trl.T("work.unchecked_count.more", trl.Integer(int64(n)))
+	}
+	return trl.Plural(n, "work.unchecked_count.one", "work.unchecked_count.other")
+}
+
+// refreshRows keeps a page's rows as fresh as its budget allows. The rows come from the work
+// index, so every one is revealed to the viewer (docs/work-index.md "Visibility rule": their own
+// token read it as it stands); those their token has not read within PORTAL_WORK_STALE_AFTER (all
+// of them when force: the list's "Refresh") are re-read in parallel, at most budget. A row the v2
+// API answers 403 or 404 for is forgotten for the viewer and leaves the page; the others are
+// updated in place. A row that could not be re-read keeps what the viewer's token read, "as of"
+// says when.
+func (h *Handler) refreshRows(c *gin.Context, rows []workindex.Row, force bool, budget int) []workRow {
+	out := make([]workRow, len(rows))
+	for i, r := range rows {
+		out[i] = workRow{Row: r, unchecked: !r.Revealed()}
+	}
+	if h.work == nil {
+		return out
+	}
+	now := h.now()
+	var stale []int
+	var again []workindex.Row
+	for i, r := range rows {
+		if len(stale) == budget {
+			break
+		}
+		if force || now.Sub(r.ViewerSeenAt) > h.cfg.WorkStaleAfter {
+			stale = append(stale, i)
+			again = append(again, r)
+		}
+	}
+	if len(stale) == 0 {
+		return out
+	}
+	read, gone := h.reread(c, again)
+	ctx, v := c.Request.Context(), h.viewer(c)
+	dropped := make([]bool, len(rows))
+	for j, i := range stale {
+		if gone[j] {
+			dropped[i] = true
+			continue
+		}
+		if read[j] {
+			if fresh, ok := h.work.Lookup(ctx, v, rows[i].Kind, rows[i].ID()); ok {
+				out[i] = workRow{Row: fresh}
+			}
+		}
+	}
 	kept := out[:0]
 	for i, r := range out {
-		if !gone[i] {
+		if !dropped[i] && !r.unchecked {
 			kept = append(kept, r)
 		}
 	}
@@ -200,7 +289,8 @@ func (h *Handler) refreshRows(c *gin.Context, rows []workindex.Row, force bool) 
 // workRow is a row of a list page with what the visibility rule allows to show of it.
 type workRow struct {
 	workindex.Row
-	// unchecked: the viewer's token never read it and it could not be re-read for this page.
+	// unchecked: not revealed to the viewer (never the case of a row the index lists; kept so a
+	// row that is not revealed can never be shown whole by mistake).
 	unchecked bool
 }
 
@@ -312,7 +402,7 @@ func (h *Handler) customerWork(c *gin.Context, customerID int32) templ.Component
 			h.log(c).Warn("work index: customer's work unavailable", slog.Any("err", err))
 			return work.CustomerWork(work.CustomerWorkVM{Unavailable: true})
 		}
-		for _, r := range h.refreshRows(c, page.Rows, false) {
+		for _, r := range h.refreshRows(c, page.Rows, false, maxStaleRereads) {
 			names.nameRow(&r.Row)
 			if kind == workindex.KindQuote {
 				vm.Quotes = append(vm.Quotes, workRowVM(trl, r))

@@ -284,7 +284,18 @@ func (h *Handler) showWorkList(c *gin.Context, spec workListSpec) {
 		cpqNames = h.configuratorNamesHeld(c)
 	}
 	page, err := workindex.Page{}, errWorkOff
+	budget := maxStaleRereads
 	if h.work != nil {
+		// The rows of the list's scope the viewer's token has not read as they stand are checked
+		// with it first (a whole page or "Refresh", within the page's budget), so a first visit
+		// lists what the viewer may see; the rest are counted apart.
+		if wholePage || f.refresh {
+			if f.refresh {
+				budget -= h.checkUnchecked(c, spec.kind, f.query.Scope, nil, maxStaleRereads/2)
+			} else {
+				budget -= h.checkUnchecked(c, spec.kind, f.query.Scope, nil, budget)
+			}
+		}
 		page, err = h.work.List(c.Request.Context(), viewer, f.query)
 	}
 	wg.Wait()
@@ -308,11 +319,15 @@ func (h *Handler) showWorkList(c *gin.Context, spec workListSpec) {
 		h.fail(c, err)
 		return
 	default:
-		rows := h.refreshRows(c, page.Rows, f.refresh)
+		rows := h.refreshRows(c, page.Rows, f.refresh, budget)
 		for i := range rows {
 			names.nameRow(&rows[i].Row)
 		}
 		vm.Results = workResultsVM(trl, c.Request.URL, spec, page, rows)
+		// The rows not checked yet: a count of the scope, no filter, stage or value of them.
+		if vm.Results.Unchecked = h.uncheckedCount(c, []workindex.Kind{spec.kind}, f.query.Scope); vm.Results.Unchecked != "" {
+			vm.Results.UncheckedHint = trl.T("work.unchecked_count.hint", maxStaleRereads)
+		}
 		vm.Results.Archivable = vm.Results.Contracts && h.may(c, toolBatchArchive)
 		vm.Configurators = configuratorChoices(numbered, page.Configurators, cpqNames, f.values["cpq"])
 	}
@@ -342,6 +357,7 @@ func workResultsVM(trl *i18n.Translator, current *url.URL, spec workListSpec, pa
 		Count:      workCount(trl, page),
 		Pager:      components.NewPager(base, "page", page.Page, page.Pages, "#"+work.ResultsID),
 		RefreshURL: refresh.RequestURI(),
+		CheckURL:   base.RequestURI(),
 		Contracts:  spec.kind == workindex.KindContract,
 		EmptyHint:  spec.emptyHint,
 	}

@@ -6,19 +6,20 @@
 //
 // Every figure is read from the work index (internal/workindex) under its rules: a rep's figures
 // are their own rows (created or changed last by them, their My quotes), a team role's are every
-// row the team lists, and a row the v2 API refused the viewer is left out of both, as the lists
-// leave it out. Each figure carries the list query that makes it (Figure.Query and friends), so
-// the page links every number and bar to that list, and the list shows the same rows.
+// row the team lists, and of both only the rows revealed to the viewer (their own token read the
+// row as it stands: docs/work-index.md "Visibility rule"), as the lists show them. Each figure
+// carries the list query that makes it (Figure.Query and friends), so the page links every number
+// and bar to that list, and the list shows the same rows. The rows the viewer may list but has
+// not read as they stand are only counted, apart (Unchecked), with no stage or value.
 //
-// Counts and values by stage come from work_totals (kept by every sighting, migration 00010), so
-// they cost a few small rows however many rows there are; the rest are index ranges of
-// stage_since or the lists' own queries, counted up to workindex.CountBound.
+// Counts and values by stage add up the viewer's revealed rows (workindex.Sums: the viewer's own
+// reads, or their My quotes); the rest are index ranges of stage_since or the lists' own
+// queries, counted up to workindex.CountBound.
 package pipeline
 
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -190,66 +191,23 @@ func (p *Pipeline) Conversion(ctx context.Context, v workindex.Viewer) (Conversi
 }
 
 // Reps are the team's open pipeline by rep, largest open value first, at most MaxReps; nil for a
-// viewer without a team role.
+// viewer without a team role. Like every figure, they add up only the rows revealed to the viewer.
 func (p *Pipeline) Reps(ctx context.Context, v workindex.Viewer) ([]Rep, error) {
 	if !v.Team || v.Key() == "" {
 		return nil, nil
 	}
 	open := OpenStages()
-	args := []any{string(workindex.KindQuote)}
-	rows, err := p.ix.DB().SQL.QueryContext(ctx, `SELECT person, name, stage, n, value_cents FROM work_totals
-		WHERE kind = $1 AND person <> '' AND stage IN ('`+string(open[0])+`', '`+string(open[1])+`', '`+string(open[2])+`')`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%w: reps: %w", workindex.ErrUnavailable, err)
-	}
-	defer rows.Close()
-	byPerson := map[string]*Rep{}
-	for rows.Next() {
-		var person, name, stage string
-		var n, value int64
-		if err := rows.Scan(&person, &name, &stage, &n, &value); err != nil {
-			return nil, fmt.Errorf("%w: reps: %w", workindex.ErrUnavailable, err)
-		}
-		r := byPerson[person]
-		if r == nil {
-			r = &Rep{Person: person}
-			byPerson[person] = r
-		}
-		if name != "" {
-			r.Name = name
-		}
-		r.Count += n
-		r.ValueCents += value
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%w: reps: %w", workindex.ErrUnavailable, err)
-	}
-	denied, err := p.denied(ctx, v, workindex.KindQuote)
+	people, err := p.ix.SumsByPerson(ctx, v, workindex.KindQuote, open)
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range denied {
-		if !slices.Contains(open, d.stage) {
-			continue
-		}
-		people := []string{d.createdBy}
-		if d.changedBy != d.createdBy {
-			people = append(people, d.changedBy)
-		}
-		for _, person := range people {
-			if r := byPerson[person]; r != nil {
-				r.Count--
-				r.ValueCents -= d.value
-			}
-		}
-	}
 	var out []Rep
-	for _, r := range byPerson {
-		if r.Count <= 0 {
+	for _, pt := range people {
+		if pt.N <= 0 {
 			continue
 		}
-		r.Query = workindex.Query{Kind: workindex.KindQuote, Scope: workindex.ScopeAll, Stages: open, Person: r.Person}
-		out = append(out, *r)
+		out = append(out, Rep{Person: pt.Person, Name: pt.Name, Count: pt.N, ValueCents: pt.ValueCents,
+			Query: workindex.Query{Kind: workindex.KindQuote, Scope: workindex.ScopeAll, Stages: open, Person: pt.Person}})
 	}
 	slices.SortFunc(out, func(a, b Rep) int {
 		return cmp.Or(cmp.Compare(b.ValueCents, a.ValueCents), cmp.Compare(b.Count, a.Count), cmp.Compare(a.Person, b.Person))
@@ -263,80 +221,23 @@ func (p *Pipeline) Reps(ctx context.Context, v workindex.Viewer) ([]Rep, error) 
 // total is one stage's count and value.
 type total struct{ n, value int64 }
 
-// totals are the viewer's (or the team's) counts and values of kind by stage: work_totals for
-// the person (or everyone), less the rows the v2 API refused the viewer.
+// totals are the viewer's (or the team's) counts and values of kind by stage, over the rows
+// revealed to the viewer (workindex.Sums): the rows the lists of the same scope show.
 func (p *Pipeline) totals(ctx context.Context, v workindex.Viewer, kind workindex.Kind) (map[workindex.Stage]total, error) {
-	out := map[workindex.Stage]total{}
-	key := v.Key()
-	if key == "" {
-		return out, nil
-	}
-	person := key
-	if v.Team {
-		person = ""
-	}
-	rows, err := p.ix.DB().SQL.QueryContext(ctx, `SELECT stage, n, value_cents FROM work_totals WHERE kind = $1 AND person = $2`,
-		string(kind), person)
-	if err != nil {
-		return nil, fmt.Errorf("%w: totals: %w", workindex.ErrUnavailable, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var stage string
-		var t total
-		if err := rows.Scan(&stage, &t.n, &t.value); err != nil {
-			return nil, fmt.Errorf("%w: totals: %w", workindex.ErrUnavailable, err)
-		}
-		out[workindex.Stage(stage)] = t
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%w: totals: %w", workindex.ErrUnavailable, err)
-	}
-	denied, err := p.denied(ctx, v, kind)
+	sums, err := p.ix.Sums(ctx, v, kind, scope(v))
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range denied {
-		if v.Team || d.createdBy == key || d.changedBy == key {
-			t := out[d.stage]
-			t.n--
-			t.value -= d.value
-			out[d.stage] = t
-		}
+	out := make(map[workindex.Stage]total, len(sums))
+	for st, t := range sums {
+		out[st] = total{n: t.N, value: t.ValueCents}
 	}
 	return out, nil
 }
 
-// deniedRow is a row the v2 API refused the viewer (work_denied: few a person).
-type deniedRow struct {
-	stage                workindex.Stage
-	createdBy, changedBy string
-	value                int64
-}
-
-func (p *Pipeline) denied(ctx context.Context, v workindex.Viewer, kind workindex.Kind) ([]deniedRow, error) {
-	rows, err := p.ix.DB().SQL.QueryContext(ctx, `SELECT r.stage, r.created_by, r.changed_by, r.value_cents FROM work_denied d
-		JOIN work_rows r ON r.kind = d.kind AND r.id = d.id WHERE d.person = $1 AND d.kind = $2`, v.Key(), string(kind))
-	if err != nil {
-		return nil, fmt.Errorf("%w: refused rows: %w", workindex.ErrUnavailable, err)
-	}
-	defer rows.Close()
-	var out []deniedRow
-	for rows.Next() {
-		var d deniedRow
-		var stage string
-		if err := rows.Scan(&stage, &d.createdBy, &d.changedBy, &d.value); err != nil {
-			return nil, fmt.Errorf("%w: refused rows: %w", workindex.ErrUnavailable, err)
-		}
-		d.stage = workindex.Stage(stage)
-		out = append(out, d)
-	}
-	return out, rows.Err()
-}
-
 // FollowUps are the viewer's follow-ups (the team's for a team role), each with its count and its
 // oldest FollowUpRows rows (by last change). A follow-up of one whole stage (declined, expired,
-// signed) takes its count from work_totals as the pipeline does; the others count their range.
+// signed) takes its count from the stage sums as the pipeline does; the others count their range.
 func (p *Pipeline) FollowUps(ctx context.Context, v workindex.Viewer) ([]FollowUp, error) {
 	contracts := func(st workindex.Stage) workindex.Query {
 		return workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Stages: []workindex.Stage{st}}
@@ -375,9 +276,9 @@ func (p *Pipeline) FollowUps(ctx context.Context, v workindex.Viewer) ([]FollowU
 	return out, nil
 }
 
-// wholeStage says whether q's count is a stage's figure of work_totals: one whole stage, no other
-// filter, and the rows work_totals adds up for v (every row for a team role, the viewer's own for
-// anyone else: the list's branches, less the same refused rows).
+// wholeStage says whether q's count is a stage's figure of the sums: one whole stage, no other
+// filter, and the rows the sums add up for v (the revealed rows of the team for a team role, of
+// the viewer's My quotes for anyone else: the list's own rows).
 func wholeStage(v workindex.Viewer, q workindex.Query) bool {
 	plain := len(q.Stages) == 1 && q.CustomerID == 0 && q.CPQID == 0 && q.Find == "" && q.Person == "" &&
 		q.From.IsZero() && q.To.IsZero() && q.EnteredFrom.IsZero() && q.EnteredTo.IsZero()
@@ -476,6 +377,22 @@ func (p *Pipeline) Aging(ctx context.Context, v workindex.Viewer, stage workinde
 			return nil, err
 		}
 		out = append(out, b)
+	}
+	return out, nil
+}
+
+// Unchecked is how many rows of the viewer's figures' scope (quotes and contracts) they may list
+// but their token has not read as they stand: counted apart, with no stage, value or filter
+// (docs/home.md), and re-read with their token a few at a time (the handlers).
+func (p *Pipeline) Unchecked(ctx context.Context, v workindex.Viewer) (Count, error) {
+	var out Count
+	for _, kind := range []workindex.Kind{workindex.KindQuote, workindex.KindContract} {
+		u, err := p.ix.Unchecked(ctx, v, kind, scope(v), 0)
+		if err != nil {
+			return Count{}, err
+		}
+		out.N += u.Count
+		out.Capped = out.Capped || u.Capped
 	}
 	return out, nil
 }

@@ -69,6 +69,11 @@ func world(t *testing.T, db *statedb.DB) (*workindex.Index, *Pipeline) {
 				r.by.Key(), string(r.kind), r.id, statedb.Micros(r.changed)); err != nil {
 				return err
 			}
+			// The lead's token read every row as it stands (a list's re-read).
+			if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewers (person, kind, id, owner, seen_at) VALUES ($1, $2, $3, 0, $4)`,
+				lead.Key(), string(r.kind), r.id, statedb.Micros(r.changed)); err != nil {
+				return err
+			}
 		}
 		return workindex.RebuildTotals(ctx, tx)
 	})
@@ -312,7 +317,13 @@ func TestPipelineTotalsFollowSightings(t *testing.T) {
 				t.Errorf("totals %v: kept %v, none computed", k, v)
 			}
 		}
-		// Quote 1 counts for Alice (created) and Bob (changed last), each in their pipeline.
+		// Quote 1 counts for Alice (created) and Bob (changed last), each in their pipeline; for
+		// Alice once her token read it as Bob left it.
+		if f := figures(t, p, alice)[workindex.StageSignature]; f.Count != 0 || f.ValueCents != 0 {
+			t.Errorf("Alice's quotes out for signature count Bob's change she never read: %+v", f)
+		}
+		must(ix.ObserveQuote(ctx, alice, workindex.QuoteSighting{QuoteID: 1, CPQID: 1, CustomerID: 7, ContractID: 9, ContractNumber: "C-9",
+			OneOffCents: 300, MonthlyCents: 10}, workindex.ActOpened))
 		if f := figures(t, p, alice)[workindex.StageSignature]; f.Count != 1 || f.ValueCents != 420 {
 			t.Errorf("Alice's quotes out for signature: %+v", f)
 		}
@@ -342,4 +353,86 @@ func readTotals(t *testing.T, db *statedb.DB) map[[3]string][2]int64 {
 		out[k] = v
 	}
 	return out
+}
+
+// No figure of the home page adds a row the viewer's token did not read as it stands: a row
+// changed by a colleague's read since leaves every figure, follow-up and aging bar of the lead's
+// (and its rep's name with it), is counted apart as unchecked, and comes back when the lead's
+// token reads it; a row the v2 API refused leaves them all for good.
+func TestPipelineFiguresOnlyOfRevealedRows(t *testing.T) {
+	t.Parallel()
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ix, p := world(t, db)
+		ctx := context.Background()
+		// Bob's contract 16 (expired) and quote 4 (out for signature) change after the lead's read.
+		later := workindex.New(db, workindex.Options{Now: func() time.Time { return now.Add(time.Hour) }})
+		if err := later.ObserveQuote(ctx, bob, workindex.QuoteSighting{QuoteID: 4, CPQID: 1, CustomerID: 7, OneOffCents: 999_00}, workindex.ActChanged); err != nil {
+			t.Fatal(err)
+		}
+		if err := later.ObserveContract(ctx, bob, workindex.ContractSighting{ContractID: 16, Number: "C-2026-6", CPQID: 1, CustomerID: 7,
+			Facts: workindex.ContractFacts{Status: "GENERATED", SignatureStatuses: []string{"DECLINED"}}}, workindex.ActOpened); err != nil {
+			t.Fatal(err)
+		}
+		team := figures(t, p, lead)
+		if f := team[workindex.StageDraft]; f.Count != 2 || f.ValueCents != 100_00+12*10_00+50_00 {
+			t.Errorf("the team's drafts count a row the lead did not read as it is: %+v", f)
+		}
+		reps, err := p.Reps(ctx, lead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range reps {
+			if r.Name == "Bob Rep" {
+				t.Errorf("Bob's open pipeline from a row the lead did not read as it is: %+v", r)
+			}
+		}
+		fs, err := p.FollowUps(ctx, lead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			for _, r := range f.Rows {
+				if r.ID() == 16 || r.ID() == 4 {
+					t.Errorf("follow-up %s shows row %d", f.Kind, r.ID())
+				}
+			}
+			if (f.Kind == FollowUpDeclined && f.N != 1) || (f.Kind == FollowUpExpired && f.N != 0) {
+				t.Errorf("follow-up %s: %d", f.Kind, f.N)
+			}
+		}
+		conv, err := p.Conversion(ctx, lead)
+		if err != nil || conv.Generated.Count != 5 {
+			t.Errorf("the team's conversion counts what the lead did not read: %+v %v", conv, err)
+		}
+		buckets, err := p.Aging(ctx, lead, workindex.StageSignature, workindex.ScopeAll)
+		if err != nil || buckets[0].N != 1 {
+			t.Errorf("aging: %+v %v", buckets, err)
+		}
+		u, err := p.Unchecked(ctx, lead)
+		if err != nil || u.N != 2 {
+			t.Errorf("the lead's unchecked: %+v %v, want 2", u, err)
+		}
+		// The lead's token reads both: the figures take them in as they are now.
+		if err := later.ObserveQuote(ctx, lead, workindex.QuoteSighting{QuoteID: 4, CPQID: 1, CustomerID: 7, OneOffCents: 999_00}, workindex.ActRefreshed); err != nil {
+			t.Fatal(err)
+		}
+		reps, _ = p.Reps(ctx, lead)
+		if len(reps) != 2 || reps[1].Name != "Bob Rep" || reps[1].ValueCents != 999_00 {
+			t.Errorf("reps after the lead's read: %+v", reps)
+		}
+		if u, _ := p.Unchecked(ctx, lead); u.N != 1 {
+			t.Errorf("unchecked after one read: %d", u.N)
+		}
+		// Refused: gone from every figure, and not unchecked either.
+		if err := ix.Forget(ctx, lead, workindex.KindQuote, 4); err != nil {
+			t.Fatal(err)
+		}
+		reps, _ = p.Reps(ctx, lead)
+		if len(reps) != 1 {
+			t.Errorf("reps after a refusal: %+v", reps)
+		}
+		if u, _ := p.Unchecked(ctx, lead); u.N != 1 {
+			t.Errorf("unchecked after a refusal: %d", u.N)
+		}
+	})
 }

@@ -109,8 +109,8 @@ func importWorkShard(ctx context.Context, tx *sql.Tx, _ string, raw []byte, c *C
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO work_rows (kind, id, quote_id, cpq_id, customer_id, customer, customer_folded,
 			configurator, contract_id, contract_number, stage, one_off_cents, monthly_cents, value_cents, created_by, created_by_name,
-			changed_by, changed_by_name, changed_at, seen_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+			changed_by, changed_by_name, changed_at, seen_at, facts_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20)
 			ON CONFLICT (kind, id) DO NOTHING`,
 			r.Kind, r.id(), r.QuoteID, r.CPQID, r.CustomerID, r.Customer, textfold.Fold(r.Customer), r.Configurator,
 			r.ContractID, r.ContractNumber, r.Stage, r.OneOffCents, r.MonthlyCents, r.OneOffCents+12*r.MonthlyCents,

@@ -76,6 +76,10 @@ const (
 	// ActRefreshed: a re-read in the background or for a list (a stale row, a batch result): the
 	// facts are updated and the reader's token is noted as having read it; owners are not.
 	ActRefreshed
+	// actFollowed: a quote's row follows the stage of its contract, which the viewer just read:
+	// the viewer's record of the quote moves along only when they had the quote's facts before
+	// (they now know every fact of it); nobody else's does.
+	actFollowed
 )
 
 // Row is one quote or contract as last seen. Quotes are keyed by quote id, contracts by contract id.
@@ -101,10 +105,19 @@ type Row struct {
 	ChangedAt time.Time
 	// SeenAt is when the portal last read it from the v2 API: the row's "as of".
 	SeenAt time.Time
-	// ViewerSeenAt is when the viewer's own token last read it (zero: never). A row the viewer
-	// has not read within PORTAL_WORK_STALE_AFTER is re-read with their token before its
-	// customer or totals are shown (docs/work-index.md "Visibility").
+	// FactsAt is when the facts above last changed in the index (a read that changed nothing
+	// leaves it): a viewer whose own token read the row before it has not seen them.
+	FactsAt time.Time
+	// ViewerSeenAt is when the viewer's own token last read it (zero: never, or refused since).
 	ViewerSeenAt time.Time
+}
+
+// Revealed is the visibility rule (docs/work-index.md "Visibility rule") for a row read with the
+// viewer's own record (List, Walk, Lookup): their token read it, and nothing in it changed since.
+// It is the Go form of the SQL predicate every list, count and sum of the index applies
+// (revealedSQL); the v2 API refusing them deletes their record, so a refused row is never revealed.
+func (r *Row) Revealed() bool {
+	return !r.ViewerSeenAt.IsZero() && !r.ViewerSeenAt.Before(r.FactsAt)
 }
 
 // ID is the row's id: the quote id or the contract id.
@@ -241,7 +254,7 @@ func (ix *Index) observeContract(ctx context.Context, tx *sql.Tx, v Viewer, s Co
 	if err != nil || !ok || (quote.Stage == stage && quote.ContractID == s.ContractID) {
 		return err
 	}
-	return ix.write(ctx, tx, KindQuote, s.QuoteID, Viewer{}, ActRefreshed, false, func(r *Row) {
+	return ix.write(ctx, tx, KindQuote, s.QuoteID, v, actFollowed, false, func(r *Row) {
 		r.ContractID = s.ContractID
 		r.ContractNumber = firstNonEmpty(s.Number, r.ContractNumber)
 		r.Stage = stage
@@ -270,6 +283,38 @@ func (ix *Index) Forget(ctx context.Context, v Viewer, kind Kind, id int64) erro
 	})
 	if err != nil {
 		return fmt.Errorf("workindex: forget %s %d: %w", kind, id, err)
+	}
+	return nil
+}
+
+// ForgetContractNumber is Forget for the contract of this number (work_rows_number), for a v2
+// answer about a contract asked by its number (the batch check): nothing when the index does not
+// know the number.
+func (ix *Index) ForgetContractNumber(ctx context.Context, v Viewer, number string) error {
+	if v.Key() == "" || number == "" {
+		return nil
+	}
+	rows, err := ix.db.SQL.QueryContext(ctx, `SELECT id FROM work_rows WHERE contract_number = $1 AND kind = $2`, number, string(KindContract))
+	if err != nil {
+		return fmt.Errorf("workindex: forget contract %q: %w", number, err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("workindex: forget contract %q: %w", number, err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("workindex: forget contract %q: %w", number, err)
+	}
+	for _, id := range ids {
+		if err := ix.Forget(ctx, v, KindContract, id); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -322,14 +367,15 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 	factsChanged := dated || r.Customer != old.Customer || r.Configurator != old.Configurator || r.ContractNumber != old.ContractNumber ||
 		r.CPQID != old.CPQID || r.CustomerID != old.CustomerID || !r.ChangedAt.Equal(old.ChangedAt)
 	// Nothing new: the facts are the same, the row was seen a moment ago and so was the viewer's read.
-	viewerFresh := key == "" || (entry.found && now.Sub(entry.seenAt) < seenWriteEvery && (entry.owner || act == ActRefreshed))
+	// (A read that would reveal the row to them again, after someone's read changed it, is written.)
+	viewerFresh := key == "" || (entry.found && now.Sub(entry.seenAt) < seenWriteEvery && (entry.owner || act == ActRefreshed) &&
+		!entry.seenAt.Before(old.FactsAt))
 	if (act == ActOpened || act == ActRefreshed) && !factsChanged && now.Sub(old.SeenAt) < seenWriteEvery && viewerFresh {
 		return nil
 	}
 	if dated || act == ActChanged || act == ActCreated {
 		r.ChangedAt = now
 	}
-	r.SeenAt = now
 	switch act {
 	case ActCreated:
 		if r.CreatedBy == "" {
@@ -339,6 +385,15 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 	case ActChanged:
 		r.ChangedBy, r.ChangedByName = key, v.Name
 	}
+	// The facts changed: every viewer's earlier read is now older than them (strictly: the stamp
+	// passes the row's last read, which is the latest of its viewers' reads, even on one clock tick).
+	if !exists || !sameFacts(&old, &r) {
+		if exists && !now.After(old.SeenAt) {
+			now = old.SeenAt.Add(time.Microsecond)
+		}
+		r.FactsAt = now
+	}
+	r.SeenAt = now
 	if err := upsertRow(ctx, tx, &r); err != nil {
 		return err
 	}
@@ -360,8 +415,11 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 	if key == "" {
 		return nil
 	}
+	if act == actFollowed && (!entry.found || entry.seenAt.Before(old.FactsAt)) {
+		return nil // they had not read the quote as it was: they do not know it now
+	}
 	owner := 0
-	if act != ActRefreshed || (entry.found && entry.owner) {
+	if (act != ActRefreshed && act != actFollowed) || (entry.found && entry.owner) {
 		owner = 1
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewers (person, kind, id, owner, seen_at) VALUES ($1, $2, $3, $4, $5)
@@ -370,7 +428,7 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 		return fmt.Errorf("workindex: write viewer of %s %d: %w", kind, id, err)
 	}
 	// Read with their token just now: whatever the v2 API refused them before, it gives now.
-	if !entry.found {
+	if !entry.found && act != actFollowed {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM work_denied WHERE person = $1 AND kind = $2 AND id = $3`, key, string(kind), id); err != nil {
 			return fmt.Errorf("workindex: write viewer of %s %d: %w", kind, id, err)
 		}
@@ -379,15 +437,16 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 }
 
 const rowColumns = `r.kind, r.quote_id, r.cpq_id, r.customer_id, r.customer, r.configurator, r.contract_id, r.contract_number,
-	r.stage, r.one_off_cents, r.monthly_cents, r.created_by, r.created_by_name, r.changed_by, r.changed_by_name, r.changed_at, r.seen_at`
+	r.stage, r.one_off_cents, r.monthly_cents, r.created_by, r.created_by_name, r.changed_by, r.changed_by_name, r.changed_at, r.seen_at,
+	r.facts_at`
 
 // scanRow reads rowColumns and, when withViewer, the viewer's seen_at after them.
 func scanRow(sc interface{ Scan(...any) error }, withViewer bool) (Row, error) {
 	var r Row
 	var kind, stage string
-	var changedAt, seenAt, viewerSeen int64
+	var changedAt, seenAt, factsAt, viewerSeen int64
 	dest := []any{&kind, &r.QuoteID, &r.CPQID, &r.CustomerID, &r.Customer, &r.Configurator, &r.ContractID, &r.ContractNumber,
-		&stage, &r.OneOffCents, &r.MonthlyCents, &r.CreatedBy, &r.CreatedByName, &r.ChangedBy, &r.ChangedByName, &changedAt, &seenAt}
+		&stage, &r.OneOffCents, &r.MonthlyCents, &r.CreatedBy, &r.CreatedByName, &r.ChangedBy, &r.ChangedByName, &changedAt, &seenAt, &factsAt}
 	if withViewer {
 		dest = append(dest, &viewerSeen)
 	}
@@ -395,7 +454,7 @@ func scanRow(sc interface{ Scan(...any) error }, withViewer bool) (Row, error) {
 		return Row{}, err
 	}
 	r.Kind, r.Stage = Kind(kind), Stage(stage)
-	r.ChangedAt, r.SeenAt, r.ViewerSeenAt = statedb.Time(changedAt), statedb.Time(seenAt), statedb.Time(viewerSeen)
+	r.ChangedAt, r.SeenAt, r.FactsAt, r.ViewerSeenAt = statedb.Time(changedAt), statedb.Time(seenAt), statedb.Time(factsAt), statedb.Time(viewerSeen)
 	return r, nil
 }
 
@@ -416,6 +475,16 @@ func (ix *Index) readRow(ctx context.Context, q querier, kind Kind, id int64, su
 	return r, true, nil
 }
 
+// sameFacts: a and b say the same of the quote or contract (what a viewer may be shown); the
+// times of reads are not facts.
+func sameFacts(a, b *Row) bool {
+	return a.QuoteID == b.QuoteID && a.CPQID == b.CPQID && a.CustomerID == b.CustomerID && a.Customer == b.Customer &&
+		a.Configurator == b.Configurator && a.ContractID == b.ContractID && a.ContractNumber == b.ContractNumber &&
+		a.Stage == b.Stage && a.OneOffCents == b.OneOffCents && a.MonthlyCents == b.MonthlyCents &&
+		a.CreatedBy == b.CreatedBy && a.CreatedByName == b.CreatedByName && a.ChangedBy == b.ChangedBy &&
+		a.ChangedByName == b.ChangedByName && a.ChangedAt.Equal(b.ChangedAt)
+}
+
 func readViewer(ctx context.Context, tx *sql.Tx, key string, kind Kind, id int64) (viewerEntry, error) {
 	var owner int
 	var seen int64
@@ -433,18 +502,19 @@ func readViewer(ctx context.Context, tx *sql.Tx, key string, kind Kind, id int64
 func upsertRow(ctx context.Context, tx *sql.Tx, r *Row) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO work_rows (kind, id, quote_id, cpq_id, customer_id, customer, customer_folded, configurator,
 		contract_id, contract_number, stage, one_off_cents, monthly_cents, value_cents, created_by, created_by_name, changed_by,
-		changed_by_name, changed_at, seen_at, stage_since)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20)
+		changed_by_name, changed_at, seen_at, stage_since, facts_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20, $21)
 		ON CONFLICT (kind, id) DO UPDATE SET quote_id = excluded.quote_id, cpq_id = excluded.cpq_id, customer_id = excluded.customer_id,
 		customer = excluded.customer, customer_folded = excluded.customer_folded, configurator = excluded.configurator,
 		contract_id = excluded.contract_id, contract_number = excluded.contract_number, stage = excluded.stage,
 		one_off_cents = excluded.one_off_cents, monthly_cents = excluded.monthly_cents, value_cents = excluded.value_cents,
 		created_by = excluded.created_by, created_by_name = excluded.created_by_name, changed_by = excluded.changed_by,
 		changed_by_name = excluded.changed_by_name, changed_at = excluded.changed_at, seen_at = excluded.seen_at,
+		facts_at = excluded.facts_at,
 		stage_since = CASE WHEN work_rows.stage = excluded.stage THEN work_rows.stage_since ELSE excluded.stage_since END`,
 		string(r.Kind), r.ID(), r.QuoteID, r.CPQID, r.CustomerID, r.Customer, customercache.Fold(r.Customer), r.Configurator,
 		r.ContractID, r.ContractNumber, string(r.Stage), r.OneOffCents, r.MonthlyCents, r.ValueCents(), r.CreatedBy, r.CreatedByName,
-		r.ChangedBy, r.ChangedByName, statedb.Micros(r.ChangedAt), statedb.Micros(r.SeenAt))
+		r.ChangedBy, r.ChangedByName, statedb.Micros(r.ChangedAt), statedb.Micros(r.SeenAt), statedb.Micros(r.FactsAt))
 	if err != nil {
 		return fmt.Errorf("workindex: write %s %d: %w", r.Kind, r.ID(), err)
 	}
@@ -457,8 +527,8 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// Lookup returns the row of a quote or contract for the viewer; false when absent, not visible
-// to them (Visible) or the database cannot be read.
+// Lookup returns the row of a quote or contract for the viewer; false when absent, not listed
+// for them, not revealed to them (Row.Revealed) or the database cannot be read.
 func (ix *Index) Lookup(ctx context.Context, v Viewer, kind Kind, id int64) (Row, bool) {
 	key := v.Key()
 	if key == "" {
@@ -466,7 +536,7 @@ func (ix *Index) Lookup(ctx context.Context, v Viewer, kind Kind, id int64) (Row
 	}
 	r, err := scanRow(ix.db.SQL.QueryRowContext(ctx, `SELECT `+rowColumns+`, COALESCE(w.seen_at, 0) FROM work_rows r
 		LEFT JOIN work_viewers w ON w.person = $3 AND w.kind = r.kind AND w.id = r.id
-		WHERE r.kind = $1 AND r.id = $2 AND ($4 = 1 OR w.owner = 1)
+		WHERE r.kind = $1 AND r.id = $2 AND ($4 = 1 OR w.owner = 1) AND w.seen_at >= r.facts_at
 		AND NOT EXISTS (SELECT 1 FROM work_denied d WHERE d.person = $3 AND d.kind = r.kind AND d.id = r.id)`,
 		string(kind), id, key, boolInt(v.Team)), true)
 	if err != nil {
@@ -512,7 +582,7 @@ func (ix *Index) MarkArchived(ctx context.Context, number string) error {
 }
 
 // ContractStages returns the stage of each of these contract numbers that the viewer's own token
-// read within fresh, for a page that lists contracts the viewer has just checked themselves:
+// read within fresh and that nobody's read changed since, for a page that lists contracts the viewer has just checked themselves:
 // nothing about a contract the v2 API refused them or they never read.
 func (ix *Index) ContractStages(ctx context.Context, v Viewer, numbers []string, fresh time.Duration) (map[string]Stage, error) {
 	out := make(map[string]Stage, len(numbers))
@@ -524,7 +594,7 @@ func (ix *Index) ContractStages(ctx context.Context, v Viewer, numbers []string,
 	for chunk := range chunks(numbers, 200) {
 		args := []any{string(KindContract), key, since}
 		query := `SELECT r.contract_number, r.stage FROM work_rows r JOIN work_viewers w ON w.person = $2 AND w.kind = r.kind AND w.id = r.id
-			WHERE r.kind = $1 AND w.seen_at >= $3 AND r.contract_number IN (` + placeholders(&args, chunk) + `)`
+			WHERE r.kind = $1 AND w.seen_at >= $3 AND w.seen_at >= r.facts_at AND r.contract_number IN (` + placeholders(&args, chunk) + `)`
 		rows, err := ix.db.SQL.QueryContext(ctx, query, args...)
 		if err != nil {
 			return nil, fmt.Errorf("workindex: contract stages: %w", err)

@@ -215,6 +215,13 @@ type listQuery struct {
 	where []string
 	// person is the placeholder of Query.Person ("": none).
 	person string
+	// unchecked selects the rows the viewer may list but are not revealed to them (Unchecked)
+	// instead of the revealed ones.
+	unchecked bool
+	// fromViewer reads a team role's rows from their own reads (work_viewers), the same rows as
+	// revealedSQL gives: a sum over all of them reads the viewer's rows only, where a page in an
+	// index's order reads work_rows (Sums).
+	fromViewer bool
 }
 
 func (b *listQuery) arg(v any) string {
@@ -320,6 +327,14 @@ func (b *listQuery) filters(q Query, matching []int32, broad bool) {
 // work_denied).
 const notDenied = "NOT EXISTS (SELECT 1 FROM work_denied d WHERE d.person = $2 AND d.kind = r.kind AND d.id = r.id)"
 
+// revealedSQL is the visibility rule (docs/work-index.md "Visibility rule", Row.Revealed) on
+// work_rows r for the viewer $2: their own token read the row at or after its facts last changed
+// (a probe of work_viewers' primary key). A refusal deletes their record, so it also leaves out
+// every row the v2 API refused them; notDenied stays beside it for the rows they never read.
+// Every list, count, sum, export and follow-up of the index is read through it: no filter, order
+// or figure ever reads a fact of a row that is not revealed to the viewer.
+const revealedSQL = "EXISTS (SELECT 1 FROM work_viewers w WHERE w.person = $2 AND w.kind = r.kind AND w.id = r.id AND w.seen_at >= r.facts_at)"
+
 // viewerSeen is the viewer's own last read of a row (0: never), computed for the rows of the page
 // only.
 const viewerSeen = "COALESCE((SELECT w.seen_at FROM work_viewers w WHERE w.person = $2 AND w.kind = r.kind AND w.id = r.id), 0) AS viewer_seen_at"
@@ -332,23 +347,30 @@ type branch struct{ from, where string }
 // their rows and no others.
 func (b *listQuery) branches(q Query, v Viewer) []branch {
 	base := append([]string{"r.kind = $1"}, b.where...)
+	visible, own := revealedSQL, "o.seen_at >= r.facts_at"
+	if b.unchecked {
+		visible, own = "NOT "+revealedSQL, "o.seen_at < r.facts_at"
+	}
 	switch {
 	case b.person != "" && v.Team:
 		// One person's rows, as their My quotes would list them.
 		return []branch{
-			{"work_rows r", strings.Join(append(base, "r.created_by = "+b.person, notDenied), " AND ")},
-			{"work_rows r", strings.Join(append(base, "r.changed_by = "+b.person, "r.created_by <> "+b.person, notDenied), " AND ")},
+			{"work_rows r", strings.Join(append(base, "r.created_by = "+b.person, notDenied, visible), " AND ")},
+			{"work_rows r", strings.Join(append(base, "r.changed_by = "+b.person, "r.created_by <> "+b.person, notDenied, visible), " AND ")},
 		}
 	case q.Scope == ScopeMine:
 		return []branch{
-			{"work_rows r", strings.Join(append(base, "r.created_by = $2", notDenied), " AND ")},
-			{"work_rows r", strings.Join(append(base, "r.changed_by = $2", "r.created_by <> $2", notDenied), " AND ")},
+			{"work_rows r", strings.Join(append(base, "r.created_by = $2", notDenied, visible), " AND ")},
+			{"work_rows r", strings.Join(append(base, "r.changed_by = $2", "r.created_by <> $2", notDenied, visible), " AND ")},
 		}
+	case v.Team && b.fromViewer && !b.unchecked:
+		return []branch{{"work_viewers o JOIN work_rows r ON r.kind = o.kind AND r.id = o.id",
+			strings.Join(append([]string{"o.person = $2", "o.kind = $1", own}, append(base, notDenied)...), " AND ")}}
 	case v.Team:
-		return []branch{{"work_rows r", strings.Join(append(base, notDenied), " AND ")}}
+		return []branch{{"work_rows r", strings.Join(append(base, notDenied, visible), " AND ")}}
 	default:
 		return []branch{{"work_viewers o JOIN work_rows r ON r.kind = o.kind AND r.id = o.id",
-			strings.Join(append([]string{"o.person = $2", "o.kind = $1", "o.owner = 1"}, append(base, notDenied)...), " AND ")}}
+			strings.Join(append([]string{"o.person = $2", "o.kind = $1", "o.owner = 1", own}, append(base, notDenied)...), " AND ")}}
 	}
 }
 
@@ -467,3 +489,85 @@ func (ix *Index) Count(ctx context.Context, v Viewer, q Query) (n int, capped bo
 
 // DB is the database the index is kept in (for read models over its tables, internal/pipeline).
 func (ix *Index) DB() *statedb.DB { return ix.db }
+
+// Unchecked is how the viewer's list of kind in scope stands beside what it shows: Count rows
+// (at most CountBound; Capped: more) they may list whose facts their token has not read as they
+// are (never read, or changed by someone's read since), and the first n of them by id (an order
+// that reads no fact) for the handlers to re-read with the viewer's token. Nothing of these rows
+// may be shown: no filter applies to them and their rows carry only what a re-read needs.
+type Unchecked struct {
+	Count  int
+	Capped bool
+	Rows   []Row
+}
+
+// Unchecked answers the rows of kind in scope the viewer may list and that are not revealed to
+// them (Row.Revealed), for a re-read (see the type).
+func (ix *Index) Unchecked(ctx context.Context, v Viewer, kind Kind, scope Scope, n int) (Unchecked, error) {
+	key := v.Key()
+	if key == "" {
+		return Unchecked{}, nil
+	}
+	q := Query{Kind: kind, Scope: scope}
+	b := listQuery{args: []any{string(kind), key}, unchecked: true}
+	var count int
+	if err := ix.db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&count); err != nil {
+		return Unchecked{}, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+	}
+	out := Unchecked{Count: min(count, CountBound), Capped: count > CountBound}
+	if n <= 0 || count == 0 {
+		return out, nil
+	}
+	rows, err := ix.db.SQL.QueryContext(ctx, b.pageSQL(q, v, "r.id ASC", n, 0), b.args...)
+	if err != nil {
+		return Unchecked{}, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanRow(rows, true)
+		if err != nil {
+			return Unchecked{}, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+		}
+		// What a re-read needs (where to read it), nothing it could show.
+		out.Rows = append(out.Rows, Row{Kind: r.Kind, QuoteID: r.QuoteID, CPQID: r.CPQID, CustomerID: r.CustomerID, ContractID: r.ContractID})
+	}
+	if err := rows.Err(); err != nil {
+		return Unchecked{}, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+	}
+	return out, nil
+}
+
+// UncheckedIn is up to n of the rows Unchecked names (by id, carrying only where to read them),
+// those the index last saw in one of stages alone: which rows a page re-reads first with the
+// viewer's token (the back office's home re-reads the signed contracts it offers to archive).
+// The stage only chooses what is read; nothing is shown of a row before the viewer's own read
+// reveals it, so a re-read tells the viewer nothing their token did not answer.
+func (ix *Index) UncheckedIn(ctx context.Context, v Viewer, kind Kind, scope Scope, stages []Stage, n int) ([]Row, error) {
+	key := v.Key()
+	if key == "" || n <= 0 || len(stages) == 0 {
+		return nil, nil
+	}
+	b := listQuery{args: []any{string(kind), key}, unchecked: true}
+	names := make([]string, len(stages))
+	for i, st := range stages {
+		names[i] = string(st)
+	}
+	b.where = append(b.where, "r.stage IN ("+placeholders(&b.args, names)+")")
+	rows, err := ix.db.SQL.QueryContext(ctx, b.pageSQL(Query{Kind: kind, Scope: scope}, v, "r.id ASC", n, 0), b.args...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+	}
+	defer rows.Close()
+	var out []Row
+	for rows.Next() {
+		r, err := scanRow(rows, true)
+		if err != nil {
+			return nil, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+		}
+		out = append(out, Row{Kind: r.Kind, QuoteID: r.QuoteID, CPQID: r.CPQID, CustomerID: r.CustomerID, ContractID: r.ContractID})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+	}
+	return out, nil
+}

@@ -16,8 +16,8 @@ const walkBatch = 500
 // PerPage and After are ignored), batch by batch through the list's keyset cursor, so an export
 // of a million rows holds one batch in memory and no query reads past what it returns. No batch
 // is counted, and no database read stays open while fn runs (fn may write to a slow client).
-// The rows are what List would show: the viewer's own reads in Row.ViewerSeenAt decide what of
-// them may be revealed (docs/work-index.md "Visibility"). fn's error stops the walk and is
+// The rows are what List would show: only rows revealed to the viewer (docs/work-index.md
+// "Visibility rule"), filtered and ordered on their facts alone. fn's error stops the walk and is
 // returned as it is; ErrUnavailable when the database cannot be read.
 func (ix *Index) Walk(ctx context.Context, v Viewer, q Query, fn func(Row) error) error {
 	key := v.Key()

@@ -113,14 +113,29 @@ func TestVisibilityAndScopes(t *testing.T) {
 		assertIDs(t, "alice all (no team role)", list(alice, ScopeAll), 1)
 		assertIDs(t, "bob mine", list(bob, ScopeMine), 2)
 		assertIDs(t, "bob all: created and opened", list(bob, ScopeAll), 2, 1)
-		assertIDs(t, "lead all: the team", list(lead, ScopeAll), 2, 1)
+		// The lead may list the team's rows but has read none of them: none is shown, both wait.
+		assertIDs(t, "lead all: nothing read yet", list(lead, ScopeAll))
+		if u, err := ix.Unchecked(ctx, lead, KindQuote, ScopeAll, 10); err != nil || u.Count != 2 || len(u.Rows) != 2 || u.Rows[0].QuoteID != 1 {
+			t.Errorf("lead's unchecked: %+v, %v; want 2 by id", u, err)
+		}
+		for _, id := range []int64{1, 2} {
+			must(t, ix.ObserveQuote(ctx, lead, QuoteSighting{QuoteID: id, CPQID: 1, CustomerID: 7, Customer: "Acme"}, ActRefreshed))
+		}
+		assertIDs(t, "lead all: the team, read with the lead's token", list(lead, ScopeAll), 2, 1)
 		assertIDs(t, "lead mine: nothing", list(lead, ScopeMine))
 		assertIDs(t, "nobody", list(Viewer{}, ScopeAll))
 
 		// Bob changes Alice's quote: it becomes his (last changed by him) and stays hers (created).
 		must(t, ix.ObserveQuote(ctx, bob, QuoteSighting{QuoteID: 1, CPQID: 1, CustomerID: 7, OneOffCents: 500}, ActChanged))
 		assertIDs(t, "bob mine after his change", list(bob, ScopeMine), 1, 2)
-		assertIDs(t, "alice mine after bob's change", list(alice, ScopeMine), 1)
+		// Alice read it before Bob's change: it waits for her own read.
+		assertIDs(t, "alice mine after bob's change", list(alice, ScopeMine))
+		if _, ok := ix.Lookup(ctx, alice, KindQuote, 1); ok {
+			t.Error("Lookup reveals Bob's change to Alice")
+		}
+		c.t = c.t.Add(time.Minute)
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1, CPQID: 1, CustomerID: 7, OneOffCents: 500}, ActRefreshed))
+		assertIDs(t, "alice mine after her read", list(alice, ScopeMine), 1)
 		r, _ := ix.Lookup(ctx, alice, KindQuote, 1)
 		if r.CreatedByName != "Alice" || r.ChangedByName != "Bob" || r.Customer != "Acme" || r.OneOffCents != 500 {
 			t.Errorf("row after change = %+v", r)
@@ -134,6 +149,7 @@ func TestForgetOn404(t *testing.T) {
 		c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
 		ix := newIndex(db, c)
 		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 1, CustomerID: 7}, ActCreated))
+		must(t, ix.ObserveQuote(ctx, lead, QuoteSighting{QuoteID: 1, CustomerID: 7}, ActRefreshed))
 		must(t, ix.Forget(ctx, alice, KindQuote, 1))
 		for _, v := range []Viewer{alice, {Subject: "alice", Team: true}} {
 			p, err := ix.List(ctx, v, Query{Kind: KindQuote, Scope: ScopeAll})
@@ -159,7 +175,7 @@ func TestQuoteFollowsItsContract(t *testing.T) {
 		ix := newIndex(db, c)
 		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 10, CPQID: 1, CustomerID: 7}, ActCreated))
 		stage := func(kind Kind, id int64) Stage {
-			r, ok := ix.Lookup(ctx, lead, kind, id)
+			r, ok := ix.Lookup(ctx, alice, kind, id)
 			if !ok {
 				return ""
 			}
@@ -179,7 +195,15 @@ func TestQuoteFollowsItsContract(t *testing.T) {
 		assertStage(t, "removed", stage(KindQuote, 10), stage(KindContract, 5), StageGenerated)
 		contract.Facts = ContractFacts{Status: "ARCHIVED", Archived: true, SignatureStatuses: []string{"REMOVED"}}
 		must(t, ix.ObserveContract(ctx, bob, contract, ActRefreshed))
-		assertStage(t, "archived (batch)", stage(KindQuote, 10), stage(KindContract, 5), StageArchived)
+		// Bob's read changed them: Alice sees neither until her own token reads them.
+		assertStage(t, "archived (batch), for alice", stage(KindQuote, 10), stage(KindContract, 5), "")
+		c.t = c.t.Add(time.Minute)
+		must(t, ix.ObserveContract(ctx, alice, contract, ActRefreshed))
+		if q, k := stage(KindQuote, 10), stage(KindContract, 5); q != "" || k != StageArchived {
+			t.Errorf("archived (batch), contract read by alice: quote %q contract %q, want the contract alone", q, k)
+		}
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 10, CPQID: 1, CustomerID: 7, ContractID: 5, ContractNumber: "C-5"}, ActOpened))
+		assertStage(t, "archived (batch), both read by alice", stage(KindQuote, 10), stage(KindContract, 5), StageArchived)
 		// A quote document read later (it names the contract) keeps the contract's stage.
 		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 10, CPQID: 1, CustomerID: 7, ContractID: 5, ContractNumber: "C-5"}, ActOpened))
 		if got := stage(KindQuote, 10); got != StageArchived {
@@ -285,7 +309,7 @@ func TestTheOldestQuoteStays(t *testing.T) {
 		p, err = ix.List(ctx, alice, Query{Kind: KindQuote, Scope: ScopeAll, CustomerID: 9})
 		must(t, err)
 		assertIDs(t, "the customer's history", ids(p), 1)
-		p, err = ix.List(ctx, lead, Query{Kind: KindQuote, Scope: ScopeAll, PerPage: 25})
+		p, err = ix.List(ctx, bob, Query{Kind: KindQuote, Scope: ScopeAll, PerPage: 25})
 		must(t, err)
 		if !p.Capped || p.Total != CountBound || p.Pages != CountBound/25 {
 			t.Errorf("a broad list: total %d capped %v pages %d, want %d+ in %d pages", p.Total, p.Capped, p.Pages, CountBound, CountBound/25)
@@ -293,21 +317,30 @@ func TestTheOldestQuoteStays(t *testing.T) {
 	})
 }
 
-// fillRows writes quotes from..to created by person, one a minute before at, in one transaction.
+// fillRows writes quotes from..to created by person (and read by them then), one a minute
+// before at, in one transaction.
 func fillRows(t testing.TB, db *statedb.DB, at time.Time, from, to int64, person string) {
 	t.Helper()
 	must(t, db.Tx(context.Background(), func(tx *sql.Tx) error {
 		stmt, err := tx.Prepare(`INSERT INTO work_rows (kind, id, quote_id, cpq_id, customer_id, customer, customer_folded, stage,
-			one_off_cents, monthly_cents, value_cents, created_by, changed_by, changed_at, seen_at)
-			VALUES ('quote', $1, $1, 1, $2, $3, $4, 'draft', $5, 0, $5, $6, $6, $7, $7)`)
+			one_off_cents, monthly_cents, value_cents, created_by, changed_by, changed_at, seen_at, facts_at)
+			VALUES ('quote', $1, $1, 1, $2, $3, $4, 'draft', $5, 0, $5, $6, $6, $7, $7, $7)`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
+		viewers, err := tx.Prepare(`INSERT INTO work_viewers (person, kind, id, owner, seen_at) VALUES ($1, 'quote', $2, 1, $3)`)
+		if err != nil {
+			return err
+		}
+		defer viewers.Close()
 		for i := from; i <= to; i++ {
 			name := fmt.Sprintf("Customer %d", i%500)
 			when := statedb.Micros(at.Add(-time.Duration(i) * time.Minute))
 			if _, err := stmt.Exec(i, i%500+100, name, strings.ToLower(name), i*100, person, when); err != nil {
+				return err
+			}
+			if _, err := viewers.Exec(person, i, when); err != nil {
 				return err
 			}
 		}
@@ -340,9 +373,9 @@ func TestFindFoldsTheCustomersName(t *testing.T) {
 	})
 }
 
-// Team roles widen what is listed, never what is revealed unchecked: a row the team lead's own
-// token never read carries no ViewerSeenAt (the handlers re-read it with their token before
-// showing it); a contract the v2 API refused a viewer gives them no stage.
+// Team roles widen what is listed, never what is revealed: a row the team lead's own token never
+// read is not in their list, only in Unchecked (the handlers re-read it with their token); a
+// contract the v2 API refused a viewer gives them no stage.
 func TestWhatTheViewersTokenRead(t *testing.T) {
 	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
 		ctx := context.Background()
@@ -351,8 +384,13 @@ func TestWhatTheViewersTokenRead(t *testing.T) {
 		must(t, ix.ObserveContract(ctx, alice, ContractSighting{ContractID: 5, Number: "C-5", Facts: ContractFacts{Status: "GENERATED"}}, ActCreated))
 		p, err := ix.List(ctx, lead, Query{Kind: KindContract, Scope: ScopeAll})
 		must(t, err)
-		if len(p.Rows) != 1 || !p.Rows[0].ViewerSeenAt.IsZero() {
-			t.Fatalf("the lead's list: %+v, want the row with no read of theirs", p.Rows)
+		if len(p.Rows) != 0 || p.Total != 0 {
+			t.Fatalf("the lead's list: %+v, want nothing their token read", p)
+		}
+		u, err := ix.Unchecked(ctx, lead, KindContract, ScopeAll, 5)
+		must(t, err)
+		if u.Count != 1 || len(u.Rows) != 1 || u.Rows[0].ContractID != 5 || u.Rows[0].Stage != "" || u.Rows[0].ContractNumber != "" {
+			t.Fatalf("the lead's unchecked: %+v, want contract 5 with no fact of it", u)
 		}
 		p, _ = ix.List(ctx, alice, Query{Kind: KindContract, Scope: ScopeAll})
 		if len(p.Rows) != 1 || !p.Rows[0].ViewerSeenAt.Equal(c.t) {

@@ -111,9 +111,9 @@ var (
 func problemOf(err error) i18n.Message {
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return i18n.M("worklist.problem.no_such_quote")
+		return i18n.M(ProblemNotFound)
 	case errors.Is(err, ErrForbidden):
-		return i18n.M("worklist.problem.forbidden")
+		return i18n.M(ProblemForbidden)
 	case errors.Is(err, ErrTimeout):
 		return i18n.M("worklist.problem.timeout")
 	case errors.Is(err, ErrUnavailable):
@@ -121,6 +121,13 @@ func problemOf(err error) i18n.Message {
 	}
 	return i18n.M("worklist.problem.unreadable")
 }
+
+// The problems' message keys of a quote the v2 API does not know, and of one it refused the
+// viewer: the handlers forget such a quote for the viewer (docs/work-index.md "Visibility rule").
+const (
+	ProblemNotFound  = "worklist.problem.no_such_quote"
+	ProblemForbidden = "worklist.problem.forbidden"
+)
 
 // Problem is a quote whose audit could not be read, and why (translated where it is shown).
 type Problem struct {

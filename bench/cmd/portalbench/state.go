@@ -21,7 +21,9 @@ import (
 // heap at 10k and 1M rows; a fresh replica's first list at 1M rows; the bytes a 1,000- and a
 // 5,000-line batch write (batchdb.go).
 const (
-	statePeople    = 500
+	statePeople = 500
+	// benchLead is the subject of the team role whose lists and figures are measured.
+	benchLead      = "lead"
 	stateCustomers = 2000
 	stateViewers   = 5
 	// stateSamples lists of each kind are timed; the median is reported.
@@ -203,8 +205,13 @@ func measureStateAt(ctx context.Context, l *lab, cluster *statedbtest.Cluster, e
 	// The oldest quote of someone who made one long ago is still in their My quotes and in its
 	// customer's history after all the others (nothing leaves silently).
 	oldest := workindex.Viewer{Subject: "oldest"}
-	if err := ix.ObserveQuote(ctx, oldest, workindex.QuoteSighting{QuoteID: int64(rows + 1), CPQID: 1, CustomerID: 1, Customer: "Customer 1"},
-		workindex.ActCreated); err != nil {
+	team := workindex.Viewer{Subject: benchLead, Team: true}
+	oldestQuote := workindex.QuoteSighting{QuoteID: int64(rows + 1), CPQID: 1, CustomerID: 1, Customer: "Customer 1"}
+	if err := ix.ObserveQuote(ctx, oldest, oldestQuote, workindex.ActCreated); err != nil {
+		return fig, err
+	}
+	// The lead's token reads it too (a list's re-read): it is revealed to them.
+	if err := ix.ObserveQuote(ctx, team, oldestQuote, workindex.ActRefreshed); err != nil {
 		return fig, err
 	}
 	if _, err := db.SQL.ExecContext(ctx, `UPDATE work_rows SET changed_at = 1, seen_at = 1 WHERE kind = 'quote' AND id = $1`, rows+1); err != nil {
@@ -213,7 +220,6 @@ func measureStateAt(ctx context.Context, l *lab, cluster *statedbtest.Cluster, e
 	if p, err := ix.List(ctx, oldest, workindex.Query{Kind: workindex.KindQuote, Scope: workindex.ScopeMine}); err != nil || len(p.Rows) != 1 {
 		return fig, fmt.Errorf("the oldest quote is not in its creator's My quotes at %d rows: %v", rows, err)
 	}
-	team := workindex.Viewer{Subject: "lead", Team: true}
 	if p, err := ix.List(ctx, team, workindex.Query{Kind: workindex.KindQuote, Scope: workindex.ScopeAll, CustomerID: 1, Asc: true}); err != nil ||
 		len(p.Rows) == 0 || p.Rows[0].QuoteID != int64(rows+1) {
 		return fig, fmt.Errorf("the oldest quote is not in its customer's history at %d rows: %v", rows, err)
@@ -261,7 +267,9 @@ func fillState(ctx context.Context, db *statedb.DB, rows int) error {
 			}
 		}
 		// Row i changed last at base + i steps, over the 60 days before now, and entered its stage
-		// then (the home page's follow-ups and aging read when: docs/home.md).
+		// then (the home page's follow-ups and aging read when: docs/home.md). Its facts date from
+		// then too (facts_at), and its viewers read it then: every row is revealed to its five
+		// viewers (docs/work-index.md "Visibility rule"), so the lists measure rows they show.
 		stepMicros := int64(max(1, 60*24*3600/rows)) * 1_000_000
 		base := time.Now().UnixMicro() - int64(rows)*stepMicros
 		at := strconv.FormatInt(base, 10) + ` + CAST(i AS BIGINT) * ` + strconv.FormatInt(stepMicros, 10)
@@ -278,13 +286,13 @@ func fillState(ctx context.Context, db *statedb.DB, rows int) error {
 			}
 			q := series + `INSERT INTO work_rows (kind, id, quote_id, cpq_id, customer_id, customer, customer_folded, configurator,
 				contract_id, contract_number, stage, one_off_cents, monthly_cents, value_cents, created_by, created_by_name,
-				changed_by, changed_by_name, changed_at, seen_at, stage_since)
+				changed_by, changed_by_name, changed_at, seen_at, stage_since, facts_at)
 				SELECT '` + kind + `', i, i, 1 + i % 3, 1 + i % ` + strconv.Itoa(stateCustomers) + `, 'Customer ' || (i % ` + strconv.Itoa(stateCustomers) + `),
 				'customer ' || (i % ` + strconv.Itoa(stateCustomers) + `), 'Configurator', i, ` + number + `, ` + stage + `,
 				(i * 37) % 100000, i % 1000, (i * 37) % 100000 + 12 * (i % 1000),
 				(SELECT person FROM bench_people WHERE n = i % ` + strconv.Itoa(statePeople) + `), 'Person',
 				(SELECT person FROM bench_people WHERE n = (i + 1) % ` + strconv.Itoa(statePeople) + `), 'Person',
-				` + at + `, ` + at + `, ` + at + ` FROM s`
+				` + at + `, ` + at + `, ` + at + `, ` + at + ` FROM s`
 			if _, err := tx.ExecContext(ctx, q); err != nil {
 				return fmt.Errorf("rows: %w", err)
 			}
@@ -294,6 +302,13 @@ func fillState(ctx context.Context, db *statedb.DB, rows int) error {
 				FROM s CROSS JOIN (` + offsets + `) AS o JOIN bench_people p ON p.n = (s.i + o.k) % ` + strconv.Itoa(statePeople)
 			if _, err := tx.ExecContext(ctx, q); err != nil {
 				return fmt.Errorf("viewers: %w", err)
+			}
+			// The team lead's token read every row as it stands (their lists' re-reads): the team
+			// lists measure rows revealed to them, as a lead who has used the portal sees them.
+			q = series + `INSERT INTO work_viewers (person, kind, id, owner, seen_at)
+				SELECT '` + workindex.PersonKey(benchLead) + `', '` + kind + `', i, 0, ` + at + ` FROM s`
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("the lead's reads: %w", err)
 			}
 		}
 		if _, err := tx.ExecContext(ctx, `DROP TABLE bench_people`); err != nil {

@@ -40,6 +40,10 @@ type VM struct {
 	Recent        *Recent
 	// Links are the lists to go on from here.
 	Links []components.Link
+	// Unchecked is "N not checked yet": the rows of the viewer's figures they may see but their
+	// token has not read as they stand (checked a few at each load), counted with no stage or
+	// value, in no figure ("": none); UncheckedHint says how they are checked.
+	Unchecked, UncheckedHint string
 }
 
 // Chart is a horizontal bar chart and its table.

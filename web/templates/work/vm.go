@@ -83,6 +83,11 @@ type ResultsVM struct {
 	MatchingQuery, MatchingLabel string
 	// EmptyHint says how rows get here.
 	EmptyHint string
+	// Unchecked is "N not checked yet": the rows of the list's scope the viewer may list but
+	// their token has not read as they stand, counted with no filter, stage or value ("": none);
+	// UncheckedHint says how they are checked, CheckURL loads the page again (which checks the
+	// next ones with the viewer's token).
+	Unchecked, UncheckedHint, CheckURL string
 }
 
 // RowVM is one quote or contract.
