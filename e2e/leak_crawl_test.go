@@ -82,9 +82,9 @@ type leakClient struct {
 	base   string
 	cookie string
 	http   *http.Client
-	// exports is held while an export is fetched: the portal prepares at most two exports per
-	// person at once (429 beyond), and the crawl is one person.
-	exports sync.Mutex
+	// exports holds a place while an export is fetched: the portal prepares at most two exports
+	// per person at once (429 beyond), and the crawl is one person.
+	exports chan struct{}
 }
 
 // leakClientOf takes the session cookies of a signed-in page for plain HTTP requests (the crawl
@@ -97,7 +97,7 @@ func leakClientOf(t *testing.T, who string, page playwright.Page, base string) *
 	for _, c := range cookies {
 		parts = append(parts, c.Name+"="+c.Value)
 	}
-	return &leakClient{who: who, base: base, cookie: strings.Join(parts, "; "), http: &http.Client{
+	return &leakClient{who: who, base: base, cookie: strings.Join(parts, "; "), exports: make(chan struct{}, 2), http: &http.Client{
 		Timeout: 30 * time.Second,
 		// Redirects are answers too: a Location may carry what the page would show.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -113,6 +113,7 @@ type leakResp struct {
 	location string
 	body     []byte
 	err      error
+	text     string // leakText of the answer, made once
 }
 
 func (c *leakClient) get(ctx context.Context, path string, htmx bool) leakResp {
@@ -123,8 +124,8 @@ func (c *leakClient) get(ctx context.Context, path string, htmx bool) leakResp {
 		return r
 	}
 	if strings.Contains(path, "export") {
-		c.exports.Lock()
-		defer c.exports.Unlock()
+		c.exports <- struct{}{}
+		defer func() { <-c.exports }()
 	}
 	req.Header.Set("Cookie", c.cookie)
 	req.Header.Set("Accept-Language", "en-GB")
@@ -160,6 +161,9 @@ func (c *leakClient) fetchAll(t *testing.T, fetches []leakFetch) []leakResp {
 			defer wg.Done()
 			for i := range next {
 				out[i] = c.get(t.Context(), fetches[i].path, fetches[i].htmx)
+				if out[i].err == nil {
+					out[i].text = leakText(t, out[i])
+				}
 			}
 		}()
 	}
@@ -196,7 +200,9 @@ func leakText(t *testing.T, r leakResp) string {
 		defer f.Close()
 		for _, sheet := range f.GetSheetList() {
 			rows, err := f.GetRows(sheet)
-			check(t, err, "read the XLSX's rows")
+			if err != nil {
+				t.Errorf("%s: the XLSX's rows: %v", r.path, err)
+			}
 			b.WriteString(leakCells(rows))
 		}
 	case strings.Contains(r.ctype, "text/csv"):
@@ -244,7 +250,7 @@ type leakSecrets struct {
 var leakIDPatterns = []struct {
 	re   *regexp.Regexp
 	kind string // customer, quote, contract, row (quote or contract)
-}{
+}{ // (no leading \b: the pattern's literal start lets the regexp skip ahead)
 	{regexp.MustCompile(`/customers/(\d+)\b`), "customer"},
 	{regexp.MustCompile(`/quotes/\d+/(\d+)/\d+`), "customer"},
 	{regexp.MustCompile(`/quotes/\d+/\d+/(\d+)`), "quote"},
@@ -252,16 +258,17 @@ var leakIDPatterns = []struct {
 	{regexp.MustCompile(`/audits/(\d+)\b`), "quote"},
 	{regexp.MustCompile(`/palette/quotes/(\d+)\b`), "quote"},
 	{regexp.MustCompile(`/contracts/(\d+)\b`), "contract"},
-	{regexp.MustCompile(`[?&;]customer(?:Id)?=(\d+)\b`), "customer"},
-	{regexp.MustCompile(`[?&;]quoteId=(\d+)\b`), "quote"},
-	{regexp.MustCompile(`\bdata-id="(\d+)"`), "row"},
-	{regexp.MustCompile(`\bdata-(?:quote|quote-id)="(\d+)"`), "quote"},
-	{regexp.MustCompile(`\bdata-(?:contract|contract-id)="(\d+)"`), "contract"},
-	{regexp.MustCompile(`\bdata-customer(?:-id)?="(\d+)"`), "customer"},
-	{regexp.MustCompile(`(?i)customer id=(\d+)\t`), "customer"},
-	{regexp.MustCompile(`(?i)contract id=(\d+)\t`), "contract"},
-	{regexp.MustCompile(`(?i)\bquote(?: id)?=(\d+)\t`), "quote"},
-	{regexp.MustCompile(`(?i)link=[^\t]*/(\d+)\t`), "row"},
+	{regexp.MustCompile(`customer(?:Id)?=(\d+)\b`), "customer"},
+	{regexp.MustCompile(`(?i)customer (\d+)\b`), "customer"}, // in words, e.g. the v2's refusal
+	{regexp.MustCompile(`quoteId=(\d+)\b`), "quote"},
+	{regexp.MustCompile(`data-id="(\d+)"`), "row"},
+	{regexp.MustCompile(`data-(?:quote|quote-id)="(\d+)"`), "quote"},
+	{regexp.MustCompile(`data-(?:contract|contract-id)="(\d+)"`), "contract"},
+	{regexp.MustCompile(`data-customer(?:-id)?="(\d+)"`), "customer"},
+	{regexp.MustCompile(`customer id=(\d+)\t`), "customer"},
+	{regexp.MustCompile(`contract id=(\d+)\t`), "contract"},
+	{regexp.MustCompile(`quote(?: id)?=(\d+)\t`), "quote"},
+	{regexp.MustCompile(`link=[^\t]*/(\d+)\t`), "row"},
 }
 
 // leakMoney finds amounts as any of the portal's languages write them (1,234.50 1.234,50
@@ -277,7 +284,7 @@ type leakFinding struct {
 // query, typed by the person) is not a finding where it is echoed; anything else is.
 func (s *leakSecrets) scan(t *testing.T, r leakResp) []leakFinding {
 	t.Helper()
-	text := leakText(t, r)
+	text := r.text
 	asked := leakRequestValues(r.path)
 	var out []leakFinding
 	add := func(what string, at int, n int) {
@@ -363,7 +370,7 @@ func htmlEscape(s string) string {
 // compare equal when they tell the same.
 func leakShape(t *testing.T, r leakResp, values ...string) string {
 	t.Helper()
-	text := leakText(t, r)
+	text := r.text
 	if strings.Contains(r.ctype, "text/html") {
 		doc, err := goquery.NewDocumentFromReader(strings.NewReader(text))
 		check(t, err, "parse "+r.path)
@@ -395,8 +402,42 @@ func leakShape(t *testing.T, r leakResp, values ...string) string {
 	return text
 }
 
+// leakAsOf is when an export's row was last read: the crawl's own reads move it.
+var leakAsOf = regexp.MustCompile(`as of \(UTC\)=[^\t]*`)
+
+// leakWords is a shape as the sorted words it has: what the viewer's own visits between two
+// fetches change (the order of their recent quotes, when their rows were last read) is not
+// what tells the other's rows.
+func leakWords(shape string) string {
+	words := strings.Fields(leakAsOf.ReplaceAllString(shape, ""))
+	slices.Sort(words)
+	return strings.Join(words, " ")
+}
+
+// leakWordDiff says which words an answer lost and gained between before and after.
+func leakWordDiff(before, after string) string {
+	count := map[string]int{}
+	for _, w := range strings.Fields(before) {
+		count[w]--
+	}
+	for _, w := range strings.Fields(after) {
+		count[w]++
+	}
+	var lost, gained []string
+	for _, w := range slices.Sorted(maps.Keys(count)) {
+		for n := count[w]; n < 0; n++ {
+			lost = append(lost, w)
+		}
+		for n := count[w]; n > 0; n-- {
+			gained = append(gained, w)
+		}
+	}
+	clip := func(ws []string) string { return strings.Join(ws[:min(len(ws), 25)], " ") }
+	return fmt.Sprintf("before only [%s], after only [%s]", clip(lost), clip(gained))
+}
+
 // leakRequestID is the id every error answer shows (different for each request).
-var leakRequestID = regexp.MustCompile(`\b[A-Z2-7]{26}\b`)
+var leakRequestID = regexp.MustCompile(`[A-Z2-7]{26}`)
 
 // leakComparable reports whether an answer is text the crawl compares (pages, partials, CSV, XLSX;
 // not PDFs or ZIPs, which carry the time they were made).
@@ -514,6 +555,7 @@ func leakFilters(viewer *leakSide, f leakForeign, today string) ([]leakFetch, []
 	nomatch := "Zq9x" + custUnique()
 	// reps are the answers a list gives: the page, its htmx partial, its CSV and XLSX exports.
 	reps := func(list string) []leakFetch {
+		// (an export answers a file with or without htmx: the bare crawl fetches both)
 		return []leakFetch{{path: list + "?"}, {path: list + "?", htmx: true}, {path: list + "/export?format=csv&"}, {path: list + "/export?format=xlsx&"}}
 	}
 	pair := func(rep leakFetch, query, value, ctrlQuery, ctrlValue string) {
@@ -545,8 +587,34 @@ func leakFilters(viewer *leakSide, f leakForeign, today string) ([]leakFetch, []
 	for _, c := range f.customers {
 		typed = append(typed, strconv.Itoa(c.ID))
 	}
-	// A prefix of up to 2 letters may well match the viewer's own rows: it is scanned, not compared.
-	diff := func(p string) bool { return len(p) >= 3 }
+	// A prefix of up to 2 letters, or one of the viewer's own names too, may well match the
+	// viewer's own rows: it is scanned, not compared. So is a short number (an id of 1 to 4
+	// digits is in many a tax id or total of the viewer's own).
+	diff := func(p string) bool {
+		if len(p) < 3 {
+			return false
+		}
+		for _, c := range viewer.customers {
+			if strings.Contains(strings.ToLower(c.Name), strings.ToLower(p)) {
+				return false
+			}
+		}
+		return true
+	}
+	// A typed number's control is a number of the same form that names nothing (every digit a 9):
+	// the palette offers to open any quote number, anyone's or nobody's, alike.
+	typedCtrl := func(scope, v string) (string, string) {
+		if len(v) < 5 {
+			return "", ""
+		}
+		ctrl := strings.Map(func(r rune) rune {
+			if r >= '0' && r <= '9' {
+				return '9'
+			}
+			return r
+		}, v)
+		return scope + "q=" + q(ctrl), ctrl
+	}
 	for _, list := range []string{"/work/quotes", "/work/contracts"} {
 		for _, rep := range reps(list) {
 			for _, p := range prefixes {
@@ -558,7 +626,8 @@ func leakFilters(viewer *leakSide, f leakForeign, today string) ([]leakFetch, []
 			}
 			for _, scope := range []string{"", "scope=all&", "scope=mine&"} {
 				for _, v := range typed {
-					pair(rep, scope+"q="+q(v), v, scope+"q="+q(nomatch), nomatch)
+					ctrlQuery, ctrl := typedCtrl(scope, v)
+					pair(rep, scope+"q="+q(v), v, ctrlQuery, ctrl)
 				}
 				for _, c := range f.customers {
 					id := strconv.Itoa(c.ID)
@@ -589,7 +658,8 @@ func leakFilters(viewer *leakSide, f leakForeign, today string) ([]leakFetch, []
 			pair(rep, "q="+q(p), p, ctrl, nomatch)
 		}
 		for _, v := range typed {
-			pair(rep, "q="+q(v), v, "q="+q(nomatch), nomatch)
+			ctrlQuery, ctrl := typedCtrl("", v)
+			pair(rep, "q="+q(v), v, ctrlQuery, ctrl)
 		}
 	}
 	for _, c := range viewer.customers {
@@ -658,23 +728,34 @@ func leakCheck(t *testing.T, routes []string, viewer *leakSide, plan leakCrawlPl
 
 	// 1. Nothing of the other's in any answer.
 	findings := map[string][]string{} // what -> where
-	for _, r := range got {
-		for _, fd := range secrets.scan(t, r) {
-			where := r.path
-			if r.htmx {
-				where += " (htmx)"
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(got); i += 4 {
+				r := got[i]
+				for _, fd := range secrets.scan(t, r) {
+					mu.Lock()
+					findings[fd.what] = append(findings[fd.what], r.path+htmxMark(r.htmx)+": "+fd.context)
+					mu.Unlock()
+				}
 			}
-			findings[fd.what] = append(findings[fd.what], where+": "+fd.context)
-		}
+		}()
 	}
+	wg.Wait()
+	t.Logf("%s: scanned in %s", viewer.who, time.Since(started).Round(time.Millisecond))
 	// 2. Filters that could only match the other's rows answer as filters that match nothing.
 	var oracles []string
+	// Both answers have both filter values marked alike: the echo of each filter is not what
+	// tells them apart.
 	for _, p := range pairs {
-		a, b := byFetch[p.probe], byFetch[p.control]
-		if sa, sb := leakShape(t, a, p.probeValue), leakShape(t, b, p.ctrlValue); sa != sb {
+		if sa, sb := leakShape(t, byFetch[p.probe], p.probeValue, p.ctrlValue), leakShape(t, byFetch[p.control], p.probeValue, p.ctrlValue); sa != sb {
 			oracles = append(oracles, fmt.Sprintf("%s%s: differs from %s: %s", p.probe.path, htmxMark(p.probe.htmx), p.control.path, leakFirstDiff(sa, sb)))
 		}
 	}
+	t.Logf("%s: compared %d filters in %s", viewer.who, len(pairs), time.Since(started).Round(time.Millisecond))
 	// 3. The pages without filters tell what they told before the other's rows existed.
 	var changed []string
 	for i, b := range before {
@@ -685,8 +766,8 @@ func leakCheck(t *testing.T, routes []string, viewer *leakSide, plan leakCrawlPl
 		if !leakComparable(a) || !leakComparable(b) {
 			continue
 		}
-		if sb, sa := leakShape(t, b), leakShape(t, a); sa != sb {
-			changed = append(changed, fmt.Sprintf("%s%s: before %s after", b.path, htmxMark(b.htmx), leakFirstDiff(sb, sa)))
+		if sb, sa := leakWords(leakShape(t, b)), leakWords(leakShape(t, a)); sa != sb {
+			changed = append(changed, fmt.Sprintf("%s%s: %s", b.path, htmxMark(b.htmx), leakWordDiff(sb, sa)))
 		}
 	}
 	report := func(kind string, lines []string) {

@@ -195,6 +195,7 @@ func leakTotals(t *testing.T, s *leakSide) {
 		for _, q := range s.quotes {
 			if row[quoteCol] == q.id {
 				q.oneOff, q.monthly = cents(row[oneOffCol]), cents(row[monthlyCol])
+				t.Logf("%s's quote %s: one-off %q, monthly %q", s.who, q.id, row[oneOffCol], row[monthlyCol])
 			}
 		}
 	}
@@ -223,26 +224,34 @@ func leakSecretsOf(other *leakSide, own *leakSide, lostCustomers []testCustomer,
 		s.contractIDs[c.id] = "contract id " + c.id + " (" + c.number + ")"
 		s.literals[c.number] = "contract number " + c.number
 	}
-	// Totals and every sum of them with the viewer's own (a team figure), unless the viewer's own
-	// rows alone make the same amount.
-	ownSums := map[int64]bool{}
-	var ownAmounts []int64
-	for _, q := range own.quotes {
-		if !slices.Contains(quotes, q) {
-			ownAmounts = append(ownAmounts, q.oneOff, q.monthly)
+	// Totals (one-off, monthly, and the value the home counts: one-off plus twelve months) and
+	// every sum of them with the viewer's own (a team figure), unless the viewer's own rows alone
+	// make the same amount.
+	metrics := []struct {
+		name string
+		of   func(q *leakQuote) int64
+	}{
+		{"one-off total", func(q *leakQuote) int64 { return q.oneOff }},
+		{"monthly total", func(q *leakQuote) int64 { return q.monthly }},
+		{"value (one-off + 12 months)", func(q *leakQuote) int64 { return q.oneOff + 12*q.monthly }},
+	}
+	for _, m := range metrics {
+		var ownAmounts, foreign []int64
+		for _, q := range own.quotes {
+			ownAmounts = append(ownAmounts, m.of(q))
 		}
-	}
-	for _, sum := range leakSubsetSums(ownAmounts) {
-		ownSums[sum] = true
-	}
-	var foreign []int64
-	for _, q := range quotes {
-		foreign = append(foreign, q.oneOff, q.monthly)
-	}
-	for _, f := range leakSubsetSums(foreign) {
-		for _, o := range leakSubsetSums(ownAmounts) {
-			if sum := f + o; f > 0 && sum >= 100 && !ownSums[sum] {
-				s.amounts[sum] = fmt.Sprintf("a total or sum with the other's totals (%d.%02d)", sum/100, sum%100)
+		for _, q := range quotes {
+			foreign = append(foreign, m.of(q))
+		}
+		ownSums := map[int64]bool{}
+		for _, sum := range leakSubsetSums(ownAmounts) {
+			ownSums[sum] = true
+		}
+		for _, f := range leakSubsetSums(foreign) {
+			for _, o := range leakSubsetSums(ownAmounts) {
+				if sum := f + o; f > 0 && sum >= 100 && !ownSums[sum] {
+					s.amounts[sum] = fmt.Sprintf("%s of theirs, or a sum with it (%d.%02d)", m.name, sum/100, sum%100)
+				}
 			}
 		}
 	}
