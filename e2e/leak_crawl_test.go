@@ -504,7 +504,7 @@ func leakExpand(pattern string, customers []testCustomer, quotes []*leakQuote, c
 
 // leakPlan is the viewer's crawl without filters: every route with their own ids (and without
 // parameters), as a page and as an htmx partial, and the lists and exports unfiltered.
-func leakPlan(routes []string, viewer *leakSide, _ []testCustomer, today string) leakCrawlPlan {
+func leakPlan(routes []string, viewer *leakSide, today string) leakCrawlPlan {
 	plan := leakCrawlPlan{covered: map[string]bool{}}
 	add := func(p string) {
 		plan.bare = append(plan.bare, leakFetch{path: p}, leakFetch{path: p, htmx: true})
@@ -558,14 +558,21 @@ func leakFilters(viewer *leakSide, f leakForeign, today string) ([]leakFetch, []
 		// (an export answers a file with or without htmx: the bare crawl fetches both)
 		return []leakFetch{{path: list + "?"}, {path: list + "?", htmx: true}, {path: list + "/export?format=csv&"}, {path: list + "/export?format=xlsx&"}}
 	}
+	seen := map[leakFetch]bool{}
+	fetch := func(f leakFetch) {
+		if !seen[f] { // a control answers many probes: fetched once
+			seen[f] = true
+			fetches = append(fetches, f)
+		}
+	}
 	pair := func(rep leakFetch, query, value, ctrlQuery, ctrlValue string) {
 		probe := leakFetch{path: rep.path + query, htmx: rep.htmx}
-		fetches = append(fetches, probe)
+		fetch(probe)
 		if ctrlQuery == "" {
 			return
 		}
 		control := leakFetch{path: rep.path + ctrlQuery, htmx: rep.htmx}
-		fetches = append(fetches, control)
+		fetch(control)
 		pairs = append(pairs, leakPair{probe: probe, control: control, probeValue: value, ctrlValue: ctrlValue})
 	}
 	q := url.QueryEscape

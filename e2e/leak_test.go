@@ -296,7 +296,7 @@ func leakCrawl(t *testing.T, routes []string, env ...string) {
 	lead.stages = []string{"draft", "generated"}
 	leakTotals(t, lead)
 	today := time.Now().UTC().Format("2006-01-02")
-	leadPlan := leakPlan(routes, lead, nil, today)
+	leadPlan := leakPlan(routes, lead, today)
 	leadBefore := lead.client.fetchAll(t, leadPlan.bare)
 
 	// Sales' own: a draft, a declined, a signed and an archived contract (the stages the team
@@ -318,7 +318,7 @@ func leakCrawl(t *testing.T, routes []string, env ...string) {
 	for _, c := range rep.contracts {
 		clerk.client.get(t.Context(), c.path, false)
 	}
-	repPlan := leakPlan(routes, rep, nil, today)
+	repPlan := leakPlan(routes, rep, today)
 	repBefore := rep.client.fetchAll(t, repPlan.bare)
 
 	// The customer sales loses: a quote and a contract sales reads, then the back office gives
