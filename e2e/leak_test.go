@@ -345,13 +345,15 @@ func leakCrawl(t *testing.T, routes []string, env ...string) {
 		}
 	}
 
-	// Each opens the other's rows by address (refused), and the back office every list.
+	// Each opens one of the other's quotes and contracts by address (refused: it must be
+	// forgotten for them at once); the other rows they never try (only others' reads put them
+	// in the index: they must not be revealed). The back office reads every list.
 	for _, pair := range []struct{ viewer, owner *leakSide }{{lead, rep}, {rep, lead}} {
 		var paths []string
-		for _, q := range pair.owner.quotes {
+		for _, q := range pair.owner.quotes[:1] {
 			paths = append(paths, q.path, q.path+"/documents", "/audits/"+q.id, "/palette/quotes/"+q.id, "/quotes/open?quoteId="+q.id)
 		}
-		for _, c := range pair.owner.contracts {
+		for _, c := range pair.owner.contracts[:1] {
 			paths = append(paths, c.path, "/contracts/lookup?q="+url.QueryEscape(c.number))
 		}
 		for _, c := range pair.owner.customers {
