@@ -461,7 +461,8 @@ func leakFirstDiff(a, b string) string {
 		i++
 	}
 	lo := max(0, i-60)
-	return fmt.Sprintf("…%s… vs …%s…", a[lo:min(len(a), i+100)], b[lo:min(len(b), i+100)])
+	oneLine := strings.NewReplacer("\n", " ⏎ ").Replace
+	return fmt.Sprintf("…%s… vs …%s…", oneLine(a[lo:min(len(a), i+100)]), oneLine(b[lo:min(len(b), i+100)]))
 }
 
 // leakForeign is what a viewer may not see: the other's rows, and the stages only those have.
@@ -822,6 +823,9 @@ func leakCheck(t *testing.T, routes []string, viewer *leakSide, plan leakCrawlPl
 			show = n
 		}
 		shown := lines[:min(len(lines), show)]
+		if len(where) > 40 {
+			where = append(where[:40], fmt.Sprintf("and %d more routes", len(where)-40))
+		}
 		t.Errorf("%s: %s: %d answers\n  on: %s\n  e.g.\n  %s", viewer.who, kind, len(lines), strings.Join(where, "; "), strings.Join(shown, "\n  "))
 	}
 	for _, what := range slices.Sorted(maps.Keys(findings)) {
