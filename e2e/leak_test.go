@@ -52,7 +52,7 @@ func TestLeakCrawl(t *testing.T) {
 // leakQuote and leakContract are rows a side made.
 type leakQuote struct {
 	cpq, customer, id, path string
-	oneOff, monthly        int64 // cents, as the owner's export gives them
+	oneOff, monthly         int64 // cents, as the owner's export gives them
 }
 
 type leakContract struct {
@@ -123,7 +123,7 @@ func leakCreateQuote(t *testing.T, page playwright.Page, base string, c testCust
 	if ids.Length() == 0 {
 		t.Fatalf("no main product: %.500s", productsHTML)
 	}
-	productID := ids.Eq(product % ids.Length()).AttrOr("value", "")
+	productID := ids.Eq(product%ids.Length()).AttrOr("value", "")
 	created, err := req.Post(base+fmt.Sprintf("/quotes/new/%d/%d/tofs/%s", c.CPQID, c.ID, tof),
 		playwright.APIRequestContextPostOptions{Form: map[string]any{"productId": productID, "label": label}})
 	check(t, err, "create the quote")
