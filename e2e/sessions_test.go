@@ -15,6 +15,13 @@ import (
 // returns its URL; it stops when the test ends, printing its log if the test failed.
 func startExtraPortal(t *testing.T, extraEnv ...string) string {
 	t.Helper()
+	return startExtraPortalProcess(t, extraEnv...).url
+}
+
+// startExtraPortalProcess is startExtraPortal for a test that also needs the portal's embedded
+// simulator (its simURL).
+func startExtraPortalProcess(t *testing.T, extraEnv ...string) *portalProcess {
+	t.Helper()
 	p, err := startPortal(suite.portalBin, extraEnv...)
 	if p != nil {
 		t.Cleanup(func() {
@@ -27,7 +34,7 @@ func startExtraPortal(t *testing.T, extraEnv ...string) string {
 	if err != nil {
 		t.Fatalf("starting a portal with %v: %v", extraEnv, err)
 	}
-	return p.url
+	return p
 }
 
 // signedInPageAt opens base's customer list in a new browser context and signs in.
