@@ -327,7 +327,14 @@ var rowPages = map[string]bool{
 // contract's route, or answered 404 for the row's own page, the row is forgotten for them at once
 // (workindex.Forget): no list, figure or export of theirs shows it until their token reads it again.
 func (h *Handler) forgetRefusedRow(c *gin.Context, err error) {
-	if h.work == nil || !(errors.Is(err, apiclient.ErrForbidden) || (errors.Is(err, apiclient.ErrNotFound) && rowPages[c.FullPath()])) {
+	if errors.Is(err, apiclient.ErrForbidden) {
+		// Access follows the customer (docs/v2-assumptions.md A13): a refusal about one of its
+		// quotes or contracts refuses the customer too.
+		if id, perr := strconv.ParseInt(c.Param("customerId"), 10, 32); perr == nil && id > 0 {
+			h.forgetRefusedCustomer(c, int32(id))
+		}
+	}
+	if !(errors.Is(err, apiclient.ErrForbidden) || (errors.Is(err, apiclient.ErrNotFound) && rowPages[c.FullPath()])) {
 		return
 	}
 	kind, raw := workindex.KindContract, c.Param("contractId")

@@ -91,7 +91,7 @@ type portalOptions struct {
 type testPortal struct {
 	URL    string
 	h      *Handler
-	db     *statedb.DB      // the state database
+	db     *statedb.DB // the state database
 	jobs   *jobs.Manager
 	sim    *v2sim.Server
 	simURL string

@@ -14,6 +14,7 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/work"
@@ -111,7 +112,26 @@ func (h *Handler) forgetForViewer(ctx context.Context, c *gin.Context, v workind
 			h.log(c).Warn("work index: row not forgotten", slog.String("kind", string(kind)), slog.Int64("id", id), slog.Any("err", ferr))
 		}
 	}
+	// Their recent items leave it too: the quote start, the lists' "recent" and the worklist's
+	// pick list name it no more.
+	if h.recent != nil && v.Subject != "" {
+		if ferr := h.recent.Forget(ctx, v.Subject, recent.Kind(kind), id); ferr != nil {
+			h.log(c).Warn("recent items: item not forgotten", slog.String("kind", string(kind)), slog.Int64("id", id), slog.Any("err", ferr))
+		}
+	}
 	return true
+}
+
+// forgetRefusedCustomer: the v2 API refused the person a customer (403). Their cached customer
+// list is read again before it is shown or searched (it named the customer), and their recent
+// items of its quotes and contracts leave (docs/work-index.md "Visibility rule").
+func (h *Handler) forgetRefusedCustomer(c *gin.Context, customerID int32) {
+	h.customers.Invalidate(customerCacheKey(c))
+	if subject := auth.CurrentUser(c).Subject; h.recent != nil && subject != "" {
+		if err := h.recent.ForgetCustomer(c.Request.Context(), subject, customerID); err != nil {
+			h.log(c).Warn("recent items: customer's items not forgotten", slog.Int("customer_id", int(customerID)), slog.Any("err", err))
+		}
+	}
 }
 
 // maxStaleRereads bounds the rows one page re-reads from the v2 API (the unchecked rows it checks
