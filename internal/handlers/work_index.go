@@ -127,6 +127,21 @@ func (h *Handler) forgetForViewer(ctx context.Context, c *gin.Context, v workind
 // items of its quotes and contracts leave (docs/work-index.md "Visibility rule").
 func (h *Handler) forgetRefusedCustomer(c *gin.Context, customerID int32) {
 	h.customers.Invalidate(customerCacheKey(c))
+	// The configuration sessions of its quotes too: the palette lists them as recent quotes.
+	if s := auth.CurrentSession(c); s != nil {
+		forgot := false
+		for _, e := range slices.Clone(s.CPQ) {
+			if e.Key.CustomerID == customerID {
+				s.DeleteCPQSession(e.Key)
+				forgot = true
+			}
+		}
+		if forgot {
+			if err := h.saveUserSession(c); err != nil {
+				h.log(c).Warn("forgetting a refused customer's configuration sessions failed", slog.Any("err", err))
+			}
+		}
+	}
 	if subject := auth.CurrentUser(c).Subject; h.recent != nil && subject != "" {
 		if err := h.recent.ForgetCustomer(c.Request.Context(), subject, customerID); err != nil {
 			h.log(c).Warn("recent items: customer's items not forgotten", slog.Int("customer_id", int(customerID)), slog.Any("err", err))
