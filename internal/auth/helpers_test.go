@@ -59,8 +59,8 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 type envOptions struct {
-	postgres         bool   // the database store on a fresh PostgreSQL state database, as replicas share it
-	sqlite           bool   // server-side sessions in an SQLite state database (else the cookie store, unless postgres)
+	postgres         bool // the database store on a fresh PostgreSQL state database, as replicas share it
+	sqlite           bool // server-side sessions in an SQLite state database (else the cookie store, unless postgres)
 	padAccessTokenTo int
 	idleTimeout      time.Duration
 	absoluteLifetime time.Duration
