@@ -492,8 +492,8 @@ func (ix *Index) DB() *statedb.DB { return ix.db }
 
 // Unchecked is how the viewer's list of kind in scope stands beside what it shows: Count rows
 // (at most CountBound; Capped: more) they may list whose facts their token has not read as they
-// are (never read, or changed by someone's read since), and the first n of them by id (an order
-// that reads no fact) for the handlers to re-read with the viewer's token. Nothing of these rows
+// are (never read, or changed by someone's read since), and the newest n of them by id (an order
+// that reads no fact; the newest first, as the lists show them) for the handlers to re-read with the viewer's token. Nothing of these rows
 // may be shown: no filter applies to them and their rows carry only what a re-read needs.
 type Unchecked struct {
 	Count  int
@@ -518,7 +518,7 @@ func (ix *Index) Unchecked(ctx context.Context, v Viewer, kind Kind, scope Scope
 	if n <= 0 || count == 0 {
 		return out, nil
 	}
-	rows, err := ix.db.SQL.QueryContext(ctx, b.pageSQL(q, v, "r.id ASC", n, 0), b.args...)
+	rows, err := ix.db.SQL.QueryContext(ctx, b.pageSQL(q, v, "r.id DESC", n, 0), b.args...)
 	if err != nil {
 		return Unchecked{}, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
 	}
@@ -553,7 +553,7 @@ func (ix *Index) UncheckedIn(ctx context.Context, v Viewer, kind Kind, scope Sco
 		names[i] = string(st)
 	}
 	b.where = append(b.where, "r.stage IN ("+placeholders(&b.args, names)+")")
-	rows, err := ix.db.SQL.QueryContext(ctx, b.pageSQL(Query{Kind: kind, Scope: scope}, v, "r.id ASC", n, 0), b.args...)
+	rows, err := ix.db.SQL.QueryContext(ctx, b.pageSQL(Query{Kind: kind, Scope: scope}, v, "r.id DESC", n, 0), b.args...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
 	}

@@ -115,8 +115,8 @@ func TestVisibilityAndScopes(t *testing.T) {
 		assertIDs(t, "bob all: created and opened", list(bob, ScopeAll), 2, 1)
 		// The lead may list the team's rows but has read none of them: none is shown, both wait.
 		assertIDs(t, "lead all: nothing read yet", list(lead, ScopeAll))
-		if u, err := ix.Unchecked(ctx, lead, KindQuote, ScopeAll, 10); err != nil || u.Count != 2 || len(u.Rows) != 2 || u.Rows[0].QuoteID != 1 {
-			t.Errorf("lead's unchecked: %+v, %v; want 2 by id", u, err)
+		if u, err := ix.Unchecked(ctx, lead, KindQuote, ScopeAll, 10); err != nil || u.Count != 2 || len(u.Rows) != 2 || u.Rows[0].QuoteID != 2 {
+			t.Errorf("lead's unchecked: %+v, %v; want 2, the newest first", u, err)
 		}
 		for _, id := range []int64{1, 2} {
 			must(t, ix.ObserveQuote(ctx, lead, QuoteSighting{QuoteID: id, CPQID: 1, CustomerID: 7, Customer: "Acme"}, ActRefreshed))
