@@ -49,6 +49,7 @@ import (
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/savedviews"
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/signwatch"
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/stateimport"
 	"github.com/cpqportal/portal/internal/store"
@@ -309,6 +310,8 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	var jobManager *jobs.Manager
 	// The people directory is built below (it needs the state store); sign-ins reach it through this.
 	var directory *people.Directory
+	// The signature watcher is built below (it needs the v2 client); sign-outs reach it through this.
+	var watcher *signwatch.Watcher
 	authenticator := auth.New(auth.Config{
 		IssuerURL:        cfg.OIDCIssuer,
 		ClientID:         cfg.OIDCClientID,
@@ -320,6 +323,11 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		HTTPClient:       &http.Client{Timeout: 10 * time.Second, Transport: idpTransport},
 		// A user whose sessions ended: their batches pause and the tokens they hold are deleted.
 		OnSessionsEnded: func(ctx context.Context, subject string) {
+			if watcher != nil {
+				if err := watcher.Drop(ctx, subject); err != nil {
+					logger.Error("deleting the watch token of a signed-out user failed", slog.Any("err", err))
+				}
+			}
 			if jobManager == nil {
 				return
 			}
@@ -395,11 +403,23 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	}
 	p.mail = outbox.New(outbox.Options{DB: db, Sender: sender, Logger: logger.With(slog.String("component", "outbox"))})
 	p.mail.Run()
+	// The signature watcher (internal/signwatch, docs/work-index.md): contracts out for signature
+	// are read again with a reader's token until the signer answers. Its tokens are sealed with
+	// keys derived from the session keys, like the batches'.
+	watchSealer, err := session.NewSealer(cfg.SessionKeys, "watch token")
+	if err != nil {
+		return fail(fmt.Errorf("PORTAL_SESSION_KEYS: %w", err))
+	}
+	watcher = signwatch.New(signwatch.Options{DB: db, Work: work, Reader: signwatch.V2Reader{API: api}, Sealer: watchSealer,
+		Interval: cfg.WatchInterval, MaxCallsPerMinute: cfg.WatchMaxCallsPerMinute, Concurrency: cfg.BatchConcurrency,
+		Logger: logger.With(slog.String("component", "signwatch"))})
+	p.background(watcher.Run)
 	imports := customerimport.NewStore(db, customerimport.Options{})
 	p.background(func(ctx context.Context) { purgeCustomerImports(ctx, imports, logger) })
 	deps := handlers.Deps{
 		Imports:        imports,
 		Mail:           p.mail,
+		Watch:          watcher,
 		Recent:         recent.New(db, nil),
 		SavedViews:     savedviews.New(db, nil),
 		Work:           work,

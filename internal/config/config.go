@@ -196,6 +196,10 @@ type Config struct {
 
 	// BatchConcurrency is how many v2 calls one batch job makes at a time (docs/backoffice.md).
 	BatchConcurrency int
+	// WatchInterval is how often the signature watcher reads each contract out for signature
+	// again, and WatchMaxCallsPerMinute the ceiling of its budget (internal/signwatch).
+	WatchInterval          time.Duration
+	WatchMaxCallsPerMinute int
 	// DemoSimAdmin exposes the embedded simulator's control API (/_sim/: request log, faults) on
 	// its loopback port; for browser tests that inject v2 failures.
 	DemoSimAdmin bool
@@ -595,6 +599,24 @@ func settings() []setting {
 					return fmt.Errorf("must be a whole number from 1 to 32, not %q", raw)
 				}
 				c.BatchConcurrency = n
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_WATCH_INTERVAL", "watch-interval", "1m", "Signature watcher: each contract out for signature is read again about this often, with the token of a person who read it (1s to 24h)"},
+			apply: func(c *Config, raw string) error {
+				d, err := time.ParseDuration(raw)
+				if err != nil || d < time.Second || d > 24*time.Hour {
+					return fmt.Errorf("must be a duration from 1s to 24h such as 1m, not %q", raw)
+				}
+				c.WatchInterval = d
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_WATCH_MAX_CALLS_PER_MINUTE", "watch-max-calls-per-minute", "600", "Signature watcher: the ceiling of its v2 reads a minute (its budget is one read per watched contract per interval, at most this; 1 to 100000)"},
+			apply: func(c *Config, raw string) error {
+				n, err := strconv.Atoi(raw)
+				if err != nil || n < 1 || n > 100000 {
+					return fmt.Errorf("must be a whole number from 1 to 100000, not %q", raw)
+				}
+				c.WatchMaxCallsPerMinute = n
 				return nil
 			}},
 		{Setting: Setting{"PORTAL_DEMO", "demo", "false", "Demo mode: embedded OpenID provider and v2 simulator; its keys are kept in PORTAL_DATA_DIR/demo"},

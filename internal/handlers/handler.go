@@ -135,6 +135,14 @@ type Deps struct {
 	Imports *customerimport.Store
 	// Mail is the outbox (nil: no e-mail, and no list of sent mail).
 	Mail *outbox.Outbox
+	// Watch keeps each signed-in person's token for the signature watcher (internal/signwatch);
+	// nil: nothing is watched with their token (tests).
+	Watch TokenKeeper
+}
+
+// TokenKeeper is what the handlers tell the signature watcher: the person's current token.
+type TokenKeeper interface {
+	Keep(ctx context.Context, v workindex.Viewer, token string, expiry time.Time) error
 }
 
 // Handler holds the dependencies of every route. All handlers are its methods; it has no
@@ -196,6 +204,8 @@ type Handler struct {
 	// mail is the outbox (internal/outbox): the offer sent by e-mail (offer_mail.go). Without an
 	// SMTP server it only lists what was sent before (Enabled false); nil in tests without it.
 	mail *outbox.Outbox
+	// watch keeps people's tokens for the signature watcher (nil: off).
+	watch TokenKeeper
 	// parses bounds the reading of uploaded spreadsheets: one per person, parsesPerReplica in all
 	// (upload_parse.go); stopping ends the reads in flight when the portal starts to stop
 	// (SetNotReady), stopParses is its cancel.
@@ -251,6 +261,7 @@ func New(deps Deps) (*Handler, error) {
 		views:       deps.SavedViews,
 		imports:     deps.Imports,
 		mail:        deps.Mail,
+		watch:       deps.Watch,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.exports = quota.NewInFlight(exportsPerUser)

@@ -54,11 +54,11 @@ func (h *Handler) Routes(r *gin.Engine) {
 
 	// Signed-in pages (full pages and their htmx partials). Every route below needs a session;
 	// request bodies are limited to formBodyLimit.
-	pages := r.Group("/", h.auth.RequireLogin(), limitBody(formBodyLimit), h.requireValidUTF8)
+	pages := r.Group("/", h.auth.RequireLogin(), limitBody(formBodyLimit), h.requireValidUTF8, h.keepWatchToken)
 	// Attachment uploads: signed in, with PORTAL_UPLOAD_LIMIT instead of formBodyLimit (a limit can
 	// only be lowered once set, so uploads need their own group). Register upload routes on it, e.g.
 	// uploads.POST("/quotes/:quoteId/attachments", h.uploadAttachment).
-	uploads := r.Group("/", h.auth.RequireLogin(), limitBody(h.cfg.UploadLimit), h.requireValidUTF8)
+	uploads := r.Group("/", h.auth.RequireLogin(), limitBody(h.cfg.UploadLimit), h.requireValidUTF8, h.keepWatchToken)
 
 	// --- Home: the figures by role (internal/pipeline, docs/home.md) ---
 	pages.GET("/", h.showHome)

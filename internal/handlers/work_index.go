@@ -16,6 +16,7 @@ import (
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/recent"
 	"github.com/cpqportal/portal/internal/workindex"
+	"github.com/cpqportal/portal/internal/worksight"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/work"
 )
@@ -58,27 +59,14 @@ func quoteSighting(cpqID, customerID int32, q *apiclient.Quote, customerName, cp
 	return s
 }
 
-// contractFacts are the parts of a contract document the stage rules read (workindex.StageOfContract).
+// contractFacts are the parts of a contract document the stage rules read (internal/worksight).
 func contractFacts(contract *apiclient.Contract) workindex.ContractFacts {
-	f := workindex.ContractFacts{Status: contract.Status, Archived: contract.Archive.Archived}
-	// The rules read the latest request last: requests in the order they were sent (a v2 may list
-	// them otherwise; docs/v2-assumptions.md A7).
-	requests := slices.Clone(contract.SignatureRequests)
-	slices.SortStableFunc(requests, func(a, b apiclient.SignatureRequest) int { return a.SentAt.Compare(b.SentAt) })
-	for _, r := range requests {
-		f.SignatureStatuses = append(f.SignatureStatuses, r.Status)
-	}
-	return f
+	return worksight.ContractFacts(contract)
 }
 
-// contractSighting is what a contract document says, for the index.
+// contractSighting is what a contract document says, for the index (internal/worksight).
 func contractSighting(contract *apiclient.Contract) workindex.ContractSighting {
-	return workindex.ContractSighting{
-		ContractID: contract.ContractID, Number: contract.ContractNumber, QuoteID: contract.QuoteID,
-		CPQID: contract.CPQID, CustomerID: contract.CustomerID, Customer: contract.Customer.Name,
-		Facts: contractFacts(contract), OneOffCents: cents(contract.Totals.NetActivation),
-		MonthlyCents: cents(contract.Totals.NetRecurring), CreatedAt: contract.CreatedAt,
-	}
+	return worksight.Contract(contract)
 }
 
 // indexQuote records a quote document the user saw or changed.
