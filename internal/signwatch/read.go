@@ -46,7 +46,7 @@ type attempt struct {
 // tokenMargin: a token that ends sooner than this is not used (the read would race its end).
 const tokenMargin = 10 * time.Second
 
-// readTimeout bounds one read (the lease lasts leaseFor, renewed every third of it).
+// readTimeout bounds one read (well inside the default lease, renewed every third of it).
 const readTimeout = 4 * time.Second
 
 // readDue reads the contracts whose turn came (within the budget), then records what each answer
@@ -81,7 +81,7 @@ func (w *Watcher) readDue(ctx context.Context, now time.Time, tokens map[string]
 			defer func() { <-limit; wg.Done() }()
 			w.reads.Add(1)
 			// Bounded well inside the lease, so a hanging v2 API never outlives this replica's watch.
-			rctx, cancel := context.WithTimeout(ctx, readTimeout)
+			rctx, cancel := context.WithTimeout(ctx, min(readTimeout, w.opts.Lease/3))
 			defer cancel()
 			a.s, a.err = w.opts.Reader.Read(rctx, a.token.token, a.id)
 		}(&todo[i])

@@ -53,7 +53,7 @@ const (
 	DefaultInterval          = time.Minute
 	DefaultMaxCallsPerMinute = 600
 	DefaultConcurrency       = 4
-	leaseFor                 = 15 * time.Second
+	DefaultLease             = 15 * time.Second
 	firstBackoff             = 5 * time.Second
 	maxBackoff               = 5 * time.Minute
 )
@@ -72,6 +72,8 @@ type Options struct {
 	Concurrency int
 	// Holder names this replica in the lease (random when empty).
 	Holder string
+	// Lease is how long the lease lasts unless renewed (every third of it; DefaultLease when 0).
+	Lease time.Duration
 	// OnAnswer is told of each contract that left "out for signature", after it was recorded:
 	// reader is the person whose token read it.
 	OnAnswer func(ctx context.Context, reader workindex.Viewer, s workindex.ContractSighting, stage workindex.Stage)
@@ -103,6 +105,9 @@ func New(opts Options) *Watcher {
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = DefaultLease
 	}
 	if opts.Holder == "" {
 		opts.Holder = randomHolder()
@@ -143,8 +148,8 @@ func (w *Watcher) Run(ctx context.Context) {
 	var tokens map[string]liveToken
 	for {
 		now := w.opts.Now()
-		if now.Sub(renewedAt) >= leaseFor/3 {
-			held, err := w.claim(ctx, leaseFor)
+		if now.Sub(renewedAt) >= w.opts.Lease/3 {
+			held, err := w.claim(ctx, w.opts.Lease)
 			if err != nil && ctx.Err() == nil {
 				w.opts.Logger.Warn("signature watcher: the lease could not be renewed; not watching until it can", slog.Any("err", err))
 			}

@@ -97,6 +97,27 @@ func crashChild(spec string, child func(db *statedb.DB, args []string) error) in
 	return 0
 }
 
+// StartChild starts one CrashMain child on the database where with args and returns it running:
+// for tests that kill a replica at a moment of their own choosing (the caller kills or waits).
+func StartChild(t *testing.T, where string, args ...string) *exec.Cmd {
+	t.Helper()
+	spec, err := json.Marshal(append([]string{where}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashEnv+"="+string(spec))
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd
+}
+
 // PollUntil calls done every 20 ms until it reports true (nil) or fails (its error): a crash
 // child's wait for its job to end.
 func PollUntil(done func() (bool, error)) error {
