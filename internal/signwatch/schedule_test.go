@@ -20,7 +20,7 @@ func awaiting(n int) []workindex.Awaiting {
 func TestWatcherBudgetGrowsWithTheWatchedAndHasACeiling(t *testing.T) {
 	for _, tc := range []struct {
 		contracts, ceiling int
-		wantPerMinute       float64
+		wantPerMinute      float64
 	}{
 		{contracts: 10, ceiling: 600, wantPerMinute: 10},
 		{contracts: 300, ceiling: 600, wantPerMinute: 300},
