@@ -15,8 +15,9 @@ type schedule struct {
 	maxPerMinute int
 	entries      map[int32]*entry
 
-	allowance   float64 // reads the budget allows now (a token bucket)
+	allowance   float64 // reads the pace allows now (a token bucket)
 	filledAt    time.Time
+	lastMinute  []time.Time // when the reads of the last minute were taken, oldest first
 	pausedUntil time.Time
 	backoff     time.Duration
 }
@@ -64,8 +65,8 @@ func (s *schedule) budgetPerMinute() float64 {
 }
 
 // due takes the contracts whose turn came, oldest turn first, as many as the budget allows now;
-// tick is how often due is asked (the bucket holds at most one tick's reads, so a minute never
-// costs more than its budget and one tick's share).
+// tick is how often due is asked. The reads are paced (a bucket that holds at most one tick's
+// share) and no minute, counted from any moment, has more than the budget.
 func (s *schedule) due(now time.Time, tick time.Duration) []int32 {
 	if now.Before(s.pausedUntil) || len(s.entries) == 0 {
 		s.filledAt = now
@@ -89,8 +90,16 @@ func (s *schedule) due(now time.Time, tick time.Duration) []int32 {
 		}
 		return cmp.Compare(a, b)
 	})
-	n := min(len(ids), int(s.allowance))
+	// And never more in any minute than the budget, whatever the bucket held.
+	for len(s.lastMinute) > 0 && now.Sub(s.lastMinute[0]) >= time.Minute {
+		s.lastMinute = s.lastMinute[1:]
+	}
+	budget := max(1, int(s.budgetPerMinute()))
+	n := max(0, min(len(ids), int(s.allowance), budget-len(s.lastMinute)))
 	s.allowance -= float64(n)
+	for range n {
+		s.lastMinute = append(s.lastMinute, now)
+	}
 	return ids[:n]
 }
 

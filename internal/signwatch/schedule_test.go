@@ -43,7 +43,7 @@ func TestWatcherBudgetGrowsWithTheWatchedAndHasACeiling(t *testing.T) {
 			}
 		}
 		for minute, n := range perMinute {
-			if float64(n) > tc.wantPerMinute+1 {
+			if float64(n) > tc.wantPerMinute {
 				t.Errorf("%d contracts: minute %d cost %d reads, budget %v", tc.contracts, minute, n, tc.wantPerMinute)
 			}
 		}

@@ -48,7 +48,7 @@ import (
 )
 
 // groups are the measurement groups, in the order they run.
-var groups = []string{"overhead", "weight", "quote", "latency", "poll", "list", "stream", "backoffice", "handover", "import", "export", "allocs", "state", "offer", "hostile"}
+var groups = []string{"overhead", "weight", "quote", "latency", "poll", "list", "stream", "backoffice", "handover", "import", "export", "allocs", "state", "watch", "offer", "hostile"}
 
 type options struct {
 	out        string
@@ -223,6 +223,7 @@ func runGroups(ctx context.Context, opts options, lab *lab, rep *report, stderr 
 	step("export", func() error { return measureExportMemory(ctx, rep, stderr) })
 	step("allocs", func() error { return measureAllocs(ctx, lab, rep) })
 	step("state", func() error { return measureState(ctx, lab, rep) })
+	step("watch", func() error { return measureWatch(ctx, lab, rep) })
 	step("offer", func() error { return measureOfferPDF(ctx, rep) })
 	step("hostile", func() error { return measureHostile(ctx, lab, rep) })
 	return failures
