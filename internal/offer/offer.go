@@ -145,6 +145,27 @@ func Make(tr *i18n.Translator, in Input) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("offer: embedded fonts: %w", err)
 	}
+	// The totals never stand alone on the last page: when they would, the offer is laid out
+	// again with the last cart moved onto that page too.
+	w, err := layout(tr, in, currency, g, false)
+	if err != nil {
+		return nil, err
+	}
+	if w.totalsAlone && len(q.Carts) > 0 {
+		if w, err = layout(tr, in, currency, g, true); err != nil {
+			return nil, err
+		}
+	}
+	var buf bytes.Buffer
+	if err := w.pdf.Output(&buf); err != nil {
+		return nil, fmt.Errorf("offer: quote %d: %w", q.QuoteID, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// layout draws the whole offer; lastCartOnNewPage starts the last cart on a page of its own.
+func layout(tr *i18n.Translator, in Input, currency string, g *glyphs, lastCartOnNewPage bool) (*writer, error) {
+	q := in.Quote
 	w := &writer{tr: tr, currency: currency, glyphs: g}
 	if tr.Tag() == i18n.Pseudo {
 		// The pseudo-locale's markers ⟦ ⟧ are in no embedded font: drawn as [[ ]], its test
@@ -184,21 +205,22 @@ func Make(tr *i18n.Translator, in Input) ([]byte, error) {
 
 	w.header(in)
 	for i := range q.Carts {
+		if lastCartOnNewPage && i == len(q.Carts)-1 && pdf.GetY() > pageMargin+20 {
+			pdf.AddPage()
+		}
 		w.cart(q, i)
 	}
+	contentPage := pdf.PageNo()
 	w.quoteDiscounts(q)
 	w.packages(q)
 	w.totals(q.Totals)
+	w.totalsAlone = w.totalsPage > contentPage
 	w.closing(in)
 
 	if err := pdf.Error(); err != nil {
 		return nil, fmt.Errorf("offer: quote %d: %w", q.QuoteID, err)
 	}
-	var buf bytes.Buffer
-	if err := pdf.Output(&buf); err != nil {
-		return nil, fmt.Errorf("offer: quote %d: %w", q.QuoteID, err)
-	}
-	return buf.Bytes(), nil
+	return w, nil
 }
 
 // writer holds what every part of the document needs.
@@ -213,6 +235,10 @@ type writer struct {
 	style    string
 	size     float64
 	rtlAdded bool
+	// totalsPage is the page the totals start on; totalsAlone: a page break put them on a page
+	// with no cart (Make lays the offer out again).
+	totalsPage  int
+	totalsAlone bool
 }
 
 // rtlFamily is the family of the DejaVu subset (Hebrew, Arabic).
@@ -308,6 +334,9 @@ func (w *writer) header(in Input) {
 		{tr.T("offer.pdf.valid_until"), tr.Date(ValidUntil(in.Date))},
 		{tr.T("offer.pdf.currency"), w.currency},
 	}
+	if q.CustomerQuoteID != 0 {
+		facts = append(facts[:1], append([][2]string{{tr.T("offer.pdf.reference"), strconv.FormatInt(q.CustomerQuoteID, 10)}}, facts[1:]...)...)
+	}
 	for _, f := range facts {
 		pdf.SetX(pageMargin + 105)
 		w.font("B", 10)
@@ -375,16 +404,7 @@ func (w *writer) cart(q *apiclient.Quote, index int) {
 
 	heads := [5]string{tr.T("offer.pdf.col.product"), tr.T("offer.pdf.col.unit_one_off"), tr.T("offer.pdf.col.unit_monthly"),
 		tr.T("offer.pdf.col.one_off"), tr.T("offer.pdf.col.monthly")}
-	w.font("B", 9)
-	pdf.SetFillColor(235, 238, 242)
-	for i, h := range heads {
-		align := "R"
-		if i == 0 {
-			align = "L"
-		}
-		w.cell(columns[i], 6, h, "B", 0, align, true, 0, "")
-	}
-	pdf.Ln(-1)
+	w.headRow(heads)
 	if c.Root != nil {
 		w.item(c.Root, 0)
 	}
@@ -393,16 +413,62 @@ func (w *writer) cart(q *apiclient.Quote, index int) {
 		{tr.T("offer.pdf.list_price"), w.money(c.Totals.ListActivation), w.money(c.Totals.ListRecurring)},
 	}
 	if c.Totals.DiscountActivation != 0 || c.Totals.DiscountRecurring != 0 {
-		rows = append(rows, [3]string{tr.T("offer.pdf.discounts"), w.money(-c.Totals.DiscountActivation), w.money(-c.Totals.DiscountRecurring)})
+		rows = append(rows, [3]string{tr.T("offer.pdf.discounts"), w.deduction(c.Totals.DiscountActivation), w.deduction(c.Totals.DiscountRecurring)})
 	}
 	if c.Totals.ExtraActivation != 0 || c.Totals.ExtraRecurring != 0 {
-		rows = append(rows, [3]string{tr.T("offer.pdf.extra_discounts"), w.money(-c.Totals.ExtraActivation), w.money(-c.Totals.ExtraRecurring)})
+		rows = append(rows, [3]string{tr.T("offer.pdf.extra_discounts"), w.deduction(c.Totals.ExtraActivation), w.deduction(c.Totals.ExtraRecurring)})
 	}
 	for _, r := range rows {
 		w.totalRow(r[0], r[1], r[2], "", false)
 	}
 	w.totalRow(tr.T("offer.pdf.cart_total"), w.money(c.Totals.NetActivation), w.money(c.Totals.NetRecurring), "B", true)
 	pdf.Ln(2)
+}
+
+// headRow writes a cart table's column headings, each wrapped within its column (German's
+// "Einmalig je Stück" is wider than an amount's column): the row is as tall as its longest.
+func (w *writer) headRow(heads [5]string) {
+	pdf := w.pdf
+	w.font("B", 8.5)
+	const lh = 4.2
+	lines := make([][]string, len(heads))
+	most := 1
+	for i, h := range heads {
+		text, restore := w.drawable(h)
+		lines[i] = pdf.SplitText(text, columns[i]-2)
+		restore()
+		most = max(most, len(lines[i]))
+	}
+	if pdf.GetY()+float64(most)*lh+10 > 297-pageMargin-8 {
+		pdf.AddPage()
+	}
+	x, y := pdf.GetXY()
+	pdf.SetFillColor(235, 238, 242)
+	height := float64(most)*lh + 1.6
+	pdf.Rect(x, y, columns[0]+columns[1]+columns[2]+columns[3]+columns[4], height, "F")
+	left := x
+	for i := range heads {
+		align := "R"
+		if i == 0 {
+			align = "L"
+		}
+		for j, text := range lines[i] {
+			pdf.SetXY(left, y+0.8+float64(j)*lh)
+			w.cell(columns[i], lh, text, "", 0, align, false, 0, "")
+		}
+		left += columns[i]
+	}
+	pdf.Line(x, y+height, left, y+height)
+	pdf.SetXY(x, y+height)
+}
+
+// deduction is an amount taken off, as the quote's page writes it: "−" before it, and a dash
+// for a deduction of nothing.
+func (w *writer) deduction(v float64) string {
+	if math.Round(v*100) == 0 {
+		return "—"
+	}
+	return "−" + w.money(math.Abs(v))
 }
 
 // item writes an item and, indented below it, its add-ons.
@@ -436,14 +502,14 @@ func (w *writer) item(it *apiclient.Item, depth int) {
 	for _, d := range it.Breakdown.Discounts {
 		text := indent + "   " + tr.T("offer.pdf.line_discount", d.Name)
 		w.cell(columns[0]+columns[1]+columns[2], 4.2, text, "", 0, "L", false, 0, "")
-		w.cell(columns[3], 4.2, w.money(-d.Activation), "", 0, "R", false, 0, "")
-		w.cell(columns[4], 4.2, w.money(-d.Recurring), "", 1, "R", false, 0, "")
+		w.cell(columns[3], 4.2, w.deduction(d.Activation), "", 0, "R", false, 0, "")
+		w.cell(columns[4], 4.2, w.deduction(d.Recurring), "", 1, "R", false, 0, "")
 	}
 	if it.Breakdown.Extra.Activation != 0 || it.Breakdown.Extra.Recurring != 0 {
 		text := indent + "   " + tr.T("offer.pdf.line_extra_discount")
 		w.cell(columns[0]+columns[1]+columns[2], 4.2, text, "", 0, "L", false, 0, "")
-		w.cell(columns[3], 4.2, w.money(-it.Breakdown.Extra.Activation), "", 0, "R", false, 0, "")
-		w.cell(columns[4], 4.2, w.money(-it.Breakdown.Extra.Recurring), "", 1, "R", false, 0, "")
+		w.cell(columns[3], 4.2, w.deduction(it.Breakdown.Extra.Activation), "", 0, "R", false, 0, "")
+		w.cell(columns[4], 4.2, w.deduction(it.Breakdown.Extra.Recurring), "", 1, "R", false, 0, "")
 	}
 	pdf.SetTextColor(0, 0, 0)
 	for i := range it.Children {
@@ -472,11 +538,24 @@ func (w *writer) quoteDiscounts(q *apiclient.Quote) {
 	w.pdf.Ln(1)
 	w.line("B", 11, tr.T("offer.pdf.quote_discounts"))
 	for _, d := range q.AppliedDiscounts {
-		w.line("", 9, tr.T("offer.pdf.discount_percent", d.Name, tr.Percent(d.Percent/100)))
+		w.line("", 9, tr.T("offer.pdf.discount_applies", d.Name, tr.Percent(d.Percent/100), appliesTo(tr, d.AppliesTo)))
 	}
 	for _, d := range q.ExtraDiscounts {
 		w.line("", 9, tr.T("offer.pdf.discount_percent", d.Name, tr.Percent(d.DiscountValue/100)))
 	}
+}
+
+// appliesTo says which amounts a discount takes from, as the quote's page says it.
+func appliesTo(tr *i18n.Translator, v2 string) string {
+	switch v2 {
+	case "ACTIVATION":
+		return tr.T("quote.applies.activation")
+	case "RECURRING":
+		return tr.T("quote.applies.recurring")
+	case "BOTH":
+		return tr.T("quote.applies.both")
+	}
+	return strings.ToLower(v2)
 }
 
 // packages lists the packages assigned to the quote.
@@ -497,6 +576,7 @@ func (w *writer) totals(t apiclient.Totals) {
 	if pdf.GetY() > 240 {
 		pdf.AddPage()
 	}
+	w.totalsPage = pdf.PageNo()
 	pdf.Ln(3)
 	w.line("B", 12, tr.T("offer.pdf.totals"))
 	w.font("B", 9)
@@ -505,10 +585,10 @@ func (w *writer) totals(t apiclient.Totals) {
 	w.cell(columns[4], 6, tr.T("offer.pdf.col.monthly"), "B", 1, "R", false, 0, "")
 	w.totalRow(tr.T("offer.pdf.list_price"), w.money(t.ListActivation), w.money(t.ListRecurring), "", false)
 	if t.DiscountActivation != 0 || t.DiscountRecurring != 0 {
-		w.totalRow(tr.T("offer.pdf.discounts"), w.money(-t.DiscountActivation), w.money(-t.DiscountRecurring), "", false)
+		w.totalRow(tr.T("offer.pdf.discounts"), w.deduction(t.DiscountActivation), w.deduction(t.DiscountRecurring), "", false)
 	}
 	if t.ExtraActivation != 0 || t.ExtraRecurring != 0 {
-		w.totalRow(tr.T("offer.pdf.extra_discounts"), w.money(-t.ExtraActivation), w.money(-t.ExtraRecurring), "", false)
+		w.totalRow(tr.T("offer.pdf.extra_discounts"), w.deduction(t.ExtraActivation), w.deduction(t.ExtraRecurring), "", false)
 	}
 	w.totalRow(tr.T("offer.pdf.total"), w.money(t.NetActivation), w.money(t.NetRecurring), "B", true)
 }
@@ -520,6 +600,10 @@ func (w *writer) closing(in Input) {
 	w.font("", 10)
 	w.multi(0, lineHeight, tr.T("offer.pdf.validity", tr.Date(ValidUntil(in.Date)), strconv.Itoa(ValidDays)), "", "L", false)
 	pdf.Ln(3)
+	// The contact's heading, name and e-mail stay together on one page.
+	if pdf.GetY()+3*lineHeight > 297-pageMargin-8 {
+		pdf.AddPage()
+	}
 	w.line("B", 10, tr.T("offer.pdf.rep"))
 	if in.Rep.Name != "" {
 		w.line("", 10, in.Rep.Name)
