@@ -2,10 +2,13 @@ package e2e
 
 import (
 	"bytes"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/playwright-community/playwright-go"
 
 	"github.com/cpqportal/portal/internal/outbox/mailpittest"
 )
@@ -91,4 +94,39 @@ func TestOfferSentByMailReachesTheCustomer(t *testing.T) {
 	clickSettled(t, page, page.Locator(`[data-testid="offer-mail-send"]`), "confirm the second send")
 	check(t, suite.expect.Locator(page.Locator(`[data-testid="offer-mail-row"][data-status="sent"]`)).ToHaveCount(2), "both sends are listed as delivered")
 	mp.WaitFor(t, 2, 20*time.Second)
+}
+
+// TestMailDemoSentMailPageShowsWhatTheCustomerReceives: the demo portal (no PORTAL_SMTP_URL)
+// sends its e-mail to its own mail server over SMTP; after a rep sends the offer, the quote links
+// to the demo's "Sent mail" page, which shows the mail as it arrived: the customer's address, the
+// Italian subject, the message, and the offer PDF to download.
+func TestMailDemoSentMailPageShowsWhatTheCustomerReceives(t *testing.T) {
+	page := newPage(t)
+	login(t, page, salesUser, salesPassword)
+	customer := createTestCustomer(t, page, "DemoMail") // Milano, IT, office@example.com
+	quotePath, _, _ := createTestQuote(t, page, customer, "Demo mail")
+	_, err := page.Goto(quotePath)
+	check(t, err, "open the quote")
+	form := page.Locator(`[data-testid="offer-mail-form"]`)
+	check(t, suite.expect.Locator(form.Locator(`[data-testid="offer-mail-send"]`)).ToBeEnabled(), "the demo can send e-mail")
+	subject, err := form.Locator(`#offer-mail-subject`).InputValue()
+	check(t, err, "read the subject")
+	clickSettled(t, page, form.Locator(`[data-testid="offer-mail-send"]`), "send the offer by e-mail")
+	check(t, suite.expect.Locator(page.Locator(`[data-testid="offer-mail-row"]`)).ToHaveAttribute("data-status", "sent"), "the demo's server took it")
+
+	check(t, page.GetByTestId("offer-mail-demo-link").Click(), "open the demo's sent mail")
+	mail := page.Locator(`[data-testid="demomail-mail"]`).Filter(playwright.LocatorFilterOptions{HasText: subject})
+	check(t, suite.expect.Locator(mail).ToHaveCount(1), "the mail is on the Sent mail page")
+	check(t, suite.expect.Locator(mail.GetByTestId("demomail-to")).ToHaveText("office@example.com"), "to the customer")
+	check(t, suite.expect.Locator(mail.GetByTestId("demomail-text")).ToContainText("Gentile"), "with the Italian message")
+	checkAxe(t, page, axeSource(t), "the demo's sent mail")
+	download, err := page.ExpectDownload(func() error { return mail.GetByTestId("demomail-attachment").Click() })
+	check(t, err, "download the attached offer")
+	path, err := download.Path()
+	check(t, err, "the downloaded offer")
+	pdf, err := os.ReadFile(path)
+	check(t, err, "read the downloaded offer")
+	if text := offerText(t, pdf); !strings.Contains(text, "Valida fino al") || !strings.Contains(text, customer.Name) {
+		t.Errorf("the attached offer is not the Italian offer for %s:\n%.500s", customer.Name, text)
+	}
 }

@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -40,6 +41,7 @@ import (
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/demoidp"
+	"github.com/cpqportal/portal/internal/demomail"
 	"github.com/cpqportal/portal/internal/handlers"
 	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/i18n"
@@ -141,6 +143,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.V2APIURL = simulator.url
 	}
 
+	// The demo without PORTAL_SMTP_URL sends its e-mail to a mail server of its own, whose mails
+	// the "Sent mail" page shows (internal/demomail): the whole path of a real send, nothing leaves.
+	var mailCatcher *demomail.Catcher
+	if cfg.Demo && cfg.SMTP == nil {
+		if mailCatcher, err = demomail.Start(); err != nil {
+			return err
+		}
+		defer mailCatcher.Close()
+		server, err := outbox.ParseSMTPURL(mailCatcher.URL())
+		if err != nil {
+			return err
+		}
+		cfg.SMTP, cfg.SMTPFrom = &server, demoMailFrom
+	}
+
 	obs, err := newObservability(ctx, cfg, getenv)
 	if err != nil {
 		return err
@@ -153,7 +170,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			logger.Warn("flushing trace spans failed", slog.Any("err", err))
 		}
 	}()
-	app, err := buildPortal(cfg, logger, extraRoutes, obs, languages)
+	var demoMail handlers.DemoMail
+	if mailCatcher != nil {
+		demoMail = mailCatcher
+	}
+	app, err := buildPortal(cfg, logger, extraRoutes, obs, languages, demoMail)
 	if err != nil {
 		return err
 	}
@@ -179,7 +200,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	listenURL := "http://" + listener.Addr().String()
-	printBanner(stdout, cfg, listenURL, simulator, metricsURL)
+	printBanner(stdout, cfg, listenURL, simulator, metricsURL, mailCatcher != nil)
 	logger.Info("portal starting", slog.String("version", version), slog.String("listening_on", listenURL),
 		slog.String("public_url", cfg.PublicURL.String()), slog.Any("config", cfg), slog.Bool("tracing", obs.tracing.Enabled()))
 
@@ -279,7 +300,7 @@ func (p *portal) close() {
 
 // buildPortal wires session store, authentication, API client and handlers onto a gin engine, with
 // the metrics and tracing of obs.
-func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.Engine), obs observability, languages *i18n.Bundle) (*portal, error) {
+func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.Engine), obs observability, languages *i18n.Bundle, demoMail handlers.DemoMail) (*portal, error) {
 	var onStoreError func(string)
 	if obs.metrics != nil {
 		onStoreError = obs.metrics.StoreErrorHook()
@@ -420,6 +441,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		Imports:        imports,
 		Mail:           p.mail,
 		Watch:          watcher,
+		DemoMail:       demoMail,
 		Recent:         recent.New(db, nil),
 		SavedViews:     savedviews.New(db, nil),
 		Work:           work,
@@ -672,7 +694,7 @@ func (d *demoSimulator) close() {
 
 // printBanner tells a person (and the e2e harness) where the portal listens, and the public URL
 // browsers use (a proxy's, when PORTAL_PUBLIC_URL names one).
-func printBanner(w io.Writer, cfg config.Config, listenURL string, simulator *demoSimulator, metricsURL string) {
+func printBanner(w io.Writer, cfg config.Config, listenURL string, simulator *demoSimulator, metricsURL string, demoMail bool) {
 	fmt.Fprintf(w, "portal listening on %s\n", listenURL)
 	fmt.Fprintf(w, "portal public URL %s\n", cfg.PublicURL)
 	if metricsURL != "" {
@@ -706,5 +728,12 @@ func printBanner(w io.Writer, cfg config.Config, listenURL string, simulator *de
 	} else {
 		fmt.Fprintf(w, "  v2 API:          %s\n", cfg.V2APIURL)
 	}
+	if demoMail {
+		fmt.Fprintf(w, "  sent mail:       %s (the demo's own mail server; set PORTAL_SMTP_URL for a real one)\n",
+			strings.TrimSuffix(cfg.PublicURL.String(), "/")+"/demo/mail")
+	}
 	fmt.Fprintln(w)
 }
+
+// demoMailFrom is the From address of the demo's e-mail.
+const demoMailFrom = "portal@demo.example"

@@ -417,7 +417,7 @@ func TestV2CallsTracedAndCounted(t *testing.T) {
 			c.String(http.StatusOK, "ok")
 		})
 	}
-	p, err := buildPortal(cfg, slog.New(slog.DiscardHandler), extra, obs, nil)
+	p, err := buildPortal(cfg, slog.New(slog.DiscardHandler), extra, obs, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +507,7 @@ func TestBehindTLSProxy(t *testing.T) {
 				t.Fatal(err)
 			}
 			logs := &syncBuffer{}
-			p, err := buildPortal(cfg, newLogger(cfg, logs), nil, observability{}, nil)
+			p, err := buildPortal(cfg, newLogger(cfg, logs), nil, observability{}, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -138,6 +138,9 @@ type Deps struct {
 	// Watch keeps each signed-in person's token for the signature watcher (internal/signwatch);
 	// nil: nothing is watched with their token (tests).
 	Watch TokenKeeper
+	// DemoMail is the demo's own mail server (demo mode without PORTAL_SMTP_URL): its "Sent
+	// mail" page lists what reached it; nil: no such page (404).
+	DemoMail DemoMail
 }
 
 // TokenKeeper is what the handlers tell the signature watcher: the person's current token.
@@ -206,6 +209,8 @@ type Handler struct {
 	mail *outbox.Outbox
 	// watch keeps people's tokens for the signature watcher (nil: off).
 	watch TokenKeeper
+	// demoMail is the demo's mail server (nil: not the demo's; demo_mail.go).
+	demoMail DemoMail
 	// parses bounds the reading of uploaded spreadsheets: one per person, parsesPerReplica in all
 	// (upload_parse.go); stopping ends the reads in flight when the portal starts to stop
 	// (SetNotReady), stopParses is its cancel.
@@ -262,6 +267,7 @@ func New(deps Deps) (*Handler, error) {
 		imports:     deps.Imports,
 		mail:        deps.Mail,
 		watch:       deps.Watch,
+		demoMail:    deps.DemoMail,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.exports = quota.NewInFlight(exportsPerUser)

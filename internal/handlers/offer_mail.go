@@ -123,6 +123,9 @@ func (h *Handler) offerMailVM(c *gin.Context, ref quoteRef, quote *apiclient.Quo
 			vm.Polling = true
 		}
 	}
+	if h.demoMail != nil {
+		vm.DemoMailURL = demoMailPath
+	}
 	return vm
 }
 

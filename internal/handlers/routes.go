@@ -60,6 +60,10 @@ func (h *Handler) Routes(r *gin.Engine) {
 	// uploads.POST("/quotes/:quoteId/attachments", h.uploadAttachment).
 	uploads := r.Group("/", h.auth.RequireLogin(), limitBody(h.cfg.UploadLimit), h.requireValidUTF8, h.keepWatchToken)
 
+	// --- The demo's "Sent mail" (internal/demomail; 404 outside the demo) ---
+	pages.GET("/demo/mail", h.showDemoMail)
+	pages.GET("/demo/mail/:mailId/attachments/:n", h.downloadDemoMailAttachment)
+
 	// --- Home: the figures by role (internal/pipeline, docs/home.md) ---
 	pages.GET("/", h.showHome)
 

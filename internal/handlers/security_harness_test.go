@@ -417,6 +417,8 @@ func (w *secWorld) sampleValues() map[string]string {
 		"jobId":       "0123456789abcdef0123456789abcdef",
 		"viewId":      "0123456789abcdef", // a saved view (none has this id: 404)
 		"importId":    "0123456789abcdef0123456789abcdef",
+		"mailId":      "1", // the demo's sent mail and its attachment (none in the harness: 404)
+		"n":           "0",
 		"path":        "x", // wildcard of /static/*path and /idp/*path (public routes)
 	}
 	for k, v := range w.samples {

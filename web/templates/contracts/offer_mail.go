@@ -31,6 +31,9 @@ type OfferMailVM struct {
 	// Mails are the offer's mails, newest first; Polling while one is still on its way.
 	Mails   []OfferMailRow
 	Polling bool
+	// DemoMailURL is the demo's "Sent mail" page when the demo's own mail server receives the
+	// mails ("" otherwise).
+	DemoMailURL string
 }
 
 // OfferResend tells what changed since the latest send.
