@@ -108,8 +108,7 @@ func TestPhoneItalianTargetsAndMenus(t *testing.T) {
 		visit(t, page, p.path, p.ready)
 		check(t, suite.expect.Locator(page.Locator("html")).ToHaveAttribute("lang", "it"), p.name+" in Italian")
 		phoneCheckTargets(t, page, p.name)
-		// The sections scroll sideways on a phone: the current one is in view (on the worklist it is
-		// the last, past the screen's edge without app.js).
+		// Every section is in sight on a phone: the current one too (on the worklist it is the last).
 		phoneCheckInside(t, page, `.site-nav a[aria-current="page"]`, "the current section of "+p.name)
 		if i == 0 {
 			// The header's language menu: inside the screen, with options a finger can hit.
@@ -138,4 +137,58 @@ func TestPhoneItalianTargetsAndMenus(t *testing.T) {
 	check(t, suite.expect.Locator(page.GetByTestId("palette")).ToBeVisible(), "the palette is open")
 	phoneCheckInside(t, page, "dialog[open]", "the palette")
 	phoneCheckTargets(t, page, fmt.Sprintf("the palette on %s", "/customers"))
+}
+
+// TestPhoneRepHomeFollowUpsFirstAndEverySectionInSight: on a 390x844 phone in Italian, the rep's
+// home shows the follow-ups (what to act on) in the first screen, before the chart; every section
+// of the main menu is on the screen without scrolling it sideways (the last, "Audit", was hidden
+// past the edge); and a list's "Refresh from the service", CSV and XLSX links are targets a
+// finger can hit (they were 19 px tall). Issue 41.
+func TestPhoneRepHomeFollowUpsFirstAndEverySectionInSight(t *testing.T) {
+	base := pipelinePortal(t) // every draft is a follow-up at once
+	page := newPageWith(t, pageOptions{base: base, width: 390, height: 844, locale: "it-IT", touch: true})
+	check(t, page.Context().AddCookies([]playwright.OptionalCookie{{
+		Name: i18n.CookieName, Value: "it", URL: playwright.String(base),
+	}}), "choose Italian")
+	_, err := page.Goto("/")
+	check(t, err, "open the portal")
+	signInAt(t, page, base, salesUser, salesPassword)
+	customer := createTestCustomerAt(t, page, base, "Phone")
+	createTestQuoteAt(t, page, base, customer, "Phone follow-up")
+	visit(t, page, "/", `[data-testid="home-followups"]`)
+
+	followUps, err := page.GetByTestId("home-followups").BoundingBox()
+	check(t, err, "measure the follow-ups")
+	chart, err := page.GetByTestId("home-pipeline").BoundingBox()
+	check(t, err, "measure the chart")
+	if followUps.Y > 844-60 {
+		t.Errorf("the follow-ups start at %.0f px, below the first screen (844 px)", followUps.Y)
+	}
+	if chart.Y < followUps.Y {
+		t.Errorf("the chart (%.0f px) comes before the follow-ups (%.0f px)", chart.Y, followUps.Y)
+	}
+	links := page.Locator(".site-nav a")
+	n, err := links.Count()
+	check(t, err, "count the sections")
+	if n < 4 {
+		t.Fatalf("only %d sections in the main menu", n)
+	}
+	phoneCheckInside(t, page, ".site-nav a", "every section of the main menu")
+	header, err := page.GetByTestId("site-header").BoundingBox()
+	check(t, err, "measure the header")
+	if header.Height > 844*0.2 {
+		t.Errorf("the header is %.0f px high with every section in sight (more than a fifth of the screen)", header.Height)
+	}
+
+	visit(t, page, "/work/quotes", `[data-testid="work-count"]`)
+	check(t, page.Locator(`[data-testid="work-tools-more"] summary`).Click(), "open the list's tools (save, export)")
+	check(t, suite.expect.Locator(page.GetByTestId("work-export-csv")).ToBeVisible(), "the export links are shown")
+	for _, id := range []string{"work-refresh", "work-export-csv", "work-export-xlsx"} {
+		box, err := page.GetByTestId(id).BoundingBox()
+		check(t, err, "measure "+id)
+		if box.Height < phoneMinHeight {
+			t.Errorf("%s is %.0f px tall on a phone, want at least %d", id, box.Height, phoneMinHeight)
+		}
+	}
+	phoneCheckTargets(t, page, "the quotes list")
 }

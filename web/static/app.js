@@ -29,16 +29,6 @@ function portalText(key) {
 // select that applies on change): it is hidden once the script runs, so nobody presses it twice.
 document.documentElement.classList.add("has-script");
 
-// On a phone the sections scroll sideways (app.css): the current one is brought into view, within
-// the list only (the page itself never moves).
-(function () {
-  var list = document.querySelector(".site-nav ul"), current = list && list.querySelector('[aria-current="page"]');
-  if (!current || list.scrollWidth <= list.clientWidth) return;
-  var box = list.getBoundingClientRect(), item = current.getBoundingClientRect();
-  if (item.right > box.right) list.scrollLeft += item.right - box.right + 24;
-  else if (item.left < box.left) list.scrollLeft -= box.left - item.left + 24;
-})();
-
 (function () {
   "use strict";
 
