@@ -43,6 +43,7 @@ import (
 	"github.com/cpqportal/portal/internal/handlers"
 	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/inbox"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/outbox"
 	"github.com/cpqportal/portal/internal/people"
@@ -243,6 +244,7 @@ type portal struct {
 	wg            sync.WaitGroup
 	jobs          *jobs.Manager
 	mail          *outbox.Outbox
+	reminders     *inbox.Reminders
 }
 
 // background runs fn until the portal closes.
@@ -258,6 +260,9 @@ func (p *portal) close() {
 	if p.stop != nil {
 		p.stop()
 		p.wg.Wait()
+	}
+	if p.reminders != nil {
+		p.reminders.Close() // after the scan in flight; a scan cut short runs again (deduplicated)
 	}
 	if p.jobs != nil {
 		p.jobs.Close() // after the items in flight; the jobs resume at the next start
@@ -380,12 +385,6 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	// The job kinds besides the batch archive: hand customers over (issue 34).
 	handoverKind := &handover.Kind{API: api}
 	importKind := &customerimport.Kind{API: api}
-	p.jobs = jobs.NewManager(jobs.Options{DB: db, CallTimeout: cfg.V2Timeout, Archiver: indexedArchiver{V2: jobs.V2{API: api}, work: work, logger: logger},
-		Kinds:       map[string]jobs.Kind{jobs.KindHandover: handoverKind, jobs.KindCustomerImport: importKind},
-		Concurrency: cfg.BatchConcurrency, Sealer: sealer, Logger: logger.With(slog.String("component", "jobs")),
-		OnChange: jobChanges.Notify})
-	jobManager = p.jobs
-	p.jobs.Run()
 	// E-mail (internal/outbox, docs/mail.md): without PORTAL_SMTP_URL the outbox only lists what
 	// was sent before, and the pages that would send say e-mail is not configured.
 	var sender outbox.Sender
@@ -395,11 +394,27 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	}
 	p.mail = outbox.New(outbox.Options{DB: db, Sender: sender, Logger: logger.With(slog.String("component", "outbox"))})
 	p.mail.Run()
+	// The inbox (internal/inbox, docs/inbox.md): each person's items, written by the jobs' ends,
+	// the reminders and (later) the signature watcher; mailed through the outbox by preference.
+	inboxStore := inbox.New(inbox.Options{DB: db, Mail: p.mail, I18n: languages, PublicURL: cfg.PublicURL.String(),
+		Domain: cfg.PublicURL.Hostname(), Logger: logger.With(slog.String("component", "inbox"))})
+	p.jobs = jobs.NewManager(jobs.Options{DB: db, CallTimeout: cfg.V2Timeout, Archiver: indexedArchiver{V2: jobs.V2{API: api}, work: work, logger: logger},
+		Kinds:       map[string]jobs.Kind{jobs.KindHandover: handoverKind, jobs.KindCustomerImport: importKind},
+		Concurrency: cfg.BatchConcurrency, Sealer: sealer, Logger: logger.With(slog.String("component", "jobs")),
+		OnChange: jobChanges.Notify, OnEnd: inboxStore.JobEnded})
+	jobManager = p.jobs
+	p.jobs.Run()
+	p.reminders = inbox.NewReminders(inbox.ReminderOptions{Store: inboxStore, Work: work, Mail: p.mail,
+		Every: cfg.ReminderEvery, DigestEvery: cfg.DigestEvery, SignatureDays: cfg.ReminderSignatureDays,
+		ArchiveDays: cfg.ReminderArchiveDays, OfferDays: cfg.ReminderOfferDays, BackofficeRoles: cfg.BackofficeRoles,
+		Logger: logger.With(slog.String("component", "inbox"))})
+	p.reminders.Run()
 	imports := customerimport.NewStore(db, customerimport.Options{})
 	p.background(func(ctx context.Context) { purgeCustomerImports(ctx, imports, logger) })
 	deps := handlers.Deps{
 		Imports:        imports,
 		Mail:           p.mail,
+		Inbox:          inboxStore,
 		Recent:         recent.New(db, nil),
 		SavedViews:     savedviews.New(db, nil),
 		Work:           work,

@@ -37,6 +37,7 @@ import (
 	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/inbox"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/outbox"
 	"github.com/cpqportal/portal/internal/people"
@@ -135,6 +136,8 @@ type Deps struct {
 	Imports *customerimport.Store
 	// Mail is the outbox (nil: no e-mail, and no list of sent mail).
 	Mail *outbox.Outbox
+	// Inbox is each person's inbox (internal/inbox); nil: no inbox link, and /inbox answers 404.
+	Inbox *inbox.Store
 }
 
 // Handler holds the dependencies of every route. All handlers are its methods; it has no
@@ -196,6 +199,8 @@ type Handler struct {
 	// mail is the outbox (internal/outbox): the offer sent by e-mail (offer_mail.go). Without an
 	// SMTP server it only lists what was sent before (Enabled false); nil in tests without it.
 	mail *outbox.Outbox
+	// inbox is each person's inbox (inbox_*.go; nil: off).
+	inbox *inbox.Store
 	// parses bounds the reading of uploaded spreadsheets: one per person, parsesPerReplica in all
 	// (upload_parse.go); stopping ends the reads in flight when the portal starts to stop
 	// (SetNotReady), stopParses is its cancel.
@@ -251,6 +256,7 @@ func New(deps Deps) (*Handler, error) {
 		views:       deps.SavedViews,
 		imports:     deps.Imports,
 		mail:        deps.Mail,
+		inbox:       deps.Inbox,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.exports = quota.NewInFlight(exportsPerUser)
