@@ -267,20 +267,20 @@ func Page(vm LayoutVM, content templ.Component) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if vm.InboxEvery > 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "  <a href=\"/inbox\" class=\"inbox-link\" data-testid=\"inbox-link\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "  <a href=\"/inbox\" class=\"inbox-link\" data-testid=\"inbox-link\"><span class=\"inbox-link__label\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var17 string
 				templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(i18n.T(ctx, "inbox.nav"))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/layout/layout.templ`, Line: 55, Col: 35}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/layout/layout.templ`, Line: 55, Col: 67}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, " <span id=\"inbox-count\" class=\"inbox-count\" data-testid=\"inbox-count\" data-live-poll=\"/inbox/count\" data-live-tag=\"#inbox-count\" data-live-every=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "</span> <span id=\"inbox-count\" class=\"inbox-count\" data-testid=\"inbox-count\" data-live-poll=\"/inbox/count\" data-live-tag=\"#inbox-count\" data-live-every=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
