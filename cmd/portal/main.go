@@ -45,6 +45,7 @@ import (
 	"github.com/cpqportal/portal/internal/handlers"
 	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/inbox"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/outbox"
 	"github.com/cpqportal/portal/internal/people"
@@ -265,6 +266,7 @@ type portal struct {
 	wg            sync.WaitGroup
 	jobs          *jobs.Manager
 	mail          *outbox.Outbox
+	reminders     *inbox.Reminders
 }
 
 // background runs fn until the portal closes.
@@ -280,6 +282,9 @@ func (p *portal) close() {
 	if p.stop != nil {
 		p.stop()
 		p.wg.Wait()
+	}
+	if p.reminders != nil {
+		p.reminders.Close() // after the scan in flight; a scan cut short runs again (deduplicated)
 	}
 	if p.jobs != nil {
 		p.jobs.Close() // after the items in flight; the jobs resume at the next start
@@ -409,12 +414,6 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	// The job kinds besides the batch archive: hand customers over (issue 34).
 	handoverKind := &handover.Kind{API: api}
 	importKind := &customerimport.Kind{API: api}
-	p.jobs = jobs.NewManager(jobs.Options{DB: db, CallTimeout: cfg.V2Timeout, Archiver: indexedArchiver{V2: jobs.V2{API: api}, work: work, logger: logger},
-		Kinds:       map[string]jobs.Kind{jobs.KindHandover: handoverKind, jobs.KindCustomerImport: importKind},
-		Concurrency: cfg.BatchConcurrency, Sealer: sealer, Logger: logger.With(slog.String("component", "jobs")),
-		OnChange: jobChanges.Notify})
-	jobManager = p.jobs
-	p.jobs.Run()
 	// E-mail (internal/outbox, docs/mail.md): without PORTAL_SMTP_URL the outbox only lists what
 	// was sent before, and the pages that would send say e-mail is not configured.
 	var sender outbox.Sender
@@ -424,6 +423,21 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	}
 	p.mail = outbox.New(outbox.Options{DB: db, Sender: sender, Logger: logger.With(slog.String("component", "outbox"))})
 	p.mail.Run()
+	// The inbox (internal/inbox, docs/inbox.md): each person's items, written by the jobs' ends,
+	// the reminders and (later) the signature watcher; mailed through the outbox by preference.
+	inboxStore := inbox.New(inbox.Options{DB: db, Mail: p.mail, I18n: languages, PublicURL: cfg.PublicURL.String(),
+		Domain: cfg.PublicURL.Hostname(), Logger: logger.With(slog.String("component", "inbox"))})
+	p.jobs = jobs.NewManager(jobs.Options{DB: db, CallTimeout: cfg.V2Timeout, Archiver: indexedArchiver{V2: jobs.V2{API: api}, work: work, logger: logger},
+		Kinds:       map[string]jobs.Kind{jobs.KindHandover: handoverKind, jobs.KindCustomerImport: importKind},
+		Concurrency: cfg.BatchConcurrency, Sealer: sealer, Logger: logger.With(slog.String("component", "jobs")),
+		OnChange: jobChanges.Notify, OnEnd: inboxStore.JobEnded})
+	jobManager = p.jobs
+	p.jobs.Run()
+	p.reminders = inbox.NewReminders(inbox.ReminderOptions{Store: inboxStore, Work: work, Mail: p.mail,
+		Every: cfg.ReminderEvery, DigestEvery: cfg.DigestEvery, SignatureDays: cfg.ReminderSignatureDays,
+		ArchiveDays: cfg.ReminderArchiveDays, OfferDays: cfg.ReminderOfferDays, BackofficeRoles: cfg.BackofficeRoles,
+		Logger: logger.With(slog.String("component", "inbox"))})
+	p.reminders.Run()
 	// The signature watcher (internal/signwatch, docs/work-index.md): contracts out for signature
 	// are read again with a reader's token until the signer answers. Its tokens are sealed with
 	// keys derived from the session keys, like the batches'.
@@ -433,7 +447,11 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	}
 	watcher = signwatch.New(signwatch.Options{DB: db, Work: work, Reader: signwatch.V2Reader{API: api}, Sealer: watchSealer,
 		Interval: cfg.WatchInterval, MaxCallsPerMinute: cfg.WatchMaxCallsPerMinute, Concurrency: cfg.BatchConcurrency,
-		Logger: logger.With(slog.String("component", "signwatch"))})
+		Logger: logger.With(slog.String("component", "signwatch")),
+		// A signer's answer reaches the inboxes of who created and who last changed the contract.
+		OnAnswer: func(ctx context.Context, _ workindex.Viewer, s workindex.ContractSighting, stage workindex.Stage) {
+			tellAnswer(ctx, inboxStore, work, s, stage, logger)
+		}})
 	p.background(watcher.Run)
 	imports := customerimport.NewStore(db, customerimport.Options{})
 	p.background(func(ctx context.Context) { purgeCustomerImports(ctx, imports, logger) })
@@ -442,6 +460,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		Mail:           p.mail,
 		Watch:          watcher,
 		DemoMail:       demoMail,
+		Inbox:          inboxStore,
 		Recent:         recent.New(db, nil),
 		SavedViews:     savedviews.New(db, nil),
 		Work:           work,

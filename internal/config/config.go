@@ -162,6 +162,18 @@ type Config struct {
 	// FollowUpDraftDays: on the home page, a draft quote untouched this many days or more is a
 	// follow-up (0: at once).
 	FollowUpDraftDays int
+	// The inbox (docs/inbox.md): InboxRefresh is how often the header's unread count is polled;
+	// ReminderEvery how often the reminders are looked for (one replica at a time); the days after
+	// which a contract out for signature reminds its person (ReminderSignatureDays), a signed
+	// contract not archived reminds the back office (ReminderArchiveDays), and how many days
+	// before its valid-until an offer sent by e-mail reminds its sender (ReminderOfferDays).
+	// DigestEvery is how often the digest goes to the people who chose it.
+	InboxRefresh          time.Duration
+	ReminderEvery         time.Duration
+	DigestEvery           time.Duration
+	ReminderSignatureDays int
+	ReminderArchiveDays   int
+	ReminderOfferDays     int
 	// ShutdownGrace is how long in-flight requests get to finish on SIGTERM.
 	ShutdownGrace time.Duration
 	// ShutdownDrain is how long, within ShutdownGrace, the portal keeps accepting requests after
@@ -534,6 +546,25 @@ func settings() []setting {
 			apply: daysInto(func(c *Config) *int { return &c.FollowUpSignatureDays })},
 		{Setting: Setting{"PORTAL_FOLLOWUP_DRAFT_DAYS", "followup-draft-days", "30", "Home page: a draft quote untouched this many days is a follow-up (0 to 365; 0: at once)"},
 			apply: daysInto(func(c *Config) *int { return &c.FollowUpDraftDays })},
+		{Setting: Setting{"PORTAL_INBOX_REFRESH", "inbox-refresh", "20s", "How often an open page asks for the header's unread count of the inbox (docs/inbox.md)"},
+			apply: durationInto(func(c *Config) *time.Duration { return &c.InboxRefresh })},
+		{Setting: Setting{"PORTAL_REMINDER_EVERY", "reminder-every", "1h", "How often the inbox's reminders are looked for (one replica at a time; docs/inbox.md)"},
+			apply: durationInto(func(c *Config) *time.Duration { return &c.ReminderEvery })},
+		{Setting: Setting{"PORTAL_INBOX_DIGEST_EVERY", "inbox-digest-every", "24h", "How often the inbox's digest is mailed to the people who chose it"},
+			apply: durationInto(func(c *Config) *time.Duration { return &c.DigestEvery })},
+		{Setting: Setting{"PORTAL_REMINDER_SIGNATURE_DAYS", "reminder-signature-days", "14", "Inbox: a contract out for signature this many days reminds its person (0 to 365; 0: at once)"},
+			apply: daysInto(func(c *Config) *int { return &c.ReminderSignatureDays })},
+		{Setting: Setting{"PORTAL_REMINDER_ARCHIVE_DAYS", "reminder-archive-days", "7", "Inbox: a signed contract not archived this many days reminds the back office (0 to 365; 0: at once)"},
+			apply: daysInto(func(c *Config) *int { return &c.ReminderArchiveDays })},
+		{Setting: Setting{"PORTAL_REMINDER_OFFER_DAYS", "reminder-offer-days", "5", "Inbox: an offer sent by e-mail reminds its sender this many days before its valid-until (0 to 30)"},
+			apply: func(c *Config, raw string) error {
+				n, err := strconv.Atoi(raw)
+				if err != nil || n < 0 || n > 30 {
+					return fmt.Errorf("must be a whole number of days from 0 to 30 (an offer holds 30 days), not %q", raw)
+				}
+				c.ReminderOfferDays = n
+				return nil
+			}},
 		{Setting: Setting{"PORTAL_SHUTDOWN_GRACE", "shutdown-grace", "20s", "Time given to in-flight requests on SIGTERM"},
 			apply: durationInto(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 		{Setting: Setting{"PORTAL_SHUTDOWN_DRAIN", "shutdown-drain", "5s", "On SIGTERM, time /readyz answers 503 while requests are still accepted (part of the grace)"},

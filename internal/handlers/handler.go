@@ -37,6 +37,7 @@ import (
 	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/inbox"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/outbox"
 	"github.com/cpqportal/portal/internal/people"
@@ -141,6 +142,8 @@ type Deps struct {
 	// DemoMail is the demo's own mail server (demo mode without PORTAL_SMTP_URL): its "Sent
 	// mail" page lists what reached it; nil: no such page (404).
 	DemoMail DemoMail
+	// Inbox is each person's inbox (internal/inbox); nil: no inbox link, and /inbox answers 404.
+	Inbox *inbox.Store
 }
 
 // TokenKeeper is what the handlers tell the signature watcher: the person's current token.
@@ -211,6 +214,8 @@ type Handler struct {
 	watch TokenKeeper
 	// demoMail is the demo's mail server (nil: not the demo's; demo_mail.go).
 	demoMail DemoMail
+	// inbox is each person's inbox (inbox_*.go; nil: off).
+	inbox *inbox.Store
 	// parses bounds the reading of uploaded spreadsheets: one per person, parsesPerReplica in all
 	// (upload_parse.go); stopping ends the reads in flight when the portal starts to stop
 	// (SetNotReady), stopParses is its cancel.
@@ -268,6 +273,7 @@ func New(deps Deps) (*Handler, error) {
 		mail:        deps.Mail,
 		watch:       deps.Watch,
 		demoMail:    deps.DemoMail,
+		inbox:       deps.Inbox,
 		hsts:        deps.Config.PublicURL.Scheme == "https",
 	}
 	h.exports = quota.NewInFlight(exportsPerUser)

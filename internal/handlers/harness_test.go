@@ -25,6 +25,7 @@ import (
 	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/handover"
+	"github.com/cpqportal/portal/internal/inbox"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/outbox"
 	"github.com/cpqportal/portal/internal/people"
@@ -85,6 +86,8 @@ type portalOptions struct {
 	extraUsers []demoidp.User
 	// smtpURL, when set, is PORTAL_SMTP_URL: the outbox sends there (else e-mail is off).
 	smtpURL string
+	// inbox turns the inbox on (Deps.Inbox; testPortal.inbox).
+	inbox bool
 }
 
 // testPortal is one running portal with its provider and simulator.
@@ -96,6 +99,7 @@ type testPortal struct {
 	sim    *v2sim.Server
 	simURL string
 	logs   *syncBuffer
+	inbox  *inbox.Store // with portalOptions.inbox
 }
 
 func newPortal(t testing.TB, opts portalOptions) *testPortal {
@@ -212,7 +216,11 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	mail := outbox.New(outbox.Options{DB: p.db, Sender: sender, Logger: logger, PollInterval: 50 * time.Millisecond})
 	mail.Run()
 	t.Cleanup(mail.Close)
+	if opts.inbox {
+		p.inbox = inbox.New(inbox.Options{DB: p.db, Mail: mail, PublicURL: p.URL, Logger: logger})
+	}
 	h, err := New(Deps{
+		Inbox:  p.inbox,
 		Mail:   mail,
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets, Now: opts.now,
 		ExtraRoutes:    func(r *gin.Engine) { r.Any("/idp/*path", idp) },

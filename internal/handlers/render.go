@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -75,7 +76,21 @@ func (h *Handler) layoutVM(c *gin.Context, title string, section layout.Section)
 		RequestID:   requestIDOf(c),
 		Languages:   h.i18n.Choices(),
 		CurrentPath: c.Request.URL.RequestURI(),
+		InboxEvery:  h.inboxEvery(c),
 	}
+}
+
+// inboxEvery is how often (ms) the header polls the unread count: for a signed-in person when the
+// inbox is on, else 0 (no link).
+func (h *Handler) inboxEvery(c *gin.Context) int {
+	if h.inbox == nil || auth.CurrentSession(c) == nil {
+		return 0
+	}
+	every := h.cfg.InboxRefresh
+	if every <= 0 {
+		every = 20 * time.Second
+	}
+	return int(every.Milliseconds())
 }
 
 // displayName is the signed-in user's name for the header, or "" when nobody is signed in.

@@ -211,6 +211,16 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.POST("/sessions/revoke", h.revokeSession)
 	pages.POST("/sessions/revoke-others", h.revokeOtherSessions)
 
+	// --- Inbox (internal/inbox, docs/inbox.md): the list, the header's count (polled), open or
+	// mark an item read, mark all read, the preference. Every change is a POST (cross-origin
+	// protected like every route). ---
+	pages.GET("/inbox", h.showInbox)
+	pages.GET("/inbox/count", h.pollInboxCount)
+	pages.POST("/inbox/read-all", h.readAllInbox)
+	pages.POST("/inbox/preferences", h.saveInboxPreference)
+	pages.POST("/inbox/:itemId/open", h.openInboxItem)
+	pages.POST("/inbox/:itemId/read", h.readInboxItem)
+
 	// --- Palette ---
 	// The command palette (Ctrl/Cmd+K): results partial for htmx, a page otherwise; a quote opened
 	// by its number alone is resolved to its address.

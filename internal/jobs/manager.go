@@ -84,6 +84,11 @@ type Options struct {
 	// OnChange, when set, is called with a job's id after each change of it is stored (progress,
 	// end, cancel), so a page waiting on the job can show it at once (issue 27). It must not block.
 	OnChange func(id string)
+	// OnEnd, when set, is called once a job's end (finished, cancelled, stopped) is stored, with
+	// the job as it ended (its lines, Counts): the inbox tells its owner (internal/inbox). It runs
+	// on the runner's goroutine after the lease is released; a process that dies in between does
+	// not call it. It should not block for long.
+	OnEnd func(ctx context.Context, j *Job)
 }
 
 // TokenSealer encrypts a job's token at rest, bound to the job's id.

@@ -318,6 +318,14 @@ func (r *runner) finish(state halt, log *slog.Logger) {
 	default:
 		if err := r.flush(true); err != nil {
 			log.Warn("job: its last state could not be written; it resumes after its lease", slog.Any("err", err))
+		} else if !r.job.Active() && r.m.opts.OnEnd != nil {
+			r.mu.Lock()
+			ended := *r.job
+			ended.Items = slices.Clone(r.job.Items)
+			r.mu.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			r.m.opts.OnEnd(ctx, &ended)
+			cancel()
 		}
 	}
 	r.mu.Lock()

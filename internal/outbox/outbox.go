@@ -197,24 +197,11 @@ func (o *Outbox) Enqueue(ctx context.Context, domain string, mails []Mail) (stri
 	if !o.Enabled() {
 		return "", ErrDisabled
 	}
-	batch := randomID()
-	now := statedb.Micros(time.Now())
+	var batch string
 	err := o.db.Tx(ctx, func(tx *sql.Tx) error {
-		for _, m := range mails {
-			id := randomID()
-			if m.Batch == "" {
-				m.Batch = batch
-			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO mail_outbox (id, owner, topic, batch, recipient, lang, message_id,
-				from_name, reply_to, subject, text_body, html_body, attachment_name, attachment_type, attachment, version,
-				status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)`,
-				id, m.Owner, m.Topic, m.Batch, m.Recipient, m.Lang, "<"+id+"@"+domain+">", m.FromName, m.ReplyTo,
-				m.Subject, m.Text, m.HTML, m.AttachmentName, m.AttachmentType, m.Attachment, m.Version, StatusQueued, now)
-			if err != nil {
-				return fmt.Errorf("outbox: write mail: %w", err)
-			}
-		}
-		return nil
+		var err error
+		batch, err = insertMails(ctx, tx, domain, mails)
+		return err
 	})
 	if err != nil {
 		return "", err

@@ -183,6 +183,11 @@ type ContractSighting struct {
 	OneOffCents  int64
 	MonthlyCents int64
 	CreatedAt    time.Time
+	// AnsweredAt and DeclineReason are the latest signature request's answer, as the document
+	// says it (zero and "" when it has none): for whom the answer is news (the signature watcher's
+	// inbox items), not stored.
+	AnsweredAt    time.Time
+	DeclineReason string
 }
 
 // ObserveQuote records a quote the viewer saw (act says how).

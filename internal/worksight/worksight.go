@@ -31,6 +31,17 @@ func ContractFacts(contract *apiclient.Contract) workindex.ContractFacts {
 
 // Contract is what a contract document says, for the index.
 func Contract(contract *apiclient.Contract) workindex.ContractSighting {
+	s := contractSighting(contract)
+	if latest, ok := contract.LatestSignatureRequest(); ok {
+		s.AnsweredAt = latest.AnsweredAt()
+		if latest.Status == apiclient.SignatureDeclined {
+			s.DeclineReason = latest.DeclineReason
+		}
+	}
+	return s
+}
+
+func contractSighting(contract *apiclient.Contract) workindex.ContractSighting {
 	return workindex.ContractSighting{
 		ContractID: contract.ContractID, Number: contract.ContractNumber, QuoteID: contract.QuoteID,
 		CPQID: contract.CPQID, CustomerID: contract.CustomerID, Customer: contract.Customer.Name,

@@ -1199,6 +1199,8 @@ var portalWhenQuiet = (function () {
     var stopped = false;
     var paused = false;
     var inflight = false;
+    // data-live-every (ms) paces a region slower than a page's live notice (the inbox's count).
+    var every = parseInt(region.getAttribute("data-live-every"), 10) || VISIBLE_MS;
 
     function tagElement() { return tagSelector ? document.querySelector(tagSelector) : region; }
     function currentTag() {
@@ -1215,7 +1217,7 @@ var portalWhenQuiet = (function () {
       if (stopped) return;
       window.clearTimeout(timer);
       if (delay === undefined) {
-        delay = idle() ? SLOW_MS : VISIBLE_MS;
+        delay = idle() ? Math.max(SLOW_MS, every) : every;
         if (failures > 0) delay = Math.min(MAX_BACKOFF_MS, delay * Math.pow(2, failures));
       }
       timer = window.setTimeout(poll, delay);
@@ -1285,7 +1287,8 @@ var portalWhenQuiet = (function () {
     });
     pollers.push(poller);
     known = pageTag = currentTag();
-    schedule();
+    // data-live-now: the region is filled by its first poll at once (the page did not render it).
+    schedule(region.hasAttribute("data-live-now") ? 0 : undefined);
   }
 
   function startAll(root) {

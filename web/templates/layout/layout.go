@@ -91,6 +91,8 @@ type LayoutVM struct {
 	// and query, where the menu's form comes back to after the switch.
 	Languages   []i18n.Choice
 	CurrentPath string
+	// InboxEvery is how often (ms) the header's unread count is polled; 0: no inbox link.
+	InboxEvery int
 }
 
 // FullTitle is the document title: "Customers – CPQ Portal", or the product name alone.
