@@ -86,7 +86,8 @@ func visible(l playwright.Locator) bool {
 // anyone opening either contract, the rep's contract list has them signed and declined within
 // the watch interval, the rep's home lists the declined one as a follow-up (number and customer)
 // and no longer lists either as out for signature, and the back office's home has the signed one
-// waiting for the archive on its first visit.
+// waiting for the archive on its first visit. Both answers are in the rep's inbox, the decline
+// with its reason, and the inbox item opens the contract.
 func TestWatcherShowsSignerAnswersWithoutAnyoneOpeningThem(t *testing.T) {
 	p := startExtraPortalProcess(t, "PORTAL_WATCH_INTERVAL="+watcherInterval.String(),
 		"PORTAL_FOLLOWUP_SIGNATURE_DAYS=0", "PORTAL_FOLLOWUP_DRAFT_DAYS=0")
@@ -129,8 +130,14 @@ func TestWatcherShowsSignerAnswersWithoutAnyoneOpeningThem(t *testing.T) {
 	check(t, err, "the back office opens its home")
 	check(t, suite.expect.Locator(clerk.GetByTestId("home-waiting")).ToContainText(signed.number), "the signed contract waits for the archive on the first visit")
 
+	// Both answers are in the rep's inbox, the decline with its reason; opening it leads to the contract.
+	_, err = rep.Goto(base + "/inbox")
+	check(t, err, "the rep opens the inbox")
+	declinedItem := rep.Locator(`[data-testid="inbox-item"]`).Filter(playwright.LocatorFilterOptions{HasText: declined.number})
+	check(t, suite.expect.Locator(declinedItem).ToContainText("The monthly price is above our budget."), "the decline and its reason in the inbox")
+	check(t, suite.expect.Locator(rep.Locator(`[data-testid="inbox-item"]`).Filter(playwright.LocatorFilterOptions{HasText: signed.number})).ToHaveCount(1),
+		"the signature in the inbox")
+	check(t, declinedItem.GetByTestId("inbox-item-open").Click(), "open the declined contract from the inbox")
 	// The declined contract's page says who declined, why and when.
-	_, err = rep.Goto(base + declined.path)
-	check(t, err, "open the declined contract")
 	check(t, suite.expect.Locator(rep.GetByTestId("signature-decline-reason")).ToHaveText("The monthly price is above our budget."), "why")
 }
