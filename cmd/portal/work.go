@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/cpqportal/portal/internal/customerimport"
@@ -74,25 +73,14 @@ func purgeCustomerImports(ctx context.Context, imports *customerimport.Store, lo
 }
 
 // tellAnswer puts a signer's answer (or an expiry) the signature watcher learnt into the inboxes
-// of the people who created the contract and changed it last (internal/inbox): once per answer,
-// whatever replica learns it (the item's dedupe key names the contract, its stage and the answer's
-// time). A store that fails is logged; the watch goes on.
+// of the people who created the contract and changed it last (inbox.Store.TellAnswer). A store
+// that fails is logged; the watch goes on.
 func tellAnswer(ctx context.Context, box *inbox.Store, work *workindex.Index, s workindex.ContractSighting, stage workindex.Stage, logger *slog.Logger) {
-	if box == nil || (stage != workindex.StageSigned && stage != workindex.StageDeclined) {
-		return
-	}
 	row, ok := work.Peek(ctx, workindex.KindContract, int64(s.ContractID))
 	if !ok {
 		return
 	}
-	for _, person := range slices.Compact([]string{row.CreatedBy, row.ChangedBy}) {
-		if person == "" {
-			continue
-		}
-		it := inbox.SignatureAnswered("", s.ContractID, s.Number, s.Customer, string(stage), s.DeclineReason, s.AnsweredAt)
-		it.Person = person
-		if err := box.Deliver(ctx, it); err != nil {
-			logger.WarnContext(ctx, "inbox: a signer's answer was not delivered", slog.String("contract", s.Number), slog.Any("err", err))
-		}
+	if err := box.TellAnswer(ctx, row.CreatedBy, row.ChangedBy, s, stage); err != nil {
+		logger.WarnContext(ctx, "inbox: a signer's answer was not delivered", slog.String("contract", s.Number), slog.Any("err", err))
 	}
 }
