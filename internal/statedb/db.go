@@ -76,6 +76,10 @@ type Options struct {
 // "Connections").
 const DefaultPostgresMaxOpenConns = 16
 
+// DedicatedConnsPerReplica is how many connections a replica opens beside its pool
+// (DedicatedConn: the session cache's listener, internal/session).
+const DedicatedConnsPerReplica = 1
+
 // SQLiteFile is the name of the SQLite database in Options.Dir.
 const SQLiteFile = "portal.sqlite"
 
