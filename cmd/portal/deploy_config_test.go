@@ -196,8 +196,9 @@ func TestKubernetesPostgresConnections(t *testing.T) {
 	}
 	replicas := hpa.Spec.MaxReplicas + deployment.Spec.Strategy.RollingUpdate.MaxSurge
 	const reserved = 3 + 10 // superuser_reserved_connections, and psql, pg_dump, monitoring
-	if need := replicas*statedb.DefaultPostgresMaxOpenConns + reserved; maxConnections < need || replicas < 2 {
+	perReplica := statedb.DefaultPostgresMaxOpenConns + statedb.DedicatedConnsPerReplica
+	if need := replicas*perReplica + reserved; maxConnections < need || replicas < 2 {
 		t.Errorf("max_connections %d < %d replicas x %d connections + %d: a replica's queries would be refused",
-			maxConnections, replicas, statedb.DefaultPostgresMaxOpenConns, reserved)
+			maxConnections, replicas, perReplica, reserved)
 	}
 }

@@ -155,6 +155,9 @@ func (cs *CookieStore) List(context.Context, string) ([]Info, error) { return ni
 // Revoke implements Registry.
 func (cs *CookieStore) Revoke(ctx context.Context, _, id string) error {
 	_, err := cs.revocations.set(ctx, revokedIDKey(id), []byte{1}, cs.opts.AbsoluteLifetime, setAlways)
+	if err == nil {
+		cs.revocations.settle(ctx)
+	}
 	return cs.opts.failed("registry", err)
 }
 
@@ -162,6 +165,9 @@ func (cs *CookieStore) Revoke(ctx context.Context, _, id string) error {
 func (cs *CookieStore) RevokeSubject(ctx context.Context, subject, exceptID string) error {
 	value := strconv.FormatInt(cs.opts.Now().Unix(), 10) + " " + exceptID
 	_, err := cs.revocations.set(ctx, cutoffKey(subject), []byte(value), cs.opts.AbsoluteLifetime, setAlways)
+	if err == nil {
+		cs.revocations.settle(ctx)
+	}
 	return cs.opts.failed("registry", err)
 }
 
@@ -169,12 +175,18 @@ func (cs *CookieStore) RevokeSubject(ctx context.Context, subject, exceptID stri
 // subject needs no separate check.
 func (cs *CookieStore) RevokeProviderSession(ctx context.Context, _, providerSID string) error {
 	_, err := cs.revocations.set(ctx, revokedProviderKey(providerSID), []byte{1}, cs.opts.AbsoluteLifetime, setAlways)
+	if err == nil {
+		cs.revocations.settle(ctx)
+	}
 	return cs.opts.failed("registry", err)
 }
 
 // Remember implements Registry.
 func (cs *CookieStore) Remember(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	first, err := cs.revocations.set(ctx, "seen:"+hashName(key), []byte{1}, ttl, setIfAbsent)
+	if first {
+		cs.revocations.settle(ctx)
+	}
 	return first, cs.opts.failed("registry", err)
 }
 
@@ -345,6 +357,7 @@ func (cs *CookieStore) delete(w http.ResponseWriter, r *http.Request) error {
 		if _, err := cs.revocations.set(r.Context(), revokedIDKey(s.ID), []byte{1}, ttl, setAlways); err != nil {
 			return fmt.Errorf("session: revoke: %w", err)
 		}
+		cs.revocations.settle(r.Context())
 	}
 	dropSetCookies(w.Header(), cs.isChunk)
 	for i := range maxChunks {

@@ -47,6 +47,9 @@ type kv interface {
 	removeMembers(ctx context.Context, set string, members ...string) error
 	// members lists set (possibly including members whose value has expired).
 	members(ctx context.Context, set string) ([]string, error)
+	// settle returns once the writes made so far are seen by every replica sharing the backend
+	// (valueCache): called once after the last write of an operation, before its caller answers.
+	settle(ctx context.Context)
 	// ping checks that the backend is usable (start-up).
 	ping(ctx context.Context) error
 	close() error

@@ -92,5 +92,6 @@ func (m *memoryKV) members(_ context.Context, set string) ([]string, error) {
 	return out, nil
 }
 
+func (m *memoryKV) settle(context.Context)     {}
 func (m *memoryKV) ping(context.Context) error { return nil }
 func (m *memoryKV) close() error               { return nil }

@@ -30,6 +30,8 @@ type sqlKV struct {
 	db     *statedb.DB
 	now    func() time.Time
 	prefix string
+	// cache answers get without the database while it may (valueCache), shared by the sqlKVs of db.
+	cache *valueCache
 
 	mu        sync.Mutex
 	lastSweep time.Time
@@ -51,7 +53,7 @@ const (
 )
 
 func newSQLKV(db *statedb.DB, now func() time.Time, prefix string) *sqlKV {
-	return &sqlKV{db: db, now: now, prefix: prefix, lastSweep: now(), known: map[string]knownValue{}}
+	return &sqlKV{db: db, now: now, prefix: prefix, cache: cacheOf(db), lastSweep: now(), known: map[string]knownValue{}}
 }
 
 // remember keeps the database's answer for key (nil: absent) for the outage fallback.
@@ -86,11 +88,27 @@ func (k *sqlKV) recall(key string) ([]byte, bool) {
 func (k *sqlKV) nowMicros() int64 { return statedb.Micros(k.now()) }
 
 func (k *sqlKV) get(ctx context.Context, key string) ([]byte, error) {
+	now := k.nowMicros()
+	if value, ok := k.cache.lookup(k.prefix+key, now); ok {
+		if value == nil {
+			return nil, errNotFound
+		}
+		return value, nil
+	}
+	gen := k.cache.generation()
 	var value []byte
-	err := k.db.SQL.QueryRowContext(ctx, "SELECT value FROM session_values WHERE key = $1 AND expires_at > $2",
-		k.prefix+key, k.nowMicros()).Scan(&value)
+	var expires int64
+	err := k.db.SQL.QueryRowContext(ctx, "SELECT value, expires_at FROM session_values WHERE key = $1",
+		k.prefix+key).Scan(&value, &expires)
+	if err == nil && expires <= now {
+		k.cache.keep(gen, k.prefix+key, value, expires)
+		err = sql.ErrNoRows
+	}
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
+		if expires == 0 {
+			k.cache.keep(gen, k.prefix+key, nil, noRow)
+		}
 		k.remember(key, nil)
 		return nil, errNotFound
 	case err != nil && ctx.Err() == nil:
@@ -104,6 +122,7 @@ func (k *sqlKV) get(ctx context.Context, key string) ([]byte, error) {
 	case err != nil:
 		return nil, fmt.Errorf("session: database get: %w", err)
 	}
+	k.cache.keep(gen, k.prefix+key, value, expires)
 	k.remember(key, value)
 	return value, nil
 }
@@ -126,6 +145,8 @@ ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.ex
 		args = args[:3]
 	}
 	res, err := k.db.SQL.ExecContext(ctx, query, args...)
+	// Dropped whatever the outcome: a statement that failed may have committed all the same.
+	k.cache.drop(k.prefix + key)
 	if err != nil {
 		return false, fmt.Errorf("session: database set: %w", err)
 	}
@@ -156,7 +177,13 @@ func (k *sqlKV) del(ctx context.Context, keys ...string) error {
 	for i, key := range keys {
 		args[i] = k.prefix + key
 	}
-	if _, err := k.db.SQL.ExecContext(ctx, "DELETE FROM session_values WHERE key IN "+in(1, len(keys)), args...); err != nil {
+	_, err := k.db.SQL.ExecContext(ctx, "DELETE FROM session_values WHERE key IN "+in(1, len(keys)), args...)
+	dropped := make([]string, len(args))
+	for i, a := range args {
+		dropped[i] = a.(string)
+	}
+	k.cache.drop(dropped...)
+	if err != nil {
 		return fmt.Errorf("session: database delete: %w", err)
 	}
 	for _, key := range keys {
@@ -236,6 +263,8 @@ func (k *sqlKV) sweep(ctx context.Context) {
 	_, _ = k.db.SQL.ExecContext(ctx, "DELETE FROM session_values WHERE expires_at <= $1", us)
 	_, _ = k.db.SQL.ExecContext(ctx, "DELETE FROM session_members WHERE expires_at <= $1", us)
 }
+
+func (k *sqlKV) settle(ctx context.Context) { k.cache.settle(ctx) }
 
 func (k *sqlKV) ping(ctx context.Context) error {
 	if err := k.db.Ping(ctx); err != nil {

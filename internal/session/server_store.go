@@ -209,18 +209,23 @@ func (ss *ServerStore) Save(r *http.Request, w http.ResponseWriter, gs *sessions
 		return err
 	}
 	s.ID = gs.ID
+	updated := s.ID != ""
 	if err := ss.save(r.Context(), s); err != nil {
 		return ss.opts.failed("save", err)
 	}
 	gs.ID = s.ID
 	previous := ss.requestID(r, gs.Name())
 	if previous == s.ID {
-		return nil // the browser already holds this id
+		ss.kv.settle(r.Context()) // an update: no replica serves the version it replaced
+		return nil                // the browser already holds this id
 	}
 	if previous != "" {
 		if err := ss.deleteID(r.Context(), previous); err != nil {
 			return ss.opts.failed("save", fmt.Errorf("session: delete replaced session: %w", err))
 		}
+	}
+	if updated || previous != "" {
+		ss.kv.settle(r.Context())
 	}
 	sealed, err := securecookie.EncodeMulti(gs.Name()+serverCookieSuffix, []byte(s.ID), ss.idCodecs...)
 	if err != nil {
@@ -283,6 +288,7 @@ func (ss *ServerStore) delete(w http.ResponseWriter, r *http.Request, name strin
 		if err := ss.deleteID(r.Context(), id); err != nil {
 			return err
 		}
+		ss.kv.settle(r.Context())
 	}
 	cookie := ss.cookieName(name)
 	dropSetCookies(w.Header(), func(n string) bool { return n == cookie })
@@ -372,7 +378,11 @@ func (ss *ServerStore) Revoke(ctx context.Context, subject, id string) error {
 	if s.Subject != subject {
 		return nil
 	}
-	return ss.opts.failed("registry", ss.deleteID(ctx, id))
+	if err := ss.deleteID(ctx, id); err != nil {
+		return ss.opts.failed("registry", err)
+	}
+	ss.kv.settle(ctx)
+	return nil
 }
 
 // RevokeSubject implements Registry.
@@ -381,6 +391,7 @@ func (ss *ServerStore) RevokeSubject(ctx context.Context, subject, exceptID stri
 	if err != nil {
 		return ss.opts.failed("registry", err)
 	}
+	deleted := false
 	for _, s := range all {
 		if s.ID == exceptID || s.Subject != subject {
 			continue
@@ -388,6 +399,10 @@ func (ss *ServerStore) RevokeSubject(ctx context.Context, subject, exceptID stri
 		if err := ss.deleteID(ctx, s.ID); err != nil {
 			return ss.opts.failed("registry", err)
 		}
+		deleted = true
+	}
+	if deleted {
+		ss.kv.settle(ctx)
 	}
 	return nil
 }
@@ -398,6 +413,7 @@ func (ss *ServerStore) RevokeProviderSession(ctx context.Context, subject, provi
 	if err != nil {
 		return ss.opts.failed("registry", err)
 	}
+	deleted := false
 	for _, s := range all {
 		if s.ProviderSID != providerSID || (subject != "" && s.Subject != subject) {
 			continue
@@ -405,6 +421,10 @@ func (ss *ServerStore) RevokeProviderSession(ctx context.Context, subject, provi
 		if err := ss.deleteID(ctx, s.ID); err != nil {
 			return ss.opts.failed("registry", err)
 		}
+		deleted = true
+	}
+	if deleted {
+		ss.kv.settle(ctx)
 	}
 	return nil
 }
@@ -412,6 +432,9 @@ func (ss *ServerStore) RevokeProviderSession(ctx context.Context, subject, provi
 // Remember implements Registry.
 func (ss *ServerStore) Remember(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	first, err := ss.kv.set(ctx, "seen:"+hashName(key), []byte{1}, ttl, setIfAbsent)
+	if first {
+		ss.kv.settle(ctx)
+	}
 	return first, ss.opts.failed("registry", err)
 }
 

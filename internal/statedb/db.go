@@ -18,12 +18,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx"
 )
 
@@ -43,6 +46,13 @@ type DB struct {
 	engine Engine
 	// where names the database for messages (a path, or host/database without credentials).
 	where string
+	// url is the PostgreSQL URL, for connections outside the pool (DedicatedConn).
+	url string
+
+	mu sync.Mutex
+	// shared is what every user of this database in the process shares (Shared).
+	shared map[string]any
+	closed bool
 }
 
 // Engine says which engine this is.
@@ -65,6 +75,10 @@ type Options struct {
 // otherwise: the server's max_connections must cover it times the replicas (docs/operations.md,
 // "Connections").
 const DefaultPostgresMaxOpenConns = 16
+
+// DedicatedConnsPerReplica is how many connections a replica opens beside its pool
+// (DedicatedConn: the session cache's listener, internal/session).
+const DedicatedConnsPerReplica = 1
 
 // SQLiteFile is the name of the SQLite database in Options.Dir.
 const SQLiteFile = "portal.sqlite"
@@ -101,7 +115,7 @@ func open(opts Options) (*DB, error) {
 		pool.SetMaxOpenConns(cmpOr(opts.MaxOpenConns, DefaultPostgresMaxOpenConns))
 		pool.SetMaxIdleConns(cmpOr(opts.MaxOpenConns, DefaultPostgresMaxOpenConns))
 		pool.SetConnMaxIdleTime(5 * time.Minute)
-		return &DB{SQL: pool, engine: Postgres, where: u.Host + u.Path}, nil
+		return &DB{SQL: pool, engine: Postgres, where: u.Host + u.Path, url: opts.URL}, nil
 	}
 	if opts.Dir == "" {
 		return nil, errors.New("statedb: neither a database URL nor a data directory")
@@ -134,8 +148,60 @@ func sqliteDSN(path string) string {
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
 
-// Close closes the pool.
-func (db *DB) Close() error { return db.SQL.Close() }
+// Close closes what Shared made (those that are an io.Closer), then the pool.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	shared := db.shared
+	db.shared, db.closed = nil, true
+	db.mu.Unlock()
+	var errs []error
+	for _, v := range shared {
+		if c, ok := v.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	errs = append(errs, db.SQL.Close())
+	return errors.Join(errs...)
+}
+
+// Shared returns the value kept under name for this database, made by make on the first call:
+// what every user of one database in this process must share rather than hold one each (the
+// session package's cache of sessions and its listener: two stores on one SQLite file must see
+// each other's writes at once). A value that is an io.Closer is closed by Close; one made after
+// Close is closed at once.
+func (db *DB) Shared(name string, make func() any) any {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if v, ok := db.shared[name]; ok {
+		return v
+	}
+	v := make()
+	if db.closed {
+		if c, ok := v.(io.Closer); ok {
+			_ = c.Close()
+		}
+		return v
+	}
+	if db.shared == nil {
+		db.shared = map[string]any{}
+	}
+	db.shared[name] = v
+	return v
+}
+
+// DedicatedConn opens a PostgreSQL connection outside the pool, for a session-long purpose the
+// pool cannot serve (LISTEN: a pooled connection goes back to the pool between queries). The
+// caller closes it. On SQLite it fails.
+func (db *DB) DedicatedConn(ctx context.Context) (*pgx.Conn, error) {
+	if db.engine != Postgres {
+		return nil, errors.New("statedb: a dedicated connection needs PostgreSQL")
+	}
+	conn, err := pgx.Connect(ctx, db.url)
+	if err != nil {
+		return nil, fmt.Errorf("statedb: connect to %s: %w", db, err)
+	}
+	return conn, nil
+}
 
 // Ping checks that the database answers.
 func (db *DB) Ping(ctx context.Context) error {

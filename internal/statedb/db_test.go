@@ -78,3 +78,40 @@ func TestEscapeLike(t *testing.T) {
 		t.Fatalf("EscapeLike = %q", got)
 	}
 }
+
+// Migration 00020: every change of a session_values row is announced on SessionChangesChannel,
+// whoever makes it (the replicas' session caches listen), a TRUNCATE as "*".
+func TestSessionChangesAreAnnounced(t *testing.T) {
+	t.Parallel()
+	db := statedbtest.Postgres(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := db.DedicatedConn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "LISTEN "+statedb.SessionChangesChannel); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct{ sql, want string }{
+		{"INSERT INTO session_values (key, value, expires_at) VALUES ('k1', 'v', 1)", "k1"},
+		{"UPDATE session_values SET value = 'w' WHERE key = 'k1'", "k1"},
+		{"DELETE FROM session_values WHERE key = 'k1'", "k1"},
+		{"TRUNCATE session_values", "*"},
+	} {
+		if _, err := db.SQL.ExecContext(ctx, step.sql); err != nil {
+			t.Fatal(err)
+		}
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", step.sql, err)
+		}
+		if n.Channel != statedb.SessionChangesChannel || n.Payload != step.want {
+			t.Fatalf("%s announced %s %q, want %q", step.sql, n.Channel, n.Payload, step.want)
+		}
+	}
+	if _, err := statedbtest.SQLite(t).DedicatedConn(ctx); err == nil {
+		t.Fatal("a dedicated connection to SQLite")
+	}
+}
