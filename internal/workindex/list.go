@@ -146,6 +146,7 @@ func (ix *Index) List(ctx context.Context, v Viewer, q Query) (Page, error) {
 		}
 	}
 	b.filters(q, matching, broad)
+	b.useOwnReads(q, v)
 	order := orderBy(q)
 
 	var count int
@@ -218,11 +219,25 @@ type listQuery struct {
 	// unchecked selects the rows the viewer may list but are not revealed to them (Unchecked)
 	// instead of the revealed ones.
 	unchecked bool
-	// fromViewer reads a team role's rows from their own reads (work_viewers), the same rows as
-	// revealedSQL gives: a sum over all of them reads the viewer's rows only, where a page in an
-	// index's order reads work_rows (Sums).
-	fromViewer bool
+	// ownReads reads a team role's list of one stage from their own reads (work_viewers), in the
+	// order of the stage and times each revealed read carries (work_viewers_stage_since,
+	// work_viewers_stage_changed, migration 00017): a count or a page then reads the viewer's reads
+	// in that stage and no other row, however few of the team's rows they have read; the rows'
+	// own stage, times and revealedSQL's condition still decide (useOwnReads).
+	ownReads bool
 }
+
+// useOwnReads sets ownReads when the list is a team role's whole team in one stage, filtered at
+// most by dates, in the order of last change (the home page's follow-ups, aging and counts, a
+// stage's list): the filters the copies on work_viewers answer.
+func (b *listQuery) useOwnReads(q Query, v Viewer) {
+	b.ownReads = v.Team && !b.unchecked && q.Scope != ScopeMine && q.Person == "" && len(q.Stages) == 1 && q.CustomerID == 0 &&
+		q.CPQID == 0 && strings.TrimSpace(q.Find) == "" && q.Sort != SortValue && q.After == nil
+}
+
+// onOwnReads is an order or a condition on work_rows r written on the viewer's reads o (for
+// ownReads: a revealed read's copies equal the row's).
+func onOwnReads(s string) string { return strings.ReplaceAll(s, "r.", "o.") }
 
 func (b *listQuery) arg(v any) string {
 	b.args = append(b.args, v)
@@ -363,9 +378,14 @@ func (b *listQuery) branches(q Query, v Viewer) []branch {
 			{"work_rows r", strings.Join(append(base, "r.created_by = $2", notDenied, visible), " AND ")},
 			{"work_rows r", strings.Join(append(base, "r.changed_by = $2", "r.created_by <> $2", notDenied, visible), " AND ")},
 		}
-	case v.Team && b.fromViewer && !b.unchecked:
+	case v.Team && b.ownReads:
+		// The viewer's reads in the stage (and dates) as their copies say, then the row's own.
+		where := []string{"o.person = $2", "o.kind = $1"}
+		for _, w := range b.where {
+			where = append(where, onOwnReads(w))
+		}
 		return []branch{{"work_viewers o JOIN work_rows r ON r.kind = o.kind AND r.id = o.id",
-			strings.Join(append([]string{"o.person = $2", "o.kind = $1", own}, append(base, notDenied)...), " AND ")}}
+			strings.Join(append(append(where, base...), own, notDenied), " AND ")}}
 	case v.Team:
 		return []branch{{"work_rows r", strings.Join(append(base, notDenied, visible), " AND ")}}
 	default:
@@ -379,6 +399,9 @@ func (b *listQuery) branches(q Query, v Viewer) []branch {
 func (b *listQuery) countSQL(q Query, v Viewer) string {
 	limit := strconv.Itoa(CountBound + 1)
 	order := countOrder(q, v, b.person != "")
+	if b.ownReads {
+		order = onOwnReads(order)
+	}
 	var parts []string
 	for _, br := range b.branches(q, v) {
 		parts = append(parts, "(SELECT COUNT(*) FROM (SELECT 1 AS one FROM "+br.from+" WHERE "+br.where+order+" LIMIT "+limit+") AS b"+strconv.Itoa(len(parts))+")")
@@ -410,6 +433,9 @@ func (b *listQuery) pageSQL(q Query, v Viewer, order string, limit, offset int) 
 	branches := b.branches(q, v)
 	cols := rowColumns + ", " + viewerSeen
 	if len(branches) == 1 {
+		if b.ownReads {
+			order = onOwnReads(order)
+		}
 		return "SELECT " + cols + " FROM " + branches[0].from + " WHERE " + branches[0].where + " ORDER BY " + order +
 			" LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(offset)
 	}
@@ -480,6 +506,7 @@ func (ix *Index) Count(ctx context.Context, v Viewer, q Query) (n int, capped bo
 		}
 	}
 	b.filters(q, matching, broad)
+	b.useOwnReads(q, v)
 	var count int
 	if err := ix.db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&count); err != nil {
 		return 0, false, fmt.Errorf("%w: count: %w", ErrUnavailable, err)
