@@ -537,15 +537,21 @@ func (ix *Index) Unchecked(ctx context.Context, v Viewer, kind Kind, scope Scope
 	}
 	q := Query{Kind: kind, Scope: scope}
 	b := listQuery{args: []any{string(kind), key}, unchecked: true}
-	var count int
-	if err := ix.db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&count); err != nil {
-		return Unchecked{}, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+	count, err := ix.uncheckedCount(ctx, v, kind, scope)
+	if err != nil {
+		return Unchecked{}, err
+	}
+	if count < 0 {
+		if err := ix.db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&count); err != nil {
+			return Unchecked{}, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+		}
 	}
 	out := Unchecked{Count: min(count, CountBound), Capped: count > CountBound}
 	if n <= 0 || count == 0 {
 		return out, nil
 	}
-	rows, err := ix.db.SQL.QueryContext(ctx, b.pageSQL(q, v, "r.id DESC", n, 0), b.args...)
+	// No more than there are: the search stops at the last of them.
+	rows, err := ix.db.SQL.QueryContext(ctx, b.pageSQL(q, v, "r.id DESC", min(n, count), 0), b.args...)
 	if err != nil {
 		return Unchecked{}, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
 	}
@@ -597,4 +603,31 @@ func (ix *Index) UncheckedIn(ctx context.Context, v Viewer, kind Kind, scope Sco
 		return nil, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
 	}
 	return out, nil
+}
+
+// uncheckedCount is Unchecked's count without reading the rows, for a team role's whole team and
+// for My quotes: the rows they may list (work_totals: every row of the kind, or every row they
+// created or changed last; less those the v2 API refused them) less those revealed to them (their
+// own totals, work_viewer_totals), a few small rows however many rows there are. -1 for All I
+// worked on of a viewer without a team role: their own reads, counted as the lists count.
+func (ix *Index) uncheckedCount(ctx context.Context, v Viewer, kind Kind, scope Scope) (int, error) {
+	var listable, revealed string
+	switch {
+	case scope == ScopeMine:
+		listable = `(SELECT COALESCE(SUM(n), 0) FROM work_totals WHERE kind = $1 AND person = $2)
+			- (SELECT COUNT(*) FROM work_denied d JOIN work_rows r ON r.kind = d.kind AND r.id = d.id
+			WHERE d.person = $2 AND d.kind = $1 AND (r.created_by = $2 OR r.changed_by = $2))`
+		revealed = `(SELECT COALESCE(SUM(n), 0) FROM work_viewer_totals WHERE person = $2 AND kind = $1 AND mine = 1)`
+	case v.Team:
+		listable = `(SELECT COALESCE(SUM(n), 0) FROM work_totals WHERE kind = $1 AND person = '')
+			- (SELECT COUNT(*) FROM work_denied d JOIN work_rows r ON r.kind = d.kind AND r.id = d.id WHERE d.person = $2 AND d.kind = $1)`
+		revealed = `(SELECT COALESCE(SUM(n), 0) FROM work_viewer_totals WHERE person = $2 AND kind = $1)`
+	default:
+		return -1, nil
+	}
+	var n int64
+	if err := ix.db.SQL.QueryRowContext(ctx, `SELECT CAST(`+listable+` - `+revealed+` AS BIGINT)`, string(kind), v.Key()).Scan(&n); err != nil {
+		return 0, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+	}
+	return int(max(n, 0)), nil
 }

@@ -18,7 +18,8 @@ import (
 // refusals, archives and retention, for several viewers on one clock tick or minutes apart; Sums
 // and SumsByPerson add up exactly the rows the viewer's lists walk; a revealed read's copy of its
 // row's stage and times is the row's; and a team role's list of one stage read from their own
-// reads finds the rows and count the list read from every row finds.
+// reads finds the rows and count the list read from every row finds; and the unchecked rows
+// counted from the totals are the rows not revealed that the viewer may list.
 func TestSumsKeptByWritesAreTheRevealedRows(t *testing.T) {
 	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
 		ctx := context.Background()
@@ -95,6 +96,17 @@ func checkViewerSums(t *testing.T, db *statedb.DB, ix *Index, viewers []Viewer) 
 				must(t, err)
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Fatalf("%s's sums of %s %s: %v, their list walks %v", v.Name, kind, scope, got, want)
+				}
+			}
+			// The unchecked rows counted from the totals are those the lists' own query counts.
+			for _, scope := range []Scope{ScopeMine, ScopeAll} {
+				u, err := ix.Unchecked(ctx, v, kind, scope, 0)
+				must(t, err)
+				b := listQuery{args: []any{string(kind), v.Key()}, unchecked: true}
+				var want int
+				must(t, db.SQL.QueryRowContext(ctx, b.countSQL(Query{Kind: kind, Scope: scope}, v), b.args...).Scan(&want))
+				if u.Count != want {
+					t.Fatalf("%s's unchecked %s %s: %d, the rows give %d", v.Name, kind, scope, u.Count, want)
 				}
 			}
 			if !v.Team {
