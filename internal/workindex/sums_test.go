@@ -149,6 +149,21 @@ func checkViewerSums(t *testing.T, db *statedb.DB, ix *Index, viewers []Viewer) 
 				if n != every.Total {
 					t.Fatalf("%s's count of %s in %s: %d, the list finds %d", v.Name, kind, st, n, every.Total)
 				}
+				// Counted as the rows are read (their own reads, every row), whole and by dates.
+				mid := time.Date(2026, 3, 2, 9, 40, 0, 0, time.UTC)
+				for _, q := range []Query{{Kind: kind, Scope: ScopeAll, Stages: []Stage{st}}, {Kind: kind, Scope: ScopeAll, Stages: []Stage{st}, EnteredTo: mid},
+					{Kind: kind, Scope: ScopeAll, Stages: []Stage{st}, From: mid}} {
+					var counts [2]int
+					for i, own := range []bool{true, false} {
+						b := listQuery{args: []any{string(kind), v.Key()}}
+						b.filters(q, nil, false)
+						b.ownReads = own
+						must(t, db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&counts[i]))
+					}
+					if counts[0] != counts[1] || (q.EnteredTo.IsZero() && q.From.IsZero() && counts[0] != every.Total) {
+						t.Fatalf("%s's count of %+v: %d from their reads, %d from every row, %d from the totals", v.Name, q, counts[0], counts[1], every.Total)
+					}
+				}
 			}
 		}
 	}
