@@ -15,8 +15,10 @@ import (
 // work_totals (migration 00010) holds, for each kind and stage, how many rows and how much value
 // (ValueCents) there are for everyone (person "") and for each person (the rows they created or
 // changed last, the rows of their My quotes). Every write moves a row's share from its old stage
-// and people to its new ones in the same transaction, so the home page's figures (internal/
-// pipeline) read a few small rows instead of adding up every row of a kind.
+// and people to its new ones in the same transaction. It adds up rows whoever read them, so it
+// never gives a figure to anyone (docs/work-index.md "Visibility rule"): it says how many rows a
+// team role or a person's My quotes may list, less which the unchecked count is the rows revealed
+// to them (Index.Unchecked); the figures come from the viewers' own totals below.
 
 // totalKey is one row of work_totals.
 type totalKey struct {
