@@ -21,6 +21,7 @@ import (
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/store"
 	"github.com/cpqportal/portal/internal/textfold"
+	"github.com/cpqportal/portal/internal/workindex"
 )
 
 // doneMark is the portal_meta row that says the import ran.
@@ -88,6 +89,13 @@ func Import(ctx context.Context, old store.Store, db *statedb.DB) (Counts, error
 			if err := db.Tx(ctx, func(tx *sql.Tx) error { return step.fn(ctx, tx, key, raw, &c) }); err != nil {
 				return c, fmt.Errorf("stateimport: %s: %w", key, err)
 			}
+		}
+	}
+	// The rows and reads went in around the sightings: the totals the home page, the counts and
+	// the team's lists read are computed from them (workindex.RebuildTotals).
+	if c.WorkRows > 0 || c.Viewers > 0 {
+		if err := db.Tx(ctx, func(tx *sql.Tx) error { return workindex.RebuildTotals(ctx, tx) }); err != nil {
+			return c, fmt.Errorf("stateimport: %w", err)
 		}
 	}
 	if _, err := db.SQL.ExecContext(ctx, `INSERT INTO portal_meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,

@@ -279,10 +279,31 @@ func (ix *Index) Forget(ctx context.Context, v Viewer, kind Kind, id int64) erro
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
 	err := ix.db.Tx(ctx, func(tx *sql.Tx) error {
+		// A row revealed to them leaves their totals (the row locked, as a write locks it).
+		row, exists, err := ix.readRow(ctx, tx, kind, id, "")
+		if err != nil {
+			return err
+		}
+		if exists {
+			var owner int
+			err := tx.QueryRowContext(ctx, `SELECT o.owner FROM work_viewers o WHERE o.person = $1 AND o.kind = $2 AND o.id = $3
+				AND o.seen_at >= $4 AND NOT EXISTS (SELECT 1 FROM work_denied d WHERE d.person = o.person AND d.kind = o.kind AND d.id = o.id)`,
+				key, string(kind), id, statedb.Micros(row.FactsAt)).Scan(&owner)
+			switch {
+			case err == nil:
+				var sums viewerSums
+				sums.add(key, owner == 1, &row, -1)
+				if err := sums.apply(ctx, tx, kind); err != nil {
+					return err
+				}
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM work_viewers WHERE person = $1 AND kind = $2 AND id = $3`, key, string(kind), id); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO work_denied (person, kind, id) VALUES ($1, $2, $3) ON CONFLICT (person, kind, id) DO NOTHING`,
+		_, err = tx.ExecContext(ctx, `INSERT INTO work_denied (person, kind, id) VALUES ($1, $2, $3) ON CONFLICT (person, kind, id) DO NOTHING`,
 			key, string(kind), id)
 		return err
 	})
@@ -391,7 +412,18 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 		r.ChangedBy, r.ChangedByName = key, v.Name
 	}
 	// The facts changed: every viewer's earlier read is now older than them (strictly: the stamp
-	// passes the row's last read, which is the latest of its viewers' reads, even on one clock tick).
+	// passes the row's last read, which is the latest of its viewers' reads, even on one clock tick),
+	// so the row's share leaves the totals of everyone it was revealed to.
+	var sums viewerSums
+	if exists && !sameFacts(&old, &r) {
+		readers, err := revealedTo(ctx, tx, kind, id, old.FactsAt)
+		if err != nil {
+			return err
+		}
+		for _, p := range readers {
+			sums.add(p.person, p.owner, &old, -1)
+		}
+	}
 	if !exists || !sameFacts(&old, &r) {
 		if exists && !now.After(old.SeenAt) {
 			now = old.SeenAt.Add(time.Microsecond)
@@ -417,20 +449,30 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 			return fmt.Errorf("workindex: write configurator %d: %w", r.CPQID, err)
 		}
 	}
-	if key == "" {
-		return nil
-	}
-	if act == actFollowed && (!entry.found || entry.seenAt.Before(old.FactsAt)) {
-		return nil // they had not read the quote as it was: they do not know it now
+	if key == "" || (act == actFollowed && (!entry.found || entry.seenAt.Before(old.FactsAt))) {
+		// Nobody's read (a batch result), or they had not read the quote as it was: they do not
+		// know it now.
+		return sums.apply(ctx, tx, kind)
 	}
 	owner := 0
 	if (act != ActRefreshed && act != actFollowed) || (entry.found && entry.owner) {
 		owner = 1
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewers (person, kind, id, owner, seen_at) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (person, kind, id) DO UPDATE SET owner = excluded.owner, seen_at = excluded.seen_at`,
+	if exists && sameFacts(&old, &r) && entry.found && !entry.seenAt.Before(old.FactsAt) {
+		sums.add(key, entry.owner, &old, -1) // revealed to them before: their share moves (owner)
+	}
+	// Their read, with the row's stage and times as it leaves them (the copy a revealed read
+	// carries: work_viewers_stage_*).
+	if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewers (person, kind, id, owner, seen_at, stage, changed_at, stage_since)
+		SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS BIGINT), CAST($4 AS INTEGER), CAST($5 AS BIGINT), r.stage, r.changed_at, r.stage_since
+		FROM work_rows r WHERE r.kind = $2 AND r.id = $3
+		ON CONFLICT (person, kind, id) DO UPDATE SET owner = excluded.owner, seen_at = excluded.seen_at, stage = excluded.stage,
+		changed_at = excluded.changed_at, stage_since = excluded.stage_since`,
 		key, string(kind), id, owner, statedb.Micros(now)); err != nil {
 		return fmt.Errorf("workindex: write viewer of %s %d: %w", kind, id, err)
+	}
+	if !now.Before(r.FactsAt) {
+		sums.add(key, owner == 1, &r, 1) // revealed to them now
 	}
 	// Read with their token just now: whatever the v2 API refused them before, it gives now.
 	if !entry.found && act != actFollowed {
@@ -438,7 +480,7 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 			return fmt.Errorf("workindex: write viewer of %s %d: %w", kind, id, err)
 		}
 	}
-	return nil
+	return sums.apply(ctx, tx, kind)
 }
 
 const rowColumns = `r.kind, r.quote_id, r.cpq_id, r.customer_id, r.customer, r.configurator, r.contract_id, r.contract_number,
@@ -629,6 +671,10 @@ func (ix *Index) Purge(ctx context.Context) (int64, error) {
 	before := statedb.Micros(ix.opts.Now().Add(-ix.opts.Retention))
 	var n int64
 	err := ix.db.Tx(ctx, func(tx *sql.Tx) error {
+		// The rows leaving take their shares out of their viewers' totals first.
+		if err := addViewerSums(ctx, tx, "r.seen_at < $1", "-", before); err != nil {
+			return err
+		}
 		for _, table := range []string{"work_viewers", "work_denied"} {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE EXISTS (SELECT 1 FROM work_rows r
 				WHERE r.kind = `+table+`.kind AND r.id = `+table+`.id AND r.seen_at < $1)`, before); err != nil {
@@ -640,7 +686,7 @@ func (ix *Index) Purge(ctx context.Context) (int64, error) {
 			return err
 		}
 		if n, _ = res.RowsAffected(); n > 0 {
-			return RebuildTotals(ctx, tx)
+			return rebuildEveryonesTotals(ctx, tx)
 		}
 		return nil
 	})

@@ -3,6 +3,7 @@ package workindex
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -146,12 +147,14 @@ func (ix *Index) List(ctx context.Context, v Viewer, q Query) (Page, error) {
 		}
 	}
 	b.filters(q, matching, broad)
+	b.useOwnReads(q, v)
 	order := orderBy(q)
 
 	var count int
 	if !q.NoCount {
-		if err := ix.db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&count); err != nil {
-			return Page{}, fmt.Errorf("%w: count: %w", ErrUnavailable, err)
+		var err error
+		if count, err = ix.count(ctx, v, q, &b); err != nil {
+			return Page{}, err
 		}
 	}
 	page := Page{Total: min(count, CountBound), Capped: count > CountBound}
@@ -218,11 +221,25 @@ type listQuery struct {
 	// unchecked selects the rows the viewer may list but are not revealed to them (Unchecked)
 	// instead of the revealed ones.
 	unchecked bool
-	// fromViewer reads a team role's rows from their own reads (work_viewers), the same rows as
-	// revealedSQL gives: a sum over all of them reads the viewer's rows only, where a page in an
-	// index's order reads work_rows (Sums).
-	fromViewer bool
+	// ownReads reads a team role's list of one stage from their own reads (work_viewers), in the
+	// order of the stage and times each revealed read carries (work_viewers_stage_since,
+	// work_viewers_stage_changed, migration 00017): a count or a page then reads the viewer's reads
+	// in that stage and no other row, however few of the team's rows they have read; the rows'
+	// own stage, times and revealedSQL's condition still decide (useOwnReads).
+	ownReads bool
 }
+
+// useOwnReads sets ownReads when the list is a team role's whole team in one stage, filtered at
+// most by dates, in the order of last change (the home page's follow-ups, aging and counts, a
+// stage's list): the filters the copies on work_viewers answer.
+func (b *listQuery) useOwnReads(q Query, v Viewer) {
+	b.ownReads = v.Team && !b.unchecked && q.Scope != ScopeMine && q.Person == "" && len(q.Stages) == 1 && q.CustomerID == 0 &&
+		q.CPQID == 0 && strings.TrimSpace(q.Find) == "" && q.Sort != SortValue && q.After == nil
+}
+
+// onOwnReads is an order or a condition on work_rows r written on the viewer's reads o (for
+// ownReads: a revealed read's copies equal the row's).
+func onOwnReads(s string) string { return strings.ReplaceAll(s, "r.", "o.") }
 
 func (b *listQuery) arg(v any) string {
 	b.args = append(b.args, v)
@@ -363,9 +380,14 @@ func (b *listQuery) branches(q Query, v Viewer) []branch {
 			{"work_rows r", strings.Join(append(base, "r.created_by = $2", notDenied, visible), " AND ")},
 			{"work_rows r", strings.Join(append(base, "r.changed_by = $2", "r.created_by <> $2", notDenied, visible), " AND ")},
 		}
-	case v.Team && b.fromViewer && !b.unchecked:
+	case v.Team && b.ownReads:
+		// The viewer's reads in the stage (and dates) as their copies say, then the row's own.
+		where := []string{"o.person = $2", "o.kind = $1"}
+		for _, w := range b.where {
+			where = append(where, onOwnReads(w))
+		}
 		return []branch{{"work_viewers o JOIN work_rows r ON r.kind = o.kind AND r.id = o.id",
-			strings.Join(append([]string{"o.person = $2", "o.kind = $1", own}, append(base, notDenied)...), " AND ")}}
+			strings.Join(append(append(where, base...), own, notDenied), " AND ")}}
 	case v.Team:
 		return []branch{{"work_rows r", strings.Join(append(base, notDenied, visible), " AND ")}}
 	default:
@@ -379,6 +401,24 @@ func (b *listQuery) branches(q Query, v Viewer) []branch {
 func (b *listQuery) countSQL(q Query, v Viewer) string {
 	limit := strconv.Itoa(CountBound + 1)
 	order := countOrder(q, v, b.person != "")
+	if b.ownReads {
+		order = onOwnReads(order)
+	}
+	if b.ownReads && v.Team {
+		// The viewer's reads in the index's order, each row probed by its key (a scalar subquery:
+		// one probe a read, up to the count's bound). As a join, PostgreSQL hashed the whole stage
+		// of work_rows for a lead who had read much of it (126-247 ms at 100k rows per kind,
+		// EXPLAIN ANALYZE): it expects few reads to pass seen_at >= facts_at.
+		where := []string{"o.person = $2", "o.kind = $1"}
+		for _, w := range b.where {
+			where = append(where, onOwnReads(w))
+		}
+		row := strings.Join(append([]string{"r.kind = o.kind", "r.id = o.id"}, b.where...), " AND ")
+		where = append(where, "o.seen_at >= (SELECT r.facts_at FROM work_rows r WHERE "+row+")",
+			"NOT EXISTS (SELECT 1 FROM work_denied d WHERE d.person = $2 AND d.kind = o.kind AND d.id = o.id)")
+		return "SELECT (SELECT COUNT(*) FROM (SELECT 1 AS one FROM work_viewers o WHERE " + strings.Join(where, " AND ") + order +
+			" LIMIT " + limit + ") AS b0)"
+	}
 	var parts []string
 	for _, br := range b.branches(q, v) {
 		parts = append(parts, "(SELECT COUNT(*) FROM (SELECT 1 AS one FROM "+br.from+" WHERE "+br.where+order+" LIMIT "+limit+") AS b"+strconv.Itoa(len(parts))+")")
@@ -410,6 +450,9 @@ func (b *listQuery) pageSQL(q Query, v Viewer, order string, limit, offset int) 
 	branches := b.branches(q, v)
 	cols := rowColumns + ", " + viewerSeen
 	if len(branches) == 1 {
+		if b.ownReads {
+			order = onOwnReads(order)
+		}
 		return "SELECT " + cols + " FROM " + branches[0].from + " WHERE " + branches[0].where + " ORDER BY " + order +
 			" LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(offset)
 	}
@@ -480,11 +523,35 @@ func (ix *Index) Count(ctx context.Context, v Viewer, q Query) (n int, capped bo
 		}
 	}
 	b.filters(q, matching, broad)
-	var count int
-	if err := ix.db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&count); err != nil {
-		return 0, false, fmt.Errorf("%w: count: %w", ErrUnavailable, err)
+	b.useOwnReads(q, v)
+	count, err := ix.count(ctx, v, q, &b)
+	if err != nil {
+		return 0, false, err
 	}
 	return min(count, CountBound), count > CountBound, nil
+}
+
+// count is how many rows the list b of q finds, up to CountBound + 1. A list of whole stages
+// (no other filter) is counted from the viewer's totals (Sums: the same rows, revealed to them,
+// in the same scope), a few small rows; any other is counted as it reads (countSQL).
+func (ix *Index) count(ctx context.Context, v Viewer, q Query, b *listQuery) (int, error) {
+	if len(q.Stages) > 0 && q.CustomerID == 0 && q.CPQID == 0 && strings.TrimSpace(q.Find) == "" && q.From.IsZero() && q.To.IsZero() &&
+		q.EnteredFrom.IsZero() && q.EnteredTo.IsZero() && (q.Person == "" || !v.Team) {
+		sums, err := ix.Sums(ctx, v, q.Kind, q.Scope)
+		if err != nil {
+			return 0, fmt.Errorf("%w: count: %w", ErrUnavailable, err)
+		}
+		var n int64
+		for st := range slices.Values(slices.Compact(slices.Sorted(slices.Values(q.Stages)))) {
+			n += sums[st].N
+		}
+		return int(min(n, CountBound+1)), nil
+	}
+	var count int
+	if err := ix.db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&count); err != nil {
+		return 0, fmt.Errorf("%w: count: %w", ErrUnavailable, err)
+	}
+	return count, nil
 }
 
 // DB is the database the index is kept in (for read models over its tables, internal/pipeline).
@@ -510,15 +577,21 @@ func (ix *Index) Unchecked(ctx context.Context, v Viewer, kind Kind, scope Scope
 	}
 	q := Query{Kind: kind, Scope: scope}
 	b := listQuery{args: []any{string(kind), key}, unchecked: true}
-	var count int
-	if err := ix.db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&count); err != nil {
-		return Unchecked{}, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+	count, err := ix.uncheckedCount(ctx, v, kind, scope)
+	if err != nil {
+		return Unchecked{}, err
+	}
+	if count < 0 {
+		if err := ix.db.SQL.QueryRowContext(ctx, b.countSQL(q, v), b.args...).Scan(&count); err != nil {
+			return Unchecked{}, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+		}
 	}
 	out := Unchecked{Count: min(count, CountBound), Capped: count > CountBound}
 	if n <= 0 || count == 0 {
 		return out, nil
 	}
-	rows, err := ix.db.SQL.QueryContext(ctx, b.pageSQL(q, v, "r.id DESC", n, 0), b.args...)
+	// No more than there are: the search stops at the last of them.
+	rows, err := ix.db.SQL.QueryContext(ctx, b.pageSQL(q, v, "r.id DESC", min(n, count), 0), b.args...)
 	if err != nil {
 		return Unchecked{}, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
 	}
@@ -570,4 +643,31 @@ func (ix *Index) UncheckedIn(ctx context.Context, v Viewer, kind Kind, scope Sco
 		return nil, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
 	}
 	return out, nil
+}
+
+// uncheckedCount is Unchecked's count without reading the rows, for a team role's whole team and
+// for My quotes: the rows they may list (work_totals: every row of the kind, or every row they
+// created or changed last; less those the v2 API refused them) less those revealed to them (their
+// own totals, work_viewer_totals), a few small rows however many rows there are. -1 for All I
+// worked on of a viewer without a team role: their own reads, counted as the lists count.
+func (ix *Index) uncheckedCount(ctx context.Context, v Viewer, kind Kind, scope Scope) (int, error) {
+	var listable, revealed string
+	switch {
+	case scope == ScopeMine:
+		listable = `(SELECT COALESCE(SUM(n), 0) FROM work_totals WHERE kind = $1 AND person = $2)
+			- (SELECT COUNT(*) FROM work_denied d JOIN work_rows r ON r.kind = d.kind AND r.id = d.id
+			WHERE d.person = $2 AND d.kind = $1 AND (r.created_by = $2 OR r.changed_by = $2))`
+		revealed = `(SELECT COALESCE(SUM(n), 0) FROM work_viewer_totals WHERE person = $2 AND kind = $1 AND mine = 1)`
+	case v.Team:
+		listable = `(SELECT COALESCE(SUM(n), 0) FROM work_totals WHERE kind = $1 AND person = '')
+			- (SELECT COUNT(*) FROM work_denied d JOIN work_rows r ON r.kind = d.kind AND r.id = d.id WHERE d.person = $2 AND d.kind = $1)`
+		revealed = `(SELECT COALESCE(SUM(n), 0) FROM work_viewer_totals WHERE person = $2 AND kind = $1)`
+	default:
+		return -1, nil
+	}
+	var n int64
+	if err := ix.db.SQL.QueryRowContext(ctx, `SELECT CAST(`+listable+` - `+revealed+` AS BIGINT)`, string(kind), v.Key()).Scan(&n); err != nil {
+		return 0, fmt.Errorf("%w: unchecked: %w", ErrUnavailable, err)
+	}
+	return int(max(n, 0)), nil
 }

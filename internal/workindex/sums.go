@@ -11,23 +11,30 @@ type Total struct{ N, ValueCents int64 }
 // Sums are the counts and values by stage of the rows of kind in scope that are revealed to the
 // viewer (the rows List would give for that scope and no filter): the home page's figures
 // (internal/pipeline). Like every read of the index, nothing of a row the viewer's token did not
-// read as it stands is added (docs/work-index.md "Visibility rule"), so the sums are read from
-// the rows themselves, not from work_totals (which adds up everyone's rows).
+// read as it stands is added (docs/work-index.md "Visibility rule"): they are read from the
+// viewer's own totals (work_viewer_totals), which hold the rows revealed to them and which every
+// write keeps (totals.go), a few rows whatever the viewer has read.
 func (ix *Index) Sums(ctx context.Context, v Viewer, kind Kind, scope Scope) (map[Stage]Total, error) {
 	out := map[Stage]Total{}
 	key := v.Key()
 	if key == "" {
 		return out, nil
 	}
-	b := listQuery{args: []any{string(kind), key}, fromViewer: true}
-	for _, br := range b.branches(Query{Kind: kind, Scope: scope}, v) {
-		if err := ix.sumInto(ctx, `SELECT r.stage, '', COUNT(*), COALESCE(SUM(r.value_cents), 0) FROM `+br.from+` WHERE `+br.where+
-			` GROUP BY r.stage`, b.args, func(stage, _ string, t Total) {
-			o := out[Stage(stage)]
-			out[Stage(stage)] = Total{N: o.N + t.N, ValueCents: o.ValueCents + t.ValueCents}
-		}); err != nil {
-			return nil, err
+	part := "" // a team role's whole team: every row revealed to them
+	switch {
+	case scope == ScopeMine:
+		part = " AND mine = 1" // My quotes: created or changed last by them
+	case !v.Team:
+		part = " AND owner = 1" // All I worked on: the rows in their lists
+	}
+	err := ix.sumInto(ctx, `SELECT stage, '', CAST(SUM(n) AS BIGINT), CAST(SUM(value_cents) AS BIGINT) FROM work_viewer_totals WHERE person = $1 AND kind = $2`+part+
+		` GROUP BY stage`, []any{key, string(kind)}, func(stage, _ string, t Total) {
+		if t.N > 0 {
+			out[Stage(stage)] = t
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -41,22 +48,23 @@ type PersonTotal struct {
 
 // SumsByPerson are, for a team role, the revealed rows of kind in these stages added up by the
 // person who created or changed them last (a row counts for both when they differ); nil for a
-// viewer without a team role.
+// viewer without a team role. They are read from the viewer's own totals by rep
+// (work_viewer_reps), kept by every write as Sums' are.
 func (ix *Index) SumsByPerson(ctx context.Context, v Viewer, kind Kind, stages []Stage) ([]PersonTotal, error) {
 	key := v.Key()
 	if key == "" || !v.Team || len(stages) == 0 {
 		return nil, nil
 	}
-	b := listQuery{args: []any{string(kind), key}, fromViewer: true}
+	args := []any{key, string(kind)}
 	names := make([]string, len(stages))
 	for i, st := range stages {
 		names[i] = string(st)
 	}
-	b.where = append(b.where, "r.stage IN ("+placeholders(&b.args, names)+")")
-	br := b.branches(Query{Kind: kind, Scope: ScopeAll}, v)[0]
+	in := placeholders(&args, names)
 	byPerson := map[string]*PersonTotal{}
 	var order []string
-	add := func(person, name string, t Total) {
+	err := ix.sumInto(ctx, `SELECT rep, name, n, value_cents FROM work_viewer_reps WHERE person = $1 AND kind = $2 AND stage IN (`+in+
+		`) AND n > 0 ORDER BY rep, stage`, args, func(person, name string, t Total) {
 		p := byPerson[person]
 		if p == nil {
 			p = &PersonTotal{Person: person}
@@ -68,16 +76,9 @@ func (ix *Index) SumsByPerson(ctx context.Context, v Viewer, kind Kind, stages [
 		}
 		p.N += t.N
 		p.ValueCents += t.ValueCents
-	}
-	for _, q := range []string{
-		`SELECT r.created_by, MAX(r.created_by_name), COUNT(*), COALESCE(SUM(r.value_cents), 0) FROM ` + br.from + ` WHERE ` + br.where +
-			` AND r.created_by <> '' GROUP BY r.created_by`,
-		`SELECT r.changed_by, MAX(r.changed_by_name), COUNT(*), COALESCE(SUM(r.value_cents), 0) FROM ` + br.from + ` WHERE ` + br.where +
-			` AND r.changed_by <> '' AND r.changed_by <> r.created_by GROUP BY r.changed_by`,
-	} {
-		if err := ix.sumInto(ctx, q, b.args, add); err != nil {
-			return nil, err
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]PersonTotal, 0, len(order))
 	for _, person := range order {

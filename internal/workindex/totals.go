@@ -7,13 +7,18 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/cpqportal/portal/internal/statedb"
 )
 
 // work_totals (migration 00010) holds, for each kind and stage, how many rows and how much value
 // (ValueCents) there are for everyone (person "") and for each person (the rows they created or
 // changed last, the rows of their My quotes). Every write moves a row's share from its old stage
-// and people to its new ones in the same transaction, so the home page's figures (internal/
-// pipeline) read a few small rows instead of adding up every row of a kind.
+// and people to its new ones in the same transaction. It adds up rows whoever read them, so it
+// never gives a figure to anyone (docs/work-index.md "Visibility rule"): it says how many rows a
+// team role or a person's My quotes may list, less which the unchecked count is the rows revealed
+// to them (Index.Unchecked); the figures come from the viewers' own totals below.
 
 // totalKey is one row of work_totals.
 type totalKey struct {
@@ -96,9 +101,33 @@ func updateTotals(ctx context.Context, tx *sql.Tx, existed bool, old, r *Row) er
 	return nil
 }
 
-// RebuildTotals computes work_totals again from every row (after rows left by retention, or
-// rows written in bulk by a tool that bypasses the sightings, such as the bench's fixture).
+// RebuildTotals computes work_totals, every read's copy of its row's stage and times and every
+// viewer's totals (work_viewer_totals, work_viewer_reps) again from the rows and the reads, for
+// rows and reads written in bulk by a tool that bypasses the sightings (the legacy import, the
+// bench's fixture, tests).
 func RebuildTotals(ctx context.Context, tx *sql.Tx) error {
+	if err := rebuildEveryonesTotals(ctx, tx); err != nil {
+		return err
+	}
+	// Every read's copy of its row's stage and times (work_viewers_stage_*), then every viewer's
+	// totals from the rows revealed to them.
+	for _, q := range []string{
+		`UPDATE work_viewers SET (stage, changed_at, stage_since) = (SELECT r.stage, r.changed_at, r.stage_since FROM work_rows r
+			WHERE r.kind = work_viewers.kind AND r.id = work_viewers.id)
+			WHERE EXISTS (SELECT 1 FROM work_rows r WHERE r.kind = work_viewers.kind AND r.id = work_viewers.id
+			AND (r.stage <> work_viewers.stage OR r.changed_at <> work_viewers.changed_at OR r.stage_since <> work_viewers.stage_since))`,
+		`DELETE FROM work_viewer_totals`,
+		`DELETE FROM work_viewer_reps`,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("workindex: rebuild totals: %w", err)
+		}
+	}
+	return addViewerSums(ctx, tx, "1 = 1", "")
+}
+
+// rebuildEveryonesTotals computes work_totals again from every row (after rows left by retention).
+func rebuildEveryonesTotals(ctx context.Context, tx *sql.Tx) error {
 	for _, q := range []string{
 		`DELETE FROM work_totals`,
 		`INSERT INTO work_totals (kind, person, stage, name, n, value_cents)
@@ -114,6 +143,196 @@ func RebuildTotals(ctx context.Context, tx *sql.Tx) error {
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("workindex: rebuild totals: %w", err)
+		}
+	}
+	return nil
+}
+
+// work_viewer_totals and work_viewer_reps (migration 00017) hold, for each viewer, the counts and
+// values of the rows revealed to them (docs/work-index.md "Visibility rule"): by kind, stage,
+// whether they own the row and whether it is theirs (created or changed last by them), and by the
+// person who created or changed it last. Sums and SumsByPerson read them. A write keeps them in
+// its transaction: when a row's facts change, its share leaves the totals of every viewer it was
+// revealed to (their reads are now older than its facts: as many viewers as read it as it stood),
+// and a viewer's read that reveals it puts its share in theirs; a refusal (Forget) takes it out.
+
+// viewerTotalKey is one row of work_viewer_totals.
+type viewerTotalKey struct {
+	person      string
+	stage       Stage
+	owner, mine int
+}
+
+// viewerRepKey is one row of work_viewer_reps.
+type viewerRepKey struct {
+	person, rep string
+	stage       Stage
+}
+
+// viewerSums are the changes a write makes to work_viewer_totals and work_viewer_reps.
+type viewerSums struct {
+	totals map[viewerTotalKey]*totalDelta
+	reps   map[viewerRepKey]*totalDelta
+}
+
+// add adds (sign 1) or takes out (-1) the share of r for the viewer person (owner: the row is in
+// their lists).
+func (s *viewerSums) add(person string, owner bool, r *Row, sign int64) {
+	if person == "" {
+		return
+	}
+	if s.totals == nil {
+		s.totals, s.reps = map[viewerTotalKey]*totalDelta{}, map[viewerRepKey]*totalDelta{}
+	}
+	k := viewerTotalKey{person: person, stage: r.Stage, owner: boolInt(owner)}
+	if r.CreatedBy == person || r.ChangedBy == person {
+		k.mine = 1
+	}
+	d := s.totals[k]
+	if d == nil {
+		d = &totalDelta{}
+		s.totals[k] = d
+	}
+	d.n += sign
+	d.value += sign * r.ValueCents()
+	for _, p := range peopleOf(r)[1:] {
+		rk := viewerRepKey{person: person, rep: p.key, stage: r.Stage}
+		d := s.reps[rk]
+		if d == nil {
+			d = &totalDelta{}
+			s.reps[rk] = d
+		}
+		d.n += sign
+		d.value += sign * r.ValueCents()
+		if sign > 0 {
+			d.name = p.name
+		}
+	}
+}
+
+// apply writes the changes, each table's keys in one order (person, stage, ...), so two writes
+// never wait on each other's totals in a cycle on PostgreSQL.
+func (s *viewerSums) apply(ctx context.Context, tx *sql.Tx, kind Kind) error {
+	var tkeys []viewerTotalKey
+	for k, d := range s.totals {
+		if d.n != 0 || d.value != 0 {
+			tkeys = append(tkeys, k)
+		}
+	}
+	if len(tkeys) > 0 {
+		slices.SortFunc(tkeys, func(a, b viewerTotalKey) int {
+			return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.stage, b.stage), cmp.Compare(a.owner, b.owner), cmp.Compare(a.mine, b.mine))
+		})
+		args := make([]any, 0, len(tkeys)*7)
+		values := make([]string, 0, len(tkeys))
+		for _, k := range tkeys {
+			d := s.totals[k]
+			n := len(args)
+			values = append(values, fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7))
+			args = append(args, k.person, string(kind), string(k.stage), k.owner, k.mine, d.n, d.value)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewer_totals (person, kind, stage, owner, mine, n, value_cents) VALUES `+
+			strings.Join(values, ", ")+` ON CONFLICT (person, kind, stage, owner, mine) DO UPDATE SET n = work_viewer_totals.n + excluded.n,
+			value_cents = work_viewer_totals.value_cents + excluded.value_cents`, args...); err != nil {
+			return fmt.Errorf("workindex: viewers' totals: %w", err)
+		}
+	}
+	var rkeys []viewerRepKey
+	for k, d := range s.reps {
+		if d.n != 0 || d.value != 0 || d.name != "" {
+			rkeys = append(rkeys, k)
+		}
+	}
+	if len(rkeys) == 0 {
+		return nil
+	}
+	slices.SortFunc(rkeys, func(a, b viewerRepKey) int {
+		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.stage, b.stage), cmp.Compare(a.rep, b.rep))
+	})
+	args := make([]any, 0, len(rkeys)*7)
+	values := make([]string, 0, len(rkeys))
+	for _, k := range rkeys {
+		d := s.reps[k]
+		n := len(args)
+		values = append(values, fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7))
+		args = append(args, k.person, string(kind), string(k.stage), k.rep, d.name, d.n, d.value)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewer_reps (person, kind, stage, rep, name, n, value_cents) VALUES `+
+		strings.Join(values, ", ")+` ON CONFLICT (person, kind, stage, rep) DO UPDATE SET n = work_viewer_reps.n + excluded.n,
+		value_cents = work_viewer_reps.value_cents + excluded.value_cents,
+		name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE work_viewer_reps.name END`, args...); err != nil {
+		return fmt.Errorf("workindex: viewers' totals by rep: %w", err)
+	}
+	return nil
+}
+
+// revealedTo are the viewers a row whose facts date from factsAt is revealed to, and whether
+// each owns it: the shares a change of its facts takes out of their totals.
+func revealedTo(ctx context.Context, tx *sql.Tx, kind Kind, id int64, factsAt time.Time) ([]struct {
+	person string
+	owner  bool
+}, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT o.person, o.owner FROM work_viewers o WHERE o.kind = $1 AND o.id = $2 AND o.seen_at >= $3
+		AND NOT EXISTS (SELECT 1 FROM work_denied d WHERE d.person = o.person AND d.kind = o.kind AND d.id = o.id)`,
+		string(kind), id, statedb.Micros(factsAt))
+	if err != nil {
+		return nil, fmt.Errorf("workindex: viewers of %s %d: %w", kind, id, err)
+	}
+	defer rows.Close()
+	var out []struct {
+		person string
+		owner  bool
+	}
+	for rows.Next() {
+		var person string
+		var owner int
+		if err := rows.Scan(&person, &owner); err != nil {
+			return nil, fmt.Errorf("workindex: viewers of %s %d: %w", kind, id, err)
+		}
+		out = append(out, struct {
+			person string
+			owner  bool
+		}{person, owner == 1})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("workindex: viewers of %s %d: %w", kind, id, err)
+	}
+	return out, nil
+}
+
+// addViewerSums adds (sign "") or takes out (sign "-") the shares of the rows matching cond (on
+// work_rows r, with args) in every viewer's totals, computed from the rows and the reads: the
+// migration's backfill, RebuildTotals, and Purge before it deletes rows.
+func addViewerSums(ctx context.Context, tx *sql.Tx, cond, sign string, args ...any) error {
+	const revealed = `o.seen_at >= r.facts_at
+		AND NOT EXISTS (SELECT 1 FROM work_denied d WHERE d.person = o.person AND d.kind = o.kind AND d.id = o.id)`
+	const mine = `CASE WHEN r.created_by = o.person OR r.changed_by = o.person THEN 1 ELSE 0 END`
+	name := "" // a share taken out leaves the name
+	if sign == "" {
+		name = `, name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE work_viewer_reps.name END`
+	}
+	for _, q := range []string{
+		`INSERT INTO work_viewer_totals (person, kind, stage, owner, mine, n, value_cents)
+			SELECT o.person, o.kind, r.stage, o.owner, ` + mine + `, ` + sign + `COUNT(*), ` + sign + `SUM(r.value_cents)
+			FROM work_viewers o JOIN work_rows r ON r.kind = o.kind AND r.id = o.id WHERE ` + revealed + ` AND ` + cond + `
+			GROUP BY o.person, o.kind, r.stage, o.owner, ` + mine + `
+			ON CONFLICT (person, kind, stage, owner, mine) DO UPDATE SET n = work_viewer_totals.n + excluded.n,
+			value_cents = work_viewer_totals.value_cents + excluded.value_cents`,
+		`INSERT INTO work_viewer_reps (person, kind, stage, rep, name, n, value_cents)
+			SELECT o.person, o.kind, r.stage, r.created_by, MAX(r.created_by_name), ` + sign + `COUNT(*), ` + sign + `SUM(r.value_cents)
+			FROM work_viewers o JOIN work_rows r ON r.kind = o.kind AND r.id = o.id WHERE ` + revealed + ` AND ` + cond + `
+			AND r.created_by <> '' GROUP BY o.person, o.kind, r.stage, r.created_by
+			ON CONFLICT (person, kind, stage, rep) DO UPDATE SET n = work_viewer_reps.n + excluded.n,
+			value_cents = work_viewer_reps.value_cents + excluded.value_cents` + name,
+		`INSERT INTO work_viewer_reps (person, kind, stage, rep, name, n, value_cents)
+			SELECT o.person, o.kind, r.stage, r.changed_by, MAX(r.changed_by_name), ` + sign + `COUNT(*), ` + sign + `SUM(r.value_cents)
+			FROM work_viewers o JOIN work_rows r ON r.kind = o.kind AND r.id = o.id WHERE ` + revealed + ` AND ` + cond + `
+			AND r.changed_by <> '' AND r.changed_by <> r.created_by GROUP BY o.person, o.kind, r.stage, r.changed_by
+			ON CONFLICT (person, kind, stage, rep) DO UPDATE SET n = work_viewer_reps.n + excluded.n,
+			value_cents = work_viewer_reps.value_cents + excluded.value_cents` + name,
+	} {
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("workindex: viewers' totals: %w", err)
 		}
 	}
 	return nil
