@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cpqportal/portal/internal/apiclient"
+	"github.com/cpqportal/portal/internal/textfold"
 	"github.com/cpqportal/portal/internal/v2sim"
 )
 
@@ -362,7 +363,7 @@ func TestSearchSortAndPage(t *testing.T) {
 			fields = append(fields, o.Name)
 		}
 		if slices.ContainsFunc(fields, func(f string) bool {
-			return strings.Contains(strings.ToLower(f), word) || strings.Contains(Fold(f), Fold(word))
+			return strings.Contains(strings.ToLower(f), word) || strings.Contains(textfold.Fold(f), textfold.Fold(word))
 		}) {
 			want++
 		}

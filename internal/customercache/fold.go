@@ -30,12 +30,9 @@ const maxSearchTerms = 64
 func searchTermsOf(text string) []searchTerm {
 	var terms []searchTerm
 	for _, w := range strings.Fields(strings.ToLower(text)) {
-		if folded := Fold(w); folded != "" && len(terms) < maxSearchTerms {
+		if folded := textfold.Fold(w); folded != "" && len(terms) < maxSearchTerms {
 			terms = append(terms, searchTerm{lower: w, folded: folded})
 		}
 	}
 	return terms
 }
-
-// Fold is textfold.Fold, for the work index until it imports textfold itself.
-func Fold(s string) string { return textfold.Fold(s) }

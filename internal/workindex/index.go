@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/textfold"
 )
 
 // Kind says whether a row is a quote or a contract.
@@ -439,7 +439,7 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 	}
 	if r.Customer != "" && r.CustomerID != 0 && (r.Customer != old.Customer || r.CustomerID != old.CustomerID) {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO work_customers (customer_id, folded) VALUES ($1, $2)
-			ON CONFLICT (customer_id) DO UPDATE SET folded = excluded.folded`, r.CustomerID, customercache.Fold(r.Customer)); err != nil {
+			ON CONFLICT (customer_id) DO UPDATE SET folded = excluded.folded`, r.CustomerID, textfold.Fold(r.Customer)); err != nil {
 			return fmt.Errorf("workindex: write customer %d: %w", r.CustomerID, err)
 		}
 	}
@@ -559,7 +559,7 @@ func upsertRow(ctx context.Context, tx *sql.Tx, r *Row) error {
 		changed_by_name = excluded.changed_by_name, changed_at = excluded.changed_at, seen_at = excluded.seen_at,
 		facts_at = excluded.facts_at,
 		stage_since = CASE WHEN work_rows.stage = excluded.stage THEN work_rows.stage_since ELSE excluded.stage_since END`,
-		string(r.Kind), r.ID(), r.QuoteID, r.CPQID, r.CustomerID, r.Customer, customercache.Fold(r.Customer), r.Configurator,
+		string(r.Kind), r.ID(), r.QuoteID, r.CPQID, r.CustomerID, r.Customer, textfold.Fold(r.Customer), r.Configurator,
 		r.ContractID, r.ContractNumber, string(r.Stage), r.OneOffCents, r.MonthlyCents, r.ValueCents(), r.CreatedBy, r.CreatedByName,
 		r.ChangedBy, r.ChangedByName, statedb.Micros(r.ChangedAt), statedb.Micros(r.SeenAt), statedb.Micros(r.FactsAt))
 	if err != nil {

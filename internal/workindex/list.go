@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/textfold"
 )
 
 // Scope says whose rows a list shows.
@@ -140,7 +140,7 @@ func (ix *Index) List(ctx context.Context, v Viewer, q Query) (Page, error) {
 	b := listQuery{args: []any{string(q.Kind), key}}
 	var matching []int32
 	broad := false
-	if folded := customercache.Fold(strings.TrimSpace(q.Find)); folded != "" {
+	if folded := textfold.Fold(strings.TrimSpace(q.Find)); folded != "" {
 		var err error
 		if matching, broad, err = ix.customersMatching(ctx, folded); err != nil {
 			return Page{}, err
@@ -313,7 +313,7 @@ func (b *listQuery) filters(q Query, matching []int32, broad bool) {
 		return
 	}
 	alts := []string{}
-	folded := customercache.Fold(find)
+	folded := textfold.Fold(find)
 	switch {
 	case broad:
 		alts = append(alts, `r.customer_folded LIKE `+b.arg("%"+statedb.EscapeLike(folded)+"%")+` ESCAPE '\'`)
@@ -517,7 +517,7 @@ func (ix *Index) Count(ctx context.Context, v Viewer, q Query) (n int, capped bo
 	b := listQuery{args: []any{string(q.Kind), key}}
 	var matching []int32
 	broad := false
-	if folded := customercache.Fold(strings.TrimSpace(q.Find)); folded != "" {
+	if folded := textfold.Fold(strings.TrimSpace(q.Find)); folded != "" {
 		if matching, broad, err = ix.customersMatching(ctx, folded); err != nil {
 			return 0, false, err
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cpqportal/portal/internal/customercache"
+	"github.com/cpqportal/portal/internal/textfold"
 )
 
 // walkBatch is how many rows Walk reads per query: each batch is one index range (keyset), and
@@ -26,7 +26,7 @@ func (ix *Index) Walk(ctx context.Context, v Viewer, q Query, fn func(Row) error
 	}
 	var matching []int32
 	broad := false
-	if folded := customercache.Fold(strings.TrimSpace(q.Find)); folded != "" {
+	if folded := textfold.Fold(strings.TrimSpace(q.Find)); folded != "" {
 		var err error
 		if matching, broad, err = ix.customersMatching(ctx, folded); err != nil {
 			return err
