@@ -105,7 +105,7 @@ func watchSighting(id int32, status string) workindex.ContractSighting {
 // benchSealer keeps the bench's one token as it is (the portal seals with session.Sealer).
 type benchSealer struct{}
 
-func (benchSealer) Seal(plain, _ string) (string, error) { return plain, nil }
+func (benchSealer) Seal(plain, _ string) (string, error)  { return plain, nil }
 func (benchSealer) Open(sealed, _ string) (string, error) { return sealed, nil }
 
 func measureWatchOn(ctx context.Context, l *lab, cluster *statedbtest.Cluster, engine statedb.Engine) (p95, callsPerMinute float64, err error) {
