@@ -346,23 +346,9 @@ func (m *Manager) Get(ctx context.Context, id, owner string) (*Job, error) {
 	return j, nil
 }
 
-// readTx runs fn in a read-only transaction: a consistent snapshot on PostgreSQL; on SQLite a
-// deferred read transaction (the driver begins read-only ones without the write lock), which
-// never waits for the writer under WAL.
+// readTx runs fn in one consistent read (statedb.DB.ReadTx).
 func (m *Manager) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := m.db.SQL.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: m.readIsolation()})
-	if err != nil {
-		return fmt.Errorf("jobs: begin: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	return fn(tx)
-}
-
-func (m *Manager) readIsolation() sql.IsolationLevel {
-	if m.db.Engine() == statedb.Postgres {
-		return sql.LevelRepeatableRead
-	}
-	return sql.LevelDefault
+	return m.db.ReadTx(ctx, fn)
 }
 
 // List returns the owner's batch archives, newest first, without their lines (Counts is set).
