@@ -24,7 +24,7 @@ type indexedArchiver struct {
 func (a indexedArchiver) Archive(ctx context.Context, token, number string) (string, error) {
 	archiveID, err := a.V2.Archive(ctx, token, number)
 	if err == nil {
-		if ierr := a.work.MarkArchived(ctx, number); ierr != nil {
+		if ierr := a.work.Archive(ctx, workindex.Viewer{}, number, time.Time{}); ierr != nil {
 			a.logger.WarnContext(ctx, "work index: batch result not recorded", slog.String("contract", number), slog.Any("err", ierr))
 		}
 	}
