@@ -206,9 +206,9 @@ type ContractSighting struct {
 	ChangedAt time.Time
 }
 
-// Change is a stage change a sighting recorded: the row's stage before (From, "" for a new row)
-// and after. Returned by ObserveContract, so the caller tells who needs to know (a signer's answer
-// for the inboxes) without reading the row again.
+// Change is a stage change a contract's sighting recorded: the row's stage before (From, "" for a
+// new row) and after, learnt inside the sighting's transaction, so Options.OnAnswer tells who needs
+// to know (a signer's answer for the inboxes) without reading the row again.
 type Change struct {
 	// Known: the index had the row before this sighting.
 	Known    bool
@@ -218,8 +218,8 @@ type Change struct {
 	CreatedBy, ChangedBy string
 }
 
-// Answered: the change is a signer's answer or an expiry the portal learnt (the contract was out
-// for signature until this sighting).
+// Answered: the contract was out for signature until this sighting and is no longer (a signer's
+// answer, an expiry, a removal, an archive the portal learnt).
 func (c Change) Answered() bool { return c.Known && c.From == StageSignature && c.To != StageSignature }
 
 // ObserveQuote records a quote the viewer saw (act says how).
@@ -262,15 +262,8 @@ func (ix *Index) ObserveQuote(ctx context.Context, v Viewer, s QuoteSighting, ac
 // read the quote). A stage change out of "out for signature" that it learns inside its
 // transaction is told to Options.OnAnswer once committed.
 func (ix *Index) ObserveContract(ctx context.Context, v Viewer, s ContractSighting, act Act) error {
-	_, err := ix.observeContractChange(ctx, v, s, act)
-	return err
-}
-
-// observeContractChange is ObserveContract that returns the row's stage change (the zero Change
-// when nothing was recorded).
-func (ix *Index) observeContractChange(ctx context.Context, v Viewer, s ContractSighting, act Act) (Change, error) {
 	if s.ContractID <= 0 {
-		return Change{}, fmt.Errorf("workindex: contract without id")
+		return fmt.Errorf("workindex: contract without id")
 	}
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
@@ -281,12 +274,12 @@ func (ix *Index) observeContractChange(ctx context.Context, v Viewer, s Contract
 		return err
 	})
 	if err != nil {
-		return Change{}, err
+		return err
 	}
 	if ch.Answered() && ix.opts.OnAnswer != nil {
 		ix.opts.OnAnswer(ctx, s, ch)
 	}
-	return ch, nil
+	return nil
 }
 
 func (ix *Index) observeContract(ctx context.Context, tx *sql.Tx, v Viewer, s ContractSighting, act Act) (Change, error) {
