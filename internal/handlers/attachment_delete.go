@@ -25,8 +25,8 @@ func (h *Handler) deleteAttachment(c *gin.Context) {
 		return
 	}
 	ctx := h.apiContext(c)
-	if err := h.api.Attachments.Delete(ctx, attachmentID, ref.quoteID); err != nil {
-		h.fail(c, fmt.Errorf("documents: delete attachment %d of quote %d: %w", attachmentID, ref.quoteID, err))
+	if err := h.api.Attachments.Delete(ctx, attachmentID, ref.QuoteID); err != nil {
+		h.fail(c, fmt.Errorf("documents: delete attachment %d of quote %d: %w", attachmentID, ref.QuoteID, err))
 		return
 	}
 	quote, err := h.loadQuote(ctx, ref)

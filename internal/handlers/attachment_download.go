@@ -24,9 +24,9 @@ func (h *Handler) downloadAttachment(c *gin.Context) {
 	}
 	limit := h.newStartLimit(h.apiContext(c))
 	defer limit.release()
-	download, err := h.api.Attachments.Download(limit.ctx, attachmentID, ref.quoteID)
+	download, err := h.api.Attachments.Download(limit.ctx, attachmentID, ref.QuoteID)
 	if err = limit.started(err); err != nil {
-		h.fail(c, fmt.Errorf("documents: download attachment %d of quote %d: %w", attachmentID, ref.quoteID, err))
+		h.fail(c, fmt.Errorf("documents: download attachment %d of quote %d: %w", attachmentID, ref.QuoteID, err))
 		return
 	}
 	defer download.Close()

@@ -15,66 +15,36 @@ import (
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/layout"
+	"github.com/cpqportal/portal/web/templates/quotes"
 )
 
-// quoteRef is the quote a documents route is about: /quotes/:cpqId/:customerId/:quoteId/...
-// The v2 API has no "get quote" call; the quote document (with its attachments and contract) is
-// read through call 10, toflist, which needs all three ids (docs/v2-assumptions.md A4, A6).
-type quoteRef struct {
-	cpqID      int32
-	customerID int32
-	quoteID    int64
-}
-
-// parseQuoteRef reads the three ids of the path; bad ones answer 400 before any v2 call.
-func parseQuoteRef(c *gin.Context) (quoteRef, error) {
-	cpqID, err := parseInt32ID(c, "cpqId")
-	if err != nil {
-		return quoteRef{}, err
-	}
-	customerID, err := parseInt32ID(c, "customerId")
-	if err != nil {
-		return quoteRef{}, err
-	}
-	quoteID, err := parseInt64ID(c, "quoteId")
-	if err != nil {
-		return quoteRef{}, err
-	}
-	return quoteRef{cpqID: cpqID, customerID: customerID, quoteID: quoteID}, nil
-}
-
-// baseURL is the quote page's path.
-func (q quoteRef) baseURL() string {
-	return fmt.Sprintf("/quotes/%d/%d/%d", q.cpqID, q.customerID, q.quoteID)
-}
-
-// attachmentURL is the portal path of one attachment (GET downloads, DELETE deletes).
-func (q quoteRef) attachmentURL(attachmentID int32) string {
-	return q.baseURL() + "/attachments/" + strconv.Itoa(int(attachmentID))
+// attachmentURL is the portal path of one attachment of quote q (GET downloads, DELETE deletes).
+func attachmentURL(q quotes.Ref, attachmentID int32) string {
+	return q.Sub("/attachments/%d", attachmentID)
 }
 
 // loadQuote reads the quote document (call 10, made without X-SessionId).
-func (h *Handler) loadQuote(ctx context.Context, ref quoteRef) (*apiclient.Quote, error) {
-	quote, err := h.api.CPQ.TOFList(ctx, ref.cpqID, ref.customerID, ref.quoteID)
+func (h *Handler) loadQuote(ctx context.Context, ref quotes.Ref) (*apiclient.Quote, error) {
+	quote, err := h.api.CPQ.TOFList(ctx, ref.CPQID, ref.CustomerID, ref.QuoteID)
 	if err != nil {
-		return nil, fmt.Errorf("documents: read quote %d: %w", ref.quoteID, err)
+		return nil, fmt.Errorf("documents: read quote %d: %w", ref.QuoteID, err)
 	}
 	return quote, nil
 }
 
 // documentsVM builds the documents region from the quote document.
-func (h *Handler) documentsVM(ctx context.Context, tr *i18n.Translator, ref quoteRef, quote *apiclient.Quote) contracts.DocumentsVM {
+func (h *Handler) documentsVM(ctx context.Context, tr *i18n.Translator, ref quotes.Ref, quote *apiclient.Quote) contracts.DocumentsVM {
 	vm := contracts.DocumentsVM{
-		CPQID:           ref.cpqID,
-		CustomerID:      ref.customerID,
-		QuoteID:         ref.quoteID,
-		BaseURL:         ref.baseURL(),
+		CPQID:           ref.CPQID,
+		CustomerID:      ref.CustomerID,
+		QuoteID:         ref.QuoteID,
+		BaseURL:         ref.URL(),
 		UploadLimit:     h.cfg.UploadLimit,
 		UploadLimitText: formatBytes(h.cfg.UploadLimit).In(tr),
 		AcceptedKinds:   acceptedKindsText,
 		Accept:          strings.Join(filetype.Extensions(), ","),
 		HasCarts:        len(quote.Carts) > 0,
-		AuditURL:        auditURL(ref.quoteID),
+		AuditURL:        auditURL(ref.QuoteID),
 	}
 	for _, t := range apiclient.AttachmentTypes() {
 		vm.Types = append(vm.Types, components.Option{Value: t, Label: contracts.AttachmentTypeLabel(tr, t)})
@@ -93,7 +63,7 @@ func (h *Handler) documentsVM(ctx context.Context, tr *i18n.Translator, ref quot
 			SizeText:    formatBytes(a.Size).In(tr),
 			CreatedAt:   a.CreatedAt,
 			SHA256:      a.SHA256,
-			DownloadURL: ref.attachmentURL(a.AttachmentID),
+			DownloadURL: attachmentURL(ref, a.AttachmentID),
 		})
 	}
 	if quote.Contract != nil && quote.Contract.ContractID >= 1 {
@@ -141,5 +111,5 @@ func (h *Handler) showQuoteDocuments(c *gin.Context) {
 		h.render(c, http.StatusOK, contracts.DocumentsPartial(vm))
 		return
 	}
-	h.renderPage(c, http.StatusOK, t(c, "documents.page_title", strconv.FormatInt(ref.quoteID, 10)), layout.SectionQuotes, contracts.DocumentsPage(vm))
+	h.renderPage(c, http.StatusOK, t(c, "documents.page_title", strconv.FormatInt(ref.QuoteID, 10)), layout.SectionQuotes, contracts.DocumentsPage(vm))
 }

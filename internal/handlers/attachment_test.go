@@ -21,12 +21,12 @@ func TestQuoteDocumentsRegion(t *testing.T) {
 	t.Parallel()
 	e := newDocsEnv(t, docsOptions{})
 	ref := e.newQuote(t)
-	if _, err := e.api.Attachments.Upload(e.ctx(), ref.quoteID, apiclient.AttachmentTypeIDDocument, `id <i>card.pdf`, "application/pdf", -1,
+	if _, err := e.api.Attachments.Upload(e.ctx(), ref.QuoteID, apiclient.AttachmentTypeIDDocument, `id <i>card.pdf`, "application/pdf", -1,
 		strings.NewReader("%PDF-1.4 test")); err != nil {
 		t.Fatal(err)
 	}
 
-	partial := e.p.get(t, e.user, ref.baseURL()+"/documents", htmx)
+	partial := e.p.get(t, e.user, ref.URL()+"/documents", htmx)
 	if partial.StatusCode != http.StatusOK {
 		t.Fatalf("partial: %d %s", partial.StatusCode, partial.body)
 	}
@@ -50,7 +50,7 @@ func TestQuoteDocumentsRegion(t *testing.T) {
 	}
 	// The upload form: type select before the file input, every type offered, the limit known to app.js.
 	form := region.Find(`form[data-testid="upload-form"]`)
-	if form.AttrOr("hx-encoding", "") != "multipart/form-data" || form.AttrOr("hx-post", "") != ref.baseURL()+"/attachments" {
+	if form.AttrOr("hx-encoding", "") != "multipart/form-data" || form.AttrOr("hx-post", "") != ref.URL()+"/attachments" {
 		t.Errorf("upload form attributes: %v", form.Nodes[0].Attr)
 	}
 	if form.AttrOr("data-max-bytes", "") != strconv.Itoa(10<<20) {
@@ -70,7 +70,7 @@ func TestQuoteDocumentsRegion(t *testing.T) {
 		t.Error("a quote with a cart offers an enabled Generate contract button")
 	}
 
-	page := e.p.get(t, e.user, ref.baseURL()+"/documents", nil)
+	page := e.p.get(t, e.user, ref.URL()+"/documents", nil)
 	pageDoc := parseHTML(t, page.body)
 	if page.StatusCode != http.StatusOK || pageDoc.Find("header.site-header").Length() != 1 || pageDoc.Find("#documents-region").Length() != 1 {
 		t.Errorf("direct visit: %d, want the region inside a page", page.StatusCode)
@@ -125,7 +125,7 @@ func TestUploadStreamsLargeFileToTheService(t *testing.T) {
 		t.Errorf("HX-Trigger %q has no success toast", trig)
 	}
 	uploads := e.requestsTo("attachments.upload")
-	if len(uploads) != 1 || !strings.HasSuffix(uploads[0].EscapedPath, fmt.Sprintf("/quote/%d/attachmentType/CONTRACT_ANNEX", ref.quoteID)) {
+	if len(uploads) != 1 || !strings.HasSuffix(uploads[0].EscapedPath, fmt.Sprintf("/quote/%d/attachmentType/CONTRACT_ANNEX", ref.QuoteID)) {
 		t.Errorf("upload requests %+v", uploads)
 	}
 }
@@ -219,18 +219,18 @@ func TestAttachmentDownloadAndDelete(t *testing.T) {
 	e := newDocsEnv(t, docsOptions{})
 	ref := e.newQuote(t)
 	content := []byte("<html><script>alert(1)</script></html> and more")
-	stored, err := e.api.Attachments.Upload(e.ctx(), ref.quoteID, apiclient.AttachmentTypeOther, `..\dir\Bericht "Q4" Ünïcode;.html`, "text/html",
+	stored, err := e.api.Attachments.Upload(e.ctx(), ref.QuoteID, apiclient.AttachmentTypeOther, `..\dir\Bericht "Q4" Ünïcode;.html`, "text/html",
 		int64(len(content)), bytes.NewReader(content))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pdf, err := e.api.Attachments.Upload(e.ctx(), ref.quoteID, apiclient.AttachmentTypeIDDocument, "id.pdf", "application/pdf", 9,
+	pdf, err := e.api.Attachments.Upload(e.ctx(), ref.QuoteID, apiclient.AttachmentTypeIDDocument, "id.pdf", "application/pdf", 9,
 		strings.NewReader("%PDF-1.4\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	resp := e.p.get(t, e.user, ref.attachmentURL(stored.AttachmentID), nil)
+	resp := e.p.get(t, e.user, attachmentURL(ref, stored.AttachmentID), nil)
 	if resp.StatusCode != http.StatusOK || resp.body != string(content) {
 		t.Fatalf("download: %d %q", resp.StatusCode, resp.body)
 	}
@@ -248,23 +248,23 @@ func TestAttachmentDownloadAndDelete(t *testing.T) {
 		t.Error("a download was compressed")
 	}
 
-	pdfResp := e.p.get(t, e.user, ref.attachmentURL(pdf.AttachmentID), nil)
+	pdfResp := e.p.get(t, e.user, attachmentURL(ref, pdf.AttachmentID), nil)
 	if pdfResp.Header.Get("Content-Type") != "application/pdf" || pdfResp.Header.Get("Content-Disposition") != `attachment; filename=id.pdf` {
 		t.Errorf("PDF attachment headers: %q %q", pdfResp.Header.Get("Content-Type"), pdfResp.Header.Get("Content-Disposition"))
 	}
 
-	if missing := e.p.get(t, e.user, ref.attachmentURL(999), nil); missing.StatusCode != http.StatusNotFound {
+	if missing := e.p.get(t, e.user, attachmentURL(ref, 999), nil); missing.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown attachment: %d", missing.StatusCode)
 	}
 
 	// The delete button asks with the attachment as the quote lists it now.
-	confirmURL := parseHTML(t, e.p.get(t, e.user, ref.baseURL()+"/documents", htmx).body).
+	confirmURL := parseHTML(t, e.p.get(t, e.user, ref.URL()+"/documents", htmx).body).
 		Find(`[data-attachment-id="`+strconv.Itoa(int(pdf.AttachmentID))+`"] [data-testid="attachment-delete"]`).AttrOr("data-confirm-url", "")
 	if got := e.p.get(t, e.user, confirmURL, htmx).body; !strings.Contains(got, "Delete the attachment id.pdf (") || !strings.Contains(got, "cannot be undone") {
 		t.Errorf("delete confirmation from %q: %s", confirmURL, got)
 	}
 
-	del := e.htmxDo(t, http.MethodDelete, ref.attachmentURL(stored.AttachmentID), nil)
+	del := e.htmxDo(t, http.MethodDelete, attachmentURL(ref, stored.AttachmentID), nil)
 	if del.StatusCode != http.StatusOK {
 		t.Fatalf("delete: %d %s", del.StatusCode, del.body)
 	}
@@ -280,7 +280,7 @@ func TestAttachmentDownloadAndDelete(t *testing.T) {
 		t.Errorf("the simulator still has %+v", left)
 	}
 	// Deleted elsewhere after the page was rendered: nothing to delete, and it says so.
-	gone := e.p.get(t, e.user, ref.attachmentURL(stored.AttachmentID)+"/confirm", htmx)
+	gone := e.p.get(t, e.user, attachmentURL(ref, stored.AttachmentID)+"/confirm", htmx)
 	if !strings.Contains(gone.body, `"refused":true`) || !strings.Contains(gone.body, "nothing was deleted") {
 		t.Errorf("confirmation of a deleted attachment: %s", gone.body)
 	}
@@ -339,16 +339,16 @@ func TestStreamedCallsAnswerWithinTheTimeLimit(t *testing.T) {
 	t.Parallel()
 	e := newDocsEnv(t, docsOptions{v2Timeout: 300 * time.Millisecond})
 	ref := e.newQuote(t)
-	stored, err := e.api.Attachments.Upload(e.ctx(), ref.quoteID, apiclient.AttachmentTypeOther, "a.txt", "text/plain", 1, strings.NewReader("a"))
+	stored, err := e.api.Attachments.Upload(e.ctx(), ref.QuoteID, apiclient.AttachmentTypeOther, "a.txt", "text/plain", 1, strings.NewReader("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.sim.SetFault("attachments.download", v2sim.Fault{Hang: true, Times: 1})
-	if resp := e.p.get(t, e.user, ref.attachmentURL(stored.AttachmentID), nil); resp.StatusCode != http.StatusGatewayTimeout {
+	if resp := e.p.get(t, e.user, attachmentURL(ref, stored.AttachmentID), nil); resp.StatusCode != http.StatusGatewayTimeout {
 		t.Errorf("download with no answer: %d, want 504", resp.StatusCode)
 	}
 	e.sim.SetFault("contracts.auditpdf", v2sim.Fault{Hang: true, Times: 1})
-	if resp := e.p.get(t, e.user, auditURL(ref.quoteID)+"/pdf", nil); resp.StatusCode != http.StatusGatewayTimeout {
+	if resp := e.p.get(t, e.user, auditURL(ref.QuoteID)+"/pdf", nil); resp.StatusCode != http.StatusGatewayTimeout {
 		t.Errorf("audit PDF with no answer: %d, want 504", resp.StatusCode)
 	}
 	e.sim.SetFault("attachments.upload", v2sim.Fault{Delay: 2 * time.Second, Times: 1})

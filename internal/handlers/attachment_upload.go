@@ -205,7 +205,7 @@ func (h *Handler) uploadAttachment(c *gin.Context) {
 		body.text = kind.Stream()
 	}
 	uploaded := h.trackUpload()
-	attachment, err := h.api.Attachments.Upload(answer.ctx, ref.quoteID, attachmentType, fileName, contentType, size, body)
+	attachment, err := h.api.Attachments.Upload(answer.ctx, ref.QuoteID, attachmentType, fileName, contentType, size, body)
 	uploaded()
 	h.countStreamed(streamUpload, body.n)
 	err = answer.started(err)
@@ -220,14 +220,14 @@ func (h *Handler) uploadAttachment(c *gin.Context) {
 		h.failUpload(c, body.sourceErr, limit)
 		return
 	case err != nil:
-		h.fail(c, fmt.Errorf("documents: upload to quote %d: %w", ref.quoteID, err))
+		h.fail(c, fmt.Errorf("documents: upload to quote %d: %w", ref.QuoteID, err))
 		return
 	}
-	h.log(c).Info("attachment uploaded", slog.Int64("quote_id", ref.quoteID), slog.Int("attachment_id", int(attachment.AttachmentID)),
+	h.log(c).Info("attachment uploaded", slog.Int64("quote_id", ref.QuoteID), slog.Int("attachment_id", int(attachment.AttachmentID)),
 		slog.Int64("bytes", body.n))
 
 	if !isHTMX(c) {
-		c.Redirect(http.StatusSeeOther, ref.baseURL()+"/documents")
+		c.Redirect(http.StatusSeeOther, ref.URL()+"/documents")
 		return
 	}
 	quote, err := h.loadQuote(h.apiContext(c), ref)

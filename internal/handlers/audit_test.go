@@ -13,7 +13,7 @@ func TestAuditShowsCustomerChangeBeforeAfter(t *testing.T) {
 	t.Parallel()
 	e := newDocsEnv(t, docsOptions{})
 	ref := e.newQuote(t)
-	customer, err := e.api.Customers.Get(e.ctx(), ref.customerID)
+	customer, err := e.api.Customers.Get(e.ctx(), ref.CustomerID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestAuditShowsCustomerChangeBeforeAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	resp := e.p.get(t, e.user, auditURL(ref.quoteID), nil)
+	resp := e.p.get(t, e.user, auditURL(ref.QuoteID), nil)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("audit: %d %s", resp.StatusCode, resp.body)
 	}
@@ -64,15 +64,15 @@ func TestAuditShowsCustomerChangeBeforeAfter(t *testing.T) {
 	if !strings.Contains(raw.Text(), "CUSTOMER_UPDATED") {
 		t.Error("the raw JSON lacks the entry")
 	}
-	if doc.Find(`iframe[data-testid="audit-pdf-preview"]`).AttrOr("src", "") != auditURL(ref.quoteID)+"/pdf?inline=1" {
+	if doc.Find(`iframe[data-testid="audit-pdf-preview"]`).AttrOr("src", "") != auditURL(ref.QuoteID)+"/pdf?inline=1" {
 		t.Error("no inline PDF audit")
 	}
 
-	pdf := e.p.get(t, e.user, auditURL(ref.quoteID)+"/pdf", nil)
+	pdf := e.p.get(t, e.user, auditURL(ref.QuoteID)+"/pdf", nil)
 	if pdf.StatusCode != http.StatusOK || !strings.HasPrefix(pdf.body, "%PDF-") || pdf.Header.Get("Content-Type") != "application/pdf" {
 		t.Errorf("PDF audit: %d %q", pdf.StatusCode, pdf.Header.Get("Content-Type"))
 	}
-	if cd := pdf.Header.Get("Content-Disposition"); cd != "attachment; filename=validation-audit-"+strings.TrimPrefix(auditURL(ref.quoteID), "/audits/")+".pdf" {
+	if cd := pdf.Header.Get("Content-Disposition"); cd != "attachment; filename=validation-audit-"+strings.TrimPrefix(auditURL(ref.QuoteID), "/audits/")+".pdf" {
 		t.Errorf("Content-Disposition %q", cd)
 	}
 }

@@ -241,7 +241,7 @@ func TestAuditTimesInThePersonsZone(t *testing.T) {
 		t.Fatal(err)
 	}
 	for zone, want := range map[string]*time.Location{"Asia/Tokyo": tokyo, "Mars/Olympus": time.UTC} {
-		resp := e.p.get(t, e.user, auditURL(ref.quoteID), map[string]string{"Cookie": "portal_tz=" + zone})
+		resp := e.p.get(t, e.user, auditURL(ref.QuoteID), map[string]string{"Cookie": "portal_tz=" + zone})
 		doc := parseHTML(t, resp.body)
 		if got := doc.Find(`[data-testid="audit-zone"]`).Text(); !strings.Contains(got, want.String()) {
 			t.Errorf("%s: the zone is named %q, want %s", zone, got, want)

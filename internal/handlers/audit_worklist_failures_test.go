@@ -26,7 +26,7 @@ func TestWorklistRowFailuresSayWhatHappened(t *testing.T) {
 		ref := e.newQuote(t)
 		for lang, want := range c.words {
 			e.sim.SetFault("contracts.audit", v2sim.Fault{Status: c.status, Times: 1})
-			r := e.p.get(t, e.user, "/audits/worklist?quotes="+strconv.FormatInt(ref.quoteID, 10), map[string]string{"Accept-Language": lang})
+			r := e.p.get(t, e.user, "/audits/worklist?quotes="+strconv.FormatInt(ref.QuoteID, 10), map[string]string{"Accept-Language": lang})
 			body := strings.ReplaceAll(r.body, "&#39;", "'")
 			if r.StatusCode != http.StatusOK || !strings.Contains(body, want) {
 				t.Errorf("%d in %s: %d, want the line %q", c.status, lang, r.StatusCode, want)

@@ -38,7 +38,7 @@ func (h *Handler) generateContract(c *gin.Context) {
 		return
 	}
 	if confirmed := formValue(c, "confirmed"); confirmed == "" || confirmed != changeTag(digestOf(quote)) {
-		h.log(c).Info("contract not generated: the quote is not the one confirmed", slog.Int64("quote_id", ref.quoteID), slog.Bool("confirmed", confirmed != ""))
+		h.log(c).Info("contract not generated: the quote is not the one confirmed", slog.Int64("quote_id", ref.QuoteID), slog.Bool("confirmed", confirmed != ""))
 		vm := h.documentsVM(c.Request.Context(), tr(c), ref, quote)
 		vm.Changed = h.generateSummary(c.Request.Context(), tr(c), ref, quote)
 		announce(c, t(c, "documents.generate.changed"))
@@ -47,9 +47,9 @@ func (h *Handler) generateContract(c *gin.Context) {
 	}
 	limit := h.newStartLimit(ctx)
 	defer limit.release()
-	result, err := h.api.Contracts.Generate(limit.ctx, ref.quoteID)
+	result, err := h.api.Contracts.Generate(limit.ctx, ref.QuoteID)
 	if err = limit.started(err); err != nil {
-		h.fail(c, fmt.Errorf("documents: generate the contract of quote %d: %w", ref.quoteID, err))
+		h.fail(c, fmt.Errorf("documents: generate the contract of quote %d: %w", ref.QuoteID, err))
 		return
 	}
 	generated := &contracts.GeneratedVM{Created: result.Created, AnsweredWithPDF: result.PDF != nil}
@@ -57,7 +57,7 @@ func (h *Handler) generateContract(c *gin.Context) {
 		// The PDF itself is not kept: the contract page downloads it again. It is checked, so a
 		// broken answer is reported rather than linked.
 		if _, err := checkPDF(result.PDF.Body, "the contract"); err != nil {
-			h.log(c).Warn("contract generation answered a PDF that is not one", slog.Int64("quote_id", ref.quoteID), slog.Any("err", err))
+			h.log(c).Warn("contract generation answered a PDF that is not one", slog.Int64("quote_id", ref.QuoteID), slog.Any("err", err))
 			generated.Warning = i18n.M("documents.generated.not_pdf")
 		}
 	}
@@ -77,7 +77,7 @@ func (h *Handler) generateContract(c *gin.Context) {
 		vm.Contract = contractLink(result.ContractID, result.ContractNumber)
 	}
 	if vm.Contract == nil {
-		h.fail(c, fmt.Errorf("documents: generate the contract of quote %d: %w: the answer names no contract", ref.quoteID, apiclient.ErrMalformedResponse))
+		h.fail(c, fmt.Errorf("documents: generate the contract of quote %d: %w: the answer names no contract", ref.QuoteID, apiclient.ErrMalformedResponse))
 		return
 	}
 	message := t(c, "documents.generated.toast", vm.Contract.Number)

@@ -22,6 +22,7 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/v2sim"
+	"github.com/cpqportal/portal/web/templates/quotes"
 )
 
 // docsEnv is a signed-in portal in front of its own simulator, plus a v2 client that talks to the
@@ -87,7 +88,7 @@ func (e *docsEnv) ctx() context.Context {
 
 // newQuote creates a quote with one cart (the default main product of the configurator's first
 // TOF) for customer 1 of configurator 1, through the v2 API itself.
-func (e *docsEnv) newQuote(t *testing.T) quoteRef {
+func (e *docsEnv) newQuote(t *testing.T) quotes.Ref {
 	t.Helper()
 	ctx := e.ctx()
 	const cpqID, customerID = int32(1), int32(1)
@@ -110,16 +111,16 @@ func (e *docsEnv) newQuote(t *testing.T) quoteRef {
 		if err != nil {
 			t.Fatalf("add cart: %v", err)
 		}
-		return quoteRef{cpqID: cpqID, customerID: customerID, quoteID: quote.QuoteID}
+		return quotes.Ref{CPQID: cpqID, CustomerID: customerID, QuoteID: quote.QuoteID}
 	}
 	t.Fatal("no MAIN product offered")
-	return quoteRef{}
+	return quotes.Ref{}
 }
 
 // quote reads the quote document straight from the simulator.
-func (e *docsEnv) quote(t *testing.T, ref quoteRef) *apiclient.Quote {
+func (e *docsEnv) quote(t *testing.T, ref quotes.Ref) *apiclient.Quote {
 	t.Helper()
-	q, err := e.api.CPQ.TOFList(e.ctx(), ref.cpqID, ref.customerID, ref.quoteID)
+	q, err := e.api.CPQ.TOFList(e.ctx(), ref.CPQID, ref.CustomerID, ref.QuoteID)
 	if err != nil {
 		t.Fatalf("toflist: %v", err)
 	}
@@ -127,10 +128,10 @@ func (e *docsEnv) quote(t *testing.T, ref quoteRef) *apiclient.Quote {
 }
 
 // newContract makes a quote and generates its contract through the v2 API.
-func (e *docsEnv) newContract(t *testing.T) (quoteRef, *apiclient.Contract) {
+func (e *docsEnv) newContract(t *testing.T) (quotes.Ref, *apiclient.Contract) {
 	t.Helper()
 	ref := e.newQuote(t)
-	res, err := e.api.Contracts.Generate(e.ctx(), ref.quoteID)
+	res, err := e.api.Contracts.Generate(e.ctx(), ref.QuoteID)
 	if err != nil {
 		t.Fatalf("generate: %v", err)
 	}
@@ -231,9 +232,9 @@ func sha256Of(t *testing.T, r io.Reader) string {
 }
 
 // upload posts a multipart body to the quote's upload route as htmx does.
-func (e *docsEnv) upload(t *testing.T, ref quoteRef, body io.Reader, contentType string, length int64) response {
+func (e *docsEnv) upload(t *testing.T, ref quotes.Ref, body io.Reader, contentType string, length int64) response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, e.p.URL+ref.baseURL()+"/attachments", body)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, e.p.URL+ref.URL()+"/attachments", body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func confirmedGenerate(t *testing.T, r response) url.Values {
 
 // generateForm asks the confirmation of "Generate contract" as the page does when clicked, and
 // answers the form the POST sends once confirmed.
-func (e *docsEnv) generateForm(t *testing.T, ref quoteRef) url.Values {
+func (e *docsEnv) generateForm(t *testing.T, ref quotes.Ref) url.Values {
 	t.Helper()
-	return confirmedGenerate(t, e.p.get(t, e.user, ref.baseURL()+"/contract/confirm", htmx))
+	return confirmedGenerate(t, e.p.get(t, e.user, ref.URL()+"/contract/confirm", htmx))
 }

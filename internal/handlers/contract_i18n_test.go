@@ -88,7 +88,7 @@ func TestContractsAndBackOfficeSpeakItalian(t *testing.T) {
 	}
 
 	// The worklist of the contract's quote and of a quote nobody has.
-	quoteID := strconv.FormatInt(ref.quoteID, 10)
+	quoteID := strconv.FormatInt(ref.QuoteID, 10)
 	worklist := e.p.get(t, e.user, "/audits/worklist?quotes="+quoteID+"&quotes=999999999", italian)
 	wl := parseHTML(t, worklist.body)
 	if worklist.StatusCode != http.StatusOK || wl.Find("h1").Text() != "Elenco di lavoro degli audit" {

@@ -16,6 +16,7 @@ import (
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/layout"
+	"github.com/cpqportal/portal/web/templates/quotes"
 )
 
 // Contract and signature request statuses (docs/v2-assumptions.md A7).
@@ -67,7 +68,7 @@ func contractNumberOf(contract *apiclient.Contract) string {
 
 // quotePath is the quote page of a contract's quote.
 func quotePath(contract *apiclient.Contract) string {
-	return quoteRef{cpqID: contract.CPQID, customerID: contract.CustomerID, quoteID: contract.QuoteID}.baseURL()
+	return quotes.Ref{CPQID: contract.CPQID, CustomerID: contract.CustomerID, QuoteID: contract.QuoteID}.URL()
 }
 
 // money writes an amount of the v2 API (euros, a float) the way tr's language writes money.

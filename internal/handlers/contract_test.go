@@ -25,7 +25,7 @@ func TestGenerateContract(t *testing.T) {
 			e := newDocsEnv(t, docsOptions{sim: v2sim.Options{GeneratePDF: pdfAnswer}})
 			ref := e.newQuote(t)
 
-			resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", e.generateForm(t, ref))
+			resp := e.htmxDo(t, http.MethodPost, ref.URL()+"/contract", e.generateForm(t, ref))
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("generate: %d %s", resp.StatusCode, resp.body)
 			}
@@ -63,7 +63,7 @@ func TestGenerateContract(t *testing.T) {
 				t.Errorf("Content-Disposition %q", cd)
 			}
 
-			again := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", e.generateForm(t, ref))
+			again := e.htmxDo(t, http.MethodPost, ref.URL()+"/contract", e.generateForm(t, ref))
 			if !strings.Contains(parseHTML(t, again.body).Find(`[data-testid="generate-result"]`).Text(), "already has contract") {
 				t.Errorf("second generate: %s", again.body)
 			}
@@ -95,7 +95,7 @@ func TestGenerateContractAnsweredWithABrokenPDF(t *testing.T) {
 	t.Parallel()
 	e := newDocsEnv(t, docsOptions{sim: v2sim.Options{GeneratePDF: true}, wrap: brokenGeneratePDF})
 	ref := e.newQuote(t)
-	resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", e.generateForm(t, ref))
+	resp := e.htmxDo(t, http.MethodPost, ref.URL()+"/contract", e.generateForm(t, ref))
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("generate: %d %s", resp.StatusCode, resp.body)
 	}
@@ -117,18 +117,18 @@ func TestGenerateContractWithoutCartsIsRefused(t *testing.T) {
 	e := newDocsEnv(t, docsOptions{})
 	ref := e.newQuote(t)
 	quote := e.quote(t, ref)
-	init, err := e.api.CPQ.Init(e.ctx(), ref.cpqID, ref.customerID)
+	init, err := e.api.CPQ.Init(e.ctx(), ref.CPQID, ref.CustomerID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.api.CPQ.RemoveCart(e.ctx(), init.SessionID, ref.cpqID, ref.quoteID, quote.Carts[0].BasketID); err != nil {
+	if err := e.api.CPQ.RemoveCart(e.ctx(), init.SessionID, ref.CPQID, ref.QuoteID, quote.Carts[0].BasketID); err != nil {
 		t.Fatal(err)
 	}
-	region := parseHTML(t, e.p.get(t, e.user, ref.baseURL()+"/documents", htmx).body)
+	region := parseHTML(t, e.p.get(t, e.user, ref.URL()+"/documents", htmx).body)
 	if region.Find(`[data-testid="generate-contract"][disabled]`).Length() != 1 || region.Find(`[data-testid="generate-hint"]`).Length() != 1 {
 		t.Error("a quote without carts does not explain why it cannot be generated")
 	}
-	resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", e.generateForm(t, ref))
+	resp := e.htmxDo(t, http.MethodPost, ref.URL()+"/contract", e.generateForm(t, ref))
 	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(resp.body, "has no carts") {
 		t.Errorf("generate without carts: %d %s", resp.StatusCode, resp.body)
 	}
@@ -196,7 +196,7 @@ func TestPDFThatIsNotAPDF(t *testing.T) {
 			t.Parallel()
 			e := newDocsEnv(t, docsOptions{wrap: brokenPDFs(mode)})
 			ref, contract := e.newContract(t)
-			for _, path := range []string{contractPath(contract.ContractID) + "/pdf", contractPath(contract.ContractID) + "/pdf?inline=1", auditURL(ref.quoteID) + "/pdf"} {
+			for _, path := range []string{contractPath(contract.ContractID) + "/pdf", contractPath(contract.ContractID) + "/pdf?inline=1", auditURL(ref.QuoteID) + "/pdf"} {
 				resp := e.p.get(t, e.user, path, nil)
 				if resp.StatusCode != http.StatusBadGateway {
 					t.Errorf("%s: %d, want 502", path, resp.StatusCode)
@@ -351,7 +351,7 @@ func TestContractPageShowsItsData(t *testing.T) {
 		t.Errorf("h1 %q", got)
 	}
 	details := doc.Find(`[data-testid="contract-details"]`).Text()
-	for _, want := range []string{contract.ContractNumber, contract.Customer.Name, strconv.FormatInt(ref.quoteID, 10), "€"} {
+	for _, want := range []string{contract.ContractNumber, contract.Customer.Name, strconv.FormatInt(ref.QuoteID, 10), "€"} {
 		if !strings.Contains(details, want) {
 			t.Errorf("details lack %q: %s", want, details)
 		}
@@ -366,8 +366,8 @@ func TestContractPageShowsItsData(t *testing.T) {
 	if row.Length() != 1 || row.AttrOr("data-status", "") != "SENT" || !strings.Contains(row.Text(), "Please sign") {
 		t.Errorf("signature rows: %d %q", row.Length(), row.Text())
 	}
-	if doc.Find(`[data-testid="audit-link"]`).AttrOr("href", "") != auditURL(ref.quoteID) ||
-		doc.Find(`[data-testid="quote-link"]`).AttrOr("href", "") != ref.baseURL() {
+	if doc.Find(`[data-testid="audit-link"]`).AttrOr("href", "") != auditURL(ref.QuoteID) ||
+		doc.Find(`[data-testid="quote-link"]`).AttrOr("href", "") != ref.URL() {
 		t.Error("links to the audit and the quote are wrong")
 	}
 	for _, bad := range []string{"/contracts/0", "/contracts/abc", "/contracts/2147483648"} {
@@ -624,16 +624,16 @@ func TestGenerateContractConfirmsTheQuoteAsItIsNow(t *testing.T) {
 	t.Parallel()
 	e := newDocsEnv(t, docsOptions{})
 	ref := e.newQuote(t)
-	quoteMust(t, "documents", e.p.get(t, e.user, ref.baseURL()+"/documents", htmx), http.StatusOK)
+	quoteMust(t, "documents", e.p.get(t, e.user, ref.URL()+"/documents", htmx), http.StatusOK)
 	reprice := func(activation float64) {
 		t.Helper()
 		quote := e.quote(t, ref)
-		init, err := e.api.CPQ.Init(e.ctx(), ref.cpqID, ref.customerID)
+		init, err := e.api.CPQ.Init(e.ctx(), ref.CPQID, ref.CustomerID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cart := quote.Carts[0]
-		if _, err := e.api.CPQ.Reprice(e.ctx(), init.SessionID, ref.cpqID, ref.quoteID,
+		if _, err := e.api.CPQ.Reprice(e.ctx(), init.SessionID, ref.CPQID, ref.QuoteID,
 			apiclient.RepriceRequest{ActivationPrice: activation, RecurringPrice: 0, BasketID: cart.BasketID, CartItemID: cart.Root.NodeID}); err != nil {
 			t.Fatal(err)
 		}
@@ -643,7 +643,7 @@ func TestGenerateContractConfirmsTheQuoteAsItIsNow(t *testing.T) {
 	reprice(0)
 	en, _ := quoteTranslators(t)
 	oneOff := func(q *apiclient.Quote) string { return en.Money(cents(q.Totals.NetActivation), "EUR") }
-	first := e.p.get(t, e.user, ref.baseURL()+"/contract/confirm", htmx)
+	first := e.p.get(t, e.user, ref.URL()+"/contract/confirm", htmx)
 	if want := oneOff(e.quote(t, ref)); !strings.Contains(first.body, want+" one-off") {
 		t.Errorf("confirmation %s does not state the one-off total now, %s", first.body, want)
 	}
@@ -651,7 +651,7 @@ func TestGenerateContractConfirmsTheQuoteAsItIsNow(t *testing.T) {
 
 	// Changed again between the confirmation and the POST: nothing is generated.
 	reprice(12.34)
-	resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", confirmed)
+	resp := e.htmxDo(t, http.MethodPost, ref.URL()+"/contract", confirmed)
 	if resp.StatusCode != http.StatusConflict {
 		t.Fatalf("generate after a change: %d %s", resp.StatusCode, resp.body)
 	}
@@ -664,12 +664,12 @@ func TestGenerateContractConfirmsTheQuoteAsItIsNow(t *testing.T) {
 	}
 
 	// Not confirmed at all (no state): refused the same way.
-	if resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", url.Values{}); resp.StatusCode != http.StatusConflict {
+	if resp := e.htmxDo(t, http.MethodPost, ref.URL()+"/contract", url.Values{}); resp.StatusCode != http.StatusConflict {
 		t.Errorf("generate without a confirmation: %d", resp.StatusCode)
 	}
 
 	// Confirmed anew: generated.
-	if resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/contract", e.generateForm(t, ref)); resp.StatusCode != http.StatusOK {
+	if resp := e.htmxDo(t, http.MethodPost, ref.URL()+"/contract", e.generateForm(t, ref)); resp.StatusCode != http.StatusOK {
 		t.Fatalf("generate after confirming anew: %d %s", resp.StatusCode, resp.body)
 	}
 	if n := len(e.requestsTo("contracts.generate")); n != 1 {

@@ -52,7 +52,7 @@ func TestEvidencePageAndZip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit, err := e.api.Contracts.ValidationAudit(ctx, ref.quoteID)
+	audit, err := e.api.Contracts.ValidationAudit(ctx, ref.QuoteID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,15 +62,15 @@ func TestEvidencePageAndZip(t *testing.T) {
 	}
 	pdfDownload, err := e.api.Contracts.DownloadPDF(ctx, contract.ContractID)
 	contractPDF := readDownload(t, pdfDownload, err)
-	auditDownload, err := e.api.Contracts.ValidationAuditPDF(ctx, ref.quoteID)
+	auditDownload, err := e.api.Contracts.ValidationAuditPDF(ctx, ref.QuoteID)
 	auditPDF := readDownload(t, auditDownload, err)
 	n := contract.ContractNumber
 	want := map[string]string{
 		"contract-" + n + ".pdf":                                           hexSHA(contractPDF),
 		"contract-" + n + ".json":                                          hexSHA(contractDoc.Raw),
 		"archive-payload-" + n + ".json":                                   hexSHA(payload.Raw),
-		"validation-audit-" + strconv.FormatInt(ref.quoteID, 10) + ".json": hexSHA(audit.Raw),
-		"validation-audit-" + strconv.FormatInt(ref.quoteID, 10) + ".pdf":  hexSHA(auditPDF),
+		"validation-audit-" + strconv.FormatInt(ref.QuoteID, 10) + ".json": hexSHA(audit.Raw),
+		"validation-audit-" + strconv.FormatInt(ref.QuoteID, 10) + ".pdf":  hexSHA(auditPDF),
 	}
 	if hexSHA(contractPDF) != contract.PDF.SHA256 {
 		t.Fatalf("the simulator's PDF hash differs from its document: test setup broken")

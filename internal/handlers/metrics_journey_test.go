@@ -41,7 +41,7 @@ func TestMetricsJourneyMovesEveryDocumentedFamily(t *testing.T) {
 		}
 	}
 
-	if resp := e.p.get(t, e.user, ref.baseURL(), nil); resp.StatusCode != http.StatusOK {
+	if resp := e.p.get(t, e.user, ref.URL(), nil); resp.StatusCode != http.StatusOK {
 		t.Fatalf("quote page: %d", resp.StatusCode)
 	}
 
@@ -73,7 +73,7 @@ func TestMetricsJourneyMovesEveryDocumentedFamily(t *testing.T) {
 	if len(attachments) != 1 {
 		t.Fatalf("the simulator has %d attachments", len(attachments))
 	}
-	download := e.p.get(t, e.user, ref.attachmentURL(attachments[0].AttachmentID), nil)
+	download := e.p.get(t, e.user, attachmentURL(ref, attachments[0].AttachmentID), nil)
 	if download.StatusCode != http.StatusOK || len(download.body) != size {
 		t.Fatalf("download: %d, %d bytes", download.StatusCode, len(download.body))
 	}

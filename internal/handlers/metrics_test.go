@@ -159,7 +159,7 @@ func TestStreamedBytesAndUploadsInFlightThroughTheRealRoutes(t *testing.T) {
 	if len(attachments) != 1 {
 		t.Fatalf("the simulator has %d attachments, want 1", len(attachments))
 	}
-	if got := e.p.get(t, e.user, ref.attachmentURL(attachments[0].AttachmentID), nil); got.StatusCode != http.StatusOK || len(got.body) != size {
+	if got := e.p.get(t, e.user, attachmentURL(ref, attachments[0].AttachmentID), nil); got.StatusCode != http.StatusOK || len(got.body) != size {
 		t.Fatalf("download: %d, %d bytes", got.StatusCode, len(got.body))
 	}
 

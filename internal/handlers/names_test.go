@@ -24,7 +24,7 @@ func TestBackOfficeSeesTheCatalogueByName(t *testing.T) {
 	e := newDocsEnv(t, docsOptions{})
 	ref, contract := e.newContract(t)
 	// The sales rep opens the quote and the contract: the index has both rows.
-	quoteMust(t, "quote page", e.p.get(t, e.user, ref.baseURL(), nil), http.StatusOK)
+	quoteMust(t, "quote page", e.p.get(t, e.user, ref.URL(), nil), http.StatusOK)
 	quoteMust(t, "contract page", e.p.get(t, e.user, contractPath(contract.ContractID), nil), http.StatusOK)
 	cfgs, err := e.api.CPQ.List(e.ctx())
 	if err != nil {

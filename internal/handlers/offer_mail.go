@@ -22,6 +22,7 @@ import (
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
 	"github.com/cpqportal/portal/web/templates/layout"
+	"github.com/cpqportal/portal/web/templates/quotes"
 )
 
 // Bounds of the offer's e-mail form (docs/mail.md).
@@ -65,7 +66,7 @@ func customerLang(customer *apiclient.Customer, reader string) string {
 
 // offerMailPrefill is the form as first shown: the customer's address, the subject and message
 // in the language code.
-func (h *Handler) offerMailPrefill(c *gin.Context, ref quoteRef, customer *apiclient.Customer, code string) offerMailForm {
+func (h *Handler) offerMailPrefill(c *gin.Context, ref quotes.Ref, customer *apiclient.Customer, code string) offerMailForm {
 	otr := h.offerTranslator(c, code)
 	user := auth.CurrentUser(c)
 	name := ""
@@ -75,7 +76,7 @@ func (h *Handler) offerMailPrefill(c *gin.Context, ref quoteRef, customer *apicl
 	return offerMailForm{
 		To:      customerEmail(customer),
 		Lang:    otr.Lang(),
-		Subject: otr.T("offer.mail.default_subject", strconv.FormatInt(ref.quoteID, 10), name),
+		Subject: otr.T("offer.mail.default_subject", strconv.FormatInt(ref.QuoteID, 10), name),
 		Message: otr.T("offer.mail.default_message", name, strconv.Itoa(offer.ValidDays), user.Name),
 	}
 }
@@ -88,11 +89,11 @@ func customerEmail(customer *apiclient.Customer) string {
 }
 
 // offerMailVM is the e-mail region for form, with field errors errs (by field name).
-func (h *Handler) offerMailVM(c *gin.Context, ref quoteRef, quote *apiclient.Quote, customer *apiclient.Customer,
+func (h *Handler) offerMailVM(c *gin.Context, ref quotes.Ref, quote *apiclient.Quote, customer *apiclient.Customer,
 	form offerMailForm, errs map[string]string, mails []outbox.Sent) contracts.OfferMailVM {
 	trr := tr(c)
 	vm := contracts.OfferMailVM{
-		URL:      ref.baseURL() + "/offer/mail",
+		URL:      ref.URL() + "/offer/mail",
 		Enabled:  h.mail.Enabled(),
 		HasCarts: len(quote.Carts) > 0,
 		To: components.Field{ID: "offer-mail-to", Name: "to", Label: trr.T("offer.mail.to"), Value: form.To, Required: true,
@@ -100,7 +101,7 @@ func (h *Handler) offerMailVM(c *gin.Context, ref quoteRef, quote *apiclient.Quo
 			Attrs: map[string]any{"list": "offer-mail-suggested", "data-testid": "offer-mail-to-input"}},
 		Lang: components.Field{ID: "offer-mail-lang", Name: "lang", Label: trr.T("offer.mail.lang"), Value: form.Lang,
 			Hint: trr.T("offer.mail.lang_hint"),
-			Attrs: map[string]any{"hx-get": ref.baseURL() + "/offer/mail", "hx-trigger": "change", "hx-target": "#" + contracts.OfferMailID,
+			Attrs: map[string]any{"hx-get": ref.URL() + "/offer/mail", "hx-trigger": "change", "hx-target": "#" + contracts.OfferMailID,
 				"hx-swap": "outerHTML", "hx-include": "#offer-mail-to, this"}},
 		Subject: components.Field{ID: "offer-mail-subject", Name: "subject", Label: trr.T("offer.mail.subject"), Value: form.Subject,
 			Required: true, Error: errs["subject"], Attrs: map[string]any{"lang": form.Lang}},
@@ -147,7 +148,7 @@ func (h *Handler) showOfferMail(c *gin.Context) {
 		return
 	}
 	ctx := h.apiContext(c)
-	customerOf := later(func() (*apiclient.Customer, error) { return h.api.Customers.Get(ctx, ref.customerID) })
+	customerOf := later(func() (*apiclient.Customer, error) { return h.api.Customers.Get(ctx, ref.CustomerID) })
 	quote, err := h.loadQuote(ctx, ref)
 	customer, customerErr := customerOf()
 	if err != nil {
@@ -155,10 +156,10 @@ func (h *Handler) showOfferMail(c *gin.Context) {
 		return
 	}
 	if customerErr != nil {
-		h.fail(c, fmt.Errorf("offer mail: read customer %d: %w", ref.customerID, customerErr))
+		h.fail(c, fmt.Errorf("offer mail: read customer %d: %w", ref.CustomerID, customerErr))
 		return
 	}
-	mails, err := h.offerMails(c.Request.Context(), ref.quoteID)
+	mails, err := h.offerMails(c.Request.Context(), ref.QuoteID)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -300,7 +301,7 @@ func (h *Handler) sendOfferMail(c *gin.Context) {
 	}
 	recipients, errs := validateOfferMail(tr(c), form)
 	ctx := h.apiContext(c)
-	mails, err := h.offerMails(c.Request.Context(), ref.quoteID)
+	mails, err := h.offerMails(c.Request.Context(), ref.QuoteID)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -330,10 +331,10 @@ func (h *Handler) sendOfferMail(c *gin.Context) {
 		h.renderOfferMail(c, http.StatusOK, vm)
 		return
 	}
-	attachment, err := h.api.Attachments.Upload(ctx, ref.quoteID, offer.AttachmentType, made.fileName,
+	attachment, err := h.api.Attachments.Upload(ctx, ref.QuoteID, offer.AttachmentType, made.fileName,
 		offer.ContentType, int64(len(made.pdf)), bytes.NewReader(made.pdf))
 	if err != nil {
-		h.fail(c, fmt.Errorf("offer mail: store on quote %d: %w", ref.quoteID, err))
+		h.fail(c, fmt.Errorf("offer mail: store on quote %d: %w", ref.QuoteID, err))
 		return
 	}
 	otr := h.offerTranslator(c, made.lang)
@@ -350,7 +351,7 @@ func (h *Handler) sendOfferMail(c *gin.Context) {
 	}
 	var out []outbox.Mail
 	for _, to := range recipients {
-		out = append(out, outbox.Mail{Owner: user.Subject, Topic: offerTopic(ref.quoteID), Recipient: to, Lang: made.lang,
+		out = append(out, outbox.Mail{Owner: user.Subject, Topic: offerTopic(ref.QuoteID), Recipient: to, Lang: made.lang,
 			FromName: user.Name, ReplyTo: replyTo, Subject: form.Subject, Text: text, HTML: html,
 			AttachmentName: made.fileName, AttachmentType: offer.ContentType, Attachment: made.pdf, Version: made.version})
 	}
@@ -358,10 +359,10 @@ func (h *Handler) sendOfferMail(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	h.log(c).Info("offer mailed", slog.Int64("quote_id", ref.quoteID), slog.Int("attachment_id", int(attachment.AttachmentID)),
+	h.log(c).Info("offer mailed", slog.Int64("quote_id", ref.QuoteID), slog.Int("attachment_id", int(attachment.AttachmentID)),
 		slog.String("lang", made.lang), slog.Int("recipients", len(recipients)))
 	if !isHTMX(c) {
-		c.Redirect(http.StatusSeeOther, ref.baseURL()+"/documents")
+		c.Redirect(http.StatusSeeOther, ref.URL()+"/documents")
 		return
 	}
 	quote, err := h.loadQuote(ctx, ref)

@@ -24,11 +24,11 @@ func TestOfferMailFormValidatesAsksAgainAndSends(t *testing.T) {
 	mp := mailpittest.Start(t, mailpittest.Options{})
 	e := newDocsEnv(t, docsOptions{smtpURL: mp.SMTPURL()})
 	ref := e.newQuote(t)
-	customer, err := e.api.Customers.Get(e.ctx(), ref.customerID)
+	customer, err := e.api.Customers.Get(e.ctx(), ref.CustomerID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mailURL := ref.baseURL() + "/offer/mail"
+	mailURL := ref.URL() + "/offer/mail"
 
 	form := e.htmxDo(t, http.MethodGet, mailURL+"?lang=it", nil)
 	doc := parseHTML(t, form.body)
@@ -38,7 +38,7 @@ func TestOfferMailFormValidatesAsksAgainAndSends(t *testing.T) {
 	if v, _ := doc.Find(`#offer-mail-to`).Attr("value"); customer.Email != "" && v != customer.Email {
 		t.Errorf("recipients prefilled with %q, want the customer's %q", v, customer.Email)
 	}
-	if v, _ := doc.Find(`#offer-mail-subject`).Attr("value"); !strings.Contains(v, "preventivo "+strconv.FormatInt(ref.quoteID, 10)) {
+	if v, _ := doc.Find(`#offer-mail-subject`).Attr("value"); !strings.Contains(v, "preventivo "+strconv.FormatInt(ref.QuoteID, 10)) {
 		t.Errorf("Italian subject prefilled as %q", v)
 	}
 
@@ -101,7 +101,7 @@ func TestOfferMailFormValidatesAsksAgainAndSends(t *testing.T) {
 		t.Fatalf("a further send did not ask with what changed: %d\n%.3000s", asked.StatusCode, asked.body)
 	}
 	waitForMail(t, func() bool {
-		rows, _ := e.p.h.mail.Topic(context.Background(), offerTopic(ref.quoteID), 10)
+		rows, _ := e.p.h.mail.Topic(context.Background(), offerTopic(ref.QuoteID), 10)
 		return len(rows) == 2
 	})
 	again.Set("confirm", "1")
@@ -123,14 +123,14 @@ func TestOfferMailWithoutSMTPSaysSoAndSendsNothing(t *testing.T) {
 	t.Parallel()
 	e := newDocsEnv(t, docsOptions{})
 	ref := e.newQuote(t)
-	doc := parseHTML(t, e.htmxDo(t, http.MethodGet, ref.baseURL()+"/offer/mail", nil).body)
+	doc := parseHTML(t, e.htmxDo(t, http.MethodGet, ref.URL()+"/offer/mail", nil).body)
 	if doc.Find(`[data-testid="offer-mail-disabled"]`).Length() != 1 {
 		t.Error("the form does not say e-mail is not configured")
 	}
 	if _, disabled := doc.Find(`[data-testid="offer-mail-send"]`).Attr("disabled"); !disabled {
 		t.Error("the send button is not disabled")
 	}
-	resp := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/offer/mail",
+	resp := e.htmxDo(t, http.MethodPost, ref.URL()+"/offer/mail",
 		url.Values{"to": {"a@example.org"}, "lang": {"en"}, "subject": {"s"}, "message": {"m"}})
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(resp.body, "not configured") {
 		t.Errorf("send without SMTP: %d %.500s", resp.StatusCode, resp.body)
@@ -164,7 +164,7 @@ func TestOfferMailRefusalIsShownToTheSender(t *testing.T) {
 	mp := mailpittest.Start(t, mailpittest.Options{AllowedRecipients: `@example\.org$`})
 	e := newDocsEnv(t, docsOptions{smtpURL: mp.SMTPURL()})
 	ref := e.newQuote(t)
-	mailURL := ref.baseURL() + "/offer/mail"
+	mailURL := ref.URL() + "/offer/mail"
 	sent := e.htmxDo(t, http.MethodPost, mailURL, url.Values{"to": {"ok@example.org, nobody@refused.test"}, "lang": {"en"},
 		"subject": {"Offer"}, "message": {"Hello"}})
 	if sent.StatusCode != http.StatusOK {

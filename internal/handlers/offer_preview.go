@@ -10,6 +10,7 @@ import (
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/offer"
+	"github.com/cpqportal/portal/web/templates/quotes"
 )
 
 // offerLangField is the form and query field naming the offer's language.
@@ -37,16 +38,16 @@ func (h *Handler) offerTranslator(c *gin.Context, code string) *i18n.Translator 
 
 // makeOffer reads the quote (call 10) and its customer, and makes the offer in the language
 // code (docs/quotes.md, "The offer"). The rep is the signed-in user.
-func (h *Handler) makeOffer(c *gin.Context, ref quoteRef, code string) (madeOffer, error) {
+func (h *Handler) makeOffer(c *gin.Context, ref quotes.Ref, code string) (madeOffer, error) {
 	ctx := h.apiContext(c)
-	customerOf := later(func() (*apiclient.Customer, error) { return h.api.Customers.Get(ctx, ref.customerID) })
+	customerOf := later(func() (*apiclient.Customer, error) { return h.api.Customers.Get(ctx, ref.CustomerID) })
 	quote, err := h.loadQuote(ctx, ref)
 	customer, customerErr := customerOf()
 	if err != nil {
 		return madeOffer{}, err
 	}
 	if customerErr != nil {
-		return madeOffer{}, fmt.Errorf("offer: read customer %d: %w", ref.customerID, customerErr)
+		return madeOffer{}, fmt.Errorf("offer: read customer %d: %w", ref.CustomerID, customerErr)
 	}
 	if len(quote.Carts) == 0 {
 		return madeOffer{}, badRequest("offer.no_carts")
@@ -65,7 +66,7 @@ func (h *Handler) makeOffer(c *gin.Context, ref quoteRef, code string) (madeOffe
 		return madeOffer{}, err
 	}
 	version := offer.Fingerprint(quote)
-	return madeOffer{pdf: pdf, fileName: offer.FileName(ref.quoteID, otr.Lang(), date, version), lang: otr.Lang(),
+	return madeOffer{pdf: pdf, fileName: offer.FileName(ref.QuoteID, otr.Lang(), date, version), lang: otr.Lang(),
 		version: version, customer: customer}, nil
 }
 

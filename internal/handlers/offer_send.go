@@ -34,17 +34,17 @@ func (h *Handler) sendOffer(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	attachment, err := h.api.Attachments.Upload(h.apiContext(c), ref.quoteID, offer.AttachmentType, made.fileName,
+	attachment, err := h.api.Attachments.Upload(h.apiContext(c), ref.QuoteID, offer.AttachmentType, made.fileName,
 		offer.ContentType, int64(len(made.pdf)), bytes.NewReader(made.pdf))
 	if err != nil {
-		h.fail(c, fmt.Errorf("offer: store on quote %d: %w", ref.quoteID, err))
+		h.fail(c, fmt.Errorf("offer: store on quote %d: %w", ref.QuoteID, err))
 		return
 	}
-	h.log(c).Info("offer stored", slog.Int64("quote_id", ref.quoteID), slog.Int("attachment_id", int(attachment.AttachmentID)),
+	h.log(c).Info("offer stored", slog.Int64("quote_id", ref.QuoteID), slog.Int("attachment_id", int(attachment.AttachmentID)),
 		slog.String("lang", made.lang), slog.Int("bytes", len(made.pdf)))
 
 	if !isHTMX(c) {
-		c.Redirect(http.StatusSeeOther, ref.baseURL()+"/documents")
+		c.Redirect(http.StatusSeeOther, ref.URL()+"/documents")
 		return
 	}
 	quote, err := h.loadQuote(h.apiContext(c), ref)

@@ -16,7 +16,7 @@ func TestOfferPreviewAndSend(t *testing.T) {
 	ref := e.newQuote(t)
 
 	// The preview: the PDF inline, in the language asked for, nothing stored.
-	preview := e.p.get(t, e.user, ref.baseURL()+"/offer?lang=de", nil)
+	preview := e.p.get(t, e.user, ref.URL()+"/offer?lang=de", nil)
 	if preview.StatusCode != http.StatusOK || preview.Header.Get("Content-Type") != "application/pdf" ||
 		!strings.HasPrefix(preview.Header.Get("Content-Disposition"), "inline") {
 		t.Fatalf("preview: %d %q %q %.300s", preview.StatusCode, preview.Header.Get("Content-Type"), preview.Header.Get("Content-Disposition"), preview.body)
@@ -29,14 +29,14 @@ func TestOfferPreviewAndSend(t *testing.T) {
 		t.Errorf("a preview stored %d attachments", n)
 	}
 	// A language the portal does not speak: the reader's (English here).
-	if other := e.p.get(t, e.user, ref.baseURL()+"/offer?lang=xx", nil); other.StatusCode != http.StatusOK {
+	if other := e.p.get(t, e.user, ref.URL()+"/offer?lang=xx", nil); other.StatusCode != http.StatusOK {
 		t.Errorf("unknown language: %d", other.StatusCode)
 	} else if text, _ := offer.Text([]byte(other.body)); !strings.Contains(text, "Valid until") {
 		t.Errorf("unknown language: the offer is not in the reader's language:\n%s", text)
 	}
 
 	// From another site: refused, nothing stored.
-	refused := e.p.do(t, e.user, http.MethodPost, ref.baseURL()+"/offer", strings.NewReader("lang=it"),
+	refused := e.p.do(t, e.user, http.MethodPost, ref.URL()+"/offer", strings.NewReader("lang=it"),
 		map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"})
 	if refused.StatusCode != http.StatusForbidden {
 		t.Errorf("a cross-site send answered %d, want 403", refused.StatusCode)
@@ -46,8 +46,8 @@ func TestOfferPreviewAndSend(t *testing.T) {
 	}
 
 	// Send: stored as QUOTE_PDF, listed, the same bytes as the preview in that language.
-	italian := e.p.get(t, e.user, ref.baseURL()+"/offer?lang=it", nil)
-	sent := e.htmxDo(t, http.MethodPost, ref.baseURL()+"/offer", url.Values{"lang": {"it"}})
+	italian := e.p.get(t, e.user, ref.URL()+"/offer?lang=it", nil)
+	sent := e.htmxDo(t, http.MethodPost, ref.URL()+"/offer", url.Values{"lang": {"it"}})
 	if sent.StatusCode != http.StatusOK {
 		t.Fatalf("send: %d %s", sent.StatusCode, sent.body)
 	}
@@ -64,7 +64,7 @@ func TestOfferPreviewAndSend(t *testing.T) {
 		!strings.Contains(stored[0].FileName, "-it-") {
 		t.Fatalf("stored: %+v", stored)
 	}
-	download := e.p.get(t, e.user, ref.attachmentURL(stored[0].AttachmentID), nil)
+	download := e.p.get(t, e.user, attachmentURL(ref, stored[0].AttachmentID), nil)
 	if download.body != italian.body {
 		t.Error("the stored offer is not the Italian preview's bytes")
 	}
@@ -79,7 +79,7 @@ func TestOfferByARepWhoseNameHasAnEmoji(t *testing.T) {
 	zoe := e.p.login(t, "zoe", "zoe-demo")
 	ref := e.newQuote(t)
 	for _, lang := range []string{"en", "de", "it", "fr", "es"} {
-		preview := e.p.get(t, zoe, ref.baseURL()+"/offer?lang="+lang, nil)
+		preview := e.p.get(t, zoe, ref.URL()+"/offer?lang="+lang, nil)
 		if preview.StatusCode != http.StatusOK || preview.Header.Get("Content-Type") != "application/pdf" {
 			t.Fatalf("%s: %d %q %.300s", lang, preview.StatusCode, preview.Header.Get("Content-Type"), preview.body)
 		}
@@ -88,7 +88,7 @@ func TestOfferByARepWhoseNameHasAnEmoji(t *testing.T) {
 			t.Errorf("%s: the offer does not name the rep (%v):\n%s", lang, err, text)
 		}
 	}
-	sent := e.p.do(t, zoe, http.MethodPost, ref.baseURL()+"/offer", strings.NewReader("lang=it"),
+	sent := e.p.do(t, zoe, http.MethodPost, ref.URL()+"/offer", strings.NewReader("lang=it"),
 		map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": e.p.URL, "HX-Request": "true"})
 	if sent.StatusCode != http.StatusOK {
 		t.Fatalf("send: %d %.300s", sent.StatusCode, sent.body)

@@ -6,13 +6,14 @@ import (
 	"github.com/cpqportal/portal/internal/offer"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/contracts"
+	"github.com/cpqportal/portal/web/templates/quotes"
 )
 
 // offerVM is the offer card of a quote's documents region: the reader's language chosen, and the
 // newest QUOTE_PDF attachment, stale when the quote no longer makes the offer it shows
 // (offer.Stale: the fingerprint in its name, else the v2 API's own times).
-func (h *Handler) offerVM(tr *i18n.Translator, ref quoteRef, quote *apiclient.Quote) contracts.OfferVM {
-	vm := contracts.OfferVM{URL: ref.baseURL() + "/offer", MailURL: ref.baseURL() + "/offer/mail", Lang: tr.Lang(), ValidDays: offer.ValidDays}
+func (h *Handler) offerVM(tr *i18n.Translator, ref quotes.Ref, quote *apiclient.Quote) contracts.OfferVM {
+	vm := contracts.OfferVM{URL: ref.URL() + "/offer", MailURL: ref.URL() + "/offer/mail", Lang: tr.Lang(), ValidDays: offer.ValidDays}
 	for _, choice := range h.i18n.Choices() {
 		vm.Languages = append(vm.Languages, components.Option{Value: choice.Code, Label: choice.Name})
 	}
@@ -29,8 +30,8 @@ func (h *Handler) offerVM(tr *i18n.Translator, ref quoteRef, quote *apiclient.Qu
 	}
 	if latest != nil {
 		vm.Latest = &contracts.LatestOffer{
-			FileName:    safeFileName(latest.FileName, offer.FileName(ref.quoteID, tr.Lang(), latest.CreatedAt, "")),
-			DownloadURL: ref.attachmentURL(latest.AttachmentID),
+			FileName:    safeFileName(latest.FileName, offer.FileName(ref.QuoteID, tr.Lang(), latest.CreatedAt, "")),
+			DownloadURL: attachmentURL(ref, latest.AttachmentID),
 			CreatedAt:   latest.CreatedAt,
 			Stale:       offer.Stale(quote, latest.FileName, latest.CreatedAt),
 		}

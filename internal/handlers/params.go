@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cpqportal/portal/internal/textrules"
+	"github.com/cpqportal/portal/web/templates/quotes"
 )
 
 // Path parameter parsing. Every id is checked before any v2 call, so a malformed address answers
@@ -78,4 +79,24 @@ func contractNumberParam(c *gin.Context, name string) (string, error) {
 		return "", err
 	}
 	return s, nil
+}
+
+// parseQuoteRef reads the three ids of a documents route's path
+// (/quotes/:cpqId/:customerId/:quoteId/...); bad ones answer 400 before any v2 call. The v2 API has
+// no "get quote" call: the quote document (with its attachments and contract) is read through
+// call 10, toflist, which needs all three (docs/v2-assumptions.md A4, A6).
+func parseQuoteRef(c *gin.Context) (quotes.Ref, error) {
+	cpqID, err := parseInt32ID(c, "cpqId")
+	if err != nil {
+		return quotes.Ref{}, err
+	}
+	customerID, err := parseInt32ID(c, "customerId")
+	if err != nil {
+		return quotes.Ref{}, err
+	}
+	quoteID, err := parseInt64ID(c, "quoteId")
+	if err != nil {
+		return quotes.Ref{}, err
+	}
+	return quotes.Ref{CPQID: cpqID, CustomerID: customerID, QuoteID: quoteID}, nil
 }

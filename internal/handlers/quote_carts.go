@@ -28,7 +28,7 @@ type quoteAction struct {
 
 // beginQuoteAction reads the quote's address and the form; on error it has answered.
 func (h *Handler) beginQuoteAction(c *gin.Context) (*quoteAction, bool) {
-	ref, err := quoteRefParams(c)
+	ref, err := parseQuoteRef(c)
 	if err != nil {
 		h.fail(c, err)
 		return nil, false

@@ -26,7 +26,7 @@ import (
 
 // pollQuoteChanges is GET /quotes/:cpqId/:customerId/:quoteId/changes[?since=<unix ms>].
 func (h *Handler) pollQuoteChanges(c *gin.Context) {
-	ref, err := quoteRefParams(c)
+	ref, err := parseQuoteRef(c)
 	if err != nil {
 		h.fail(c, err)
 		return

@@ -176,7 +176,7 @@ func (h *Handler) failCPQ(c *gin.Context, key session.CPQKey, alert quotes.Sessi
 // restartQuoteSession is "Restart session" on a quote page: a new configuration session (call 2)
 // for the same quote. Nothing is retried: the user repeats their action.
 func (h *Handler) restartQuoteSession(c *gin.Context) {
-	ref, err := quoteRefParams(c)
+	ref, err := parseQuoteRef(c)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -191,21 +191,4 @@ func (h *Handler) restartQuoteSession(c *gin.Context) {
 	}
 	announce(c, t(c, "quote.session.restarted_announce"))
 	h.render(c, http.StatusOK, quotes.SessionRestarted()) // replaces the prompt
-}
-
-// quoteRefParams reads /quotes/:cpqId/:customerId/:quoteId.
-func quoteRefParams(c *gin.Context) (quotes.Ref, error) {
-	cpqID, err := parseInt32ID(c, "cpqId")
-	if err != nil {
-		return quotes.Ref{}, err
-	}
-	customerID, err := parseInt32ID(c, "customerId")
-	if err != nil {
-		return quotes.Ref{}, err
-	}
-	quoteID, err := parseInt64ID(c, "quoteId")
-	if err != nil {
-		return quotes.Ref{}, err
-	}
-	return quotes.Ref{CPQID: cpqID, CustomerID: customerID, QuoteID: quoteID}, nil
 }

@@ -22,7 +22,7 @@ import (
 // configuration session (the spec has no "get quote" call: docs/v2-assumptions.md A4), so
 // showing it never starts one; the first action does, when the user has none for this quote.
 func (h *Handler) showQuote(c *gin.Context) {
-	ref, err := quoteRefParams(c)
+	ref, err := parseQuoteRef(c)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -73,7 +73,7 @@ func (h *Handler) showQuote(c *gin.Context) {
 	vm.ChangeScript = h.assets.URL("change-confirm.js")
 	// The documents region comes from the same read of the quote: no second call 10 (issue 27).
 	vm.Documents = contracts.DocumentsPartial(h.documentsVM(c.Request.Context(), tr(c),
-		quoteRef{cpqID: ref.CPQID, customerID: ref.CustomerID, quoteID: ref.QuoteID}, q))
+		ref, q))
 	h.renderPage(c, http.StatusOK, t(c, "quote.title", idText(ref.QuoteID)), layout.SectionQuotes, quotes.QuotePage(vm))
 }
 

@@ -28,7 +28,7 @@ func TestRecentQuotesShowTheWorkIndexStageAndTotalsInTheReadersLanguage(t *testi
 		start := quoteMust(t, "quotes page", e.p.get(t, e.user, "/quotes", italian), http.StatusOK)
 		var row *goquery.Selection
 		start.Find(`[data-testid="quote-recent-row"]`).Each(func(_ int, s *goquery.Selection) {
-			if s.Find(`[data-testid="quote-recent-link"]`).AttrOr("href", "") == ref.baseURL() {
+			if s.Find(`[data-testid="quote-recent-link"]`).AttrOr("href", "") == ref.URL() {
 				row = s
 			}
 		})
@@ -41,7 +41,7 @@ func TestRecentQuotesShowTheWorkIndexStageAndTotalsInTheReadersLanguage(t *testi
 		return strings.TrimSpace(doc.Find(`[data-testid="quote-stage"]`).Text())
 	}
 
-	page := quoteMust(t, "quote page", e.p.get(t, e.user, ref.baseURL(), italian), http.StatusOK)
+	page := quoteMust(t, "quote page", e.p.get(t, e.user, ref.URL(), italian), http.StatusOK)
 	if got := badge(page); got != it.T("work.stage.draft") {
 		t.Errorf("a new quote's badge %q, want %q", got, it.T("work.stage.draft"))
 	}
@@ -51,15 +51,15 @@ func TestRecentQuotesShowTheWorkIndexStageAndTotalsInTheReadersLanguage(t *testi
 
 	// A colleague reprices it, the contract is generated (the index sees the new totals) and archived.
 	quote := e.quote(t, ref)
-	init, err := e.api.CPQ.Init(e.ctx(), ref.cpqID, ref.customerID)
+	init, err := e.api.CPQ.Init(e.ctx(), ref.CPQID, ref.CustomerID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.api.CPQ.Reprice(e.ctx(), init.SessionID, ref.cpqID, ref.quoteID, apiclient.RepriceRequest{
+	if _, err := e.api.CPQ.Reprice(e.ctx(), init.SessionID, ref.CPQID, ref.QuoteID, apiclient.RepriceRequest{
 		ActivationPrice: 7.5, RecurringPrice: 3.25, BasketID: quote.Carts[0].BasketID, CartItemID: quote.Carts[0].Root.NodeID}); err != nil {
 		t.Fatal(err)
 	}
-	quoteMust(t, "generate", e.p.do(t, e.user, http.MethodPost, ref.baseURL()+"/contract",
+	quoteMust(t, "generate", e.p.do(t, e.user, http.MethodPost, ref.URL()+"/contract",
 		strings.NewReader(e.generateForm(t, ref).Encode()), map[string]string{"HX-Request": "true", "Origin": e.p.URL, "Content-Type": "application/x-www-form-urlencoded"}), http.StatusOK)
 	contract := e.quote(t, ref).Contract
 	if contract == nil {
@@ -76,7 +76,7 @@ func TestRecentQuotesShowTheWorkIndexStageAndTotalsInTheReadersLanguage(t *testi
 	}
 
 	// The quote page: the badge says what the banner says, never "DRAFT" beside it.
-	page = quoteMust(t, "quote page with an archived contract", e.p.get(t, e.user, ref.baseURL(), italian), http.StatusOK)
+	page = quoteMust(t, "quote page with an archived contract", e.p.get(t, e.user, ref.URL(), italian), http.StatusOK)
 	banner := page.Find(`[data-testid="quote-contract-banner"]`).AttrOr("data-stage-label", "")
 	if got := badge(page); got != banner || got != it.T("work.stage.archived") {
 		t.Errorf("badge %q beside the banner's %q, want both %q", got, banner, it.T("work.stage.archived"))

@@ -55,7 +55,7 @@ func TestOneStageOneWordOnEveryPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := e.newQuote(t)
-	quotePath := ref.baseURL()
+	quotePath := ref.URL()
 	quoteMust(t, "quote page", e.p.get(t, e.user, quotePath, nil), http.StatusOK)
 	hx := map[string]string{"HX-Request": "true", "Origin": e.p.URL, "Content-Type": "application/x-www-form-urlencoded"}
 
@@ -63,7 +63,7 @@ func TestOneStageOneWordOnEveryPage(t *testing.T) {
 		t.Helper()
 		contract := e.quote(t, ref).Contract
 		pages := []string{quotePath, "/quotes", "/contracts", "/work/quotes?scope=all", "/work/contracts?scope=all&stage=generated&stage=signature&stage=archived",
-			"/customers/" + strconv.Itoa(int(ref.customerID))}
+			"/customers/" + strconv.Itoa(int(ref.CustomerID))}
 		for _, lang := range []string{"en", "it"} {
 			trl := bundle.Translator(language.Make(lang))
 			words := []string{}

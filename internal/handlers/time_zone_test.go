@@ -21,7 +21,7 @@ func TestPagesMarkTheirTimesAndZone(t *testing.T) {
 	e := newDocsEnv(t, docsOptions{})
 	ref, contract := e.newContract(t)
 	ctx := e.ctx()
-	if _, err := e.api.Attachments.Upload(ctx, ref.quoteID, "OTHER", "note.txt", "text/plain", 5, strings.NewReader("hello")); err != nil {
+	if _, err := e.api.Attachments.Upload(ctx, ref.QuoteID, "OTHER", "note.txt", "text/plain", 5, strings.NewReader("hello")); err != nil {
 		t.Fatalf("upload: %v", err)
 	}
 	if _, err := e.api.Signatures.Create(ctx, apiclient.SignatureInput{ContractID: contract.ContractID, Email: "signer@example.com", SignerName: "Signer"}); err != nil {
@@ -41,10 +41,10 @@ func TestPagesMarkTheirTimesAndZone(t *testing.T) {
 	}{
 		{contractURL, 4, "m"}, // created, request sent and removed, archived
 		{contractURL + "/evidence", 3, ""},
-		{auditURL(ref.quoteID), 1, "s"},
-		{"/audits/worklist?quotes=" + itoa64(ref.quoteID), 1, "s"},
-		{ref.baseURL() + "/documents", 1, "m"},
-		{ref.baseURL(), 0, "m"},
+		{auditURL(ref.QuoteID), 1, "s"},
+		{"/audits/worklist?quotes=" + itoa64(ref.QuoteID), 1, "s"},
+		{ref.URL() + "/documents", 1, "m"},
+		{ref.URL(), 0, "m"},
 		{"/customers/1", 0, "m"},
 		{"/customers", 0, "m"},
 		{"/work/quotes", 0, "m"},

@@ -39,7 +39,7 @@ func TestWorkListExportsTypedAndInTheReadersConvention(t *testing.T) {
 	ref, contract := e.newContract(t)
 	id := strconv.Itoa(int(contract.ContractID))
 	quoteMust(t, "contract page", e.p.do(t, e.user, http.MethodGet, "/contracts/"+id, nil, nil), http.StatusOK)
-	quoteMust(t, "quote page", e.p.do(t, e.user, http.MethodGet, ref.baseURL(), nil, nil), http.StatusOK)
+	quoteMust(t, "quote page", e.p.do(t, e.user, http.MethodGet, ref.URL(), nil, nil), http.StatusOK)
 	oneOff := contract.Totals.NetActivation
 	if oneOff == 0 {
 		t.Fatal("the contract has no one-off total to check")
@@ -110,7 +110,7 @@ func TestWorkListExportsTypedAndInTheReadersConvention(t *testing.T) {
 
 	// The quotes list: the quote with its contract, by the list's filters.
 	quotes := parseExportCSV(t, e.p.get(t, e.user, "/work/quotes/export?format=csv&scope=all&stage=generated", nil).body, ',')
-	if len(quotes) != 2 || quotes[1][0] != strconv.FormatInt(ref.quoteID, 10) || quotes[1][5] != contract.ContractNumber {
+	if len(quotes) != 2 || quotes[1][0] != strconv.FormatInt(ref.QuoteID, 10) || quotes[1][5] != contract.ContractNumber {
 		t.Errorf("quotes CSV %q", quotes)
 	}
 	if none := parseExportCSV(t, e.p.get(t, e.user, "/work/quotes/export?format=csv&stage=archived", nil).body, ','); len(none) != 1 {

@@ -18,6 +18,7 @@ import (
 	"github.com/cpqportal/portal/internal/workindex"
 	"github.com/cpqportal/portal/internal/worksight"
 	"github.com/cpqportal/portal/web/templates/contracts"
+	"github.com/cpqportal/portal/web/templates/quotes"
 	"github.com/cpqportal/portal/web/templates/work"
 )
 
@@ -327,7 +328,7 @@ type workRow struct {
 // contract document or with the PDF alone (docs/v2-assumptions.md A7); after a PDF answer with 201
 // the contract is new, so it is recorded as GENERATED with the quote's totals until its page or a
 // list reads the document.
-func (h *Handler) indexGenerated(c *gin.Context, ref quoteRef, quote *apiclient.Quote, result *apiclient.GenerateResult) {
+func (h *Handler) indexGenerated(c *gin.Context, ref quotes.Ref, quote *apiclient.Quote, result *apiclient.GenerateResult) {
 	act := workindex.ActOpened
 	if result.Created {
 		act = workindex.ActCreated
@@ -344,9 +345,9 @@ func (h *Handler) indexGenerated(c *gin.Context, ref quoteRef, quote *apiclient.
 		h.indexContract(c, result.Contract, act)
 	case result.Created && result.ContractID > 0:
 		h.indexContract(c, &apiclient.Contract{ContractID: result.ContractID, ContractNumber: result.ContractNumber,
-			QuoteID: ref.quoteID, CPQID: ref.cpqID, CustomerID: ref.customerID, Status: contractStatusGenerated, Totals: quote.Totals}, act)
+			QuoteID: ref.QuoteID, CPQID: ref.CPQID, CustomerID: ref.CustomerID, Status: contractStatusGenerated, Totals: quote.Totals}, act)
 	}
-	h.indexQuote(c, ref.cpqID, ref.customerID, quote, "", "", workindex.ActChanged)
+	h.indexQuote(c, ref.CPQID, ref.CustomerID, quote, "", "", workindex.ActChanged)
 }
 
 // followingRegions are the contract page's status badge, signature region and archive region as
@@ -398,15 +399,15 @@ func (h *Handler) contractBanner(c *gin.Context, q *apiclient.Quote) (templ.Comp
 // generateSummary is what "Generate contract" asks to confirm before it creates the legal
 // document: the customer (its name as the work index last saw it, else its number), the carts and
 // the net totals of the quote document just read.
-func (h *Handler) generateSummary(ctx context.Context, trl *i18n.Translator, ref quoteRef, quote *apiclient.Quote) string {
-	customer := trl.T("worklist.customer_fallback", strconv.Itoa(int(ref.customerID)))
+func (h *Handler) generateSummary(ctx context.Context, trl *i18n.Translator, ref quotes.Ref, quote *apiclient.Quote) string {
+	customer := trl.T("worklist.customer_fallback", strconv.Itoa(int(ref.CustomerID)))
 	if h.work != nil {
-		if row, ok := h.work.Peek(ctx, workindex.KindQuote, ref.quoteID); ok && row.Customer != "" {
+		if row, ok := h.work.Peek(ctx, workindex.KindQuote, ref.QuoteID); ok && row.Customer != "" {
 			customer = i18n.Isolate(row.Customer) // a name in a sentence: its direction stays its own
 		}
 	}
 	carts := trl.Plural(len(quote.Carts), "work.generate.carts.one", "work.generate.carts.other")
-	return trl.T("work.generate.confirm", strconv.FormatInt(ref.quoteID, 10), customer, carts,
+	return trl.T("work.generate.confirm", strconv.FormatInt(ref.QuoteID, 10), customer, carts,
 		trl.Money(cents(quote.Totals.NetActivation), "EUR"), trl.Money(cents(quote.Totals.NetRecurring), "EUR"))
 }
 

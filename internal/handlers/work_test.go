@@ -35,14 +35,14 @@ func TestWorkStageRulesThroughHandlers(t *testing.T) {
 
 	// Rule: a quote without a contract is a draft.
 	ref := e.newQuote(t)
-	quoteMust(t, "quote page", e.p.do(t, e.user, http.MethodGet, ref.baseURL(), nil, nil), http.StatusOK)
-	quoteID := strconv.FormatInt(ref.quoteID, 10)
+	quoteMust(t, "quote page", e.p.do(t, e.user, http.MethodGet, ref.URL(), nil, nil), http.StatusOK)
+	quoteID := strconv.FormatInt(ref.QuoteID, 10)
 	if got := workRows(t, e, "/work/quotes?scope=all")[quoteID]; got != "draft" {
 		t.Fatalf("new quote: stage %q, want draft", got)
 	}
 
 	// "Generate contract" confirms with a summary first, read when the person clicks.
-	docs := quoteMust(t, "documents", e.p.do(t, e.user, http.MethodGet, ref.baseURL()+"/documents", nil, map[string]string{"HX-Request": "true"}), http.StatusOK)
+	docs := quoteMust(t, "documents", e.p.do(t, e.user, http.MethodGet, ref.URL()+"/documents", nil, map[string]string{"HX-Request": "true"}), http.StatusOK)
 	confirmURL := docs.Find(`[data-testid="generate-form"]`).AttrOr("data-confirm-url", "")
 	confirmation := e.p.get(t, e.user, confirmURL, htmx)
 	if !strings.Contains(confirmation.body, "quote "+quoteID) || !strings.Contains(confirmation.body, "1 cart") {
@@ -50,7 +50,7 @@ func TestWorkStageRulesThroughHandlers(t *testing.T) {
 	}
 
 	// Rule: a generated contract (GENERATED, no request) is "generated", and so is its quote.
-	resp := e.p.do(t, e.user, http.MethodPost, ref.baseURL()+"/contract", strings.NewReader(confirmedGenerate(t, confirmation).Encode()), hx)
+	resp := e.p.do(t, e.user, http.MethodPost, ref.URL()+"/contract", strings.NewReader(confirmedGenerate(t, confirmation).Encode()), hx)
 	quoteMust(t, "generate", resp, http.StatusOK)
 	contract := e.quote(t, ref).Contract
 	if contract == nil {
@@ -75,7 +75,7 @@ func TestWorkStageRulesThroughHandlers(t *testing.T) {
 	}
 
 	// The quote page says so at the top and asks before every change.
-	doc := quoteMust(t, "quote page with a contract", e.p.do(t, e.user, http.MethodGet, ref.baseURL(), nil, nil), http.StatusOK)
+	doc := quoteMust(t, "quote page with a contract", e.p.do(t, e.user, http.MethodGet, ref.URL(), nil, nil), http.StatusOK)
 	banner := doc.Find(`[data-testid="quote-contract-banner"]`)
 	if banner.Length() != 1 || banner.AttrOr("data-stage-label", "") != "Out for signature" ||
 		!strings.Contains(doc.Find(`[data-testid="quote-page"]`).AttrOr("data-change-confirm", ""), "out for signature") {
@@ -101,7 +101,7 @@ func TestWorkStageRulesThroughHandlers(t *testing.T) {
 	}
 
 	// The customer page lists the customer's quote and contract with their stages.
-	customer := quoteMust(t, "customer page", e.p.do(t, e.user, http.MethodGet, "/customers/"+strconv.Itoa(int(ref.customerID)), nil, nil), http.StatusOK)
+	customer := quoteMust(t, "customer page", e.p.do(t, e.user, http.MethodGet, "/customers/"+strconv.Itoa(int(ref.CustomerID)), nil, nil), http.StatusOK)
 	if got := customer.Find(`[data-testid="customer-quotes"] [data-id="`+quoteID+`"]`).AttrOr("data-stage", ""); got != "archived" {
 		t.Errorf("customer page, quote: %q", got)
 	}
