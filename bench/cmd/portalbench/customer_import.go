@@ -44,7 +44,8 @@ func measureImport(ctx context.Context, l *lab, rep *report) error {
 		return err
 	}
 	defer stop()
-	env, err := l.newPortalFrom(ctx, "portal-import", l.portalBin, []string{"PORTAL_V2_API_URL=" + simURL})
+	// The bench users are reps ("sales"); the import is the back office's tool by default.
+	env, err := l.newPortalFrom(ctx, "portal-import", l.portalBin, []string{"PORTAL_V2_API_URL=" + simURL, "PORTAL_IMPORT_ROLES=sales"})
 	if err != nil {
 		return err
 	}
