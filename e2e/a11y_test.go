@@ -255,6 +255,9 @@ func TestA11yEveryPageAndStateLightAndDark(t *testing.T) {
 			check(t, page.GetByTestId("import-file").SetInputFiles([]playwright.InputFile{{Name: "axe.csv", MimeType: "text/csv",
 				Buffer: []byte("Name;Tax id;Segment;City\nAxe Import S.r.l.;IT98765432109;Business;Roma\nAxe Bad;12;Business;Roma\n")}}), "choose a file")
 			check(t, page.GetByTestId("import-check").Click(), "check it")
+			check(t, suite.expect.Locator(page.GetByTestId("import-mapping-confirm")).ToBeVisible(), "the mapping step")
+			checkAxe(t, page, src, state("customer import mapping"))
+			check(t, page.GetByTestId("import-mapping-confirm").Click(), "confirm the mapping")
 			check(t, suite.expect.Locator(page.GetByTestId("import-count-invalid")).ToHaveText("1"), "the dry run")
 			checkAxe(t, page, src, state("customer import dry run"))
 

@@ -46,13 +46,23 @@ func importCreateCustomer(t *testing.T, page playwright.Page, name, taxID, city 
 // importTaxID is a tax id nobody else has (the run's prefix and a number).
 func importTaxID(run, n int) string { return fmt.Sprintf("IT%05d%06d", run, n) }
 
-// importUpload opens the import page, uploads the file and waits for its dry run's page.
+// importUpload opens the import page, uploads the file, confirms the mapping proposed and waits
+// for its dry run's page.
 func importUpload(t *testing.T, page playwright.Page, name, mime string, data []byte) {
+	t.Helper()
+	importUploadToMapping(t, page, name, mime, data)
+	check(t, page.GetByTestId("import-mapping-confirm").Click(), "confirm the proposed mapping")
+	check(t, suite.expect.Locator(page.GetByTestId("import-summary")).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(60_000)}), "the dry run")
+}
+
+// importUploadToMapping opens the import page, uploads the file and waits for its mapping step.
+func importUploadToMapping(t *testing.T, page playwright.Page, name, mime string, data []byte) {
 	t.Helper()
 	visit(t, page, "/customers/import", `[data-testid="import-form"]`)
 	check(t, page.GetByTestId("import-file").SetInputFiles([]playwright.InputFile{{Name: name, MimeType: mime, Buffer: data}}), "choose "+name)
 	check(t, page.GetByTestId("import-check").Click(), "check the file")
-	check(t, page.WaitForURL(importPageURL, playwright.PageWaitForURLOptions{Timeout: playwright.Float(60_000)}), "the dry run's page")
+	check(t, page.WaitForURL(importPageURL, playwright.PageWaitForURLOptions{Timeout: playwright.Float(60_000)}), "the import's page")
+	check(t, suite.expect.Locator(page.GetByTestId("import-mapping-form")).ToBeVisible(), "the mapping step")
 }
 
 func importExpectCount(t *testing.T, page playwright.Page, verdict string, n int) {

@@ -60,6 +60,10 @@ func inputError(key string, args ...any) error { return &InputError{i18n.M(key, 
 type Line struct {
 	Row    int
 	Fields customerrules.Fields
+	// Cells are the line's cells as read (the mapping step reads them again through another
+	// mapping); Edit the fields the person fixed in the dry run (nil: none), read instead.
+	Cells []string
+	Edit  *customerrules.Fields
 }
 
 // The fields an import reads, by their customerrules input name.
@@ -175,45 +179,93 @@ func headingKey(s string) string {
 }
 
 // Parse reads the customers of an uploaded file within fileLimits, until ctx ends (the request's,
-// with a deadline): a CSV (separated by "," or ";", detected from the header; UTF-8 with or
-// without a byte-order mark) or an XLSX workbook (its first sheet). The first row with text is
-// the header: it must name the name and tax id columns, in any of the portal's languages; columns
-// it does not know (the export's id, owners, configurators, update) are left out. Rows without any
-// text are skipped (and count to the file's rows). Its errors are *InputError, or ErrReadCancelled.
+// with a deadline), with the mapping its headings propose (ReadSheet, Propose): a CSV (separated
+// by "," or ";", detected from the header; UTF-8 with or without a byte-order mark) or an XLSX
+// workbook (its first sheet). The first row with text is the header: it must name the name and
+// tax id columns, in any of the portal's languages; columns it does not know (the export's id,
+// owners, configurators, update) are left out. Rows without any text are skipped (and count to
+// the file's rows). Its errors are *InputError, or ErrReadCancelled.
 func (r *Reader) Parse(ctx context.Context, name string, data []byte) ([]Line, error) {
+	sheet, err := r.ReadSheet(ctx, name, data)
+	if err != nil {
+		return nil, err
+	}
+	m := r.Propose(sheet.Headers, nil)
+	if !slices.Contains(m, "name") || !slices.Contains(m, "taxId") {
+		return nil, inputError("import.file.no_header")
+	}
+	out := make([]Line, len(sheet.Rows))
+	for i, row := range sheet.Rows {
+		out[i] = r.LineOf(row.Row, row.Cells, m, nil, nil)
+		out[i].Cells = nil // read once: nothing to read again
+	}
+	return out, nil
+}
+
+// Sheet is an uploaded file as read: its heading row and the cells of its lines (trimmed, at most
+// as many as there are headings; a CSV's cells with the export's guard against formulas undone).
+type Sheet struct {
+	Headers []string
+	Rows    []RawRow
+}
+
+// RawRow is a line of the file as read: the row it came from and its cells.
+type RawRow struct {
+	Row   int
+	Cells []string
+}
+
+// ReadSheet reads an uploaded file within fileLimits, until ctx ends: the first row with text is
+// the header, and at least one of its headings must be one the Reader knows (a file whose first
+// row names nothing is not a customer list, or has no header); the mapping step (Propose,
+// CheckMapping) says which column fills which field. Its errors are *InputError, or
+// ErrReadCancelled.
+func (r *Reader) ReadSheet(ctx context.Context, name string, data []byte) (*Sheet, error) {
 	if len(data) > MaxFileBytes {
 		return nil, inputError("import.file.too_large", i18n.Bytes(MaxFileBytes))
 	}
-	var columns []string // field of each column ("" for a column left out)
-	var out []Line
+	var sheet Sheet
 	lower := strings.ToLower(name)
 	isCSV := strings.HasSuffix(lower, ".csv") || strings.HasSuffix(lower, ".txt")
+	clean := func(cell string) string {
+		if len(cell) > maxCellBytes {
+			cell = strings.ToValidUTF8(cell[:maxCellBytes], "") // too long either way: the check says so
+		}
+		if isCSV {
+			cell = unneutralise(cell)
+		}
+		return strings.TrimSpace(cell)
+	}
 	keep := func(row int, cells []string) error {
 		if !slices.ContainsFunc(cells, func(cell string) bool { return strings.TrimSpace(cell) != "" }) {
 			return nil
 		}
-		if columns == nil {
-			var err error
-			if columns, err = r.header(cells); err != nil {
-				return err
+		if sheet.Headers == nil {
+			cells = cells[:min(len(cells), fileLimits.MaxColumns)]
+			// Trailing empty headings name no column.
+			for len(cells) > 0 && strings.TrimSpace(cells[len(cells)-1]) == "" {
+				cells = cells[:len(cells)-1]
+			}
+			sheet.Headers = make([]string, len(cells))
+			known := false
+			for i, cell := range cells {
+				sheet.Headers[i] = clean(cell)
+				_, ok := r.headings[headingKey(sheet.Headers[i])]
+				known = known || ok
+			}
+			if !known {
+				return inputError("import.file.no_header")
 			}
 			return nil
 		}
-		if len(out) >= MaxLines {
+		if len(sheet.Rows) >= MaxLines {
 			return inputError("import.file.too_many_lines", strconv.Itoa(MaxLines))
 		}
-		line := Line{Row: row}
-		for i, cell := range cells[:min(len(cells), len(columns))] {
-			if len(cell) > maxCellBytes {
-				cell = cell[:maxCellBytes] // too long either way: the check says so
-			}
-			if isCSV {
-				cell = unneutralise(cell)
-			}
-			r.set(&line.Fields, columns[i], strings.TrimSpace(cell))
+		out := make([]string, len(sheet.Headers))
+		for i, cell := range cells[:min(len(cells), len(out))] {
+			out[i] = clean(cell)
 		}
-		finish(&line.Fields)
-		out = append(out, line)
+		sheet.Rows = append(sheet.Rows, RawRow{Row: row, Cells: out})
 		return nil
 	}
 	opts := sheetread.Options{Limits: fileLimits}
@@ -227,10 +279,10 @@ func (r *Reader) Parse(ctx context.Context, name string, data []byte) ([]Line, e
 		}
 		return nil, err
 	}
-	if columns == nil || len(out) == 0 {
+	if sheet.Headers == nil || len(sheet.Rows) == 0 {
 		return nil, inputError("import.file.empty")
 	}
-	return out, nil
+	return &sheet, nil
 }
 
 // ErrReadCancelled: the file's read ended with its context (the person went away, the portal
@@ -264,28 +316,9 @@ func fileError(e *sheetread.Error) error {
 	return inputError("import.file.not_xlsx")
 }
 
-// header maps the header's cells to fields; the name and tax id columns are required.
-func (r *Reader) header(cells []string) ([]string, error) {
-	if len(cells) > fileLimits.MaxColumns {
-		cells = cells[:fileLimits.MaxColumns]
-	}
-	columns := make([]string, len(cells))
-	seen := map[string]bool{}
-	for i, cell := range cells {
-		key := headingKey(cell)
-		// The export's headings may carry a note ("updated (UTC)"): only exact headings count.
-		if field, ok := r.headings[key]; ok && !seen[field] {
-			columns[i], seen[field] = field, true
-		}
-	}
-	if !seen["name"] || !seen["taxId"] {
-		return nil, inputError("import.file.no_header")
-	}
-	return columns, nil
-}
-
-// set puts one cell into its field, normalised as the form normalises what a person types.
-func (r *Reader) set(f *customerrules.Fields, field, v string) {
+// set puts one cell into its field, normalised as the form normalises what a person types; values
+// holds the person's choices for the values of closed lists ("treat X as Y").
+func (r *Reader) set(f *customerrules.Fields, field, v string, values ValueMap) {
 	switch field {
 	case "name":
 		f.Name = v
@@ -296,7 +329,9 @@ func (r *Reader) set(f *customerrules.Fields, field, v string) {
 	case "phone":
 		f.Phone = v
 	case "segment":
-		if code, ok := r.segments[headingKey(v)]; ok && v != "" {
+		if code, ok := values[field][headingKey(v)]; ok && v != "" {
+			v = code
+		} else if code, ok := r.segments[headingKey(v)]; ok && v != "" {
 			v = code
 		}
 		f.Segment = v
@@ -309,7 +344,9 @@ func (r *Reader) set(f *customerrules.Fields, field, v string) {
 	case "country":
 		// A country the file names is its code; one it does not stays as the file has it, so the
 		// dry run shows the person what they wrote.
-		if code, ok := r.country(v); ok {
+		if code, ok := values[field][headingKey(v)]; ok && v != "" {
+			v = code
+		} else if code, ok := r.country(v); ok {
 			v = code
 		}
 		f.Country = v

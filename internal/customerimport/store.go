@@ -26,6 +26,10 @@ const (
 // StatusDraft is an import whose dry run is shown and whose run has not started.
 const StatusDraft = "draft"
 
+// StatusMapping is an import whose mapping the person has not confirmed yet (CreateSheet): its
+// lines hold their cells; Recheck with a mapping makes it a draft.
+const StatusMapping = "mapping"
+
 // ErrNotFound: no such import, or it is another person's.
 var ErrNotFound = errors.New("customerimport: no such import")
 
@@ -71,6 +75,12 @@ type Import struct {
 	ID, Owner, FileName, Status string
 	Total                       int
 	CreatedAt, UpdatedAt        time.Time
+	// Headers are the file's headings and Mapping the field of each column (CreateSheet; nil for
+	// an import made before the mapping step, which cannot be checked again); Values the person's
+	// "treat X as Y" choices.
+	Headers []string
+	Mapping Mapping
+	Values  ValueMap
 }
 
 // StoredLine is a line of an import as stored: its place in the file (Position, from 0) and what
@@ -102,11 +112,26 @@ func (c Counts) Included() int {
 const linesPerInsert = 200
 
 const lineColumns = `row_number, name, tax_id, email, phone, segment, street, city, postal_code, country,
-    verdict, problems, match_id, match_name, match_row, included`
+    verdict, problems, match_id, match_name, match_row, included, cells, edits`
 
 // Create stores a dry run as a new import of owner's. A person with MaxDrafts imports not run
 // gets a *QuotaError (they delete one, or it leaves after its retention).
 func (s *Store) Create(ctx context.Context, owner, fileName string, lines []Checked) (*Import, error) {
+	return s.create(ctx, owner, fileName, StatusDraft, nil, nil, lines)
+}
+
+// CreateSheet stores an uploaded file as a new import of owner's waiting for its mapping
+// (StatusMapping): its headings, the proposed mapping m and every line's cells (read through m,
+// not checked). Recheck with the mapping the person confirms checks it. The quota is Create's.
+func (s *Store) CreateSheet(ctx context.Context, owner, fileName string, r *Reader, sheet *Sheet, m Mapping) (*Import, error) {
+	lines := make([]Checked, len(sheet.Rows))
+	for i, row := range sheet.Rows {
+		lines[i] = Checked{Line: r.LineOf(row.Row, row.Cells, m, nil, nil), Verdict: VerdictNew}
+	}
+	return s.create(ctx, owner, fileName, StatusMapping, sheet.Headers, m, lines)
+}
+
+func (s *Store) create(ctx context.Context, owner, fileName, status string, headers []string, m Mapping, lines []Checked) (*Import, error) {
 	if owner == "" {
 		return nil, errors.New("customerimport: no owner")
 	}
@@ -114,21 +139,24 @@ func (s *Store) Create(ctx context.Context, owner, fileName string, lines []Chec
 		return nil, fmt.Errorf("customerimport: %d lines, at most %d", len(lines), MaxLines)
 	}
 	now := s.opts.Now().UTC()
-	imp := &Import{ID: statedb.NewID(), Owner: owner, FileName: fileName, Status: StatusDraft, Total: len(lines), CreatedAt: now, UpdatedAt: now}
+	imp := &Import{ID: statedb.NewID(), Owner: owner, FileName: fileName, Status: status, Total: len(lines), CreatedAt: now, UpdatedAt: now,
+		Headers: headers, Mapping: m}
+	rawHeaders, rawMapping := jsonOrEmpty(headers), jsonOrEmpty(m)
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		// One owner's quota checks one at a time.
 		if err := s.db.LockKey(ctx, tx, "customer-import-owner:"+owner); err != nil {
 			return fmt.Errorf("customerimport: lock the owner's quota: %w", err)
 		}
 		var drafts int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM customer_imports WHERE owner = $1 AND status = $2`, owner, StatusDraft).Scan(&drafts); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM customer_imports WHERE owner = $1 AND status IN ($2, $3)`, owner, StatusDraft, StatusMapping).Scan(&drafts); err != nil {
 			return fmt.Errorf("customerimport: count the owner's imports: %w", err)
 		}
 		if drafts >= s.opts.MaxDrafts {
 			return &QuotaError{i18n.M("import.quota.drafts", strconv.Itoa(s.opts.MaxDrafts))}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO customer_imports (id, owner, file_name, status, total, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7)`, imp.ID, owner, fileName, imp.Status, imp.Total, statedb.Micros(now), statedb.Micros(now)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO customer_imports (id, owner, file_name, status, total, created_at, updated_at, headers, mapping)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, imp.ID, owner, fileName, imp.Status, imp.Total, statedb.Micros(now), statedb.Micros(now),
+			rawHeaders, rawMapping); err != nil {
 			return fmt.Errorf("customerimport: insert import: %w", err)
 		}
 		return insertLines(ctx, tx, imp.ID, lines)
@@ -139,8 +167,17 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)`, imp.ID, owner, fileName, imp.Status, imp.T
 	return imp, nil
 }
 
+// jsonOrEmpty is v in JSON, "" for nil.
+func jsonOrEmpty[T any](v []T) string {
+	if v == nil {
+		return ""
+	}
+	raw, _ := json.Marshal(v) // strings only: cannot fail
+	return string(raw)
+}
+
 func insertLines(ctx context.Context, tx *sql.Tx, id string, lines []Checked) error {
-	const perLine = 17
+	const perLine = 19
 	for start := 0; start < len(lines); start += linesPerInsert {
 		end := min(start+linesPerInsert, len(lines))
 		var b strings.Builder
@@ -166,9 +203,18 @@ func insertLines(ctx context.Context, tx *sql.Tx, id string, lines []Checked) er
 				}
 				problems = string(raw)
 			}
+			edits := ""
+			if l.Edit != nil {
+				raw, err := json.Marshal(l.Edit)
+				if err != nil {
+					return fmt.Errorf("customerimport: encode the fixes of a line: %w", err)
+				}
+				edits = string(raw)
+			}
 			f := l.Fields
 			copy(args[len(args)-perLine:], []any{i, l.Row, f.Name, f.TaxID, f.Email, f.Phone, f.Segment, f.Street, f.City,
-				f.PostalCode, f.Country, string(l.Verdict), problems, l.MatchID, l.MatchName, l.MatchRow, b2i(l.Included)})
+				f.PostalCode, f.Country, string(l.Verdict), problems, l.MatchID, l.MatchName, l.MatchRow, b2i(l.Included),
+				jsonOrEmpty(l.Cells), edits})
 		}
 		if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("customerimport: insert the lines of import %s: %w", id, err)
@@ -188,8 +234,10 @@ func b2i(b bool) int {
 func (s *Store) Get(ctx context.Context, id, owner string) (*Import, error) {
 	var imp Import
 	var created, updated int64
-	err := s.db.SQL.QueryRowContext(ctx, `SELECT id, owner, file_name, status, total, created_at, updated_at
-FROM customer_imports WHERE id = $1 AND owner = $2`, id, owner).Scan(&imp.ID, &imp.Owner, &imp.FileName, &imp.Status, &imp.Total, &created, &updated)
+	var headers, mapping, values string
+	err := s.db.SQL.QueryRowContext(ctx, `SELECT id, owner, file_name, status, total, created_at, updated_at, headers, mapping, value_map
+FROM customer_imports WHERE id = $1 AND owner = $2`, id, owner).Scan(&imp.ID, &imp.Owner, &imp.FileName, &imp.Status, &imp.Total, &created, &updated,
+		&headers, &mapping, &values)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -197,6 +245,9 @@ FROM customer_imports WHERE id = $1 AND owner = $2`, id, owner).Scan(&imp.ID, &i
 		return nil, fmt.Errorf("customerimport: get import %s: %w", id, err)
 	}
 	imp.CreatedAt, imp.UpdatedAt = statedb.Time(created), statedb.Time(updated)
+	if err := decodeImport(&imp, headers, mapping, values); err != nil {
+		return nil, err
+	}
 	return &imp, nil
 }
 
@@ -360,7 +411,7 @@ func (s *Store) changeDraft(ctx context.Context, id, owner string, change func(t
 
 // Delete removes owner's draft import and its lines.
 func (s *Store) Delete(ctx context.Context, id, owner string) error {
-	res, err := s.db.SQL.ExecContext(ctx, `DELETE FROM customer_imports WHERE id = $1 AND owner = $2 AND status = $3`, id, owner, StatusDraft)
+	res, err := s.db.SQL.ExecContext(ctx, `DELETE FROM customer_imports WHERE id = $1 AND owner = $2 AND status IN ($3, $4)`, id, owner, StatusDraft, StatusMapping)
 	if err != nil {
 		return fmt.Errorf("customerimport: delete import %s: %w", id, err)
 	}
@@ -374,9 +425,13 @@ func (s *Store) Delete(ctx context.Context, id, owner string) error {
 func (s *Store) Purge(ctx context.Context) (int64, error) {
 	before := s.opts.Now().Add(-s.opts.Retention)
 	// An import left "starting" (its replica died between BeginRun and EndRun) goes with the drafts.
-	res, err := s.db.SQL.ExecContext(ctx, `DELETE FROM customer_imports WHERE status IN ($1, $3) AND updated_at < $2`, StatusDraft, statedb.Micros(before), StatusStarting)
+	res, err := s.db.SQL.ExecContext(ctx, `DELETE FROM customer_imports WHERE status IN ($1, $3, $4) AND updated_at < $2`, StatusDraft, statedb.Micros(before), StatusStarting, StatusMapping)
 	if err != nil {
 		return 0, fmt.Errorf("customerimport: purge: %w", err)
+	}
+	if _, err := s.db.SQL.ExecContext(ctx, `DELETE FROM customer_import_runs WHERE created_at < $1`,
+		statedb.Micros(s.opts.Now().Add(-runNameRetention))); err != nil {
+		return 0, fmt.Errorf("customerimport: purge the runs' names: %w", err)
 	}
 	return res.RowsAffected()
 }
@@ -405,11 +460,14 @@ WHERE import_id = $1 AND included = 1 AND verdict IN ('new', 'possible') ORDER B
 // scanLine reads a row of "position, lineColumns".
 func scanLine(rows *sql.Rows) (StoredLine, error) {
 	var l StoredLine
-	var verdict, problems string
+	var verdict, problems, cells, edits string
 	var included int
 	f := &l.Fields
 	if err := rows.Scan(&l.Position, &l.Row, &f.Name, &f.TaxID, &f.Email, &f.Phone, &f.Segment, &f.Street, &f.City,
-		&f.PostalCode, &f.Country, &verdict, &problems, &l.MatchID, &l.MatchName, &l.MatchRow, &included); err != nil {
+		&f.PostalCode, &f.Country, &verdict, &problems, &l.MatchID, &l.MatchName, &l.MatchRow, &included, &cells, &edits); err != nil {
+		return l, err
+	}
+	if err := decodeLine(&l.Line, cells, edits); err != nil {
 		return l, err
 	}
 	l.Verdict, l.Included = Verdict(verdict), included == 1

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"iter"
 	"net/http"
@@ -62,18 +61,28 @@ func (h *Handler) renderImportNew(c *gin.Context, status int, vm customers.Impor
 		if err != nil {
 			h.log(c).Warn("customer import: listing the person's runs failed", "err", err)
 		}
+		names, err := h.imports.RunNames(c.Request.Context(), auth.CurrentUser(c).Subject)
+		if err != nil {
+			h.log(c).Warn("customer import: naming the person's runs failed", "err", err)
+		}
 		for _, j := range runs {
 			counts := j.Counts()
-			vm.Runs = append(vm.Runs, customers.ImportSummary{URL: importRunPath(j.ID), FileName: tr.T("import.runs.item", batchStatusText(tr, j)), Created: j.CreatedAt,
+			// A run is named by its file (and its time, the next column); a run from before runs
+			// were named says only that it is one.
+			name := tr.T("import.runs.item", batchStatusText(tr, j))
+			if file := names[j.ID]; file != "" {
+				name = tr.T("import.runs.named", file, batchStatusText(tr, j))
+			}
+			vm.Runs = append(vm.Runs, customers.ImportSummary{URL: importRunPath(j.ID), FileName: name, Created: j.CreatedAt,
 				Counts: tr.T("import.runs.counts", counts.Done, counts.Failed, counts.Rejected, counts.Left, counts.Total)})
 		}
 	}
 	h.renderPage(c, status, t(c, "import.title"), layout.SectionCustomers, customers.ImportNewPage(vm))
 }
 
-// checkImport answers POST /customers/import: reads the uploaded file (within its limits), checks
-// every line against the customer form's rules and the person's customers, stores the dry run
-// and shows it.
+// checkImport answers POST /customers/import: reads the uploaded file (within its limits) and
+// stores it with the mapping its headings propose; the import's page shows the mapping step
+// (customer_import_mapping.go), whose confirmation checks every line (the dry run).
 func (h *Handler) checkImport(c *gin.Context) {
 	if h.imports == nil {
 		h.fail(c, errImportsOff)
@@ -98,10 +107,10 @@ func (h *Handler) checkImport(c *gin.Context) {
 	}
 	tr := tr(c)
 	name, data, fileErr := h.readImportFile(c, formErr)
-	var lines []customerimport.Line
+	var sheet *customerimport.Sheet
 	if fileErr.IsZero() {
 		var stop error
-		if lines, fileErr, stop = h.parseImportFile(c, name, data); stop != nil {
+		if sheet, fileErr, stop = h.parseImportFile(c, name, data); stop != nil {
 			h.fail(c, stop)
 			return
 		}
@@ -112,17 +121,15 @@ func (h *Handler) checkImport(c *gin.Context) {
 		h.renderImportNew(c, http.StatusUnprocessableEntity, vm)
 		return
 	}
-	// The duplicates are looked for in the person's current list: revalidated with the v2 API now
-	// (an ETag round trip when nothing changed), not the copy a list page may have kept.
-	userKey := customerCacheKey(c)
-	h.customers.Invalidate(userKey)
-	snap, err := h.customers.Get(h.apiContext(c), userKey)
+	// The mapping step: the columns matched to fields by the person's own mapping for a file of
+	// these headings, else by the headings; nothing is checked until the person confirms it.
+	ctx := c.Request.Context()
+	owner := auth.CurrentUser(c).Subject
+	remembered, err := h.imports.RememberedMapping(ctx, owner, sheet.Headers)
 	if err != nil {
-		h.fail(c, fmt.Errorf("customer import: read the customer list for the duplicates: %w", err))
-		return
+		h.log(c).Warn("customer import: reading the remembered mapping failed", "err", err)
 	}
-	checked := customerimport.DryRun(lines, existingCustomers(snap), h.countries.Has)
-	imp, err := h.imports.Create(c.Request.Context(), auth.CurrentUser(c).Subject, clipFileName(name), checked)
+	imp, err := h.imports.CreateSheet(ctx, owner, clipFileName(name), h.importReader, sheet, h.importReader.Propose(sheet.Headers, remembered))
 	var quota *customerimport.QuotaError
 	switch {
 	case errors.As(err, &quota):
@@ -134,20 +141,20 @@ func (h *Handler) checkImport(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	h.log(c).Info("customer import checked", "import_id", imp.ID, "lines", len(checked))
+	h.log(c).Info("customer import uploaded", "import_id", imp.ID, "lines", len(sheet.Rows), "columns", len(sheet.Headers))
 	c.Redirect(http.StatusSeeOther, importPath(imp.ID))
 }
 
 // parseImportFile reads an uploaded customer file within the limits of a read (upload_parse.go):
 // its lines, or the message for the form, or an error that ends the request (the person has a
 // read in flight, the replica is busy, the read was cancelled).
-func (h *Handler) parseImportFile(c *gin.Context, name string, data []byte) ([]customerimport.Line, i18n.Message, error) {
+func (h *Handler) parseImportFile(c *gin.Context, name string, data []byte) (*customerimport.Sheet, i18n.Message, error) {
 	ctx, done, err := h.startParse(c)
 	if err != nil {
 		return nil, i18n.Message{}, err
 	}
 	defer done()
-	lines, err := h.importReader.Parse(ctx, name, data)
+	sheet, err := h.importReader.ReadSheet(ctx, name, data)
 	var unusable *customerimport.InputError
 	switch {
 	case errors.As(err, &unusable):
@@ -157,7 +164,7 @@ func (h *Handler) parseImportFile(c *gin.Context, name string, data []byte) ([]c
 	case err != nil:
 		return nil, i18n.M("import.file.unreadable"), nil
 	}
-	return lines, i18n.Message{}, nil
+	return sheet, i18n.Message{}, nil
 }
 
 // readImportFile returns the uploaded file's name and bytes, or why there is none to read.

@@ -77,6 +77,10 @@ func (h *Handler) runImport(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	if err := h.imports.RecordRun(ctx, job.ID, imp.Owner, imp.FileName); err != nil {
+		// The run works without its name; the list says "Import run" instead.
+		h.log(c).Warn("customer import: naming the run failed", "err", err)
+	}
 	if err := h.imports.EndRun(ctx, imp.ID, imp.Owner); err != nil {
 		// The job holds the lines; the import left "starting" goes after its retention.
 		h.log(c).Warn("customer import: deleting the run's import failed", "err", err)

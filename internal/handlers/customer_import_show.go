@@ -83,6 +83,10 @@ func (h *Handler) showImport(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	if imp.Status == customerimport.StatusMapping {
+		h.renderImportMapping(c, http.StatusOK, imp, nil, i18n.Message{})
+		return
+	}
 	view, err := parseImportView(c.Query("show"), c.Query("from"))
 	if err != nil {
 		h.fail(c, err)
@@ -101,6 +105,10 @@ func (h *Handler) showImport(c *gin.Context) {
 	}
 	vm := importVM(tr(c), imp, counts, view, page)
 	vm.Saved = c.Query("saved") == "1"
+	if err := h.importRepairs(c, imp, page, &vm); err != nil {
+		h.fail(c, err)
+		return
+	}
 	c.Header("Cache-Control", "no-store")
 	h.renderPage(c, http.StatusOK, t(c, "import.preview.title", imp.FileName), layout.SectionCustomers, customers.ImportPage(vm))
 }

@@ -9,11 +9,41 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/cpqportal/portal/internal/customerimport"
 )
 
-// postImport uploads a file to the customer import as the browser's form does.
+// postImport uploads a file to the customer import as the browser's form does and, when it was
+// taken, confirms the mapping its page proposes (the dry run follows); it answers the upload.
 func postImport(t *testing.T, p *testPortal, client *http.Client, name string, data []byte) response {
+	t.Helper()
+	posted := uploadImport(t, p, client, name, data)
+	if where := posted.Header.Get("Location"); posted.StatusCode == http.StatusSeeOther {
+		if r := postForm(t, p, client, where+"/mapping", proposedMapping(t, p, client, where)); r.StatusCode != http.StatusSeeOther {
+			t.Fatalf("confirm the proposed mapping: %d: %.300s", r.StatusCode, r.body)
+		}
+	}
+	return posted
+}
+
+// proposedMapping is the mapping step's form as its page proposes it.
+func proposedMapping(t *testing.T, p *testPortal, client *http.Client, where string) url.Values {
+	t.Helper()
+	doc := parseHTML(t, p.get(t, client, where, nil).body)
+	selects := doc.Find(`[data-testid="import-mapping-select"]`)
+	if selects.Length() == 0 {
+		t.Fatalf("%s shows no mapping step", where)
+	}
+	form := url.Values{}
+	selects.Each(func(_ int, s *goquery.Selection) {
+		form.Add("field", s.Find("option[selected]").AttrOr("value", ""))
+	})
+	return form
+}
+
+// uploadImport uploads a file to the customer import as the browser's form does.
+func uploadImport(t *testing.T, p *testPortal, client *http.Client, name string, data []byte) response {
 	t.Helper()
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)
@@ -87,11 +117,11 @@ func TestCustomerImportDryRunThroughTheHandlers(t *testing.T) {
 		t.Errorf("including every duplicate: %d", r.StatusCode)
 	}
 
-	big := postImport(t, p, clerk, "big.csv", bytes.Repeat([]byte("x"), customerimport.MaxFileBytes+128<<10))
+	big := uploadImport(t, p, clerk, "big.csv", bytes.Repeat([]byte("x"), customerimport.MaxFileBytes+128<<10))
 	if big.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("a file over the limit: %d", big.StatusCode)
 	}
-	bad := postImport(t, p, clerk, "list.pdf", []byte("%PDF"))
+	bad := uploadImport(t, p, clerk, "list.pdf", []byte("%PDF"))
 	if bad.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(bad.body, "Upload a .csv or .xlsx file") {
 		t.Errorf("a PDF: %d", bad.StatusCode)
 	}

@@ -90,6 +90,10 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.POST("/customers/import/:importId/lines", h.requireTool(toolImport), h.saveImportLines)
 	pages.POST("/customers/import/:importId/include", h.requireTool(toolImport), h.includeImportVerdict)
 	pages.POST("/customers/import/:importId/delete", h.requireTool(toolImport), h.deleteImport)
+	// The mapping step and the dry run's repairs (customer_import_mapping.go).
+	pages.POST("/customers/import/:importId/mapping", h.requireTool(toolImport), h.confirmImportMapping)
+	pages.POST("/customers/import/:importId/values", h.requireTool(toolImport), h.mapImportValue)
+	pages.POST("/customers/import/:importId/fix", h.requireTool(toolImport), h.fixImportLine)
 	// The import's run: a job (internal/customerimport.Kind on internal/jobs), live progress,
 	// cancel, retry, the result as CSV or XLSX.
 	pages.POST("/customers/import/:importId/run", h.requireTool(toolImport), h.runImport)

@@ -49,6 +49,10 @@ type ImportVM struct {
 	From string
 	// Saved says the choices were saved (after a POST).
 	Saved bool
+	// ValueChoices are the unknown values of closed lists, to treat as known ones; Fixes the fix
+	// forms of the page's invalid lines (both empty for an import from before the mapping step).
+	ValueChoices []ImportValueChoice
+	Fixes        []ImportFix
 }
 
 // ImportCount is how many lines have a verdict, and how many of them are included.
@@ -80,4 +84,44 @@ type ImportLineRow struct {
 	MatchText string
 	// Includable lines have a box; Included says whether it is ticked.
 	Includable, Included bool
+}
+
+// ImportMappingVM is an uploaded file's mapping step: each column with the field it fills.
+type ImportMappingVM struct {
+	URL, FileName string
+	Total         int
+	Columns       []ImportMappingColumn
+	// Fields are the choices of every column: "do not import", then the fields.
+	Fields []components.Option
+	// Unmatched names the columns that fill no field (never left out in silence).
+	Unmatched []string
+	// Problem is why the mapping posted was refused (zero when none).
+	Problem i18n.Message
+	Errors  []components.FieldError
+}
+
+// ImportMappingColumn is a column of the file: its heading, letter, first values and field ("":
+// not imported).
+type ImportMappingColumn struct {
+	ID, Header, Letter, Field string
+	Samples                   []string
+}
+
+// ImportValueChoice is a value of a closed list the portal does not know, as the file has it,
+// with the values it may be treated as.
+type ImportValueChoice struct {
+	ID, Field, FieldLabel, Value string
+	Options                      []components.Option
+}
+
+// ImportFix is the fix form of an invalid line.
+type ImportFix struct {
+	Position string
+	Row      int
+	Inputs   []ImportFixInput
+}
+
+// ImportFixInput is a field of a fix form, with the problem the check found in it.
+type ImportFixInput struct {
+	Name, Label, ID, Value, Error string
 }
