@@ -181,11 +181,11 @@ func (r *Reminders) Scan(ctx context.Context) (int, error) {
 		if err != nil || before {
 			return err
 		}
-		if err := s.Deliver(ctx, it); err != nil {
-			return err
+		ok, err := s.deliver(ctx, it)
+		if ok {
+			added++
 		}
-		added++
-		return nil
+		return err
 	}
 	if r.opts.Work != nil && r.opts.SignatureDays >= 0 {
 		err := r.opts.Work.WaitingSince(ctx, workindex.KindContract, workindex.StageSignature, now.AddDate(0, 0, -r.opts.SignatureDays),
@@ -283,6 +283,9 @@ func waitingItem(person string, kind Kind, w workindex.Waiting, now time.Time) I
 		Kind:   kind,
 		Params: map[string]string{ParamNumber: number, ParamCustomer: w.Customer, ParamDays: strconv.Itoa(days)},
 		Link:   "/contracts/" + id,
+		// Only to a person who read it and was not refused it since (a handover took it away).
+		RowKind: workindex.KindContract,
+		RowID:   w.ID,
 	}
 }
 
@@ -311,5 +314,7 @@ func (r *Reminders) offerItem(ctx context.Context, o outbox.Offer, now time.Time
 		Kind:    KindOfferExpires,
 		Params:  map[string]string{ParamQuote: idText, ParamCustomer: customer, ParamDays: strconv.Itoa(days), ParamUntil: until.UTC().Format(time.DateOnly)},
 		Link:    link,
+		RowKind: workindex.KindQuote,
+		RowID:   quoteID,
 	}, true
 }
