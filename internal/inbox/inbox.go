@@ -247,7 +247,7 @@ func (s *Store) deliver(ctx context.Context, it Item) (bool, error) {
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if it.RowKind != "" {
 			// In the item's transaction: a refusal recorded before it commits is seen.
-			ok, err := mayRead(ctx, tx, it.Person, it.RowKind, it.RowID)
+			ok, err := workindex.MayTell(ctx, tx, it.Person, it.RowKind, it.RowID)
 			if err != nil || !ok {
 				return err
 			}
@@ -295,29 +295,10 @@ func (s *Store) deliver(ctx context.Context, it Item) (bool, error) {
 	return added, nil
 }
 
-// MayRead reports whether person (a key) may be told about the work-index row kind/id: their own
-// token read it (work_viewers) and the v2 API has not refused it to them since (work_denied; a
-// refusal also deletes the read). This is the visibility rule less its freshness: an item is
-// news about the row (a signer's answer changes its facts), and the page it links to re-reads
-// the row with the person's own token.
+// MayRead reports whether person (a key) may be told about the work-index row kind/id
+// (workindex.MayTell: their token read it and the v2 API has not refused it to them since).
 func (s *Store) MayRead(ctx context.Context, person string, kind workindex.Kind, id int64) (bool, error) {
-	return mayRead(ctx, s.db.SQL, person, kind, id)
-}
-
-func mayRead(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, person string, kind workindex.Kind, id int64) (bool, error) {
-	var one int
-	err := q.QueryRowContext(ctx, `SELECT 1 FROM work_viewers o WHERE o.person = $1 AND o.kind = $2 AND o.id = $3
-		AND NOT EXISTS (SELECT 1 FROM work_denied d WHERE d.person = o.person AND d.kind = o.kind AND d.id = o.id)`,
-		person, string(kind), id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("inbox: may %s read %s %d: %w", person, kind, id, err)
-	}
-	return true, nil
+	return workindex.MayTell(ctx, s.db.SQL, person, kind, id)
 }
 
 // Unread is the person's unread count: one primary-key read.
