@@ -445,6 +445,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	p.reminders = inbox.NewReminders(inbox.ReminderOptions{Store: inboxStore, Work: work, Mail: p.mail,
 		Every: cfg.ReminderEvery, DigestEvery: cfg.DigestEvery, SignatureDays: cfg.ReminderSignatureDays,
 		ArchiveDays: cfg.ReminderArchiveDays, OfferDays: cfg.ReminderOfferDays, BackofficeRoles: cfg.BackofficeRoles,
+		ReadRetention: cfg.InboxReadRetention, UnreadRetention: cfg.InboxUnreadRetention,
 		Logger: logger.With(slog.String("component", "inbox"))})
 	p.reminders.Run()
 	// The signature watcher (internal/signwatch, docs/work-index.md): contracts out for signature

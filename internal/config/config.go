@@ -174,6 +174,10 @@ type Config struct {
 	ReminderSignatureDays int
 	ReminderArchiveDays   int
 	ReminderOfferDays     int
+	// InboxReadRetention: inbox items read and older than this are deleted; InboxUnreadRetention:
+	// unread ones older than this (kept longer: nobody saw them). 0 keeps them.
+	InboxReadRetention   time.Duration
+	InboxUnreadRetention time.Duration
 	// ShutdownGrace is how long in-flight requests get to finish on SIGTERM.
 	ShutdownGrace time.Duration
 	// ShutdownDrain is how long, within ShutdownGrace, the portal keeps accepting requests after
@@ -547,6 +551,10 @@ func settings() []setting {
 				c.ReminderOfferDays = n
 				return nil
 			}},
+		{Setting: Setting{"PORTAL_INBOX_READ_RETENTION", "inbox-read-retention", "2160h", "Inbox items read and older than this are deleted (at least 24h; 0 keeps them)"},
+			apply: retentionInto(func(c *Config) *time.Duration { return &c.InboxReadRetention })},
+		{Setting: Setting{"PORTAL_INBOX_UNREAD_RETENTION", "inbox-unread-retention", "8760h", "Inbox items still unread and older than this are deleted, and leave the unread count (at least 24h; 0 keeps them)"},
+			apply: retentionInto(func(c *Config) *time.Duration { return &c.InboxUnreadRetention })},
 		{Setting: Setting{"PORTAL_SHUTDOWN_GRACE", "shutdown-grace", "20s", "Time given to in-flight requests on SIGTERM"},
 			apply: durationInto(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 		{Setting: Setting{"PORTAL_SHUTDOWN_DRAIN", "shutdown-drain", "5s", "On SIGTERM, time /readyz answers 503 while requests are still accepted (part of the grace)"},
@@ -896,6 +904,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("import_roles", c.ImportRoles),
 		slog.Duration("work_stale_after", c.WorkStaleAfter),
 		slog.Duration("work_retention", c.WorkRetention),
+		slog.Duration("inbox_read_retention", c.InboxReadRetention),
+		slog.Duration("inbox_unread_retention", c.InboxUnreadRetention),
 		slog.Int("followup_signature_days", c.FollowUpSignatureDays),
 		slog.Int("followup_draft_days", c.FollowUpDraftDays),
 		slog.Any("trusted_proxies", c.TrustedProxies),
@@ -1055,6 +1065,18 @@ func roleList(raw string) []string {
 
 // daysInto parses a whole number of days from 0 to 365 into the field at (0: at once, for demos
 // and tests).
+// retentionInto parses a retention: 0 (keep everything) or a duration of at least a day.
+func retentionInto(at func(c *Config) *time.Duration) func(c *Config, raw string) error {
+	return func(c *Config, raw string) error {
+		d, err := time.ParseDuration(raw)
+		if err != nil || d < 0 || (d > 0 && d < 24*time.Hour) {
+			return fmt.Errorf("must be 0 (keep them) or a duration of at least 24h such as 2160h, not %q", raw)
+		}
+		*at(c) = d
+		return nil
+	}
+}
+
 func daysInto(at func(c *Config) *int) func(c *Config, raw string) error {
 	return func(c *Config, raw string) error {
 		n, err := strconv.Atoi(raw)

@@ -20,6 +20,10 @@ func TestInboxTellAnswerOncePerPersonWhoeverLearnsIt(t *testing.T) {
 		s := newStore(t, db, nil)
 		ctx := context.Background()
 		sam, bea := inbox.PersonKey("sam"), inbox.PersonKey("bea")
+		for _, id := range []int32{42, 43, 44} { // each read the contracts (they made them)
+			opened(t, db, "sam", id, "SIGNATURE_REQUESTED", "SENT")
+			opened(t, db, "bea", id, "SIGNATURE_REQUESTED", "SENT")
+		}
 		c := workindex.ContractSighting{ContractID: 42, Number: "C-2026-000042", Customer: "Laura Rossi",
 			AnsweredAt: time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC), DeclineReason: "Too expensive"}
 		for range 2 { // the watcher, then a colleague's page

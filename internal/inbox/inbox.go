@@ -126,6 +126,11 @@ type Item struct {
 	CreatedAt time.Time
 	// ReadAt is when the person opened it or marked it read (zero: unread).
 	ReadAt time.Time
+	// RowKind and RowID name the work-index row the item tells about (a contract, a quote), when
+	// it names one: the item is then delivered only to a person who has a read of that row and
+	// whom the v2 API has not refused it since (MayRead). Not stored.
+	RowKind workindex.Kind
+	RowID   int64
 }
 
 // Unread reports whether the person has not read it.
@@ -209,23 +214,30 @@ func validLink(link string) bool {
 // does nothing and returns nil). With the person's preference "email" its mail is written in the
 // same transaction; with "digest" it waits for the digest.
 func (s *Store) Deliver(ctx context.Context, it Item) error {
+	_, err := s.deliver(ctx, it)
+	return err
+}
+
+// deliver is Deliver that tells whether it added the item (false: delivered before, or the
+// person may not read the row it names).
+func (s *Store) deliver(ctx context.Context, it Item) (bool, error) {
 	if it.Person == "" {
 		it.Person = PersonKey(it.Subject)
 	}
 	switch {
 	case it.Person == "":
-		return errors.New("inbox: an item needs its person")
+		return false, errors.New("inbox: an item needs its person")
 	case it.Dedupe == "":
-		return errors.New("inbox: an item needs its dedupe key")
+		return false, errors.New("inbox: an item needs its dedupe key")
 	case !validLink(it.Link):
-		return fmt.Errorf("inbox: %q is not a path of the portal", it.Link)
+		return false, fmt.Errorf("inbox: %q is not a path of the portal", it.Link)
 	}
 	if _, ok := texts[it.Kind]; !ok {
-		return fmt.Errorf("inbox: unknown kind %q", it.Kind)
+		return false, fmt.Errorf("inbox: unknown kind %q", it.Kind)
 	}
 	params, err := json.Marshal(it.Params)
 	if err != nil {
-		return fmt.Errorf("inbox: %w", err)
+		return false, fmt.Errorf("inbox: %w", err)
 	}
 	if it.CreatedAt.IsZero() {
 		it.CreatedAt = s.opts.Now()
@@ -233,6 +245,13 @@ func (s *Store) Deliver(ctx context.Context, it Item) error {
 	it.ID = statedb.NewID()
 	var added, mailed bool
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if it.RowKind != "" {
+			// In the item's transaction: a refusal recorded before it commits is seen.
+			ok, err := workindex.MayTell(ctx, tx, it.Person, it.RowKind, it.RowID)
+			if err != nil || !ok {
+				return err
+			}
+		}
 		p, err := readPerson(ctx, tx, it.Person)
 		if err != nil {
 			return err
@@ -265,7 +284,7 @@ func (s *Store) Deliver(ctx context.Context, it Item) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	if mailed {
 		s.opts.Mail.Wake()
@@ -273,7 +292,13 @@ func (s *Store) Deliver(ctx context.Context, it Item) error {
 	if added && s.opts.OnDeliver != nil {
 		s.opts.OnDeliver(it.Person)
 	}
-	return nil
+	return added, nil
+}
+
+// MayRead reports whether person (a key) may be told about the work-index row kind/id
+// (workindex.MayTell: their token read it and the v2 API has not refused it to them since).
+func (s *Store) MayRead(ctx context.Context, person string, kind workindex.Kind, id int64) (bool, error) {
+	return workindex.MayTell(ctx, s.db.SQL, person, kind, id)
 }
 
 // Unread is the person's unread count: one primary-key read.

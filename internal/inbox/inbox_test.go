@@ -205,6 +205,28 @@ func contract(t *testing.T, db *statedb.DB, when time.Time, viewer string, id in
 	}
 }
 
+// opened records that viewer's token read contract id as contract wrote it (the same facts).
+func opened(t *testing.T, db *statedb.DB, viewer string, id int32, status string, signatures ...string) {
+	t.Helper()
+	ix := workindex.New(db, workindex.Options{})
+	err := ix.ObserveContract(context.Background(), workindex.Viewer{Subject: viewer, Name: viewer},
+		workindex.ContractSighting{ContractID: id, Number: "C-" + string(rune('0'+id%10)), QuoteID: int64(id) * 10, CPQID: 1, CustomerID: 5,
+			Customer: "Rossi", Facts: workindex.ContractFacts{Status: status, SignatureStatuses: signatures}}, workindex.ActOpened)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openedQuote records that viewer's token read quote id.
+func openedQuote(t *testing.T, db *statedb.DB, viewer string, id int64) {
+	t.Helper()
+	ix := workindex.New(db, workindex.Options{})
+	if err := ix.ObserveQuote(context.Background(), workindex.Viewer{Subject: viewer, Name: viewer},
+		workindex.QuoteSighting{QuoteID: id, CPQID: 1, CustomerID: 5, Customer: "Rossi"}, workindex.ActOpened); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestReminderSignatureAndArchiveOnceAcrossScans: a contract out for signature longer than the
 // days reminds its person once, however many scans run; a signed contract waiting longer than its
 // days reminds the back office (people with a back-office role), not the rep; younger ones
@@ -216,6 +238,7 @@ func TestReminderSignatureAndArchiveOnceAcrossScans(t *testing.T) {
 		contract(t, db, now.AddDate(0, 0, -4), "sub-rep", 1, "SIGNATURE_REQUESTED", "SENT")
 		contract(t, db, now.AddDate(0, 0, -1), "sub-rep", 2, "SIGNATURE_REQUESTED", "SENT")
 		contract(t, db, now.AddDate(0, 0, -9), "sub-rep", 3, "SIGNED", "SIGNED")
+		opened(t, db, "sub-bo", 3, "SIGNED", "SIGNED") // the back office's list read it
 		s := newStore(t, db, nil)
 		if err := s.Remember(ctx, inbox.Person{Key: inbox.PersonKey("sub-bo"), Name: "Bo", Roles: []string{"backoffice"}}); err != nil {
 			t.Fatal(err)
@@ -287,6 +310,8 @@ func TestReminderOfferExpiresOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		openedQuote(t, db, "sub-rep", 500)
+		openedQuote(t, db, "sub-rep", 501)
 		s := newStore(t, db, nil)
 		r := inbox.NewReminders(inbox.ReminderOptions{Store: s, Mail: mail, OfferDays: 5, SignatureDays: -1, ArchiveDays: -1})
 		for want, round := range []int{1, 0} {

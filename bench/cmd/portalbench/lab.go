@@ -35,7 +35,7 @@ const (
 )
 
 // labless are the groups that need no lab processes (they start what they measure themselves).
-var labless = map[string]bool{"export": true, "state": true, "offer": true}
+var labless = map[string]bool{"export": true, "state": true, "offer": true, "mail": true}
 
 // lab is everything a run starts: the binaries, the simulator, the bare proxy and the main portal.
 // Each process listens on its own loopback port.

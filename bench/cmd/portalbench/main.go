@@ -25,6 +25,8 @@
 //	hostile_xlsx_* the hostile spreadsheets of issue 38 (XFD cells, millions of blank rows) posted to the
 //	               batch archive and the import, one after another and three at once: the slowest
 //	               refusal and the portal's peak RSS (goals 2 s, 100 MiB)
+//	mail_*, inbox_* 1,000 mails through the outbox to an SMTP server in this process; the inbox's
+//	               unread count of a person with 1,000,000 items of every kind (issue 40; both engines)
 //	allocs_*       allocations per request of the main handlers (go test -bench), against
 //	               bench/alloc_budgets.json
 //
@@ -48,7 +50,7 @@ import (
 )
 
 // groups are the measurement groups, in the order they run.
-var groups = []string{"overhead", "weight", "quote", "latency", "poll", "list", "stream", "backoffice", "handover", "import", "export", "allocs", "state", "watch", "offer", "hostile"}
+var groups = []string{"overhead", "weight", "quote", "latency", "poll", "list", "stream", "backoffice", "handover", "import", "export", "allocs", "state", "watch", "offer", "mail", "hostile"}
 
 type options struct {
 	out        string
@@ -225,6 +227,7 @@ func runGroups(ctx context.Context, opts options, lab *lab, rep *report, stderr 
 	step("state", func() error { return measureState(ctx, lab, rep) })
 	step("watch", func() error { return measureWatch(ctx, lab, rep) })
 	step("offer", func() error { return measureOfferPDF(ctx, rep) })
+	step("mail", func() error { return measureMail(ctx, rep) })
 	step("hostile", func() error { return measureHostile(ctx, lab, rep) })
 	return failures
 }
