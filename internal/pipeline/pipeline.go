@@ -340,10 +340,8 @@ func (p *Pipeline) Recent(ctx context.Context, v workindex.Viewer) ([]workindex.
 func (p *Pipeline) SignedMonths(ctx context.Context, v workindex.Viewer) (this, last Count, err error) {
 	today := p.today()
 	month := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC)
-	q := workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Stages: []workindex.Stage{workindex.StageSigned}}
-	this.Query, last.Query = q, q
-	this.Query.EnteredFrom, this.Query.EnteredTo = month, month.AddDate(0, 1, 0)
-	last.Query.EnteredFrom, last.Query.EnteredTo = month.AddDate(0, -1, 0), month
+	q := workindex.Query{Kind: workindex.KindContract, Scope: scope(v)}
+	this.Query, last.Query = signedIn(q, month, month.AddDate(0, 1, 0)), signedIn(q, month.AddDate(0, -1, 0), month)
 	if this.N, this.Capped, err = p.ix.Count(ctx, v, this.Query); err != nil {
 		return this, last, err
 	}
