@@ -2,6 +2,7 @@ package workindex
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 )
@@ -70,4 +71,24 @@ func (ix *Index) SumList(ctx context.Context, v Viewer, q Query) (t Total, cappe
 		err = nil
 	}
 	return t, capped, err
+}
+
+// RepName is the name of the rep person as the rows revealed to a team role viewer give it ("":
+// none of their rows is revealed to the viewer, or the viewer has no team role): the name the
+// lists show for their "by" filter, which reveals nothing the viewer's own figures do not.
+func (ix *Index) RepName(ctx context.Context, v Viewer, person string) (string, error) {
+	key := v.Key()
+	if key == "" || !v.Team || person == "" {
+		return "", nil
+	}
+	var name string
+	err := ix.db.SQL.QueryRowContext(ctx, `SELECT name FROM work_viewer_reps WHERE person = $1 AND rep = $2 AND n > 0 AND name <> ''
+		ORDER BY kind, stage LIMIT 1`, key, person).Scan(&name)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("%w: rep name: %w", ErrUnavailable, err)
+	}
+	return name, nil
 }
