@@ -56,7 +56,9 @@ func TestHomeTeamFiguresByRepNamedLinkedAndRevealedOnly(t *testing.T) {
 	doc := page("/", http.StatusOK)
 	rows := doc.Find(`[data-testid="home-team-row"]`)
 	names := map[string]*goquery.Selection{}
-	rows.Each(func(_ int, s *goquery.Selection) { names[strings.TrimSpace(s.Find(`[data-testid="home-team-rep"]`).Text())] = s })
+	rows.Each(func(_ int, s *goquery.Selection) {
+		names[strings.TrimSpace(s.Find(`[data-testid="home-team-rep"]`).Text())] = s
+	})
 	if len(names) != 2 || names["Sam Sales"] == nil || names["Olga Other"] == nil {
 		t.Fatalf("the table names %v, want Sam Sales and Olga Other", names)
 	}
