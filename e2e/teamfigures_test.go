@@ -134,17 +134,38 @@ func TestTeamFiguresPhoneFirstFollowUpCountOnTheFirstScreen(t *testing.T) {
 	visit(t, page, "/", `[data-testid="home-team-table"]`)
 	first := page.GetByTestId("home-followups").Locator(".home-count").First()
 	check(t, suite.expect.Locator(first).ToBeVisible(), "a follow-up count")
-	box, err := first.BoundingBox()
-	check(t, err, "measure the first follow-up count")
-	if box.Y+box.Height > 844 {
-		t.Errorf("the first follow-up count ends at %.0f px, below the first screen (844 px)", box.Y+box.Height)
+	// Measured in one go from the top of the page (document positions), so nothing scrolls or
+	// moves between the two.
+	raw, err := page.Evaluate(`() => {
+		window.scrollTo(0, 0);
+		const count = document.querySelector('[data-testid="home-followups"] .home-count').getBoundingClientRect();
+		const team = document.querySelector('[data-testid="home-team-figures"]').getBoundingClientRect();
+		const picker = document.querySelector('[data-testid="home-rep-select"]').getBoundingClientRect();
+		return [count.bottom + window.scrollY, team.top + window.scrollY, picker.right, window.innerWidth];
+	}`)
+	check(t, err, "measure the home")
+	at := raw.([]any)
+	num := func(i int) float64 {
+		switch v := at[i].(type) {
+		case float64:
+			return v
+		case int:
+			return float64(v)
+		}
+		t.Fatalf("measure %d: %T", i, at[i])
+		return 0
 	}
-	team, err := page.GetByTestId("home-team").BoundingBox()
-	check(t, err, "measure the figures by rep")
-	if team.Y < box.Y {
-		t.Errorf("the figures by rep (%.0f px) come before the follow-ups (%.0f px)", team.Y, box.Y)
+	countBottom, teamTop, pickerRight, width := num(0), num(1), num(2), num(3)
+	if countBottom > 844 {
+		t.Errorf("the first follow-up count ends at %.0f px, below the first screen (844 px)", countBottom)
 	}
-	phoneCheckInside(t, page, `[data-testid="home-rep-picker"] select`, "the rep picker")
+	if teamTop < countBottom {
+		t.Errorf("the figures by rep (%.0f px) come before the first follow-up count (%.0f px)", teamTop, countBottom)
+	}
+	if pickerRight > width {
+		t.Errorf("the rep picker ends at %.0f px, past the screen's %.0f px", pickerRight, width)
+	}
+	phoneCheckTargets(t, page, "the team lead's home")
 }
 
 // TestTeamFiguresRestrictedToOwnersShowNothingOfARefusedRep: with the simulator refusing every

@@ -119,7 +119,7 @@ func TestHomeTeamFiguresByRepNamedLinkedAndRevealedOnly(t *testing.T) {
 	refused := page("/?rep="+rita.Key(), http.StatusOK)
 	if refused.Find(`[data-testid="home-rep-problem"]`).Length() != 1 || strings.Contains(refused.Find("main").Text(), "Rita") ||
 		refused.Find(`[data-testid="home-team-row"]`).Length() != 2 {
-		t.Errorf("a refused rep asked for by key: %q", refused.Find(`[data-testid="home-team"]`).Text())
+		t.Errorf("a refused rep asked for by key: %q", refused.Find(`[data-testid="home-team-figures"]`).Text())
 	}
 	list := page("/work/quotes?scope=all&by="+rita.Key(), http.StatusOK)
 	if strings.Contains(list.Find("main").Text(), "Rita") || list.Find(`[data-testid="work-row"]`).Length() != 0 {

@@ -36,7 +36,7 @@ func teamFigures(t Team) templ.Component {
 			templ_7745c5c3_Var1 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card home-team\" aria-labelledby=\"home-team-title\" data-testid=\"home-team\"><h2 id=\"home-team-title\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card home-team\" aria-labelledby=\"home-team-title\" data-testid=\"home-team-figures\"><h2 id=\"home-team-title\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
