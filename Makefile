@@ -9,6 +9,7 @@ SHELL := /usr/bin/env bash
 # govulncheck v1.9.0 needs a golang.org/x/telemetry version the module proxy refuses, v1.8.0 does not.
 STATICCHECK_VERSION := v0.8.2
 GOVULNCHECK_VERSION := v1.8.0
+DEADCODE_VERSION := v0.39.0
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
@@ -64,13 +65,18 @@ i18n: ## Check the message catalogues: every key used in code is in all five lan
 generate-check: ## Fail when generated code is stale or not committed
 	@scripts/generate-check.sh
 
-lint: ## gofmt, go vet, staticcheck, govulncheck (notice only when its database is unreachable)
+lint: ## gofmt, go vet, staticcheck, deadcode, govulncheck (notice only when its database is unreachable)
 	@echo "lint: gofmt"
 	@unformatted=$$(find . -path ./.cache -prune -o -path ./.git -prune -o -name '*.go' -type f -print0 | xargs -0 gofmt -l); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	@for m in . $(SUBMODULES); do echo "lint: go vet ($$m)"; (cd "$$m" && go vet ./...); done
 	@for m in . $(SUBMODULES); do echo "lint: staticcheck $(STATICCHECK_VERSION) ($$m)"; \
 		(cd "$$m" && go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...); done
+	@# deadcode -test: a function no program and no test reaches is dead; a test seam kept for the
+	@# tests (an option, a test provider's method) is not.
+	@for m in . $(SUBMODULES); do echo "lint: deadcode $(DEADCODE_VERSION) ($$m)"; \
+		dead=$$(cd "$$m" && go run golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION) -test ./...) || exit 1; \
+		if [ -n "$$dead" ]; then echo "$$dead"; exit 1; fi; done
 	@for m in . $(SUBMODULES); do echo "lint: govulncheck $(GOVULNCHECK_VERSION) ($$m)"; \
 		(cd "$$m" && GOVULNCHECK_VERSION=$(GOVULNCHECK_VERSION) "$(CURDIR)/scripts/vulncheck.sh"); done
 

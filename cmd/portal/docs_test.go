@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -23,7 +24,7 @@ const (
 )
 
 // TestOperationsDocConfigTable: the configuration references in docs/operations.md and README.md are
-// config.Markdown() as it is now. `go test ./cmd/portal -run TestOperationsDoc -update` regenerates them.
+// settingsMarkdown() as it is now. `go test ./cmd/portal -run TestOperationsDoc -update` regenerates them.
 func TestOperationsDocConfigTable(t *testing.T) {
 	for _, path := range []string{operationsDoc, readme} {
 		data, err := os.ReadFile(path)
@@ -37,11 +38,11 @@ func TestOperationsDocConfigTable(t *testing.T) {
 			t.Fatalf("%s lacks the %q ... %q markers", path, configTableBegin, configTableEnd)
 		}
 		current := doc[begin+len(configTableBegin) : end]
-		if current == config.Markdown() {
+		if current == settingsMarkdown() {
 			continue
 		}
 		if *updateDocs {
-			doc = doc[:begin+len(configTableBegin)] + config.Markdown() + doc[end:]
+			doc = doc[:begin+len(configTableBegin)] + settingsMarkdown() + doc[end:]
 			if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -75,4 +76,22 @@ func TestOperationsDocMetrics(t *testing.T) {
 	if found < 10 {
 		t.Errorf("found only %d metric definitions; has the code moved?", found)
 	}
+}
+
+// settingsMarkdown renders config.Table as a Markdown table.
+func settingsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| Variable | Flag | Default | Meaning |\n|---|---|---|---|\n")
+	for _, s := range config.Table() {
+		flagName := ""
+		if s.Flag != "" {
+			flagName = "`-" + s.Flag + "`"
+		}
+		def := ""
+		if s.Default != "" {
+			def = "`" + s.Default + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.Env, flagName, def, s.Description)
+	}
+	return b.String()
 }

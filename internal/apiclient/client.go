@@ -32,7 +32,6 @@ type Client struct {
 	userAgent        string
 	timeout          time.Duration
 	maxResponseBytes int64
-	propagate        func(ctx context.Context, h http.Header)
 	endpoints        map[string]Endpoint
 
 	common service // reused by every service, as in go-github
@@ -92,29 +91,6 @@ func WithTimeout(d time.Duration) Option {
 			return fmt.Errorf("WithTimeout: negative duration %s", d)
 		}
 		c.timeout = d
-		return nil
-	}
-}
-
-// WithMaxResponseBytes bounds the size of a JSON answer (default
-// [DefaultMaxResponseBytes]).
-func WithMaxResponseBytes(n int64) Option {
-	return func(c *Client) error {
-		if n < 1 {
-			return fmt.Errorf("WithMaxResponseBytes: %d is not positive", n)
-		}
-		c.maxResponseBytes = n
-		return nil
-	}
-}
-
-// WithHeaderPropagator registers a hook that adds headers from the call's
-// context to every request, e.g. OpenTelemetry's
-// propagator.Inject(ctx, propagation.HeaderCarrier(h)). It runs after the
-// client's own headers and cannot remove Authorization or X-SessionId.
-func WithHeaderPropagator(fn func(ctx context.Context, h http.Header)) Option {
-	return func(c *Client) error {
-		c.propagate = fn
 		return nil
 	}
 }
@@ -207,7 +183,6 @@ type ctxKey int
 const (
 	tokenKey ctxKey = iota
 	requestIDKey
-	traceparentKey
 	endpointKey
 )
 
@@ -220,12 +195,6 @@ func WithToken(ctx context.Context, token string) context.Context {
 // WithRequestID returns a context whose v2 calls forward id as X-Request-Id.
 func WithRequestID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, requestIDKey, id)
-}
-
-// WithTraceparent returns a context whose v2 calls forward the W3C
-// traceparent header value v. See also [WithHeaderPropagator].
-func WithTraceparent(ctx context.Context, v string) context.Context {
-	return context.WithValue(ctx, traceparentKey, v)
 }
 
 // EndpointFromContext returns the name of the endpoint (e.g. [EndpointCustomerGet]) of the v2 call

@@ -26,7 +26,7 @@ var (
 	// (or not a PDF where a PDF was asked for).
 	ErrMalformedResponse = errors.New("malformed response")
 	// ErrResponseTooLarge: a JSON answer over the client's bound
-	// ([WithMaxResponseBytes], docs/v2-assumptions.md A9).
+	// ([DefaultMaxResponseBytes], docs/v2-assumptions.md A9).
 	ErrResponseTooLarge = errors.New("response too large")
 )
 

@@ -101,11 +101,6 @@ func ParseID32(s string) (int32, error) {
 	return int32(v), err
 }
 
-// ParseID64 parses a decimal int64 identifier (>= 1) from untrusted text.
-func ParseID64(s string) (int64, error) {
-	return parseID(s, math.MaxInt64)
-}
-
 func parseID(s string, maxValue int64) (int64, error) {
 	if s == "" || len(s) > 19 {
 		return 0, fmt.Errorf("%w: id %.32q is not a number from 1 to %d", ErrInvalidParameter, s, maxValue)

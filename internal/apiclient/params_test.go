@@ -219,9 +219,9 @@ func TestParseID(t *testing.T) {
 		if (err32 == nil) != tc.ok32 || got32 != tc.want32 || (err32 != nil && !errors.Is(err32, ErrInvalidParameter)) {
 			t.Errorf("ParseID32(%q) = %d, %v", tc.in, got32, err32)
 		}
-		got64, err64 := ParseID64(tc.in)
+		got64, err64 := parseID(tc.in, math.MaxInt64)
 		if (err64 == nil) != tc.ok64 || got64 != tc.want64 {
-			t.Errorf("ParseID64(%q) = %d, %v", tc.in, got64, err64)
+			t.Errorf("parseID(%q, MaxInt64) = %d, %v", tc.in, got64, err64)
 		}
 	}
 }

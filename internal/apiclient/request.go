@@ -130,22 +130,8 @@ func (c *Client) newRequest(ctx context.Context, cl *call) (*http.Request, error
 	if id := stringFrom(ctx, requestIDKey); id != "" && len(id) <= 256 && validHeaderValue(id) {
 		h.Set("X-Request-Id", id)
 	}
-	if tp := stringFrom(ctx, traceparentKey); tp != "" && len(tp) <= 256 && validHeaderValue(tp) {
-		h.Set("Traceparent", tp)
-	}
 	for k, v := range cl.header {
 		h[k] = v
-	}
-	if c.propagate != nil {
-		extra := http.Header{}
-		c.propagate(ctx, extra)
-		for k, v := range extra {
-			switch http.CanonicalHeaderKey(k) {
-			case "Authorization", "X-Sessionid", "Content-Type", "Content-Length", "Host", "Accept":
-				continue // the spec's headers are the client's alone
-			}
-			h[http.CanonicalHeaderKey(k)] = v
-		}
 	}
 	return req, nil
 }

@@ -253,24 +253,6 @@ func Table() []Setting {
 	return out
 }
 
-// Markdown renders Table as a Markdown table.
-func Markdown() string {
-	var b strings.Builder
-	b.WriteString("| Variable | Flag | Default | Meaning |\n|---|---|---|---|\n")
-	for _, s := range Table() {
-		flagName := ""
-		if s.Flag != "" {
-			flagName = "`-" + s.Flag + "`"
-		}
-		def := ""
-		if s.Default != "" {
-			def = "`" + s.Default + "`"
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.Env, flagName, def, s.Description)
-	}
-	return b.String()
-}
-
 // settings defines every setting. Order matters only for documentation; cross-field rules
 // (requirements, demo defaults) are applied after all settings are parsed, in finish.
 func settings() []setting {
@@ -754,7 +736,14 @@ func load(args []string, getenv func(string) string, usageOut io.Writer) (Config
 	fs.Usage = func() {
 		fmt.Fprintf(usageOut, "Usage: portal [flags]\n\nEvery flag has a PORTAL_* environment variable; a flag wins over the environment.\n\n")
 		fs.PrintDefaults()
-		fmt.Fprintf(usageOut, "\nSecrets only from the environment: PORTAL_OIDC_CLIENT_SECRET, PORTAL_SESSION_KEYS, PORTAL_SMTP_URL.\n")
+		// The settings without a flag: secrets (never on a command line, where ps shows them)
+		// and the rarely changed ones.
+		fmt.Fprintf(usageOut, "\nOnly from the environment:\n")
+		for _, s := range Table() {
+			if s.Flag == "" {
+				fmt.Fprintf(usageOut, "  %s\n    \t%s (default %q)\n", s.Env, s.Description, s.Default)
+			}
+		}
 	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err

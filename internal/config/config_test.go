@@ -437,9 +437,15 @@ func TestTableCoversEverySetting(t *testing.T) {
 			t.Errorf("Table lacks %s", env)
 		}
 	}
-	md := Markdown()
-	if !strings.Contains(md, "| `PORTAL_UPLOAD_LIMIT` | `-upload-limit` | `1GiB` |") {
-		t.Errorf("Markdown row for PORTAL_UPLOAD_LIMIT missing or malformed:\n%s", md)
+	// -help lists the flags and, after them, the settings only the environment gives.
+	var usage strings.Builder
+	if _, err := load([]string{"-help"}, func(string) string { return "" }, &usage); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-help: %v", err)
+	}
+	for _, want := range []string{"-upload-limit", "PORTAL_UPLOAD_LIMIT", "Only from the environment:\n  PORTAL_OIDC_CLIENT_SECRET\n", "  PORTAL_SESSION_KEYS\n"} {
+		if !strings.Contains(usage.String(), want) {
+			t.Errorf("-help lacks %q:\n%s", want, usage.String())
+		}
 	}
 }
 

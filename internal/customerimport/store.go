@@ -2,9 +2,7 @@ package customerimport
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,12 +97,6 @@ func (c Counts) Included() int {
 	return n
 }
 
-func randomID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // linesPerInsert bounds one INSERT's rows (19 parameters a row stay far below both engines'
 // limits: SQLite's 32,766 and PostgreSQL's 65,535).
 const linesPerInsert = 200
@@ -122,7 +114,7 @@ func (s *Store) Create(ctx context.Context, owner, fileName string, lines []Chec
 		return nil, fmt.Errorf("customerimport: %d lines, at most %d", len(lines), MaxLines)
 	}
 	now := s.opts.Now().UTC()
-	imp := &Import{ID: randomID(), Owner: owner, FileName: fileName, Status: StatusDraft, Total: len(lines), CreatedAt: now, UpdatedAt: now}
+	imp := &Import{ID: statedb.NewID(), Owner: owner, FileName: fileName, Status: StatusDraft, Total: len(lines), CreatedAt: now, UpdatedAt: now}
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		// One owner's quota checks one at a time.
 		if err := s.db.LockKey(ctx, tx, "customer-import-owner:"+owner); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/customers"
 	"github.com/cpqportal/portal/web/templates/layout"
@@ -22,19 +23,6 @@ import (
 // verdict at once (POST .../include), the import deleted (POST .../delete). Each POST answers 303
 // to the page, with or without JavaScript.
 
-// validImportID: an import id is 32 lower-case hex digits (customerimport's ids).
-func validImportID(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for _, r := range id {
-		if !strings.ContainsRune("0123456789abcdef", r) {
-			return false
-		}
-	}
-	return true
-}
-
 // loadImport reads the :importId of the signed-in person: a 400 for a malformed id (the store is
 // not asked), customerimport.ErrNotFound (404) for one that is not theirs.
 func (h *Handler) loadImport(c *gin.Context) (*customerimport.Import, error) {
@@ -42,7 +30,7 @@ func (h *Handler) loadImport(c *gin.Context) (*customerimport.Import, error) {
 		return nil, errImportsOff
 	}
 	id := c.Param("importId")
-	if !validImportID(id) {
+	if !statedb.ValidID(id) {
 		return nil, badRequest("import.error.bad_id")
 	}
 	return h.imports.Get(c.Request.Context(), id, auth.CurrentUser(c).Subject)

@@ -8,24 +8,11 @@ import (
 
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/inbox"
+	"github.com/cpqportal/portal/internal/statedb"
 )
 
 // inboxText is an item's words in the reader's language.
 func inboxText(tr *i18n.Translator, it inbox.Item) string { return inbox.Text(tr, it) }
-
-// validInboxID: item ids are 32 lower-case hex digits; anything else is refused before the
-// database is asked.
-func validInboxID(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for _, r := range id {
-		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
-			return false
-		}
-	}
-	return true
-}
 
 // markInboxItem marks the person's item :itemId read and returns it; false when it answered.
 func (h *Handler) markInboxItem(c *gin.Context) (inbox.Item, bool) {
@@ -34,7 +21,7 @@ func (h *Handler) markInboxItem(c *gin.Context) (inbox.Item, bool) {
 		return inbox.Item{}, false
 	}
 	id := c.Param("itemId")
-	if !validInboxID(id) {
+	if !statedb.ValidID(id) {
 		h.notFound(c)
 		return inbox.Item{}, false
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/session"
+	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/web/templates/components"
 	"github.com/cpqportal/portal/web/templates/layout"
 )
@@ -54,7 +55,7 @@ func (h *Handler) loadJob(c *gin.Context, p *jobPage) (*jobs.Job, error) {
 		return nil, errJobsOff
 	}
 	id := c.Param("jobId")
-	if !jobs.ValidID(id) {
+	if !statedb.ValidID(id) {
 		return nil, badRequest(p.badID)
 	}
 	return h.jobs.GetKind(c.Request.Context(), p.kind, id, auth.CurrentUser(c).Subject)

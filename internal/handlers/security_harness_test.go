@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -42,7 +41,7 @@ import (
 // this harness. It builds the whole portal like newPortal does (embedded OpenID provider, the real
 // authenticator, the v2 simulator as the only double) and adds what those suites need: the list of
 // every registered route (gin's engine.Routes(), so routes added later are covered without editing
-// the suites), a choice of session store, a movable clock, and a v2 client to seed data with the
+// the suites), a choice of session store, and a v2 client to seed data with the
 // signed-in user's own token.
 
 // secOptions configure newSecPortal.
@@ -66,29 +65,10 @@ type secPortal struct {
 	engine *gin.Engine
 	routes gin.RoutesInfo
 	store  session.Store
-	clock  *secMovableClock
 	// api talks to the same v2 API as the portal; calls carry a token given per call (seeding).
 	api *apiclient.Client
 	// upstream records the words of the v2 answers the portal received (secOptions.pseudo).
 	upstream *secUpstreamWords
-}
-
-// secMovableClock is the clock of the authenticator and the session store.
-type secMovableClock struct {
-	mu     sync.Mutex
-	offset time.Duration
-}
-
-func (c *secMovableClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.offset)
-}
-
-func (c *secMovableClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.offset += d
 }
 
 // secUploadLimit is the harness's PORTAL_UPLOAD_LIMIT.
@@ -97,7 +77,7 @@ const secUploadLimit = 256 << 10
 func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 	tb.Helper()
 	p := &testPortal{logs: &syncBuffer{}}
-	sp := &secPortal{testPortal: p, clock: &secMovableClock{}}
+	sp := &secPortal{testPortal: p}
 	logger := slog.New(NewLogHandler(slog.NewJSONHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 
 	srv := httptest.NewUnstartedServer(nil)
@@ -132,7 +112,7 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	storeOpts := session.Options{Keys: []string{testSessionKey}, AbsoluteLifetime: 12 * time.Hour, Now: sp.clock.Now}
+	storeOpts := session.Options{Keys: []string{testSessionKey}, AbsoluteLifetime: 12 * time.Hour, Now: time.Now}
 	if opts.database {
 		ds, err := session.NewSQLStore(storeOpts, statedbtest.Postgres(tb))
 		if err != nil {
@@ -154,7 +134,7 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 	}
 	authn := auth.New(auth.Config{
 		IssuerURL: issuer, ClientID: config.DemoClientID, ClientSecret: "test-secret",
-		PublicURL: public, IdleTimeout: opts.idleTimeout, AbsoluteLifetime: 12 * time.Hour, Now: sp.clock.Now,
+		PublicURL: public, IdleTimeout: opts.idleTimeout, AbsoluteLifetime: 12 * time.Hour, Now: time.Now,
 	}, sp.store, logger)
 	tb.Cleanup(authn.Close)
 

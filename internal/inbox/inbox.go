@@ -17,9 +17,7 @@ package inbox
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -202,12 +200,6 @@ func New(opts Options) *Store {
 // ErrNotFound: no item of this id in the person's inbox.
 var ErrNotFound = errors.New("inbox: no such item")
 
-func randomID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // validLink: a path of the portal, never another site ("//host", "https:").
 func validLink(link string) bool {
 	return link == "" || (strings.HasPrefix(link, "/") && !strings.HasPrefix(link, "//") && !strings.ContainsAny(link, "\\\r\n"))
@@ -238,7 +230,7 @@ func (s *Store) Deliver(ctx context.Context, it Item) error {
 	if it.CreatedAt.IsZero() {
 		it.CreatedAt = s.opts.Now()
 	}
-	it.ID = randomID()
+	it.ID = statedb.NewID()
 	var added, mailed bool
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		p, err := readPerson(ctx, tx, it.Person)

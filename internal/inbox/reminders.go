@@ -81,7 +81,7 @@ func NewReminders(opts ReminderOptions) *Reminders {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Reminders{opts: opts, db: opts.Store.db, holder: randomID()}
+	return &Reminders{opts: opts, db: opts.Store.db, holder: statedb.NewID()}
 }
 
 // Run starts the scans (Close stops them).

@@ -115,7 +115,7 @@ func testCancelChecksLinesThatMayHaveBeenSent(t *testing.T, db *statedb.DB) {
 	for i := range 3 {
 		list[i].Status, list[i].MaybeSent = ItemRunning, true
 	}
-	dead := Job{ID: randomID(), Owner: "alice", Status: StatusRunning, Items: list, Token: "token", Lease: "dead", LeaseUntil: time.Now().Add(-time.Second)}
+	dead := Job{ID: statedb.NewID(), Owner: "alice", Status: StatusRunning, Items: list, Token: "token", Lease: "dead", LeaseUntil: time.Now().Add(-time.Second)}
 	putJob(t, db, &dead)
 	cancelling, err := m.Cancel(ctx, dead.ID, "alice")
 	if err != nil {

@@ -27,7 +27,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 				if i%1000 == 0 {
 					status = StatusQueued
 				}
-				j := &Job{ID: randomID(), Owner: fmt.Sprintf("user-%d", i%300), Status: status, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+				j := &Job{ID: statedb.NewID(), Owner: fmt.Sprintf("user-%d", i%300), Status: status, CreatedAt: time.Now(), UpdatedAt: time.Now()}
 				if err := insertJob(ctx, tx, j); err != nil {
 					return err
 				}
@@ -76,7 +76,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 			{"scan", `SELECT id FROM jobs WHERE status IN ('queued', 'running')
 				AND (lease_holder = '' OR lease_holder = $1 OR lease_expires < ` + db.NowMicros() + `)
 				ORDER BY lease_expires, id LIMIT 100`, []string{"jobs_active_lease"}, []any{m.replicaID}},
-			{"lines", `SELECT ` + lineColumns + ` FROM job_lines WHERE job_id = $1 ORDER BY position`, []string{"job_lines"}, []any{randomID()}},
+			{"lines", `SELECT ` + lineColumns + ` FROM job_lines WHERE job_id = $1 ORDER BY position`, []string{"job_lines"}, []any{statedb.NewID()}},
 			{"list", `SELECT ` + jobColumns + ` FROM jobs WHERE owner = $1 ORDER BY created_at DESC, id`, []string{"jobs_owner"}, []any{"user-7"}},
 			{"quota", `SELECT COUNT(*) FROM jobs WHERE owner = $1 AND status IN ('queued', 'running')`, []string{"jobs_owner", "jobs_active_lease"}, []any{"user-7"}},
 		} {

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
@@ -184,27 +183,7 @@ func NewManager(opts Options) *Manager {
 	if now == nil {
 		now = time.Now
 	}
-	return &Manager{opts: opts, db: opts.DB, kinds: kindsOf(opts), replicaID: randomID(), now: now, running: map[string]context.CancelFunc{}, stop: make(chan struct{})}
-}
-
-func randomID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// ValidID reports whether id looks like a job id (32 lower-case hex digits), so handlers refuse
-// anything else before the database is asked.
-func ValidID(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for _, r := range id {
-		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
-			return false
-		}
-	}
-	return true
+	return &Manager{opts: opts, db: opts.DB, kinds: kindsOf(opts), replicaID: statedb.NewID(), now: now, running: map[string]context.CancelFunc{}, stop: make(chan struct{})}
 }
 
 // Run scans for jobs to pick up (new ones, and ones whose runner stopped) until Close.
@@ -272,7 +251,7 @@ func (m *Manager) CreateKind(ctx context.Context, kind, owner, ownerName string,
 		return nil, ErrNothingToArchive
 	}
 	now := m.now().UTC()
-	j := &Job{ID: randomID(), Kind: kind, Owner: owner, OwnerName: ownerName, CreatedAt: now, UpdatedAt: now, Status: StatusDraft, Items: items}
+	j := &Job{ID: statedb.NewID(), Kind: kind, Owner: owner, OwnerName: ownerName, CreatedAt: now, UpdatedAt: now, Status: StatusDraft, Items: items}
 	err := m.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := m.db.LockKey(ctx, tx, "jobs-owner:"+owner); err != nil {
 			return err
@@ -346,23 +325,9 @@ func (m *Manager) Get(ctx context.Context, id, owner string) (*Job, error) {
 	return j, nil
 }
 
-// readTx runs fn in a read-only transaction: a consistent snapshot on PostgreSQL; on SQLite a
-// deferred read transaction (the driver begins read-only ones without the write lock), which
-// never waits for the writer under WAL.
+// readTx runs fn in one consistent read (statedb.DB.ReadTx).
 func (m *Manager) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := m.db.SQL.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: m.readIsolation()})
-	if err != nil {
-		return fmt.Errorf("jobs: begin: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	return fn(tx)
-}
-
-func (m *Manager) readIsolation() sql.IsolationLevel {
-	if m.db.Engine() == statedb.Postgres {
-		return sql.LevelRepeatableRead
-	}
-	return sql.LevelDefault
+	return m.db.ReadTx(ctx, fn)
 }
 
 // List returns the owner's batch archives, newest first, without their lines (Counts is set).
@@ -718,7 +683,7 @@ func (m *Manager) Import(ctx context.Context, j *Job) error {
 // lines that may have been sent only after it plus the v2 timeout, as from any holder that did
 // not release its lease. The sealed token stays valid: it is bound to the job's id the same way.
 func ImportTx(ctx context.Context, tx *sql.Tx, j *Job) (bool, error) {
-	if !ValidID(j.ID) || j.Owner == "" {
+	if !statedb.ValidID(j.ID) || j.Owner == "" {
 		return false, fmt.Errorf("jobs: import: a job needs an id and an owner")
 	}
 	if _, err := loadJob(ctx, tx, j.ID, ""); !errors.Is(err, ErrNotFound) {

@@ -92,7 +92,7 @@ func putJob(t *testing.T, db *statedb.DB, j *Job) {
 	t.Helper()
 	ctx := context.Background()
 	if j.ID == "" {
-		j.ID = randomID()
+		j.ID = statedb.NewID()
 	}
 	if j.CreatedAt.IsZero() {
 		j.CreatedAt, j.UpdatedAt = time.Now(), time.Now()

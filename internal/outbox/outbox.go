@@ -14,9 +14,7 @@ package outbox
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -176,7 +174,7 @@ func New(opts Options) *Outbox {
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = DefaultMaxAttempts
 	}
-	return &Outbox{opts: opts, db: opts.DB, holder: randomID(), wake: make(chan struct{}, 1)}
+	return &Outbox{opts: opts, db: opts.DB, holder: statedb.NewID(), wake: make(chan struct{}, 1)}
 }
 
 // Enabled reports whether mail can be sent (an SMTP server is configured).
@@ -184,12 +182,6 @@ func (o *Outbox) Enabled() bool { return o != nil && o.opts.Sender != nil }
 
 // ErrDisabled is Enqueue's error when no SMTP server is configured.
 var ErrDisabled = errors.New("outbox: no SMTP server is configured (PORTAL_SMTP_URL)")
-
-func randomID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
 
 // Enqueue writes mails as one batch (their rows commit together) and wakes the worker; it
 // returns the batch's id.

@@ -21,10 +21,10 @@ func (o *Outbox) EnqueueTx(ctx context.Context, tx *sql.Tx, domain string, mails
 
 // insertMails writes mails as one batch in tx and returns the batch's id.
 func insertMails(ctx context.Context, tx *sql.Tx, domain string, mails []Mail) (string, error) {
-	batch := randomID()
+	batch := statedb.NewID()
 	now := statedb.Micros(time.Now())
 	for _, m := range mails {
-		id := randomID()
+		id := statedb.NewID()
 		if m.Batch == "" {
 			m.Batch = batch
 		}

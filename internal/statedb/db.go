@@ -243,6 +243,22 @@ func (db *DB) LockKey(ctx context.Context, tx *sql.Tx, key string) error {
 	return nil
 }
 
+// ReadTx runs fn in a read-only transaction that sees one consistent state: a repeatable-read
+// snapshot on PostgreSQL; on SQLite a deferred read transaction (the driver begins read-only ones
+// without the write lock), which never waits for the writer under WAL. fn's error is returned as is.
+func (db *DB) ReadTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	isolation := sql.LevelDefault
+	if db.engine == Postgres {
+		isolation = sql.LevelRepeatableRead
+	}
+	tx, err := db.SQL.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: isolation})
+	if err != nil {
+		return fmt.Errorf("statedb: begin a read: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	return fn(tx)
+}
+
 // Tx runs fn in a transaction, committed when fn returns nil and rolled back otherwise.
 func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := db.SQL.BeginTx(ctx, nil)

@@ -240,7 +240,7 @@ func importRecentList(ctx context.Context, tx *sql.Tx, key string, raw []byte, c
 // whole on every step) into its rows: one for the job, one per line.
 func importJob(ctx context.Context, tx *sql.Tx, key string, raw []byte, c *Counts) error {
 	var j jobs.Job
-	if json.Unmarshal(raw, &j) != nil || "job/"+j.ID != key || !jobs.ValidID(j.ID) || j.Owner == "" {
+	if json.Unmarshal(raw, &j) != nil || "job/"+j.ID != key || !statedb.ValidID(j.ID) || j.Owner == "" {
 		c.Skipped++
 		return nil
 	}

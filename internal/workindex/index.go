@@ -509,8 +509,8 @@ func scanRow(sc interface{ Scan(...any) error }, withViewer bool) (Row, error) {
 // the write lock from their start). suffix is appended to the query.
 func (ix *Index) readRow(ctx context.Context, q querier, kind Kind, id int64, suffix string) (Row, bool, error) {
 	lock := ""
-	if _, ok := q.(*sql.Tx); ok && ix.db.Engine() == statedb.Postgres {
-		lock = " FOR UPDATE"
+	if _, ok := q.(*sql.Tx); ok {
+		lock = ix.db.ForUpdate()
 	}
 	r, err := scanRow(q.QueryRowContext(ctx, `SELECT `+rowColumns+` FROM work_rows r WHERE r.kind = $1 AND r.id = $2`+suffix+lock, string(kind), id), false)
 	switch {

@@ -113,7 +113,9 @@ func aggregate(runs []*report, stdout, stderr io.Writer) *report {
 }
 
 // mergeFrom keeps the figures of the results file at path that this report lacks, in that file's
-// order before the new ones (a missing file has none).
+// order before the new ones (a missing file has none). A figure's spread (<name>_min, <name>_max)
+// goes with it: when this run measures <name> again, the old spread is dropped rather than kept
+// beside a figure it no longer describes.
 func (r *report) mergeFrom(path string) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -143,13 +145,29 @@ func (r *report) mergeFrom(path string) error {
 		if !ok || name == "machine" {
 			continue
 		}
-		if _, measured := r.values[name]; !measured {
+		if _, measured := r.values[name]; measured {
+			continue
+		}
+		if base, ok := spreadOf(name); ok {
+			if _, measured := r.values[base]; measured {
+				continue
+			}
+		}
+		{
 			kept = append(kept, name)
 			r.values[name] = number
 		}
 	}
 	r.names = append(kept, r.names...)
 	return nil
+}
+
+// spreadOf returns the figure whose spread name is (its <figure>_min or <figure>_max).
+func spreadOf(name string) (string, bool) {
+	if base, ok := strings.CutSuffix(name, "_min"); ok {
+		return base, true
+	}
+	return strings.CutSuffix(name, "_max")
 }
 
 // machineDescription is "nproc N, <CPU model>, <Go version>" of this machine.

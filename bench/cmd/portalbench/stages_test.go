@@ -78,4 +78,19 @@ func TestAggregateAndMerge(t *testing.T) {
 	if rep.names[0] != "list_portal_rss_mb" || rep.values["list_portal_rss_mb"] != 141 || rep.values["overhead_throughput_ratio"] != 0.4 {
 		t.Fatalf("merged: %v %v", rep.names, rep.values)
 	}
+
+	// One run measuring a figure again drops the spread of the earlier runs.
+	single := newReport(&out, &out)
+	single.add("overhead_throughput_ratio", 0.6, "ratio")
+	if err := rep.write(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := single.mergeFrom(path); err != nil {
+		t.Fatal(err)
+	}
+	_, min := single.values["overhead_throughput_ratio_min"]
+	_, max := single.values["overhead_throughput_ratio_max"]
+	if min || max || single.values["overhead_throughput_ratio"] != 0.6 || single.values["list_portal_rss_mb"] != 141 {
+		t.Fatalf("merged over a spread: %v", single.values)
+	}
 }
