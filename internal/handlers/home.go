@@ -40,7 +40,7 @@ func (h *Handler) showHome(c *gin.Context) {
 	vm.Links = []components.Link{{Href: "/work/quotes", Label: trl.T("home.link.quotes")}, {Href: "/work/contracts", Label: trl.T("home.link.contracts")}}
 	rep, repOK := homeRep(c)
 	status := http.StatusOK
-	if !repOK {
+	if !repOK && vm.Role == home.RoleTeam {
 		status = http.StatusBadRequest // the page still answers, with the picker's message
 	}
 	vm.Views = h.homeViews(c)
