@@ -106,8 +106,12 @@ func (h *Handler) fillTeam(c *gin.Context, trl *i18n.Translator, v workindex.Vie
 		top = max(top, m.ValueCents)
 	}
 	for _, m := range months {
+		value := trl.Money(m.ValueCents, "EUR")
+		if m.Capped {
+			value = trl.T("home.count_more", value) // the value of the rows counted, as the count stops
+		}
 		chart.Bars = append(chart.Bars, home.Bar{Label: monthLabel(trl, m.Start), Count: countText(trl, m.Count),
-			Value: trl.Money(m.ValueCents, "EUR"), Href: workListURL(m.Query), Fraction: fraction(m.ValueCents, top)})
+			Value: value, Href: workListURL(m.Query), Fraction: fraction(m.ValueCents, top)})
 	}
 	vm.SignedByMonth = chart
 	return nil

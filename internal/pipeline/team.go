@@ -104,7 +104,8 @@ type Month struct {
 // SignedByMonth are the contracts signed in each of the last SignedMonthsBack months (oldest
 // first), the team's for a team role (one rep's when person is set: their rows), each month's
 // count and value over the rows revealed to the viewer, counted up to workindex.CountBound as
-// the lists count (its list is the month's signed contracts). A signature is dated by signedIn.
+// the lists count (its list is the month's signed contracts; a capped month's value is of the
+// rows counted). A signature is dated by signedIn.
 func (p *Pipeline) SignedByMonth(ctx context.Context, v workindex.Viewer, person string) ([]Month, error) {
 	today := p.today()
 	first := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 1-SignedMonthsBack, 0)
@@ -112,7 +113,7 @@ func (p *Pipeline) SignedByMonth(ctx context.Context, v workindex.Viewer, person
 	for i := range SignedMonthsBack {
 		start := first.AddDate(0, i, 0)
 		q := signedIn(workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Person: person}, start, start.AddDate(0, 1, 0))
-		t, capped, err := p.ix.SumList(ctx, v, q)
+		t, capped, err := p.ix.SumCount(ctx, v, q)
 		if err != nil {
 			return nil, err
 		}

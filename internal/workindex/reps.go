@@ -5,6 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cpqportal/portal/internal/textfold"
 )
 
 // RepStages is one person's share of a team's rows of one kind, stage by stage: the revealed
@@ -52,25 +56,64 @@ func (ix *Index) SumsByRepStage(ctx context.Context, v Viewer, kind Kind) ([]Rep
 	return out, nil
 }
 
-// errStopSum ends SumList's walk at its bound.
-var errStopSum = errors.New("workindex: sum bound reached")
-
-// SumList adds up the rows of the viewer's list q (what List shows: revealed rows only), up to
-// CountBound rows: their count and value, capped when more rows match (as a list's count stops).
-func (ix *Index) SumList(ctx context.Context, v Viewer, q Query) (t Total, capped bool, err error) {
-	err = ix.Walk(ctx, v, q, func(r Row) error {
-		if t.N >= CountBound {
-			capped = true
-			return errStopSum
-		}
-		t.N++
-		t.ValueCents += r.ValueCents()
-		return nil
-	})
-	if errors.Is(err, errStopSum) {
-		err = nil
+// SumCount is Count with the rows' value (Row.ValueCents) added up: the count and value of the
+// rows List would find for q, at most CountBound rows (capped says there are more, and the value
+// is then of the first CountBound + 1 only). It reads the rows as Count does (countSQL: the same
+// index ranges, the same revealed rows), taking each row's value as it counts it: the home page's
+// signed value by month (internal/pipeline).
+func (ix *Index) SumCount(ctx context.Context, v Viewer, q Query) (t Total, capped bool, err error) {
+	key := v.Key()
+	if key == "" {
+		return Total{}, false, nil
 	}
-	return t, capped, err
+	if !v.Team {
+		q.Person = ""
+	}
+	b := listQuery{args: []any{string(q.Kind), key}}
+	var matching []int32
+	broad := false
+	if folded := textfold.Fold(strings.TrimSpace(q.Find)); folded != "" {
+		if matching, broad, err = ix.customersMatching(ctx, folded); err != nil {
+			return Total{}, false, err
+		}
+	}
+	b.filters(q, matching, broad)
+	b.useOwnReads(q, v)
+	if err := ix.db.SQL.QueryRowContext(ctx, b.sumSQL(q, v), b.args...).Scan(&t.N, &t.ValueCents); err != nil {
+		return Total{}, false, fmt.Errorf("%w: sum: %w", ErrUnavailable, err)
+	}
+	capped = t.N > CountBound
+	t.N = min(t.N, CountBound)
+	return t, capped, nil
+}
+
+// sumSQL is countSQL that also adds up the counted rows' values (the same reads, bound and
+// order).
+func (b *listQuery) sumSQL(q Query, v Viewer) string {
+	limit := strconv.Itoa(CountBound + 1)
+	order := countOrder(q, v, b.person != "")
+	if b.ownReads {
+		order = onOwnReads(order)
+	}
+	if b.ownReads && v.Team {
+		// As countSQL: the viewer's reads in the index's order, each row probed by its key.
+		where := []string{"o.person = $2", "o.kind = $1"}
+		for _, w := range b.where {
+			where = append(where, onOwnReads(w))
+		}
+		row := strings.Join(append([]string{"r.kind = o.kind", "r.id = o.id"}, b.where...), " AND ")
+		where = append(where, "o.seen_at >= (SELECT r.facts_at FROM work_rows r WHERE "+row+")",
+			"NOT EXISTS (SELECT 1 FROM work_denied d WHERE d.person = $2 AND d.kind = o.kind AND d.id = o.id)")
+		return "SELECT COUNT(*), CAST(COALESCE(SUM(b0.v), 0) AS BIGINT) FROM (SELECT (SELECT r.value_cents FROM work_rows r WHERE r.kind = o.kind AND r.id = o.id) AS v FROM work_viewers o WHERE " +
+			strings.Join(where, " AND ") + order + " LIMIT " + limit + ") AS b0"
+	}
+	var counts, sums []string
+	for i, br := range b.branches(q, v) {
+		sub := "(SELECT r.value_cents AS v FROM " + br.from + " WHERE " + br.where + order + " LIMIT " + limit + ") AS b" + strconv.Itoa(i)
+		counts = append(counts, "(SELECT COUNT(*) FROM "+sub+")")
+		sums = append(sums, "(SELECT COALESCE(SUM(b"+strconv.Itoa(i)+".v), 0) FROM "+sub+")")
+	}
+	return "SELECT " + strings.Join(counts, " + ") + ", CAST(" + strings.Join(sums, " + ") + " AS BIGINT)"
 }
 
 // RepName is the name of the rep person as the rows revealed to a team role viewer give it ("":
