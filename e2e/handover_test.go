@@ -43,9 +43,10 @@ func TestHandoverOfOneOwnersCustomersToAnother(t *testing.T) {
 	base := startExtraPortal(t)
 	src := axeSource(t)
 	page := signedInPageAt(t, base, backofficeUser, backofficePass) // the handover is a back-office tool (PORTAL_HANDOVER_ROLES)
-	mine := []testCustomer{createTestCustomerAt(t, page, base, "Handover"), createTestCustomerAt(t, page, base, "Handover")}
+	mine := []testCustomer{createTestCustomerAt(t, page, base, "Handover"), createTestCustomerAt(t, page, base, "Handover"), createTestCustomerAt(t, page, base, "Handover")}
 	handoverSetOwners(t, page, base, mine[0].ID, handoverFrom)
 	handoverSetOwners(t, page, base, mine[1].ID, handoverFrom+", 1002")
+	handoverSetOwners(t, page, base, mine[2].ID, handoverFrom+", "+handoverTo) // the new owner's already
 	// The new owner is named in the list (the owners offered are the ones the v2 API reports).
 	handoverSetOwners(t, page, base, createTestCustomerAt(t, page, base, "Handover").ID, handoverTo)
 
@@ -77,37 +78,30 @@ func TestHandoverOfOneOwnersCustomersToAnother(t *testing.T) {
 	check(t, err, "choose the new owner")
 	check(t, page.GetByTestId("handover-preview").Click(), "preview the handover")
 	check(t, suite.expect.Locator(page.GetByTestId("handover-row")).ToHaveCount(len(ids)), "the preview lists every customer")
-	// A customer the new owner owns already (with the old one) is left out, saying why: the owner
-	// change cannot name an owner the customer has. Only seeded customers can be such.
-	leftOut := map[string]bool{}
-	left := page.Locator(`[data-testid="handover-row"]:has(.badge--warning)`)
-	nLeft, err := left.Count()
+	// A customer the new owner owns already (with the old one) loses the old owner instead, as its
+	// line says: the owner change cannot name an owner the customer has. Only seeded customers can
+	// be such.
+	nLeft, err := page.Locator(`[data-testid="handover-row"]:has(.badge--warning)`).Count()
 	check(t, err, "count the lines left out")
-	for i := range nLeft {
-		id, err := left.Nth(i).GetAttribute("data-customer-id")
-		check(t, err, "a line left out")
-		leftOut[id] = true
-		check(t, suite.expect.Locator(left.Nth(i).GetByTestId("handover-row-message")).ToContainText("already owns this customer"), "the reason of line "+id)
+	if nLeft != 0 {
+		t.Fatalf("%d lines left out of the handover, want none", nLeft)
 	}
+	coOwned := page.Locator(`[data-testid="handover-row"][data-customer-id="` + strconv.Itoa(mine[2].ID) + `"] [data-testid="handover-row-message"]`)
+	check(t, suite.expect.Locator(coOwned).ToContainText("already owns this customer too: the current owner will be removed"), "the co-owned customer's line says what happens")
 	checkAxe(t, page, src, "the preview")
 	check(t, page.GetByTestId("handover-start").Click(), "start the handover")
 	check(t, suite.expect.Locator(page.GetByTestId("handover-progress")).ToHaveAttribute("data-active", "false",
 		playwright.LocatorAssertionsToHaveAttributeOptions{Timeout: playwright.Float(60_000)}), "the handover ends")
-	check(t, suite.expect.Locator(page.GetByTestId("handover-done")).ToHaveText(strconv.Itoa(len(ids)-len(leftOut))), "every customer is done")
-	check(t, suite.expect.Locator(page.GetByTestId("handover-rejected")).ToHaveText(strconv.Itoa(len(leftOut))), "the lines left out stay out")
+	check(t, suite.expect.Locator(page.GetByTestId("handover-done")).ToHaveText(strconv.Itoa(len(ids))), "every customer is done")
+	check(t, suite.expect.Locator(page.GetByTestId("handover-rejected")).ToHaveText("0"), "no line is left out")
 	check(t, suite.expect.Locator(page.GetByTestId("handover-failed")).ToHaveText("0"), "none failed")
+	check(t, suite.expect.Locator(coOwned).ToContainText("the old owner was removed"), "the co-owned customer's line says what was done")
 	check(t, suite.expect.Locator(page.GetByTestId("handover-download")).ToBeVisible(), "the result can be downloaded")
 	checkAxe(t, page, src, "the finished handover")
 	jobPath := strings.TrimPrefix(page.URL(), base)
 
-	// Every customer's page names the new owner and, but for those left out, not the old one.
+	// Every customer's page names the new owner and not the old one.
 	for _, id := range ids {
-		if leftOut[id] {
-			_, err := page.Goto("/customers/" + id)
-			check(t, err, "open customer "+id)
-			check(t, suite.expect.Locator(page.Locator(`[data-testid="owner"][data-owner-id="`+handoverTo+`"]`)).ToHaveCount(1), "customer "+id+" (left out) is owned by the new owner")
-			continue
-		}
 		_, err := page.Goto("/customers/" + id)
 		check(t, err, "open customer "+id)
 		check(t, suite.expect.Locator(page.Locator(`[data-testid="owner"][data-owner-id="`+handoverTo+`"]`)).ToHaveCount(1), "customer "+id+" is owned by the new owner")

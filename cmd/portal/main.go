@@ -60,6 +60,7 @@ import (
 	"github.com/cpqportal/portal/internal/v2sim"
 	"github.com/cpqportal/portal/internal/watch"
 	"github.com/cpqportal/portal/internal/workindex"
+	"github.com/cpqportal/portal/internal/worksight"
 	"github.com/cpqportal/portal/web"
 )
 
@@ -405,10 +406,6 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	if err != nil {
 		return fail(fmt.Errorf("PORTAL_SESSION_KEYS: %w", err))
 	}
-	work := workindex.New(db, workindex.Options{Retention: cfg.WorkRetention})
-	if cfg.WorkRetention > 0 {
-		p.background(func(ctx context.Context) { purgeWorkIndex(ctx, work, logger) })
-	}
 	directory = people.New(db, people.Options{})
 	jobChanges := watch.NewSignals() // wakes batch progress pages (issue 27)
 	// The job kinds besides the batch archive: hand customers over (issue 34).
@@ -427,7 +424,19 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	// the reminders and (later) the signature watcher; mailed through the outbox by preference.
 	inboxStore := inbox.New(inbox.Options{DB: db, Mail: p.mail, I18n: languages, PublicURL: cfg.PublicURL.String(),
 		Domain: cfg.PublicURL.Hostname(), Logger: logger.With(slog.String("component", "inbox"))})
-	p.jobs = jobs.NewManager(jobs.Options{DB: db, CallTimeout: cfg.V2Timeout, Archiver: indexedArchiver{V2: jobs.V2{API: api}, work: work, logger: logger},
+	// The work index (docs/work-index.md). A signer's answer it learns, from whoever's read,
+	// reaches the inboxes of who created and who last changed the contract.
+	work := workindex.New(db, workindex.Options{Retention: cfg.WorkRetention,
+		OnAnswer: func(ctx context.Context, s workindex.ContractSighting, ch workindex.Change) {
+			tellAnswer(ctx, inboxStore, s, ch, logger)
+		}})
+	if cfg.WorkRetention > 0 {
+		p.background(func(ctx context.Context) { purgeWorkIndex(ctx, work, logger) })
+	}
+	// A batch archive's lines reach the work index through the engine's Effects (credited to
+	// the batch's owner at the archive's time).
+	p.jobs = jobs.NewManager(jobs.Options{DB: db, CallTimeout: cfg.V2Timeout, Archiver: jobs.V2{API: api},
+		Effects:     worksight.JobEffects{Work: work, Logger: logger.With(slog.String("component", "jobs"))},
 		Kinds:       map[string]jobs.Kind{jobs.KindHandover: handoverKind, jobs.KindCustomerImport: importKind},
 		Concurrency: cfg.BatchConcurrency, Sealer: sealer, Logger: logger.With(slog.String("component", "jobs")),
 		OnChange: jobChanges.Notify, OnEnd: inboxStore.JobEnded})
@@ -447,11 +456,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	}
 	watcher = signwatch.New(signwatch.Options{DB: db, Work: work, Reader: signwatch.V2Reader{API: api}, Sealer: watchSealer,
 		Interval: cfg.WatchInterval, MaxCallsPerMinute: cfg.WatchMaxCallsPerMinute, Concurrency: cfg.BatchConcurrency,
-		Logger: logger.With(slog.String("component", "signwatch")),
-		// A signer's answer reaches the inboxes of who created and who last changed the contract.
-		OnAnswer: func(ctx context.Context, _ workindex.Viewer, s workindex.ContractSighting, stage workindex.Stage) {
-			tellAnswer(ctx, inboxStore, work, s, stage, logger)
-		}})
+		Logger: logger.With(slog.String("component", "signwatch"))})
 	p.background(watcher.Run)
 	imports := customerimport.NewStore(db, customerimport.Options{})
 	p.background(func(ctx context.Context) { purgeCustomerImports(ctx, imports, logger) })

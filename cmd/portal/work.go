@@ -7,29 +7,8 @@ import (
 
 	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/inbox"
-	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/workindex"
 )
-
-// indexedArchiver is the batch archive's Archiver that also tells the work index when a contract
-// was archived, so the contract lists follow batch results (docs/work-index.md). A failed index
-// write is logged and never fails the archive.
-type indexedArchiver struct {
-	jobs.V2
-	work   *workindex.Index
-	logger *slog.Logger
-}
-
-// Archive implements jobs.Archiver.
-func (a indexedArchiver) Archive(ctx context.Context, token, number string) (string, error) {
-	archiveID, err := a.V2.Archive(ctx, token, number)
-	if err == nil {
-		if ierr := a.work.MarkArchived(ctx, number); ierr != nil {
-			a.logger.WarnContext(ctx, "work index: batch result not recorded", slog.String("contract", number), slog.Any("err", ierr))
-		}
-	}
-	return archiveID, err
-}
 
 // purgeWorkIndex applies PORTAL_WORK_RETENTION once an hour (and at start) until ctx ends.
 func purgeWorkIndex(ctx context.Context, work *workindex.Index, logger *slog.Logger) {
@@ -72,15 +51,12 @@ func purgeCustomerImports(ctx context.Context, imports *customerimport.Store, lo
 	}
 }
 
-// tellAnswer puts a signer's answer (or an expiry) the signature watcher learnt into the inboxes
-// of the people who created the contract and changed it last (inbox.Store.TellAnswer). A store
-// that fails is logged; the watch goes on.
-func tellAnswer(ctx context.Context, box *inbox.Store, work *workindex.Index, s workindex.ContractSighting, stage workindex.Stage, logger *slog.Logger) {
-	row, ok := work.Peek(ctx, workindex.KindContract, int64(s.ContractID))
-	if !ok {
-		return
-	}
-	if err := box.TellAnswer(ctx, row.CreatedBy, row.ChangedBy, s, stage); err != nil {
+// tellAnswer puts a signer's answer (or an expiry) the work index learnt, whoever's read it was
+// (a page, a list's re-read, the signature watcher), into the inboxes of the people who created
+// the contract and changed it last before the answer (inbox.Store.TellAnswer; workindex.Options.OnAnswer).
+// A store that fails is logged; the read goes on.
+func tellAnswer(ctx context.Context, box *inbox.Store, s workindex.ContractSighting, ch workindex.Change, logger *slog.Logger) {
+	if err := box.TellAnswer(ctx, ch.CreatedBy, ch.ChangedBy, s, ch.To); err != nil {
 		logger.WarnContext(ctx, "inbox: a signer's answer was not delivered", slog.String("contract", s.Number), slog.Any("err", err))
 	}
 }

@@ -232,14 +232,11 @@ func (h *Handler) createHandover(c *gin.Context) {
 	items := make([]jobs.Item, 0, len(owned))
 	for i, cust := range owned {
 		id, _ := strconv.ParseInt(cust.ID, 10, 32)
-		it, err := handover.Item(i, handover.Line{CustomerID: int32(id), From: from, To: to}, cust.Name)
+		// A customer the new owner owns already loses the old owner instead (handover.Line.Release).
+		it, err := handover.Item(i, handover.Line{CustomerID: int32(id), From: from, To: to, Release: cust.AlsoNew}, cust.Name)
 		if err != nil {
 			h.fail(c, err)
 			return
-		}
-		if cust.AlsoNew {
-			// The owner change refuses an owner the customer has (409): left out, with the reason.
-			it.Status, it.Problem = jobs.ItemRejected, i18n.M("handover.line.already_owned")
 		}
 		items = append(items, it)
 	}

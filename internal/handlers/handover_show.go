@@ -77,6 +77,9 @@ func handoverMessage(tr *i18n.Translator, it jobs.Item) string {
 	if msg := handover.NoteMessage(it).In(tr); msg != "" {
 		return msg
 	}
+	if l, err := handover.LineOf(it); err == nil && l.Release && it.Status == jobs.ItemPending {
+		return tr.T("handover.line.will_release")
+	}
 	if it.Verified {
 		return tr.T("batch.note.verified")
 	}

@@ -154,7 +154,8 @@ func TestHandoverJourney(t *testing.T) {
 
 // TestHandoverRetryChecksBeforeResending: two owner changes fail on the v2 side; "retry" runs only
 // those, each after reading the customer back (the lines may have been sent), and every customer
-// ends with one successful change. A customer the new owner owns already is left out, unchanged.
+// ends with one successful change. A customer the new owner owns already loses the old owner
+// (its owners set without them), with no owner change.
 func TestHandoverRetryChecksBeforeResending(t *testing.T) {
 	t.Parallel()
 	p := newPortal(t, portalOptions{})
@@ -183,11 +184,12 @@ func TestHandoverRetryChecksBeforeResending(t *testing.T) {
 			both = id
 		}
 	}
-	if msg := preview.Find(`[data-testid="handover-row"][data-customer-id="` + both + `"] [data-testid="handover-row-message"]`).Text(); !strings.Contains(msg, "already owns") {
+	if msg := preview.Find(`[data-testid="handover-row"][data-customer-id="` + both + `"] [data-testid="handover-row-message"]`).Text(); !strings.Contains(msg, "already owns this customer too: the current owner will be removed") {
 		t.Fatalf("the customer the new owner owns already: %q", msg)
 	}
 	leftOut := preview.Find(`[data-testid="handover-row"]:has(.badge--warning)`).Length()
 
+	ownersSetBefore := ownerListsSet(p)
 	p.sim.SetFault("customers.owner.change", v2sim.Fault{Status: http.StatusInternalServerError, Times: 2})
 	if r := p.postForm(t, user, jobPath+"/start", url.Values{}, false); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("start: %d", r.StatusCode)
@@ -216,15 +218,41 @@ func TestHandoverRetryChecksBeforeResending(t *testing.T) {
 			ok[strings.Split(r.EscapedPath, "/")[3]]++
 		}
 	}
+	released := ownerListsSet(p) // the test's own setting of the owners above counted off
+	for id, n := range ownersSetBefore {
+		released[id] -= n
+	}
 	for id, owners := range ids {
-		want := 1
-		if owners != "1008" {
-			want = 0 // left out, or not 1008's
+		wantChanges, wantReleases := 0, 0
+		switch owners {
+		case "1008":
+			wantChanges = 1
+		case "1008, 1007":
+			wantReleases = 1
 		}
-		if ok[id] != want {
-			t.Errorf("customer %s (owners %s): %d owner changes, want %d", id, owners, ok[id], want)
+		if ok[id] != wantChanges || released[id] != wantReleases {
+			t.Errorf("customer %s (owners %s): %d owner changes and %d owner lists set, want %d and %d", id, owners, ok[id], released[id], wantChanges, wantReleases)
 		}
 	}
+	if row := progress.Find(`[data-testid="handover-row"][data-customer-id="` + both + `"]`); !strings.Contains(row.Text(), "the old owner was removed") {
+		t.Errorf("the released customer's line: %q", row.Text())
+	}
+	owners := parseHTML(t, p.get(t, user, "/customers/"+both, nil).body).Find(`[data-testid="owner"]`).
+		Map(func(_ int, s *goquery.Selection) string { return s.AttrOr("data-owner-id", "") })
+	if !slices.Equal(owners, []string{"1007"}) {
+		t.Errorf("the customer 1007 owned already is owned by %v, want only 1007", owners)
+	}
+}
+
+// ownerListsSet counts, by customer id, the answered PUT /v2/customer/{id}/owners calls.
+func ownerListsSet(p *testPortal) map[string]int {
+	n := map[string]int{}
+	for _, r := range simCalls(p.sim, http.MethodPut, "/v2/customer/") {
+		if strings.HasSuffix(r.EscapedPath, "/owners") && r.Status == http.StatusOK {
+			n[strings.Split(r.EscapedPath, "/")[3]]++
+		}
+	}
+	return n
 }
 
 // awaitHandoverEnd polls the progress region until the handover is no longer active.

@@ -37,6 +37,7 @@ import (
 	"github.com/cpqportal/portal/internal/v2sim"
 	"github.com/cpqportal/portal/internal/watch"
 	"github.com/cpqportal/portal/internal/workindex"
+	"github.com/cpqportal/portal/internal/worksight"
 	"github.com/cpqportal/portal/web"
 )
 
@@ -199,8 +200,17 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	jobChanges := watch.NewSignals()
 	handoverKind := &handover.Kind{API: api}
 	importKind := &customerimport.Kind{API: api}
+	// As cmd/portal wires them: a signer's answer the index learns reaches the inbox (when on), a
+	// batch archive's lines reach the index through the engine's Effects.
+	work := workindex.New(workDB, workindex.Options{OnAnswer: func(ctx context.Context, s workindex.ContractSighting, ch workindex.Change) {
+		if p.inbox != nil {
+			if err := p.inbox.TellAnswer(ctx, ch.CreatedBy, ch.ChangedBy, s, ch.To); err != nil {
+				t.Errorf("inbox: %v", err)
+			}
+		}
+	}})
 	jobManager = jobs.NewManager(jobs.Options{DB: p.db, Archiver: jobs.V2{API: api}, Kinds: map[string]jobs.Kind{jobs.KindHandover: handoverKind, jobs.KindCustomerImport: importKind},
-		Concurrency: 4, Logger: logger, Sealer: sealer, OnChange: jobChanges.Notify})
+		Concurrency: 4, Logger: logger, Sealer: sealer, OnChange: jobChanges.Notify, Effects: worksight.JobEffects{Work: work, Logger: logger}})
 	jobManager.Run()
 	t.Cleanup(jobManager.Close)
 	p.jobs = jobManager
@@ -229,7 +239,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		Jobs:           jobManager,
 		Handover:       handoverKind,
 		CustomerImport: importKind,
-		Work:           workindex.New(workDB, workindex.Options{}),
+		Work:           work,
 		JobChanges:     jobChanges,
 		People:         directory,
 		Imports:        customerimport.NewStore(p.db, customerimport.Options{}),

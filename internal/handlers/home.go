@@ -332,6 +332,15 @@ func workListURL(q workindex.Query) string {
 	if !q.EnteredTo.IsZero() {
 		v.Set("entered_to", day(q.EnteredTo.AddDate(0, 0, -1)))
 	}
+	if q.Signed {
+		v.Set("signed", "1")
+	}
+	if !q.SignedFrom.IsZero() {
+		v.Set("signed_from", day(q.SignedFrom))
+	}
+	if !q.SignedTo.IsZero() {
+		v.Set("signed_to", day(q.SignedTo.AddDate(0, 0, -1)))
+	}
 	if q.Person != "" {
 		v.Set("by", q.Person)
 	}

@@ -166,7 +166,8 @@ func TestHomeListParametersAreChecked(t *testing.T) {
 	user := p.login(t, "sales", "sales-demo")
 	for _, path := range []string{
 		"/work/contracts?entered_to=2026-13-01", "/work/contracts?entered_from=yesterday", "/work/quotes?by=../../etc",
-		"/work/quotes?by=ABCDEF0123456789ABCDEF01",
+		"/work/quotes?by=ABCDEF0123456789ABCDEF01", "/work/contracts?signed=yes", "/work/contracts?signed_from=2026-02-30",
+		"/work/contracts?signed_to=last-month",
 	} {
 		resp := p.get(t, user, path, nil)
 		if resp.StatusCode != http.StatusBadRequest {
@@ -176,5 +177,14 @@ func TestHomeListParametersAreChecked(t *testing.T) {
 	resp := p.get(t, user, "/work/contracts?stage=signature&entered_to=2026-11-01", nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.body, "Entered the stage on or before 1") {
 		t.Errorf("a list by when rows entered their stage: %d", resp.StatusCode)
+	}
+	// The contracts signed in a month (the home page's "signed this month"), and ever (conversion).
+	resp = p.get(t, user, "/work/contracts?signed_from=2026-11-01&signed_to=2026-11-30", nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.body, "Signed on or after 1") || !strings.Contains(resp.body, "Signed on or before 30") {
+		t.Errorf("a list by when contracts were signed: %d", resp.StatusCode)
+	}
+	resp = p.get(t, user, "/work/contracts?signed=1", nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.body, "Signed (whatever happened since)") {
+		t.Errorf("the list of signed contracts: %d", resp.StatusCode)
 	}
 }

@@ -49,7 +49,9 @@ func leftOutForStage(key string) bool {
 }
 
 // batchLookup is jobs.V2's Lookup (the same v2 call and the same answers) that also derives each
-// contract's stage and gives the document to the work index.
+// contract's stage. It reads and records nothing in the work index (a check changes nothing; the
+// archive's effect reaches the index through the jobs engine's Effects), except that a contract
+// the v2 API refuses the person leaves their lists at once (the visibility rule).
 func (h *Handler) batchLookup(c *gin.Context, token string) func(ctx context.Context, number string) (jobs.Found, error) {
 	viewer := h.viewer(c)
 	return func(ctx context.Context, number string) (jobs.Found, error) {
@@ -68,11 +70,6 @@ func (h *Handler) batchLookup(c *gin.Context, token string) func(ctx context.Con
 			return jobs.Found{}, fmt.Errorf("%w: %w", jobs.ErrRefused, err)
 		case err != nil:
 			return jobs.Found{}, fmt.Errorf("batch archive: look up contract %q: %w", number, err)
-		}
-		if h.work != nil {
-			if err := h.work.ObserveContract(ctx, viewer, contractSighting(contract), workindex.ActOpened); err != nil {
-				h.log(c).Warn("work index: batch check not recorded", "err", err)
-			}
 		}
 		customer := contract.Customer.Name
 		if customer == "" {

@@ -84,19 +84,9 @@ func (h *Handler) indexContract(c *gin.Context, contract *apiclient.Contract, ac
 	if h.work == nil || contract == nil || contract.ContractID < 1 {
 		return
 	}
-	ctx := c.Request.Context()
-	s := contractSighting(contract)
-	// Was it waiting for its signer until this read? Then the answer is news for the inboxes of
-	// who created it and changed it last (the watcher may not have read it yet).
-	before, known := h.work.Peek(ctx, workindex.KindContract, int64(contract.ContractID))
-	if err := h.work.ObserveContract(ctx, h.viewer(c), s, act); err != nil {
+	// A signer's answer this read learns reaches the inboxes through the index's OnAnswer.
+	if err := h.work.ObserveContract(c.Request.Context(), h.viewer(c), contractSighting(contract), act); err != nil {
 		h.log(c).Warn("work index: contract not recorded", slog.Int("contract_id", int(contract.ContractID)), slog.Any("err", err))
-		return
-	}
-	if known && before.Stage == workindex.StageSignature && h.inbox != nil {
-		if err := h.inbox.TellAnswer(ctx, before.CreatedBy, before.ChangedBy, s, workindex.StageOfContract(s.Facts)); err != nil {
-			h.log(c).Warn("inbox: a signer's answer was not delivered", slog.String("contract", s.Number), slog.Any("err", err))
-		}
 	}
 }
 

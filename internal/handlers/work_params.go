@@ -125,7 +125,8 @@ func parseWorkValues(values url.Values, tr *i18n.Translator, kind workindex.Kind
 		name, label string
 		at          *time.Time
 		end         bool
-	}{{"entered_from", "work.filters.entered_from", &f.query.EnteredFrom, false}, {"entered_to", "work.filters.entered_to", &f.query.EnteredTo, true}} {
+	}{{"entered_from", "work.filters.entered_from", &f.query.EnteredFrom, false}, {"entered_to", "work.filters.entered_to", &f.query.EnteredTo, true},
+		{"signed_from", "work.filters.signed_from", &f.query.SignedFrom, false}, {"signed_to", "work.filters.signed_to", &f.query.SignedTo, true}} {
 		raw := values.Get(p.name)
 		if raw == "" {
 			continue
@@ -142,6 +143,15 @@ func parseWorkValues(values url.Values, tr *i18n.Translator, kind workindex.Kind
 		}
 		*p.at = d
 		f.narrowing = append(f.narrowing, work.Param{Name: p.name, Value: raw, Label: label})
+	}
+	// The contracts signed at some time, whatever their stage now (the home page's conversion).
+	switch raw := values.Get("signed"); raw {
+	case "":
+	case "1":
+		f.query.Signed = true
+		f.narrowing = append(f.narrowing, work.Param{Name: "signed", Value: raw, Label: tr.T("work.filters.signed")})
+	default:
+		f.errs["work-find"] = tr.T("work.error.signed")
 	}
 	if raw := values.Get("by"); raw != "" {
 		if !workPersonKey.MatchString(raw) {

@@ -33,11 +33,19 @@ const MaxCustomers = 10_000
 // NoteChangedBeforeInterruption is the note of a line whose change the check found done.
 const NoteChangedBeforeInterruption = "owner changed before the job was interrupted"
 
+// NoteReleased is the note of a Release line done: the new owner owned the customer already, and
+// the old owner was removed.
+const NoteReleased = "the new owner owned it already; the old owner removed"
+
 // Line is what one line of a handover does: customer's owner From becomes To.
 type Line struct {
 	CustomerID int32 `json:"customerId"`
 	From       int64 `json:"from"`
 	To         int64 `json:"to"`
+	// Release: To owns the customer already, beside From. The owner change refuses an owner the
+	// customer has, so the line sets the customer's owners to those it has without From instead
+	// (PUT /v2/customer/{id}/owners); the end state is the same: To owns it, From does not.
+	Release bool `json:"release,omitempty"`
 }
 
 // Item is the job line of l (pending), named by the customer's id and name.
@@ -100,12 +108,51 @@ func (k *Kind) Send(ctx context.Context, token string, it jobs.Item) (jobs.Outco
 	if err != nil {
 		return jobs.Outcome{}, err
 	}
+	if l.Release {
+		return k.release(ctx, token, l)
+	}
 	c, err := k.API.Customers.ChangeOwner(apiclient.WithToken(ctx, token), l.CustomerID, l.From, l.To)
 	if err != nil {
 		return jobs.Outcome{}, v2Error(err)
 	}
 	k.tell(ctx, c)
 	return jobs.Outcome{Result: resultOf(c)}, nil
+}
+
+// release removes l.From from the owners of a customer l.To owns already: the customer is read,
+// and its owners set to those it has without From. When To no longer owns it (someone removed
+// them since the preview), the line is an owner change after all.
+func (k *Kind) release(ctx context.Context, token string, l Line) (jobs.Outcome, error) {
+	ctx = apiclient.WithToken(ctx, token)
+	c, err := k.API.Customers.Get(ctx, l.CustomerID)
+	if err != nil {
+		return jobs.Outcome{}, v2Error(err)
+	}
+	if Done(c, l) {
+		k.tell(ctx, c)
+		return jobs.Outcome{Result: resultOf(c), Note: NoteReleased}, nil
+	}
+	owners := make([]int64, 0, len(c.Owners))
+	hasTo := false
+	for _, o := range c.Owners {
+		hasTo = hasTo || o.OwnerID == l.To
+		if o.OwnerID != l.From {
+			owners = append(owners, o.OwnerID)
+		}
+	}
+	if !hasTo {
+		c, err = k.API.Customers.ChangeOwner(ctx, l.CustomerID, l.From, l.To)
+		if err != nil {
+			return jobs.Outcome{}, v2Error(err)
+		}
+		k.tell(ctx, c)
+		return jobs.Outcome{Result: resultOf(c)}, nil
+	}
+	if c, err = k.API.Customers.SetOwners(ctx, l.CustomerID, owners); err != nil {
+		return jobs.Outcome{}, v2Error(err)
+	}
+	k.tell(ctx, c)
+	return jobs.Outcome{Result: resultOf(c), Note: NoteReleased}, nil
 }
 
 // Check implements jobs.Kind: GET /v2/customer/{id}; done when To is an owner and From is not.
@@ -151,8 +198,11 @@ func resultOf(c *apiclient.Customer) string {
 
 // NoteMessage is a handover line's note for a person (zero when none).
 func NoteMessage(it jobs.Item) i18n.Message {
-	if it.Note == NoteChangedBeforeInterruption {
+	switch it.Note {
+	case NoteChangedBeforeInterruption:
 		return i18n.M("handover.note.changed_before_interruption")
+	case NoteReleased:
+		return i18n.M("handover.note.released")
 	}
 	return it.NoteMessage()
 }

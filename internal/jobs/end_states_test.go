@@ -20,7 +20,7 @@ type strictV2 struct {
 	delay    time.Duration
 }
 
-func (s *strictV2) Archive(ctx context.Context, _, number string) (string, error) {
+func (s *strictV2) archiveOld(ctx context.Context, _, number string) (string, error) {
 	select {
 	case <-time.After(s.delay):
 	case <-ctx.Done():
@@ -34,6 +34,12 @@ func (s *strictV2) Archive(ctx context.Context, _, number string) (string, error
 	}
 	s.archived[number] = true
 	return "ARC-" + number, nil
+}
+
+// Archive implements Archiver (the archive's time unsaid).
+func (s *strictV2) Archive(ctx context.Context, tok, number string) (string, time.Time, error) {
+	id, err := s.archiveOld(ctx, tok, number)
+	return id, time.Time{}, err
 }
 
 func (s *strictV2) ArchiveID(_ context.Context, _, number string) (string, bool, error) {
@@ -156,11 +162,17 @@ type refusingV2 struct {
 	number string
 }
 
-func (r refusingV2) Archive(ctx context.Context, token, number string) (string, error) {
+func (r refusingV2) archiveOld(ctx context.Context, token, number string) (string, error) {
 	if number == r.number && token == "old" {
 		return "", ErrTokenRejected
 	}
-	return r.strictV2.Archive(ctx, token, number)
+	return r.strictV2.archiveOld(ctx, token, number)
+}
+
+// Archive implements Archiver (the archive's time unsaid).
+func (r refusingV2) Archive(ctx context.Context, token, number string) (string, time.Time, error) {
+	id, err := r.archiveOld(ctx, token, number)
+	return id, time.Time{}, err
 }
 
 // TestTokenRefusedAtTheEndKeepsTheBatchPaused: a line sent back to pending by a 401 at the end

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"slices"
+	"time"
 )
 
 // Job kinds (migration 00012_job_kinds.sql). Every job has one; the engine's guarantees are the
@@ -49,14 +50,39 @@ type Outcome struct {
 	// Note explains a done line (Item.Note); a check that found the call's effect sets one
 	// (NoteArchivedBeforeInterruption, or the kind's own).
 	Note string
+	// At is when the change took effect as the v2 API says it (the archive's archivedAt); zero
+	// when its answer does not say (Effects then date it by the moment they are told).
+	At time.Time
+}
+
+// Effects is told what the lines of a job changed, the one way a job kind's effect reaches the
+// rest of the portal (issue 42: the batch archive's effect on the work index lived in package
+// main). It is set at construction (Options.Effects) and called by the engine on the runner's
+// goroutine for each line whose call took effect (sent, or found done by a check after an
+// interruption), right after the v2 API said so and before the line's state is stored: what it
+// records follows the v2 API, which already changed. It must not fail the line and should not
+// block for long (a slow database: bound it).
+type Effects interface {
+	LineDone(ctx context.Context, done LineDone)
+}
+
+// LineDone is one line whose call took effect.
+type LineDone struct {
+	// Kind is the job's kind (KindArchive, ...).
+	Kind string
+	// Owner and OwnerName are the person the job runs for (its owner's subject and name): who
+	// made the change, with their token.
+	Owner, OwnerName string
+	Item             Item
+	Outcome          Outcome
 }
 
 // archiveKind is the batch archive as a Kind.
 type archiveKind struct{ a Archiver }
 
 func (k archiveKind) Send(ctx context.Context, token string, it Item) (Outcome, error) {
-	id, err := k.a.Archive(ctx, token, it.Number)
-	return Outcome{ArchiveID: id}, err
+	id, at, err := k.a.Archive(ctx, token, it.Number)
+	return Outcome{ArchiveID: id, At: at}, err
 }
 
 func (k archiveKind) Check(ctx context.Context, token string, it Item) (Outcome, bool, error) {

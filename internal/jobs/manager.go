@@ -20,9 +20,10 @@ import (
 
 // Archiver is what a job needs of the v2 API, with the owner's token per call.
 type Archiver interface {
-	// Archive archives the contract and returns its archive id. An error wrapping
-	// ErrTokenRejected pauses the job; any other error fails the item with err's message.
-	Archive(ctx context.Context, token, number string) (archiveID string, err error)
+	// Archive archives the contract and returns its archive id and when the v2 API says it was
+	// archived (zero when its answer does not say). An error wrapping ErrTokenRejected pauses the
+	// job; any other error fails the item with err's message.
+	Archive(ctx context.Context, token, number string) (archiveID string, archivedAt time.Time, err error)
 	// ArchiveID tells whether the contract is archived already (for items that were in flight
 	// when a runner stopped), and its archive id.
 	ArchiveID(ctx context.Context, token, number string) (archiveID string, archived bool, err error)
@@ -88,6 +89,9 @@ type Options struct {
 	// on the runner's goroutine after the lease is released; a process that dies in between does
 	// not call it. It should not block for long.
 	OnEnd func(ctx context.Context, j *Job)
+	// Effects, when set, is told of every line whose call took effect (kind.go, Effects): the one
+	// way a kind's change reaches the rest of the portal (the work index follows a batch archive).
+	Effects Effects
 }
 
 // TokenSealer encrypts a job's token at rest, bound to the job's id.

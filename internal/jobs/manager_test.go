@@ -28,7 +28,7 @@ func newFake() *fakeV2 {
 	return &fakeV2{archived: map[string]string{}, calls: map[string]int{}, fail: map[string]bool{}}
 }
 
-func (f *fakeV2) Archive(ctx context.Context, token, number string) (string, error) {
+func (f *fakeV2) archiveOld(ctx context.Context, token, number string) (string, error) {
 	n := f.inFlight.Add(1)
 	defer f.inFlight.Add(-1)
 	for {
@@ -52,6 +52,12 @@ func (f *fakeV2) Archive(ctx context.Context, token, number string) (string, err
 	}
 	f.archived[number] = "ARC-" + number
 	return f.archived[number], nil
+}
+
+// Archive implements Archiver (the archive's time unsaid).
+func (f *fakeV2) Archive(ctx context.Context, token, number string) (string, time.Time, error) {
+	id, err := f.archiveOld(ctx, token, number)
+	return id, time.Time{}, err
 }
 
 func (f *fakeV2) ArchiveID(ctx context.Context, token, number string) (string, bool, error) {

@@ -399,6 +399,7 @@ func (r *runner) process(c claimed, verifyOnly bool) {
 		out, done, err = r.kind.Check(ctx, token, line)
 		switch {
 		case err == nil && done:
+			r.tellDone(ctx, line, out)
 			r.settle(i, func(it *Item) {
 				it.Status, it.ArchiveID, it.Result, it.Note, it.Verified, it.MaybeSent = ItemDone, out.ArchiveID, out.Result, out.Note, true, false
 				it.Error, it.Problem = "", i18n.Message{}
@@ -421,6 +422,9 @@ func (r *runner) process(c claimed, verifyOnly bool) {
 	default:
 		sent = true
 		out, err = r.kind.Send(ctx, token, line)
+		if err == nil {
+			r.tellDone(ctx, line, out)
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -459,6 +463,17 @@ func (r *runner) process(c claimed, verifyOnly bool) {
 			item.Note = out.Note
 		}
 	}
+}
+
+// tellDone tells Options.Effects of a line whose call took effect.
+func (r *runner) tellDone(ctx context.Context, line Item, out Outcome) {
+	if r.m.opts.Effects == nil {
+		return
+	}
+	r.mu.Lock()
+	done := LineDone{Kind: kindOf(r.job), Owner: r.job.Owner, OwnerName: r.job.OwnerName, Item: line, Outcome: out}
+	r.mu.Unlock()
+	r.m.opts.Effects.LineDone(ctx, done)
 }
 
 // settle changes item i under the runner's lock.

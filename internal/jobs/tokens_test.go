@@ -20,11 +20,17 @@ type tokenCheckingV2 struct {
 	tokens map[string]int
 }
 
-func (v *tokenCheckingV2) Archive(ctx context.Context, token, number string) (string, error) {
+func (v *tokenCheckingV2) archiveOld(ctx context.Context, token, number string) (string, error) {
 	v.mu.Lock()
 	v.tokens[token]++
 	v.mu.Unlock()
-	return v.strictV2.Archive(ctx, token, number)
+	return v.strictV2.archiveOld(ctx, token, number)
+}
+
+// Archive implements Archiver (the archive's time unsaid).
+func (v *tokenCheckingV2) Archive(ctx context.Context, token, number string) (string, time.Time, error) {
+	id, err := v.archiveOld(ctx, token, number)
+	return id, time.Time{}, err
 }
 
 // TestTokenSealedAtRestAndTakenAwayAtSignOut: the database never holds the access token; the

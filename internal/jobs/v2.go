@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/i18n"
@@ -17,12 +18,12 @@ type V2 struct {
 }
 
 // Archive implements Archiver.
-func (v V2) Archive(ctx context.Context, token, number string) (string, error) {
+func (v V2) Archive(ctx context.Context, token, number string) (string, time.Time, error) {
 	res, err := v.API.Contracts.Archive(apiclient.WithToken(ctx, token), number)
 	if err != nil {
-		return "", v2Error(err)
+		return "", time.Time{}, v2Error(err)
 	}
-	return string(res.ArchiveID), nil
+	return string(res.ArchiveID), res.ArchivedAt, nil
 }
 
 // ArchiveID implements Archiver.

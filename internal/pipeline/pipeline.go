@@ -163,27 +163,41 @@ func (p *Pipeline) Stages(ctx context.Context, v workindex.Viewer) ([]Figure, er
 	return out, nil
 }
 
-// Conversion is how many contracts are signed of those generated and not archived (the index
-// cannot tell whether an archived contract was signed first: docs/home.md).
+// Conversion is how many contracts were signed of those generated. A signature counts whatever
+// happens to the contract afterwards: an archived contract that was signed stays signed and
+// generated (workindex.Row.SignedAt); an archived contract the index never saw signed counts in
+// neither (docs/home.md).
 type Conversion struct {
 	Signed, Generated Figure
 }
 
-// Conversion is the viewer's (or the team's) generated-to-signed conversion.
+// Conversion is the viewer's (or the team's) generated-to-signed conversion: signed are the
+// contracts ever signed (workindex.SignedByMonth, every month), generated those plus the
+// contracts still open or answered without a signature (generated, out for signature, declined,
+// expired).
 func (p *Pipeline) Conversion(ctx context.Context, v workindex.Viewer) (Conversion, error) {
 	totals, err := p.totals(ctx, v, workindex.KindContract)
+	if err != nil {
+		return Conversion{}, err
+	}
+	months, err := p.ix.SignedByMonth(ctx, v, scope(v))
 	if err != nil {
 		return Conversion{}, err
 	}
 	generated := []workindex.Stage{workindex.StageGenerated, workindex.StageSignature, workindex.StageSigned,
 		workindex.StageDeclined, workindex.StageExpired}
 	c := Conversion{
-		Signed: Figure{Stage: workindex.StageSigned, Count: totals[workindex.StageSigned].n, ValueCents: totals[workindex.StageSigned].value,
-			Query: workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Stages: []workindex.Stage{workindex.StageSigned}}},
+		Signed: Figure{Stage: workindex.StageSigned,
+			Query: workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Signed: true}},
 		Generated: Figure{Stage: workindex.StageGenerated,
 			Query: workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Stages: generated}},
 	}
-	for _, st := range generated {
+	for _, t := range months {
+		c.Signed.Count += t.N
+		c.Signed.ValueCents += t.ValueCents
+	}
+	c.Generated.Count, c.Generated.ValueCents = c.Signed.Count, c.Signed.ValueCents
+	for _, st := range []workindex.Stage{workindex.StageGenerated, workindex.StageSignature, workindex.StageDeclined, workindex.StageExpired} {
 		c.Generated.Count += totals[st].n
 		c.Generated.ValueCents += totals[st].value
 	}
@@ -335,18 +349,27 @@ func (p *Pipeline) Recent(ctx context.Context, v workindex.Viewer) ([]workindex.
 	return page.Rows, nil
 }
 
-// SignedMonths are the contracts signed this month and last month (UTC months: they entered
-// stage Signed then and have not left it; an archived contract no longer counts, docs/home.md).
+// SignedMonths are the contracts signed this month and last month (UTC months of their
+// signature, workindex.Row.SignedAt: the v2 API's signedAt, else when the portal first saw them
+// signed), whatever happened to them since: an archived contract that was signed stays counted
+// (docs/home.md). Read from the viewer's signed sums (workindex.SignedByMonth), each linked to the
+// list of the contracts signed in that month.
 func (p *Pipeline) SignedMonths(ctx context.Context, v workindex.Viewer) (this, last Count, err error) {
 	today := p.today()
 	month := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC)
 	q := workindex.Query{Kind: workindex.KindContract, Scope: scope(v)}
-	this.Query, last.Query = signedIn(q, month, month.AddDate(0, 1, 0)), signedIn(q, month.AddDate(0, -1, 0), month)
-	if this.N, this.Capped, err = p.ix.Count(ctx, v, this.Query); err != nil {
+	this.Query, last.Query = q, q
+	this.Query.SignedFrom, this.Query.SignedTo = month, month.AddDate(0, 1, 0)
+	last.Query.SignedFrom, last.Query.SignedTo = month.AddDate(0, -1, 0), month
+	months, err := p.ix.SignedByMonth(ctx, v, scope(v))
+	if err != nil {
 		return this, last, err
 	}
-	last.N, last.Capped, err = p.ix.Count(ctx, v, last.Query)
-	return this, last, err
+	for _, c := range []*Count{&this, &last} {
+		n := months[workindex.SignedMonth(c.Query.SignedFrom)].N
+		c.N, c.Capped = int(min(n, workindex.CountBound)), n > workindex.CountBound
+	}
+	return this, last, nil
 }
 
 // AgingDays are the aging chart's bucket bounds in days.

@@ -50,6 +50,9 @@ func world(t *testing.T, db *statedb.DB) (*workindex.Index, *Pipeline) {
 		{workindex.KindContract, 14, workindex.StageSigned, alice, 1_00, 0, daysBefore(40), daysBefore(40)},
 		{workindex.KindContract, 15, workindex.StageSignature, bob, 1_00, 0, daysBefore(2), daysBefore(2)},
 		{workindex.KindContract, 16, workindex.StageExpired, bob, 1_00, 0, daysBefore(8), daysBefore(8)},
+		// Archived: one signed this month first (a win that stays), one never seen signed.
+		{workindex.KindContract, 17, workindex.StageArchived, alice, 2_00, 0, daysBefore(1), daysBefore(1)},
+		{workindex.KindContract, 18, workindex.StageArchived, alice, 3_00, 0, daysBefore(1), daysBefore(1)},
 	}
 	err := db.Tx(ctx, func(tx *sql.Tx) error {
 		for _, r := range rows {
@@ -58,11 +61,19 @@ func world(t *testing.T, db *statedb.DB) (*workindex.Index, *Pipeline) {
 			if r.kind == workindex.KindContract {
 				number, contractID = "C-2026-"+string(rune('0'+r.id%10)), r.id
 			}
+			var signed time.Time
+			switch {
+			case r.kind == workindex.KindContract && r.stage == workindex.StageSigned:
+				signed = r.since
+			case r.id == 17:
+				signed = daysBefore(3)
+			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO work_rows (kind, id, quote_id, cpq_id, customer_id, customer, contract_id,
 				contract_number, stage, one_off_cents, monthly_cents, value_cents, created_by, created_by_name, changed_by, changed_by_name,
-				changed_at, seen_at, stage_since) VALUES ($1, $2, $3, 1, 7, 'Acme', $4, $5, $6, $7, $8, $9, $10, $11, $10, $11, $12, $12, $13)`,
+				changed_at, seen_at, stage_since, signed_at, signed_month)
+				VALUES ($1, $2, $3, 1, 7, 'Acme', $4, $5, $6, $7, $8, $9, $10, $11, $10, $11, $12, $12, $13, $14, $15)`,
 				string(r.kind), r.id, r.id, contractID, number, string(r.stage), r.oneOff, r.monthly, r.oneOff+12*r.monthly,
-				r.by.Key(), r.by.Name, statedb.Micros(r.changed), statedb.Micros(r.since)); err != nil {
+				r.by.Key(), r.by.Name, statedb.Micros(r.changed), statedb.Micros(r.since), statedb.Micros(signed), workindex.SignedMonth(signed)); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewers (person, kind, id, owner, seen_at) VALUES ($1, $2, $3, 1, $4)`,
@@ -222,23 +233,36 @@ func TestPipelineSignedMonthsConversionAging(t *testing.T) {
 		ix, p := world(t, db)
 		ctx := context.Background()
 		this, last, err := p.SignedMonths(ctx, alice)
-		if err != nil || this.N != 1 || last.N != 1 {
-			t.Errorf("Alice signed this month %d, last month %d (%v)", this.N, last.N, err)
+		if err != nil || this.N != 2 || last.N != 1 {
+			t.Errorf("Alice signed this month %d, last month %d (%v); want 2 (one since archived) and 1", this.N, last.N, err)
+		}
+		for _, c := range []Count{this, last} {
+			if n := listed(t, ix, alice, c.Query); n != c.N {
+				t.Errorf("signed in a month: figure %d, its list %d (%+v)", c.N, n, c.Query)
+			}
 		}
 		this, last, err = p.SignedMonths(ctx, bob)
 		if err != nil || this.N != 0 || last.N != 0 {
 			t.Errorf("Bob signed this month %d, last month %d (%v)", this.N, last.N, err)
 		}
+		// Signed: 13, 14 and the archived 17; generated: those, 11 out for signature and 12 declined
+		// (18, archived never seen signed, counts in neither).
 		conv, err := p.Conversion(ctx, alice)
-		if err != nil || conv.Signed.Count != 2 || conv.Generated.Count != 4 {
-			t.Errorf("Alice's conversion %d of %d (%v)", conv.Signed.Count, conv.Generated.Count, err)
+		if err != nil || conv.Signed.Count != 3 || conv.Generated.Count != 5 || conv.Signed.ValueCents != 4_00 {
+			t.Errorf("Alice's conversion %d of %d, signed value %d (%v)", conv.Signed.Count, conv.Generated.Count, conv.Signed.ValueCents, err)
 		}
 		conv, err = p.Conversion(ctx, lead)
-		if err != nil || conv.Signed.Count != 2 || conv.Generated.Count != 6 {
+		if err != nil || conv.Signed.Count != 3 || conv.Generated.Count != 7 {
 			t.Errorf("the team's conversion %d of %d (%v)", conv.Signed.Count, conv.Generated.Count, err)
 		}
-		if n := listed(t, ix, lead, conv.Generated.Query); int64(n) != conv.Generated.Count {
-			t.Errorf("conversion: figure %d, list %d", conv.Generated.Count, n)
+		if n := listed(t, ix, lead, conv.Signed.Query); int64(n) != conv.Signed.Count {
+			t.Errorf("conversion's signed: figure %d, list %d", conv.Signed.Count, n)
+		}
+		// Generated is its list plus the signed contracts archived since.
+		archivedWins := listed(t, ix, lead, workindex.Query{Kind: workindex.KindContract, Scope: workindex.ScopeAll, Signed: true,
+			Stages: []workindex.Stage{workindex.StageArchived}})
+		if n := listed(t, ix, lead, conv.Generated.Query) + archivedWins; int64(n) != conv.Generated.Count || archivedWins != 1 {
+			t.Errorf("conversion: figure %d, list %d (archived wins %d)", conv.Generated.Count, n, archivedWins)
 		}
 		buckets, err := p.Aging(ctx, lead, workindex.StageSignature, workindex.ScopeAll)
 		if err != nil {
@@ -401,7 +425,7 @@ func TestPipelineFiguresOnlyOfRevealedRows(t *testing.T) {
 			}
 		}
 		conv, err := p.Conversion(ctx, lead)
-		if err != nil || conv.Generated.Count != 5 {
+		if err != nil || conv.Generated.Count != 6 {
 			t.Errorf("the team's conversion counts what the lead did not read: %+v %v", conv, err)
 		}
 		buckets, err := p.Aging(ctx, lead, workindex.StageSignature, workindex.ScopeAll)
@@ -433,6 +457,80 @@ func TestPipelineFiguresOnlyOfRevealedRows(t *testing.T) {
 		}
 		if u, _ := p.Unchecked(ctx, lead); u.N != 1 {
 			t.Errorf("unchecked after a refusal: %d", u.N)
+		}
+	})
+}
+
+// TestPipelineArchiveKeepsTheWin: a contract signed and then archived by the back office's batch
+// stays in "signed this month" and the conversion of the rep and the team lead once their tokens
+// read it as it stands (their home re-reads it), and until then it is only unchecked, never a
+// figure of facts they did not read.
+func TestPipelineArchiveKeepsTheWin(t *testing.T) {
+	t.Parallel()
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		clock := now
+		ix := workindex.New(db, workindex.Options{Now: func() time.Time { return clock }})
+		p := New(ix, Options{SignatureDays: 14, DraftDays: 30, Now: func() time.Time { return clock }})
+		doc := workindex.ContractSighting{ContractID: 21, Number: "C-2026-000021", QuoteID: 21, CPQID: 1, CustomerID: 7, Customer: "Acme",
+			Facts: workindex.ContractFacts{Status: "GENERATED"}, OneOffCents: 407_80}
+		if err := ix.ObserveContract(ctx, alice, doc, workindex.ActCreated); err != nil {
+			t.Fatal(err)
+		}
+		signedAt := now.Add(-2 * time.Hour)
+		doc.Facts = workindex.ContractFacts{Status: "SIGNED", SignatureStatuses: []string{"SIGNED"}}
+		doc.SignedAt, doc.ChangedAt = signedAt, signedAt
+		clock = clock.Add(time.Minute)
+		for _, v := range []workindex.Viewer{alice, lead} {
+			if err := ix.ObserveContract(ctx, v, doc, workindex.ActRefreshed); err != nil {
+				t.Fatal(err)
+			}
+		}
+		type seen struct {
+			this     int
+			signed   int64
+			generate int64
+		}
+		look := func(v workindex.Viewer) seen {
+			this, _, err := p.SignedMonths(ctx, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conv, err := p.Conversion(ctx, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return seen{this.N, conv.Signed.Count, conv.Generated.Count}
+		}
+		before := map[string]seen{alice.Name: look(alice), lead.Name: look(lead)}
+		if before[alice.Name] != (seen{1, 1, 1}) || before[lead.Name] != (seen{1, 1, 1}) {
+			t.Fatalf("before the archive: %+v", before)
+		}
+		bea := workindex.Viewer{Subject: "bea", Name: "Bea Backoffice", Team: true}
+		clock = clock.Add(time.Hour)
+		if err := ix.Archive(ctx, bea, doc.Number, clock.Add(-time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if got := look(alice); got != (seen{}) {
+			t.Fatalf("Alice's figures count an archive her token has not read: %+v", got)
+		}
+		if u, err := p.Unchecked(ctx, alice); err != nil || u.N != 1 {
+			t.Fatalf("Alice's unchecked after the archive: %+v %v", u, err)
+		}
+		// Their homes re-read it with their tokens: the win is still there.
+		doc.Facts = workindex.ContractFacts{Status: "ARCHIVED", Archived: true, SignatureStatuses: []string{"SIGNED"}}
+		doc.ChangedAt = clock.Add(-time.Second)
+		clock = clock.Add(time.Minute)
+		for _, v := range []workindex.Viewer{alice, lead} {
+			if err := ix.ObserveContract(ctx, v, doc, workindex.ActRefreshed); err != nil {
+				t.Fatal(err)
+			}
+			if got := look(v); got != before[v.Name] {
+				t.Errorf("%s's figures after the archive: %+v, before %+v", v.Name, got, before[v.Name])
+			}
+		}
+		if got := look(bea); got != (seen{1, 1, 1}) {
+			t.Errorf("the back office's figures: %+v", got)
 		}
 	})
 }

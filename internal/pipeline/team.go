@@ -103,16 +103,32 @@ type Month struct {
 
 // SignedByMonth are the contracts signed in each of the last SignedMonthsBack months (oldest
 // first), the team's for a team role (one rep's when person is set: their rows), each month's
-// count and value over the rows revealed to the viewer, counted up to workindex.CountBound as
-// the lists count (its list is the month's signed contracts; a capped month's value is of the
-// rows counted). A signature is dated by signedIn.
+// count and value over the rows revealed to the viewer, whatever happened to them since (an
+// archived contract that was signed stays counted), each linked to the list of the contracts
+// signed in that month. A signature is dated by signedIn (workindex.Row.SignedAt). The team's
+// months read the viewer's signed sums (workindex.SignedByMonth, a few rows); one rep's are
+// counted on their rows up to workindex.CountBound as the lists count (a capped month's value is
+// of the rows counted).
 func (p *Pipeline) SignedByMonth(ctx context.Context, v workindex.Viewer, person string) ([]Month, error) {
 	today := p.today()
 	first := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 1-SignedMonthsBack, 0)
+	var sums map[int]workindex.Total
+	if person == "" || !v.Team {
+		var err error
+		if sums, err = p.ix.SignedByMonth(ctx, v, scope(v)); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]Month, 0, SignedMonthsBack)
 	for i := range SignedMonthsBack {
 		start := first.AddDate(0, i, 0)
 		q := signedIn(workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Person: person}, start, start.AddDate(0, 1, 0))
+		if sums != nil {
+			t := sums[workindex.SignedMonth(start)]
+			out = append(out, Month{Start: start, ValueCents: t.ValueCents,
+				Count: Count{N: int(min(t.N, workindex.CountBound)), Capped: t.N > workindex.CountBound, Query: q}})
+			continue
+		}
 		t, capped, err := p.ix.SumCount(ctx, v, q)
 		if err != nil {
 			return nil, err
@@ -122,12 +138,11 @@ func (p *Pipeline) SignedByMonth(ctx context.Context, v workindex.Viewer, person
 	return out, nil
 }
 
-// signedIn narrows q to the contracts signed from from to to (exclusive). It is the one place a
-// signature is dated: today by when the row entered stage Signed (stage_since), so a contract
-// archived since leaves its month; once the index records signed_at (issue 41's facts part),
-// this is the function to switch.
+// signedIn narrows q to the contracts signed from from to to (exclusive): the one place the team
+// figures date a signature, by workindex.Row.SignedAt (the v2 API's signedAt, else when the
+// portal first saw the contract signed; kept after it is archived), as SignedMonths does.
 func signedIn(q workindex.Query, from, to time.Time) workindex.Query {
-	q.Stages = []workindex.Stage{workindex.StageSigned}
-	q.EnteredFrom, q.EnteredTo = from, to
+	q.Stages = nil
+	q.SignedFrom, q.SignedTo = from, to
 	return q
 }

@@ -73,12 +73,17 @@ func TestPipelineTeamFiguresSignedByMonth(t *testing.T) {
 			t.Fatalf("months: %+v", months)
 		}
 		for i, m := range months {
-			want := 0
-			if i >= 10 {
-				want = 1 // contract 14 entered Signed in October, 13 in November
+			// Contract 14 was signed in October; 13 in November, and 17, archived since (a win
+			// that stays counted: signed_at).
+			want, value := 0, int64(0)
+			switch i {
+			case 10:
+				want, value = 1, 1_00
+			case 11:
+				want, value = 2, 3_00
 			}
-			if m.N != want || m.ValueCents != int64(want)*1_00 {
-				t.Errorf("%s: %d signed, %d cents, want %d", m.Start.Format("2006-01"), m.N, m.ValueCents, want)
+			if m.N != want || m.ValueCents != value {
+				t.Errorf("%s: %d signed, %d cents, want %d and %d", m.Start.Format("2006-01"), m.N, m.ValueCents, want, value)
 			}
 			if n := listed(t, ix, lead, m.Query); n != m.N {
 				t.Errorf("%s: figure %d, list %d", m.Start.Format("2006-01"), m.N, n)
@@ -91,6 +96,19 @@ func TestPipelineTeamFiguresSignedByMonth(t *testing.T) {
 		for _, m := range bobs {
 			if m.N != 0 {
 				t.Errorf("Bob signed %d in %s", m.N, m.Start.Format("2006-01"))
+			}
+		}
+		// One rep's months are counted on their rows: Alice's equal the team's here, and their lists.
+		alices, err := p.SignedByMonth(ctx, lead, alice.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range alices {
+			if m.N != months[i].N || m.ValueCents != months[i].ValueCents {
+				t.Errorf("Alice's %s: %d / %d cents, the team's %d / %d", m.Start.Format("2006-01"), m.N, m.ValueCents, months[i].N, months[i].ValueCents)
+			}
+			if n := listed(t, ix, lead, m.Query); n != m.N {
+				t.Errorf("Alice's %s: figure %d, list %d", m.Start.Format("2006-01"), m.N, n)
 			}
 		}
 	})

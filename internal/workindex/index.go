@@ -38,6 +38,11 @@ type Options struct {
 	Retention time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// OnAnswer, when set, is told of every contract a sighting took out of "out for signature"
+	// (a signer's answer, an expiry, a removal, an archive: Change.Answered), once, after the
+	// sighting's transaction committed, whoever read it (a page, a list's re-read, the signature
+	// watcher): the inboxes of who created and who sent it (cmd/portal). It must not block for long.
+	OnAnswer func(ctx context.Context, s ContractSighting, ch Change)
 }
 
 // Viewer is the person a row is recorded for or listed to.
@@ -105,6 +110,10 @@ type Row struct {
 	ChangedAt time.Time
 	// SeenAt is when the portal last read it from the v2 API: the row's "as of".
 	SeenAt time.Time
+	// SignedAt is when the contract was signed (the v2 signature's signedAt when a document gave
+	// it, else when the portal first saw it signed); zero when never seen signed. It stays when the
+	// contract is archived: wins and "signed this month" count it (migration 00021). Quotes have none.
+	SignedAt time.Time
 	// FactsAt is when the facts above last changed in the index (a read that changed nothing
 	// leaves it): a viewer whose own token read the row before it has not seen them.
 	FactsAt time.Time
@@ -188,7 +197,30 @@ type ContractSighting struct {
 	// inbox items), not stored.
 	AnsweredAt    time.Time
 	DeclineReason string
+	// SignedAt is the signed request's signedAt (zero: none, or the document does not say): the
+	// row's SignedAt when the index first learns the contract was signed.
+	SignedAt time.Time
+	// ChangedAt is when the change the document shows happened, as the v2 API says it: the
+	// signer's answer (signed, declined, expired) or the archive's time. It dates a change of
+	// stage this sighting makes instead of the moment of the read (zero: the read's moment).
+	ChangedAt time.Time
 }
+
+// Change is a stage change a contract's sighting recorded: the row's stage before (From, "" for a
+// new row) and after, learnt inside the sighting's transaction, so Options.OnAnswer tells who needs
+// to know (a signer's answer for the inboxes) without reading the row again.
+type Change struct {
+	// Known: the index had the row before this sighting.
+	Known    bool
+	From, To Stage
+	// CreatedBy and ChangedBy are the row's creator and last changer before the sighting (person
+	// keys): who sent it, for an answer.
+	CreatedBy, ChangedBy string
+}
+
+// Answered: the contract was out for signature until this sighting and is no longer (a signer's
+// answer, an expiry, a removal, an archive the portal learnt).
+func (c Change) Answered() bool { return c.Known && c.From == StageSignature && c.To != StageSignature }
 
 // ObserveQuote records a quote the viewer saw (act says how).
 func (ix *Index) ObserveQuote(ctx context.Context, v Viewer, s QuoteSighting, act Act) error {
@@ -209,7 +241,7 @@ func (ix *Index) ObserveQuote(ctx context.Context, v Viewer, s QuoteSighting, ac
 			}
 		}
 		stage := StageOfQuote(s.ContractID > 0 || s.ContractNumber != "", contractStage)
-		return ix.write(ctx, tx, KindQuote, s.QuoteID, v, act, true, func(r *Row) {
+		return ix.write(ctx, tx, KindQuote, s.QuoteID, v, act, true, time.Time{}, func(r *Row) {
 			r.QuoteID, r.CPQID, r.CustomerID = s.QuoteID, s.CPQID, s.CustomerID
 			r.Customer = firstNonEmpty(s.Customer, r.Customer)
 			r.Configurator = firstNonEmpty(s.Configurator, r.Configurator)
@@ -227,21 +259,39 @@ func (ix *Index) ObserveQuote(ctx context.Context, v Viewer, s QuoteSighting, ac
 
 // ObserveContract records a contract the viewer saw, and carries its stage to its quote's row
 // when the index has that quote (a quote row is never made from a contract: the viewer did not
-// read the quote).
+// read the quote). A stage change out of "out for signature" that it learns inside its
+// transaction is told to Options.OnAnswer once committed.
 func (ix *Index) ObserveContract(ctx context.Context, v Viewer, s ContractSighting, act Act) error {
 	if s.ContractID <= 0 {
 		return fmt.Errorf("workindex: contract without id")
 	}
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
-	return ix.db.Tx(ctx, func(tx *sql.Tx) error {
-		return ix.observeContract(ctx, tx, v, s, act)
+	var ch Change
+	err := ix.db.Tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		ch, err = ix.observeContract(ctx, tx, v, s, act)
+		return err
 	})
+	if err != nil {
+		return err
+	}
+	if ch.Answered() && ix.opts.OnAnswer != nil {
+		ix.opts.OnAnswer(ctx, s, ch)
+	}
+	return nil
 }
 
-func (ix *Index) observeContract(ctx context.Context, tx *sql.Tx, v Viewer, s ContractSighting, act Act) error {
+func (ix *Index) observeContract(ctx context.Context, tx *sql.Tx, v Viewer, s ContractSighting, act Act) (Change, error) {
 	stage := StageOfContract(s.Facts)
-	err := ix.write(ctx, tx, KindContract, int64(s.ContractID), v, act, true, func(r *Row) {
+	ch := Change{To: stage}
+	if act == ActChanged && (stage == StageSigned || stage == StageDeclined || stage == StageExpired) {
+		// A signer's answer is nobody's change through the portal: whoever's action read it
+		// (a signature action's answer) read it, and the sender stays who changed it last.
+		act = ActOpened
+	}
+	err := ix.write(ctx, tx, KindContract, int64(s.ContractID), v, act, true, s.ChangedAt, func(r *Row) {
+		ch.Known, ch.From, ch.CreatedBy, ch.ChangedBy = r.Stage != "", r.Stage, r.CreatedBy, r.ChangedBy
 		r.ContractID, r.QuoteID, r.CPQID, r.CustomerID = s.ContractID, s.QuoteID, s.CPQID, s.CustomerID
 		r.ContractNumber = firstNonEmpty(s.Number, r.ContractNumber)
 		r.Customer = firstNonEmpty(s.Customer, r.Customer)
@@ -249,17 +299,23 @@ func (ix *Index) observeContract(ctx context.Context, tx *sql.Tx, v Viewer, s Co
 		if r.ChangedAt.IsZero() && !s.CreatedAt.IsZero() {
 			r.ChangedAt = s.CreatedAt.UTC()
 		}
+		// A signature is a fact the contract keeps (archived, it stays a win): the first time the
+		// index learns it, dated by the v2 signature's own time when the document gives it.
+		if r.SignedAt.IsZero() && !s.SignedAt.IsZero() && (stage == StageSigned || stage == StageArchived) {
+			r.SignedAt = s.SignedAt.UTC().Truncate(time.Microsecond)
+		}
 	})
 	if err != nil || s.QuoteID <= 0 {
-		return err
+		return ch, err
 	}
 	// The quote's row follows its contract's stage; the viewer's act concerns the contract, so
 	// nobody is recorded on the quote, and a quote that already follows is left alone.
 	quote, ok, err := ix.readRow(ctx, tx, KindQuote, s.QuoteID, "")
 	if err != nil || !ok || (quote.Stage == stage && quote.ContractID == s.ContractID) {
-		return err
+		return ch, err
 	}
-	return ix.write(ctx, tx, KindQuote, s.QuoteID, v, actFollowed, false, func(r *Row) {
+	// The quote's change is dated as its contract's.
+	return ch, ix.write(ctx, tx, KindQuote, s.QuoteID, v, actFollowed, false, s.ChangedAt, func(r *Row) {
 		r.ContractID = s.ContractID
 		r.ContractNumber = firstNonEmpty(s.Number, r.ContractNumber)
 		r.Stage = stage
@@ -359,8 +415,10 @@ type viewerEntry struct {
 }
 
 // write applies a sighting to a row inside tx: fill sets the facts; act decides who is recorded.
-// create: the row is made when absent (a quote row followed from its contract is not).
-func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v Viewer, act Act, create bool, fill func(r *Row)) error {
+// create: the row is made when absent (a quote row followed from its contract is not). at is
+// when the change happened as the v2 API says it (a signer's answer, an archive): it dates a
+// change of stage instead of the moment of the write (zero: that moment).
+func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v Viewer, act Act, create bool, at time.Time, fill func(r *Row)) error {
 	now := ix.opts.Now().UTC().Truncate(time.Microsecond)
 	key := v.Key()
 	old, exists, err := ix.readRow(ctx, tx, kind, id, "")
@@ -387,11 +445,15 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 		}
 	}
 	fill(&r)
+	// A contract seen signed keeps when (the v2 signature's time set by fill, else now).
+	if kind == KindContract && r.Stage == StageSigned && r.SignedAt.IsZero() {
+		r.SignedAt = firstTime(at, now)
+	}
 	// A change worth dating: a new row, another stage or other totals (as the v2 document says).
 	dated := !exists || r.Stage != old.Stage || r.OneOffCents != old.OneOffCents || r.MonthlyCents != old.MonthlyCents ||
 		r.ContractID != old.ContractID
 	factsChanged := dated || r.Customer != old.Customer || r.Configurator != old.Configurator || r.ContractNumber != old.ContractNumber ||
-		r.CPQID != old.CPQID || r.CustomerID != old.CustomerID || !r.ChangedAt.Equal(old.ChangedAt)
+		r.CPQID != old.CPQID || r.CustomerID != old.CustomerID || !r.ChangedAt.Equal(old.ChangedAt) || !r.SignedAt.Equal(old.SignedAt)
 	// Nothing new: the facts are the same, the row was seen a moment ago and so was the viewer's read.
 	// (A read that would reveal the row to them again, after someone's read changed it, is written.)
 	viewerFresh := key == "" || (entry.found && now.Sub(entry.seenAt) < seenWriteEvery && (entry.owner || act == ActRefreshed) &&
@@ -401,6 +463,11 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 	}
 	if dated || act == ActChanged || act == ActCreated {
 		r.ChangedAt = now
+		// A new stage the v2 API dates (the signer's answer, the archive) is dated by it, not by
+		// the moment someone happened to read it.
+		if !at.IsZero() && (!exists || r.Stage != old.Stage) {
+			r.ChangedAt = at.UTC().Truncate(time.Microsecond)
+		}
 	}
 	switch act {
 	case ActCreated:
@@ -485,15 +552,16 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 
 const rowColumns = `r.kind, r.quote_id, r.cpq_id, r.customer_id, r.customer, r.configurator, r.contract_id, r.contract_number,
 	r.stage, r.one_off_cents, r.monthly_cents, r.created_by, r.created_by_name, r.changed_by, r.changed_by_name, r.changed_at, r.seen_at,
-	r.facts_at`
+	r.facts_at, r.signed_at`
 
 // scanRow reads rowColumns and, when withViewer, the viewer's seen_at after them.
 func scanRow(sc interface{ Scan(...any) error }, withViewer bool) (Row, error) {
 	var r Row
 	var kind, stage string
-	var changedAt, seenAt, factsAt, viewerSeen int64
+	var changedAt, seenAt, factsAt, signedAt, viewerSeen int64
 	dest := []any{&kind, &r.QuoteID, &r.CPQID, &r.CustomerID, &r.Customer, &r.Configurator, &r.ContractID, &r.ContractNumber,
-		&stage, &r.OneOffCents, &r.MonthlyCents, &r.CreatedBy, &r.CreatedByName, &r.ChangedBy, &r.ChangedByName, &changedAt, &seenAt, &factsAt}
+		&stage, &r.OneOffCents, &r.MonthlyCents, &r.CreatedBy, &r.CreatedByName, &r.ChangedBy, &r.ChangedByName, &changedAt, &seenAt, &factsAt,
+		&signedAt}
 	if withViewer {
 		dest = append(dest, &viewerSeen)
 	}
@@ -502,6 +570,7 @@ func scanRow(sc interface{ Scan(...any) error }, withViewer bool) (Row, error) {
 	}
 	r.Kind, r.Stage = Kind(kind), Stage(stage)
 	r.ChangedAt, r.SeenAt, r.FactsAt, r.ViewerSeenAt = statedb.Time(changedAt), statedb.Time(seenAt), statedb.Time(factsAt), statedb.Time(viewerSeen)
+	r.SignedAt = statedb.Time(signedAt)
 	return r, nil
 }
 
@@ -529,7 +598,7 @@ func sameFacts(a, b *Row) bool {
 		a.Configurator == b.Configurator && a.ContractID == b.ContractID && a.ContractNumber == b.ContractNumber &&
 		a.Stage == b.Stage && a.OneOffCents == b.OneOffCents && a.MonthlyCents == b.MonthlyCents &&
 		a.CreatedBy == b.CreatedBy && a.CreatedByName == b.CreatedByName && a.ChangedBy == b.ChangedBy &&
-		a.ChangedByName == b.ChangedByName && a.ChangedAt.Equal(b.ChangedAt)
+		a.ChangedByName == b.ChangedByName && a.ChangedAt.Equal(b.ChangedAt) && a.SignedAt.Equal(b.SignedAt)
 }
 
 func readViewer(ctx context.Context, tx *sql.Tx, key string, kind Kind, id int64) (viewerEntry, error) {
@@ -549,19 +618,20 @@ func readViewer(ctx context.Context, tx *sql.Tx, key string, kind Kind, id int64
 func upsertRow(ctx context.Context, tx *sql.Tx, r *Row) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO work_rows (kind, id, quote_id, cpq_id, customer_id, customer, customer_folded, configurator,
 		contract_id, contract_number, stage, one_off_cents, monthly_cents, value_cents, created_by, created_by_name, changed_by,
-		changed_by_name, changed_at, seen_at, stage_since, facts_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20, $21)
+		changed_by_name, changed_at, seen_at, stage_since, facts_at, signed_at, signed_month)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20, $21, $22, $23)
 		ON CONFLICT (kind, id) DO UPDATE SET quote_id = excluded.quote_id, cpq_id = excluded.cpq_id, customer_id = excluded.customer_id,
 		customer = excluded.customer, customer_folded = excluded.customer_folded, configurator = excluded.configurator,
 		contract_id = excluded.contract_id, contract_number = excluded.contract_number, stage = excluded.stage,
 		one_off_cents = excluded.one_off_cents, monthly_cents = excluded.monthly_cents, value_cents = excluded.value_cents,
 		created_by = excluded.created_by, created_by_name = excluded.created_by_name, changed_by = excluded.changed_by,
 		changed_by_name = excluded.changed_by_name, changed_at = excluded.changed_at, seen_at = excluded.seen_at,
-		facts_at = excluded.facts_at,
+		facts_at = excluded.facts_at, signed_at = excluded.signed_at, signed_month = excluded.signed_month,
 		stage_since = CASE WHEN work_rows.stage = excluded.stage THEN work_rows.stage_since ELSE excluded.stage_since END`,
 		string(r.Kind), r.ID(), r.QuoteID, r.CPQID, r.CustomerID, r.Customer, textfold.Fold(r.Customer), r.Configurator,
 		r.ContractID, r.ContractNumber, string(r.Stage), r.OneOffCents, r.MonthlyCents, r.ValueCents(), r.CreatedBy, r.CreatedByName,
-		r.ChangedBy, r.ChangedByName, statedb.Micros(r.ChangedAt), statedb.Micros(r.SeenAt), statedb.Micros(r.FactsAt))
+		r.ChangedBy, r.ChangedByName, statedb.Micros(r.ChangedAt), statedb.Micros(r.SeenAt), statedb.Micros(r.FactsAt),
+		statedb.Micros(r.SignedAt), SignedMonth(r.SignedAt))
 	if err != nil {
 		return fmt.Errorf("workindex: write %s %d: %w", r.Kind, r.ID(), err)
 	}
@@ -603,10 +673,12 @@ func (ix *Index) Peek(ctx context.Context, kind Kind, id int64) (Row, bool) {
 	return r, ok
 }
 
-// MarkArchived records that the contract with this number was archived (a batch archive's
-// result: the v2 archive call succeeded). Only a contract the index already has is changed; the
-// row's owners stay as they were.
-func (ix *Index) MarkArchived(ctx context.Context, number string) error {
+// Archive records that the contract with this number was archived by v (a batch archive's
+// line: the v2 archive call succeeded with v's token) at the archive's time as the v2 API answered
+// it (at; zero: now). Only a contract the index already has is changed: its stage becomes
+// archived, credited to v (who changed it last), and its signature, if any, stays (SignedAt).
+// v's read of it is recorded too (their token archived it, and the batch check read it).
+func (ix *Index) Archive(ctx context.Context, v Viewer, number string, at time.Time) error {
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
 	return ix.db.Tx(ctx, func(tx *sql.Tx) error {
@@ -622,9 +694,14 @@ func (ix *Index) MarkArchived(ctx context.Context, number string) error {
 		if err != nil || !ok {
 			return err
 		}
-		return ix.observeContract(ctx, tx, Viewer{}, ContractSighting{ContractID: found.ContractID, Number: number, QuoteID: found.QuoteID,
+		act := ActChanged
+		if v.Key() == "" {
+			act = ActRefreshed // nobody to credit: the facts only
+		}
+		_, err = ix.observeContract(ctx, tx, v, ContractSighting{ContractID: found.ContractID, Number: number, QuoteID: found.QuoteID,
 			CPQID: found.CPQID, CustomerID: found.CustomerID, Facts: ContractFacts{Status: v2StatusArchived, Archived: true},
-			OneOffCents: found.OneOffCents, MonthlyCents: found.MonthlyCents}, ActRefreshed)
+			OneOffCents: found.OneOffCents, MonthlyCents: found.MonthlyCents, ChangedAt: at}, act)
+		return err
 	})
 }
 
@@ -726,6 +803,25 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// SignedMonth is t's UTC month as yyyymm (0 for the zero time): work_rows.signed_month, the key
+// of the per-viewer sums of signatures by month (work_viewer_signed, SignedByMonth).
+func SignedMonth(t time.Time) int {
+	if t.IsZero() {
+		return 0
+	}
+	t = t.UTC()
+	return t.Year()*100 + int(t.Month())
+}
+
+func firstTime(values ...time.Time) time.Time {
+	for _, t := range values {
+		if !t.IsZero() {
+			return t
+		}
+	}
+	return time.Time{}
 }
 
 func firstNonEmpty(values ...string) string {

@@ -54,6 +54,11 @@ type Query struct {
 	// EnteredFrom and EnteredTo bound when the row entered its stage (zero: open): the home
 	// page's follow-ups and aging link to them ("out for signature since before ...").
 	EnteredFrom, EnteredTo time.Time
+	// Signed lists only contracts that were signed (Row.SignedAt set: signed, or archived after
+	// their signature); SignedFrom and SignedTo bound when (zero: open; either implies Signed).
+	// The home page's "signed this month" and conversion link to them.
+	Signed               bool
+	SignedFrom, SignedTo time.Time
 	// Person (a PersonKey) lists the rows that person created or changed last, as their My quotes
 	// would: a team role's view of one rep (the home page's figures by rep). It is ignored for a
 	// viewer without a team role, who lists only their own rows.
@@ -75,6 +80,9 @@ type Query struct {
 	// row of the same order (Page.Next of the page before). Page is then ignored.
 	After *Cursor
 }
+
+// signed: the query lists signed contracts only (Signed, SignedFrom, SignedTo).
+func (q Query) signed() bool { return q.Signed || !q.SignedFrom.IsZero() || !q.SignedTo.IsZero() }
 
 // Cursor is a row's place in a list's order: its sort key (last change in unix microseconds, or
 // value in cents) and its id.
@@ -234,7 +242,7 @@ type listQuery struct {
 // stage's list): the filters the copies on work_viewers answer.
 func (b *listQuery) useOwnReads(q Query, v Viewer) {
 	b.ownReads = v.Team && !b.unchecked && q.Scope != ScopeMine && q.Person == "" && len(q.Stages) == 1 && q.CustomerID == 0 &&
-		q.CPQID == 0 && strings.TrimSpace(q.Find) == "" && q.Sort != SortValue && q.After == nil
+		q.CPQID == 0 && strings.TrimSpace(q.Find) == "" && q.Sort != SortValue && q.After == nil && !q.signed()
 }
 
 // onOwnReads is an order or a condition on work_rows r written on the viewer's reads o (for
@@ -304,6 +312,15 @@ func (b *listQuery) filters(q Query, matching []int32, broad bool) {
 	}
 	if !q.EnteredTo.IsZero() {
 		b.where = append(b.where, "r.stage_since < "+b.arg(statedb.Micros(q.EnteredTo)))
+	}
+	if q.Signed || !q.SignedFrom.IsZero() || !q.SignedTo.IsZero() {
+		b.where = append(b.where, "r.signed_at > 0")
+	}
+	if !q.SignedFrom.IsZero() {
+		b.where = append(b.where, "r.signed_at >= "+b.arg(statedb.Micros(q.SignedFrom)))
+	}
+	if !q.SignedTo.IsZero() {
+		b.where = append(b.where, "r.signed_at < "+b.arg(statedb.Micros(q.SignedTo)))
 	}
 	if q.Person != "" {
 		b.person = b.arg(q.Person)
@@ -433,7 +450,7 @@ func (b *listQuery) countSQL(q Query, v Viewer) string {
 // Only for one stage and no other filter than dates, for the team's or one person's rows; every
 // other count is left to the planner as it was (docs/performance.md).
 func countOrder(q Query, v Viewer, person bool) string {
-	if len(q.Stages) != 1 || q.CustomerID != 0 || q.CPQID != 0 || strings.TrimSpace(q.Find) != "" ||
+	if len(q.Stages) != 1 || q.CustomerID != 0 || q.CPQID != 0 || strings.TrimSpace(q.Find) != "" || q.signed() ||
 		!(v.Team || q.Scope == ScopeMine || person) {
 		return ""
 	}
@@ -536,7 +553,7 @@ func (ix *Index) Count(ctx context.Context, v Viewer, q Query) (n int, capped bo
 // in the same scope), a few small rows; any other is counted as it reads (countSQL).
 func (ix *Index) count(ctx context.Context, v Viewer, q Query, b *listQuery) (int, error) {
 	if len(q.Stages) > 0 && q.CustomerID == 0 && q.CPQID == 0 && strings.TrimSpace(q.Find) == "" && q.From.IsZero() && q.To.IsZero() &&
-		q.EnteredFrom.IsZero() && q.EnteredTo.IsZero() && (q.Person == "" || !v.Team) {
+		q.EnteredFrom.IsZero() && q.EnteredTo.IsZero() && !q.signed() && (q.Person == "" || !v.Team) {
 		sums, err := ix.Sums(ctx, v, q.Kind, q.Scope)
 		if err != nil {
 			return 0, fmt.Errorf("%w: count: %w", ErrUnavailable, err)

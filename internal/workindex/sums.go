@@ -3,6 +3,7 @@ package workindex
 import (
 	"context"
 	"fmt"
+	"strconv"
 )
 
 // Total is a count and a value (Row.ValueCents) of rows.
@@ -31,6 +32,36 @@ func (ix *Index) Sums(ctx context.Context, v Viewer, kind Kind, scope Scope) (ma
 		` GROUP BY stage`, []any{key, string(kind)}, func(stage, _ string, t Total) {
 		if t.N > 0 {
 			out[Stage(stage)] = t
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SignedByMonth are the contracts signed (Row.SignedAt) in scope that are revealed to the viewer,
+// by the UTC month of their signature (SignedMonth: yyyymm), whatever happened to them afterwards
+// (an archived contract that was signed stays counted): the home page's "signed this month" and
+// conversion (internal/pipeline). Read from the viewer's own signed sums (work_viewer_signed,
+// migration 00021), kept by every write as Sums' totals are, in the same scopes.
+func (ix *Index) SignedByMonth(ctx context.Context, v Viewer, scope Scope) (map[int]Total, error) {
+	out := map[int]Total{}
+	key := v.Key()
+	if key == "" {
+		return out, nil
+	}
+	part := ""
+	switch {
+	case scope == ScopeMine:
+		part = " AND mine = 1"
+	case !v.Team:
+		part = " AND owner = 1"
+	}
+	err := ix.sumInto(ctx, `SELECT CAST(month AS TEXT), '', CAST(SUM(n) AS BIGINT), CAST(SUM(value_cents) AS BIGINT) FROM work_viewer_signed
+		WHERE person = $1 AND kind = $2`+part+` GROUP BY month`, []any{key, string(KindContract)}, func(month, _ string, t Total) {
+		if m, err := strconv.Atoi(month); err == nil && t.N > 0 {
+			out[m] = t
 		}
 	})
 	if err != nil {

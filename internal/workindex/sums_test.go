@@ -55,7 +55,11 @@ func TestSumsKeptByWritesAreTheRevealedRows(t *testing.T) {
 				}
 				must(t, ix.Forget(ctx, v, kind, int64(1+rng.IntN(8))))
 			case op < 9:
-				must(t, ix.MarkArchived(ctx, fmt.Sprintf("C-%d", 1+rng.IntN(4))))
+				by := Viewer{}
+				if rng.IntN(2) == 0 {
+					by = v
+				}
+				must(t, ix.Archive(ctx, by, fmt.Sprintf("C-%d", 1+rng.IntN(4)), c.now().Add(-time.Duration(rng.IntN(60))*time.Second)))
 			default:
 				if step > 300 && rng.IntN(4) == 0 {
 					_, err := New(db, Options{Now: c.now, Retention: 3 * time.Minute}).Purge(ctx)
@@ -96,6 +100,22 @@ func checkViewerSums(t *testing.T, db *statedb.DB, ix *Index, viewers []Viewer) 
 				must(t, err)
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Fatalf("%s's sums of %s %s: %v, their list walks %v", v.Name, kind, scope, got, want)
+				}
+				// The signed ones by month: the signed contracts their list walks (signed, or
+				// archived after their signature).
+				if kind != KindContract {
+					continue
+				}
+				signed := map[int]Total{}
+				must(t, ix.Walk(ctx, v, Query{Kind: kind, Scope: scope, Signed: true}, func(r Row) error {
+					m := SignedMonth(r.SignedAt)
+					signed[m] = Total{N: signed[m].N + 1, ValueCents: signed[m].ValueCents + r.ValueCents()}
+					return nil
+				}))
+				gotSigned, err := ix.SignedByMonth(ctx, v, scope)
+				must(t, err)
+				if fmt.Sprint(gotSigned) != fmt.Sprint(signed) {
+					t.Fatalf("%s's signed sums %s: %v, their list walks %v", v.Name, scope, gotSigned, signed)
 				}
 			}
 			// The unchecked rows counted from the totals are those the lists' own query counts.
@@ -183,6 +203,7 @@ func readViewerTotals(t *testing.T, db *statedb.DB) map[string][2]int64 {
 	for _, q := range []string{
 		`SELECT person || ' ' || kind || ' ' || stage || ' o' || CAST(owner AS TEXT) || ' m' || CAST(mine AS TEXT), n, value_cents FROM work_viewer_totals`,
 		`SELECT person || ' ' || kind || ' ' || stage || ' rep ' || rep, n, value_cents FROM work_viewer_reps`,
+		`SELECT person || ' ' || kind || ' signed ' || CAST(month AS TEXT) || ' o' || CAST(owner AS TEXT) || ' m' || CAST(mine AS TEXT), n, value_cents FROM work_viewer_signed`,
 	} {
 		rows, err := db.SQL.Query(q)
 		must(t, err)

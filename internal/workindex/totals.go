@@ -118,6 +118,7 @@ func RebuildTotals(ctx context.Context, tx *sql.Tx) error {
 			AND (r.stage <> work_viewers.stage OR r.changed_at <> work_viewers.changed_at OR r.stage_since <> work_viewers.stage_since))`,
 		`DELETE FROM work_viewer_totals`,
 		`DELETE FROM work_viewer_reps`,
+		`DELETE FROM work_viewer_signed`,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("workindex: rebuild totals: %w", err)
@@ -169,10 +170,20 @@ type viewerRepKey struct {
 	stage       Stage
 }
 
-// viewerSums are the changes a write makes to work_viewer_totals and work_viewer_reps.
+// viewerSignedKey is one row of work_viewer_signed (migration 00021): a viewer's signed
+// contracts of one month (SignedMonth).
+type viewerSignedKey struct {
+	person      string
+	month       int
+	owner, mine int
+}
+
+// viewerSums are the changes a write makes to work_viewer_totals, work_viewer_reps and
+// work_viewer_signed.
 type viewerSums struct {
 	totals map[viewerTotalKey]*totalDelta
 	reps   map[viewerRepKey]*totalDelta
+	signed map[viewerSignedKey]*totalDelta
 }
 
 // add adds (sign 1) or takes out (-1) the share of r for the viewer person (owner: the row is in
@@ -182,11 +193,21 @@ func (s *viewerSums) add(person string, owner bool, r *Row, sign int64) {
 		return
 	}
 	if s.totals == nil {
-		s.totals, s.reps = map[viewerTotalKey]*totalDelta{}, map[viewerRepKey]*totalDelta{}
+		s.totals, s.reps, s.signed = map[viewerTotalKey]*totalDelta{}, map[viewerRepKey]*totalDelta{}, map[viewerSignedKey]*totalDelta{}
 	}
 	k := viewerTotalKey{person: person, stage: r.Stage, owner: boolInt(owner)}
 	if r.CreatedBy == person || r.ChangedBy == person {
 		k.mine = 1
+	}
+	if month := SignedMonth(r.SignedAt); month != 0 {
+		sk := viewerSignedKey{person: person, month: month, owner: k.owner, mine: k.mine}
+		d := s.signed[sk]
+		if d == nil {
+			d = &totalDelta{}
+			s.signed[sk] = d
+		}
+		d.n += sign
+		d.value += sign * r.ValueCents()
 	}
 	d := s.totals[k]
 	if d == nil {
@@ -237,6 +258,9 @@ func (s *viewerSums) apply(ctx context.Context, tx *sql.Tx, kind Kind) error {
 			return fmt.Errorf("workindex: viewers' totals: %w", err)
 		}
 	}
+	if err := s.applySigned(ctx, tx, kind); err != nil {
+		return err
+	}
 	var rkeys []viewerRepKey
 	for k, d := range s.reps {
 		if d.n != 0 || d.value != 0 || d.name != "" {
@@ -262,6 +286,36 @@ func (s *viewerSums) apply(ctx context.Context, tx *sql.Tx, kind Kind) error {
 		value_cents = work_viewer_reps.value_cents + excluded.value_cents,
 		name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE work_viewer_reps.name END`, args...); err != nil {
 		return fmt.Errorf("workindex: viewers' totals by rep: %w", err)
+	}
+	return nil
+}
+
+// applySigned writes the changes of work_viewer_signed, its keys in one order.
+func (s *viewerSums) applySigned(ctx context.Context, tx *sql.Tx, kind Kind) error {
+	var keys []viewerSignedKey
+	for k, d := range s.signed {
+		if d.n != 0 || d.value != 0 {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.SortFunc(keys, func(a, b viewerSignedKey) int {
+		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.month, b.month), cmp.Compare(a.owner, b.owner), cmp.Compare(a.mine, b.mine))
+	})
+	args := make([]any, 0, len(keys)*7)
+	values := make([]string, 0, len(keys))
+	for _, k := range keys {
+		d := s.signed[k]
+		n := len(args)
+		values = append(values, fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7))
+		args = append(args, k.person, string(kind), k.month, k.owner, k.mine, d.n, d.value)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewer_signed (person, kind, month, owner, mine, n, value_cents) VALUES `+
+		strings.Join(values, ", ")+` ON CONFLICT (person, kind, month, owner, mine) DO UPDATE SET n = work_viewer_signed.n + excluded.n,
+		value_cents = work_viewer_signed.value_cents + excluded.value_cents`, args...); err != nil {
+		return fmt.Errorf("workindex: viewers' signed sums: %w", err)
 	}
 	return nil
 }
@@ -318,6 +372,12 @@ func addViewerSums(ctx context.Context, tx *sql.Tx, cond, sign string, args ...a
 			GROUP BY o.person, o.kind, r.stage, o.owner, ` + mine + `
 			ON CONFLICT (person, kind, stage, owner, mine) DO UPDATE SET n = work_viewer_totals.n + excluded.n,
 			value_cents = work_viewer_totals.value_cents + excluded.value_cents`,
+		`INSERT INTO work_viewer_signed (person, kind, month, owner, mine, n, value_cents)
+			SELECT o.person, o.kind, r.signed_month, o.owner, ` + mine + `, ` + sign + `COUNT(*), ` + sign + `SUM(r.value_cents)
+			FROM work_viewers o JOIN work_rows r ON r.kind = o.kind AND r.id = o.id WHERE r.signed_month > 0 AND ` + revealed + ` AND ` + cond + `
+			GROUP BY o.person, o.kind, r.signed_month, o.owner, ` + mine + `
+			ON CONFLICT (person, kind, month, owner, mine) DO UPDATE SET n = work_viewer_signed.n + excluded.n,
+			value_cents = work_viewer_signed.value_cents + excluded.value_cents`,
 		`INSERT INTO work_viewer_reps (person, kind, stage, rep, name, n, value_cents)
 			SELECT o.person, o.kind, r.stage, r.created_by, MAX(r.created_by_name), ` + sign + `COUNT(*), ` + sign + `SUM(r.value_cents)
 			FROM work_viewers o JOIN work_rows r ON r.kind = o.kind AND r.id = o.id WHERE ` + revealed + ` AND ` + cond + `

@@ -38,6 +38,23 @@ func Contract(contract *apiclient.Contract) workindex.ContractSighting {
 			s.DeclineReason = latest.DeclineReason
 		}
 	}
+	// When it was signed, as the signed request says (a signature stays, whatever came after).
+	for _, r := range contract.SignatureRequests {
+		if r.Status == apiclient.SignatureSigned && !r.SignedAt.IsZero() {
+			s.SignedAt = r.SignedAt
+			break
+		}
+	}
+	// When the stage the document shows began, as the v2 API dates it: the archive, else the
+	// signer's answer (signed, declined, expired). A change to it is dated so, not by the read.
+	switch workindex.StageOfContract(s.Facts) {
+	case workindex.StageArchived:
+		s.ChangedAt = contract.Archive.ArchivedAt
+	case workindex.StageSigned:
+		s.ChangedAt = s.SignedAt
+	case workindex.StageDeclined, workindex.StageExpired:
+		s.ChangedAt = s.AnsweredAt
+	}
 	return s
 }
 

@@ -27,12 +27,12 @@ const (
 // benchArchiver archives every contract after batchBenchLatency.
 type benchArchiver struct{}
 
-func (benchArchiver) Archive(ctx context.Context, _, number string) (string, error) {
+func (benchArchiver) Archive(ctx context.Context, _, number string) (string, time.Time, error) {
 	select {
 	case <-time.After(batchBenchLatency):
-		return "ARC-" + number, nil
+		return "ARC-" + number, time.Now(), nil
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return "", time.Time{}, ctx.Err()
 	}
 }
 

@@ -341,6 +341,16 @@ func fillState(ctx context.Context, db *statedb.DB, rows int) error {
 		if _, err := tx.ExecContext(ctx, `DROP TABLE bench_people`); err != nil {
 			return err
 		}
+		// The signed contracts and half the archived ones were signed when they entered their
+		// stage (migration 00021: "signed this month" and the conversion read them by month).
+		month := `CAST(strftime('%Y%m', stage_since / 1000000, 'unixepoch') AS INTEGER)`
+		if db.Engine() == statedb.Postgres {
+			month = `CAST(to_char(to_timestamp(stage_since / 1000000) AT TIME ZONE 'UTC', 'YYYYMM') AS INTEGER)`
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE work_rows SET signed_at = stage_since, signed_month = `+month+`
+			WHERE kind = 'contract' AND (stage = 'signed' OR (stage = 'archived' AND id % 2 = 0))`); err != nil {
+			return fmt.Errorf("signatures: %w", err)
+		}
 		return workindex.RebuildTotals(ctx, tx)
 	}); err != nil {
 		return err

@@ -30,7 +30,7 @@ type HandoverCustomer struct {
 	City   string
 	Owners string
 	// AlsoNew: the new owner owns this customer already (with the current one); the owner change
-	// cannot add them twice, so the handover leaves the customer out and says why.
+	// cannot add them twice, so the handover removes the current owner instead and says so.
 	AlsoNew bool
 }
 
