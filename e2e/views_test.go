@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"strconv"
@@ -156,7 +157,7 @@ func TestPipelineExportQuoteListTyped(t *testing.T) {
 		v, _ := book.GetCellValue(sheet, cell, excelize.Options{RawCellValue: true})
 		return v
 	}
-	for _, cell := range []string{"A2", "B2", "G2", "H2", "I2"} {
+	for _, cell := range []string{"A2", "B2", "G2", "H2", "I2", "J2"} {
 		if typ, _ := book.GetCellType(sheet, cell); typ != excelize.CellTypeNumber && typ != excelize.CellTypeUnset {
 			t.Errorf("%s is not a number: %v %q", cell, typ, raw(cell))
 		}
@@ -164,12 +165,18 @@ func TestPipelineExportQuoteListTyped(t *testing.T) {
 			t.Errorf("%s reads %q", cell, raw(cell))
 		}
 	}
-	if numFmt("G2") != 4 || numFmt("H2") != 4 {
-		t.Errorf("amounts are not money: %d %d", numFmt("G2"), numFmt("H2"))
+	if numFmt("G2") != 4 || numFmt("H2") != 4 || numFmt("I2") != 4 || rows[0][8] != "pipeline value (EUR)" {
+		t.Errorf("amounts are not money: %d %d %d %q", numFmt("G2"), numFmt("H2"), numFmt("I2"), rows[0][8])
+	}
+	// The pipeline value is the one-off plus 12 months of the monthly total (issue 41).
+	oneOff, _ := strconv.ParseFloat(raw("G2"), 64)
+	monthly, _ := strconv.ParseFloat(raw("H2"), 64)
+	if value, _ := strconv.ParseFloat(raw("I2"), 64); math.Abs(value-(oneOff+12*monthly)) > 0.01 {
+		t.Errorf("pipeline value %v, want %v", value, oneOff+12*monthly)
 	}
 	// Excel's day 46023 is 1 January 2026: the quote was changed today.
-	if serial, err := strconv.ParseFloat(raw("I2"), 64); err != nil || serial < 46023 || numFmt("I2") != 22 {
-		t.Errorf("the last change is not a date: %q format %d", raw("I2"), numFmt("I2"))
+	if serial, err := strconv.ParseFloat(raw("J2"), 64); err != nil || serial < 46023 || numFmt("J2") != 22 {
+		t.Errorf("the last change is not a date: %q format %d", raw("J2"), numFmt("J2"))
 	}
 
 	csvData, _ := downloadBytes(t, page, page.GetByTestId("work-export-csv"), "the quotes CSV")

@@ -38,10 +38,19 @@ func (h *Handler) showHome(c *gin.Context) {
 		vm.Role, vm.Title, vm.Intro = home.RoleTeam, trl.T("home.title.team"), trl.T("home.intro.team")
 	}
 	vm.Links = []components.Link{{Href: "/work/quotes", Label: trl.T("home.link.quotes")}, {Href: "/work/contracts", Label: trl.T("home.link.contracts")}}
+	rep, repOK := homeRep(c)
+	status := http.StatusOK
+	if !repOK && vm.Role == home.RoleTeam {
+		status = http.StatusBadRequest // the page still answers, with the picker's message
+	}
+	vm.Views = h.homeViews(c)
 	err := errWorkOff
 	if h.pipeline != nil {
 		kinds, scope := h.checkHomeRows(c, vm.Role, viewer)
 		err = h.fillHome(c, trl, viewer, &vm)
+		if err == nil && vm.Role == home.RoleTeam {
+			err = h.fillTeam(c, trl, viewer, &vm, rep, repOK)
+		}
 		if vm.Unchecked = h.uncheckedCount(c, kinds, scope); vm.Unchecked != "" {
 			vm.UncheckedHint = trl.T("home.unchecked_count.hint", maxStaleRereads)
 		}
@@ -56,7 +65,7 @@ func (h *Handler) showHome(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	h.renderPage(c, http.StatusOK, vm.Title, layout.SectionNone, home.Page(vm))
+	h.renderPage(c, status, vm.Title, layout.SectionNone, home.Page(vm))
 }
 
 // checkHomeRows re-reads with the viewer's token, within maxStaleRereads v2 calls, the rows of

@@ -139,6 +139,8 @@ func workExportColumns(trl *i18n.Translator, kind workindex.Kind) []export.Colum
 	return append(cols,
 		export.Column{Header: trl.T("work.export.col.one_off", "EUR"), Kind: export.Money},
 		export.Column{Header: trl.T("work.export.col.monthly", "EUR"), Kind: export.Money},
+		// The pipeline value the lists sort by and the home page adds up (issue 41).
+		export.Column{Header: trl.T("work.export.col.value", "EUR"), Kind: export.Money},
 		export.Column{Header: exportZoneHeader(trl, trl.T("work.export.col.changed")), Kind: export.DateTime},
 		export.Column{Header: trl.T("work.export.col.changed_by"), Width: 20},
 		export.Column{Header: exportZoneHeader(trl, trl.T("work.export.col.as_of")), Kind: export.DateTime},
@@ -181,7 +183,7 @@ func (h *Handler) workExportRow(trl *i18n.Translator, r workindex.Row, cells []a
 	if !r.SeenAt.IsZero() {
 		seen = r.SeenAt
 	}
-	return append(cells, float64(r.OneOffCents)/100, float64(r.MonthlyCents)/100, r.ChangedAt, r.ChangedByName, seen, link)
+	return append(cells, float64(r.OneOffCents)/100, float64(r.MonthlyCents)/100, float64(r.ValueCents())/100, r.ChangedAt, r.ChangedByName, seen, link)
 }
 
 // absoluteURL is path on the portal's public address, so a link in a spreadsheet opens the page.

@@ -52,7 +52,7 @@ func TestWorkListExportsTypedAndInTheReadersConvention(t *testing.T) {
 		t.Fatalf("rows %q %v", rows, err)
 	}
 	header := strings.Join(rows[0], "|")
-	if !strings.HasPrefix(header, "contract|contract id|quote|customer id|customer|product catalogue|stage|one-off net (EUR)|monthly net (EUR)|last change (UTC)") {
+	if !strings.HasPrefix(header, "contract|contract id|quote|customer id|customer|product catalogue|stage|one-off net (EUR)|monthly net (EUR)|pipeline value (EUR)|last change (UTC)") {
 		t.Errorf("header %q", header)
 	}
 	if rows[1][0] != contract.ContractNumber || rows[1][4] != contract.Customer.Name || rows[1][6] != "Contract generated" ||
@@ -71,7 +71,7 @@ func TestWorkListExportsTypedAndInTheReadersConvention(t *testing.T) {
 		v, _ := book.GetCellValue(sheet, cell, excelize.Options{RawCellValue: true})
 		return v
 	}
-	for _, cell := range []string{"B2", "C2", "H2", "I2", "J2", "L2"} {
+	for _, cell := range []string{"B2", "C2", "H2", "I2", "J2", "K2", "M2"} {
 		if typ, _ := book.GetCellType(sheet, cell); typ != excelize.CellTypeUnset && typ != excelize.CellTypeNumber {
 			t.Errorf("%s is not a number: type %v, %q", cell, typ, raw(cell))
 		}
@@ -79,10 +79,14 @@ func TestWorkListExportsTypedAndInTheReadersConvention(t *testing.T) {
 	if v, err := strconv.ParseFloat(raw("H2"), 64); err != nil || math.Abs(v-oneOff) > 0.005 || numFmt("H2") != 4 {
 		t.Errorf("one-off %q (format %d), want %v as money", raw("H2"), numFmt("H2"), oneOff)
 	}
-	serial, err := strconv.ParseFloat(raw("J2"), 64)
+	// The pipeline value: one-off plus 12 months of the monthly total, as the lists sort by.
+	if v, err := strconv.ParseFloat(raw("J2"), 64); err != nil || math.Abs(v-(oneOff+12*contract.Totals.NetRecurring)) > 0.005 || numFmt("J2") != 4 {
+		t.Errorf("value %q (format %d), want %v as money", raw("J2"), numFmt("J2"), oneOff+12*contract.Totals.NetRecurring)
+	}
+	serial, err := strconv.ParseFloat(raw("K2"), 64)
 	// Excel's day 46023 is 1 January 2026.
-	if err != nil || serial < 46023 || numFmt("J2") != 22 {
-		t.Errorf("last change %q (format %d) is not a date", raw("J2"), numFmt("J2"))
+	if err != nil || serial < 46023 || numFmt("K2") != 22 {
+		t.Errorf("last change %q (format %d) is not a date", raw("K2"), numFmt("K2"))
 	}
 	if typ, _ := book.GetCellType(sheet, "A2"); typ == excelize.CellTypeNumber {
 		t.Error("the contract number became a number")
@@ -100,8 +104,8 @@ func TestWorkListExportsTypedAndInTheReadersConvention(t *testing.T) {
 	if want := strings.Replace(strconv.FormatFloat(oneOff, 'f', 2, 64), ".", ",", 1); csvRows[1][7] != want {
 		t.Errorf("Italian one-off %q, want %q", csvRows[1][7], want)
 	}
-	if _, err := time.Parse("2006-01-02 15:04:05", csvRows[1][9]); err != nil {
-		t.Errorf("CSV date %q: %v", csvRows[1][9], err)
+	if _, err := time.Parse("2006-01-02 15:04:05", csvRows[1][10]); err != nil {
+		t.Errorf("CSV date %q: %v", csvRows[1][10], err)
 	}
 	en := parseExportCSV(t, e.p.get(t, e.user, "/work/contracts/export?format=csv&stage=generated", nil).body, ',')
 	if en[1][7] != strconv.FormatFloat(oneOff, 'f', 2, 64) {

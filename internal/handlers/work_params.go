@@ -250,6 +250,7 @@ func (h *Handler) showWorkList(c *gin.Context, spec workListSpec) {
 	trl := tr(c)
 	f := parseWorkFilters(c, trl, spec.kind)
 	viewer := h.viewer(c)
+	h.byRepLabel(c, trl, viewer, &f)
 	vm := work.ListVM{Title: spec.title, Action: spec.path, Contracts: spec.kind == workindex.KindContract,
 		Customer: f.values["customer"], From: f.values["from"], To: f.values["to"], Find: f.values["q"],
 		Sort: f.values["sort"], Dir: f.values["dir"], FieldErrors: f.errs, Narrowing: f.narrowing, Tools: h.workTools(c, spec, f)}

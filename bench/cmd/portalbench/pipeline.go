@@ -44,7 +44,14 @@ func homeQueries(ctx context.Context, p *pipeline.Pipeline, v workindex.Viewer, 
 	if _, err := p.Conversion(ctx, v); err != nil {
 		return err
 	}
-	_, err := p.Aging(ctx, v, workindex.StageSignature, workindex.ScopeAll)
+	if _, err := p.Aging(ctx, v, workindex.StageSignature, workindex.ScopeAll); err != nil {
+		return err
+	}
+	// The team lead's figures by rep and signed value by month (issue 41, team.go).
+	if _, err := p.TeamFigures(ctx, v); err != nil {
+		return err
+	}
+	_, err := p.SignedByMonth(ctx, v, "")
 	return err
 }
 

@@ -32,12 +32,18 @@ type VM struct {
 	// PipelineTotal is the open value in words.
 	PipelineTotal string
 	Reps          *Chart
-	Signed        *Chart
-	Conversion    *Conversion
-	Aging         *Chart
-	FollowUps     []FollowUp
-	Waiting       *Waiting
-	Recent        *Recent
+	// Team is the team lead's figures by rep with the rep picker (issue 41); SignedByMonth the
+	// signed contracts' value by month over the last 12 months (the chosen rep's, or the team's).
+	Team          *Team
+	SignedByMonth *Chart
+	// Views are the person's saved views, each a link to its list.
+	Views      []components.Link
+	Signed     *Chart
+	Conversion *Conversion
+	Aging      *Chart
+	FollowUps  []FollowUp
+	Waiting    *Waiting
+	Recent     *Recent
 	// Links are the lists to go on from here.
 	Links []components.Link
 	// Unchecked is "N not checked yet": the rows of the viewer's figures they may see but their

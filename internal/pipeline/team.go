@@ -1,0 +1,148 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/cpqportal/portal/internal/workindex"
+)
+
+// SignedMonthsBack is how many months the team's signed value by month covers (this one included).
+const SignedMonthsBack = 12
+
+// RepFigures are one rep's figures in the team lead's table (issue 41): each a count and value
+// with the list that shows its rows (the rep's rows: created or changed last by them, revealed
+// to the viewer). WinRate is Signed / (Signed + Declined) by count; HasRate is false when both
+// are 0.
+type RepFigures struct {
+	Person, Name string
+	// Open are the rep's open quotes (draft, contract generated, out for signature).
+	Open Figure
+	// Signed are the rep's contracts in stage Signed (not archived yet: the index keeps a row's
+	// current stage, docs/home.md).
+	Signed Figure
+	// Declined are the rep's contracts a signer declined.
+	Declined Figure
+	WinRate  float64
+	HasRate  bool
+}
+
+// TeamFigures are the team lead's figures by rep, largest open value first; nil for a viewer
+// without a team role. They add up only the rows revealed to the viewer (work_viewer_reps: the
+// viewer's own totals by rep), so a rep whose rows the viewer's token was refused shows none of
+// them; a person with no figure at all is left out.
+func (p *Pipeline) TeamFigures(ctx context.Context, v workindex.Viewer) ([]RepFigures, error) {
+	if !v.Team || v.Key() == "" {
+		return nil, nil
+	}
+	quotes, err := p.ix.SumsByRepStage(ctx, v, workindex.KindQuote)
+	if err != nil {
+		return nil, err
+	}
+	contracts, err := p.ix.SumsByRepStage(ctx, v, workindex.KindContract)
+	if err != nil {
+		return nil, err
+	}
+	byPerson := map[string]*RepFigures{}
+	get := func(person, name string) *RepFigures {
+		r := byPerson[person]
+		if r == nil {
+			r = &RepFigures{Person: person}
+			r.Open = repFigure(person, workindex.KindQuote, workindex.ScopeAll, OpenStages()...)
+			r.Signed = repFigure(person, workindex.KindContract, workindex.ScopeAll, workindex.StageSigned)
+			r.Declined = repFigure(person, workindex.KindContract, workindex.ScopeAll, workindex.StageDeclined)
+			byPerson[person] = r
+		}
+		if name != "" {
+			r.Name = name
+		}
+		return r
+	}
+	for _, q := range quotes {
+		r := get(q.Person, q.Name)
+		for _, st := range OpenStages() {
+			r.Open.Count += q.Stages[st].N
+			r.Open.ValueCents += q.Stages[st].ValueCents
+		}
+	}
+	for _, c := range contracts {
+		r := get(c.Person, c.Name)
+		r.Signed.Count, r.Signed.ValueCents = c.Stages[workindex.StageSigned].N, c.Stages[workindex.StageSigned].ValueCents
+		r.Declined.Count, r.Declined.ValueCents = c.Stages[workindex.StageDeclined].N, c.Stages[workindex.StageDeclined].ValueCents
+	}
+	out := make([]RepFigures, 0, len(byPerson))
+	for _, r := range byPerson {
+		if decided := r.Signed.Count + r.Declined.Count; decided > 0 {
+			r.WinRate, r.HasRate = float64(r.Signed.Count)/float64(decided), true
+		}
+		if r.Open.Count > 0 || r.Signed.Count > 0 || r.Declined.Count > 0 {
+			out = append(out, *r)
+		}
+	}
+	slices.SortFunc(out, func(a, b RepFigures) int {
+		return cmp.Or(cmp.Compare(b.Open.ValueCents, a.Open.ValueCents), cmp.Compare(b.Signed.ValueCents, a.Signed.ValueCents),
+			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Person, b.Person))
+	})
+	return out, nil
+}
+
+// repFigure is an empty figure of one rep's rows of kind in stages, with its list.
+func repFigure(person string, kind workindex.Kind, sc workindex.Scope, stages ...workindex.Stage) Figure {
+	return Figure{Stage: stages[0], Query: workindex.Query{Kind: kind, Scope: sc, Stages: stages, Person: person}}
+}
+
+// Month is one month of the signed value by month: its first day (UTC), and the count and value
+// of the contracts signed in it, with their list.
+type Month struct {
+	Start      time.Time
+	ValueCents int64
+	Count
+}
+
+// SignedByMonth are the contracts signed in each of the last SignedMonthsBack months (oldest
+// first), the team's for a team role (one rep's when person is set: their rows), each month's
+// count and value over the rows revealed to the viewer, whatever happened to them since (an
+// archived contract that was signed stays counted), each linked to the list of the contracts
+// signed in that month. A signature is dated by signedIn (workindex.Row.SignedAt). The team's
+// months read the viewer's signed sums (workindex.SignedByMonth, a few rows); one rep's are
+// counted on their rows up to workindex.CountBound as the lists count (a capped month's value is
+// of the rows counted).
+func (p *Pipeline) SignedByMonth(ctx context.Context, v workindex.Viewer, person string) ([]Month, error) {
+	today := p.today()
+	first := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 1-SignedMonthsBack, 0)
+	var sums map[int]workindex.Total
+	if person == "" || !v.Team {
+		var err error
+		if sums, err = p.ix.SignedByMonth(ctx, v, scope(v)); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Month, 0, SignedMonthsBack)
+	for i := range SignedMonthsBack {
+		start := first.AddDate(0, i, 0)
+		q := signedIn(workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Person: person}, start, start.AddDate(0, 1, 0))
+		if sums != nil {
+			t := sums[workindex.SignedMonth(start)]
+			out = append(out, Month{Start: start, ValueCents: t.ValueCents,
+				Count: Count{N: int(min(t.N, workindex.CountBound)), Capped: t.N > workindex.CountBound, Query: q}})
+			continue
+		}
+		t, capped, err := p.ix.SumCount(ctx, v, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Month{Start: start, ValueCents: t.ValueCents, Count: Count{N: int(t.N), Capped: capped, Query: q}})
+	}
+	return out, nil
+}
+
+// signedIn narrows q to the contracts signed from from to to (exclusive): the one place the team
+// figures date a signature, by workindex.Row.SignedAt (the v2 API's signedAt, else when the
+// portal first saw the contract signed; kept after it is archived), as SignedMonths does.
+func signedIn(q workindex.Query, from, to time.Time) workindex.Query {
+	q.Stages = nil
+	q.SignedFrom, q.SignedTo = from, to
+	return q
+}

@@ -1,0 +1,137 @@
+package workindex
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cpqportal/portal/internal/textfold"
+)
+
+// RepStages is one person's share of a team's rows of one kind, stage by stage: the revealed
+// rows they created or changed last, with their name as those rows give it.
+type RepStages struct {
+	Person, Name string
+	Stages       map[Stage]Total
+}
+
+// SumsByRepStage are, for a team role, the revealed rows of kind added up by the person who
+// created or changed them last and by stage (a row counts for both people when they differ),
+// people in key order; nil for a viewer without a team role. Like SumsByPerson they are read from
+// the viewer's own totals by rep (work_viewer_reps, kept by every write): a few rows a rep
+// whatever the index holds, and nothing of a row the viewer's token did not read as it stands.
+func (ix *Index) SumsByRepStage(ctx context.Context, v Viewer, kind Kind) ([]RepStages, error) {
+	key := v.Key()
+	if key == "" || !v.Team {
+		return nil, nil
+	}
+	rows, err := ix.db.SQL.QueryContext(ctx, `SELECT rep, name, stage, n, value_cents FROM work_viewer_reps
+		WHERE person = $1 AND kind = $2 AND n > 0 ORDER BY rep, stage`, key, string(kind))
+	if err != nil {
+		return nil, fmt.Errorf("%w: sums by rep: %w", ErrUnavailable, err)
+	}
+	defer rows.Close()
+	var out []RepStages
+	for rows.Next() {
+		var rep, name, stage string
+		var t Total
+		if err := rows.Scan(&rep, &name, &stage, &t.N, &t.ValueCents); err != nil {
+			return nil, fmt.Errorf("%w: sums by rep: %w", ErrUnavailable, err)
+		}
+		if len(out) == 0 || out[len(out)-1].Person != rep {
+			out = append(out, RepStages{Person: rep, Stages: map[Stage]Total{}})
+		}
+		last := &out[len(out)-1]
+		if name != "" {
+			last.Name = name
+		}
+		last.Stages[Stage(stage)] = t
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%w: sums by rep: %w", ErrUnavailable, err)
+	}
+	return out, nil
+}
+
+// SumCount is Count with the rows' value (Row.ValueCents) added up: the count and value of the
+// rows List would find for q, at most CountBound rows (capped says there are more, and the value
+// is then of the first CountBound + 1 only). It reads the rows as Count does (countSQL: the same
+// index ranges, the same revealed rows), taking each row's value as it counts it: the home page's
+// signed value by month (internal/pipeline).
+func (ix *Index) SumCount(ctx context.Context, v Viewer, q Query) (t Total, capped bool, err error) {
+	key := v.Key()
+	if key == "" {
+		return Total{}, false, nil
+	}
+	if !v.Team {
+		q.Person = ""
+	}
+	b := listQuery{args: []any{string(q.Kind), key}}
+	var matching []int32
+	broad := false
+	if folded := textfold.Fold(strings.TrimSpace(q.Find)); folded != "" {
+		if matching, broad, err = ix.customersMatching(ctx, folded); err != nil {
+			return Total{}, false, err
+		}
+	}
+	b.filters(q, matching, broad)
+	b.useOwnReads(q, v)
+	if err := ix.db.SQL.QueryRowContext(ctx, b.sumSQL(q, v), b.args...).Scan(&t.N, &t.ValueCents); err != nil {
+		return Total{}, false, fmt.Errorf("%w: sum: %w", ErrUnavailable, err)
+	}
+	capped = t.N > CountBound
+	t.N = min(t.N, CountBound)
+	return t, capped, nil
+}
+
+// sumSQL is countSQL that also adds up the counted rows' values (the same reads, bound and
+// order).
+func (b *listQuery) sumSQL(q Query, v Viewer) string {
+	limit := strconv.Itoa(CountBound + 1)
+	order := countOrder(q, v, b.person != "")
+	if b.ownReads {
+		order = onOwnReads(order)
+	}
+	if b.ownReads && v.Team {
+		// As countSQL: the viewer's reads in the index's order, each row probed by its key.
+		where := []string{"o.person = $2", "o.kind = $1"}
+		for _, w := range b.where {
+			where = append(where, onOwnReads(w))
+		}
+		row := strings.Join(append([]string{"r.kind = o.kind", "r.id = o.id"}, b.where...), " AND ")
+		where = append(where, "o.seen_at >= (SELECT r.facts_at FROM work_rows r WHERE "+row+")",
+			"NOT EXISTS (SELECT 1 FROM work_denied d WHERE d.person = $2 AND d.kind = o.kind AND d.id = o.id)")
+		return "SELECT COUNT(*), CAST(COALESCE(SUM(b0.v), 0) AS BIGINT) FROM (SELECT (SELECT r.value_cents FROM work_rows r WHERE r.kind = o.kind AND r.id = o.id) AS v FROM work_viewers o WHERE " +
+			strings.Join(where, " AND ") + order + " LIMIT " + limit + ") AS b0"
+	}
+	var counts, sums []string
+	for i, br := range b.branches(q, v) {
+		sub := "(SELECT r.value_cents AS v FROM " + br.from + " WHERE " + br.where + order + " LIMIT " + limit + ") AS b" + strconv.Itoa(i)
+		counts = append(counts, "(SELECT COUNT(*) FROM "+sub+")")
+		sums = append(sums, "(SELECT COALESCE(SUM(b"+strconv.Itoa(i)+".v), 0) FROM "+sub+")")
+	}
+	return "SELECT " + strings.Join(counts, " + ") + ", CAST(" + strings.Join(sums, " + ") + " AS BIGINT)"
+}
+
+// RepName is the name of the rep person as the rows revealed to a team role viewer give it ("":
+// none of their rows is revealed to the viewer, or the viewer has no team role): the name the
+// lists show for their "by" filter, which reveals nothing the viewer's own figures do not.
+func (ix *Index) RepName(ctx context.Context, v Viewer, person string) (string, error) {
+	key := v.Key()
+	if key == "" || !v.Team || person == "" {
+		return "", nil
+	}
+	var name string
+	err := ix.db.SQL.QueryRowContext(ctx, `SELECT name FROM work_viewer_reps WHERE person = $1 AND rep = $2 AND n > 0 AND name <> ''
+		ORDER BY kind, stage LIMIT 1`, key, person).Scan(&name)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("%w: rep name: %w", ErrUnavailable, err)
+	}
+	return name, nil
+}

@@ -1,0 +1,41 @@
+package home
+
+import "github.com/cpqportal/portal/web/templates/components"
+
+// Team is the team lead's figures by rep (issue 41): a row per rep, named, each figure a link to
+// the list that makes it, and the rep picker above it.
+type Team struct {
+	Caption string
+	// Heads are the column heads: rep, open pipeline, signed, declined, win rate.
+	RepHead, OpenHead, SignedHead, DeclinedHead, RateHead string
+	Rows                                                  []TeamRow
+	Picker                                                RepPicker
+	// Lists are the chosen rep's lists (none when nobody is chosen).
+	Lists []components.Link
+	// Chosen names the chosen rep ("" for everyone).
+	Chosen string
+	// Problem says why the rep asked for is not shown ("" when none).
+	Problem string
+}
+
+// TeamRow is one rep's figures: counts linked to their lists, values and the win rate in words.
+type TeamRow struct {
+	// Person is the rep's key (the picker's value), Name their name, Href the home with them chosen.
+	Person, Name, Href              string
+	Open, OpenValue, OpenHref       string
+	Signed, SignedValue, SignedHref string
+	Declined, DeclinedHref          string
+	Rate                            string
+}
+
+// RepPicker chooses one rep whose figures and lists the page shows (GET /?rep=).
+type RepPicker struct {
+	Label, Everyone, Submit string
+	Options                 []RepOption
+}
+
+// RepOption is one rep in the picker.
+type RepOption struct {
+	Value, Label string
+	Selected     bool
+}
