@@ -12,7 +12,7 @@ import (
 // dedupe key names the contract, its stage and the answer's time, so the signature watcher and a
 // page that learn the same answer make one item. Stages other than signed and declined tell
 // nobody, and neither is told a person without a read of the contract the v2 API has not refused
-// them since (MayRead: a handover or an owner restriction took the customer from them).
+// them since (workindex.MayTell: a handover or an owner restriction took the customer from them).
 func (s *Store) TellAnswer(ctx context.Context, createdBy, changedBy string, c workindex.ContractSighting, stage workindex.Stage) error {
 	if s == nil || (stage != workindex.StageSigned && stage != workindex.StageDeclined) {
 		return nil

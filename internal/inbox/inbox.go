@@ -128,7 +128,7 @@ type Item struct {
 	ReadAt time.Time
 	// RowKind and RowID name the work-index row the item tells about (a contract, a quote), when
 	// it names one: the item is then delivered only to a person who has a read of that row and
-	// whom the v2 API has not refused it since (MayRead). Not stored.
+	// whom the v2 API has not refused it since (workindex.MayTell). Not stored.
 	RowKind workindex.Kind
 	RowID   int64
 }
@@ -293,12 +293,6 @@ func (s *Store) deliver(ctx context.Context, it Item) (bool, error) {
 		s.opts.OnDeliver(it.Person)
 	}
 	return added, nil
-}
-
-// MayRead reports whether person (a key) may be told about the work-index row kind/id
-// (workindex.MayTell: their token read it and the v2 API has not refused it to them since).
-func (s *Store) MayRead(ctx context.Context, person string, kind workindex.Kind, id int64) (bool, error) {
-	return workindex.MayTell(ctx, s.db.SQL, person, kind, id)
 }
 
 // Unread is the person's unread count: one primary-key read.

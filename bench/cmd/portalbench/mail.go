@@ -146,7 +146,7 @@ func measureOutbox(ctx context.Context, db *statedb.DB) (float64, error) {
 			mails[i] = outbox.Mail{Owner: "bench", Topic: "quote:" + strconv.Itoa(n%50), Recipient: fmt.Sprintf("customer-%d@bench.invalid", n),
 				Lang: "en", FromName: "Sam Sales", ReplyTo: "sam@bench.invalid", Subject: "Your offer " + strconv.Itoa(n),
 				Text: "Dear customer,\n\nplease find our offer attached.\n", HTML: "<p>Dear customer,</p><p>please find our offer attached.</p>",
-				AttachmentName: "offer.pdf", AttachmentType: "application/pdf", Attachment: make([]byte, 32<<10)}
+				AttachmentName: "Offer 2026-0001.pdf", AttachmentType: "application/pdf", Attachment: make([]byte, 32<<10)}
 		}
 		if _, err := box.Enqueue(ctx, "bench.invalid", mails); err != nil {
 			return 0, err
