@@ -68,7 +68,7 @@ func (h *Handler) fillTeam(c *gin.Context, trl *i18n.Translator, v workindex.Vie
 		}
 		row := home.TeamRow{Person: r.Person, Name: name, Href: "/?" + url.Values{"rep": {r.Person}}.Encode(),
 			Open: trl.Integer(r.Open.Count), OpenValue: trl.Money(r.Open.ValueCents, "EUR"), OpenHref: workListURL(r.Open.Query),
-			Signed: trl.Integer(r.Signed.Count), SignedValue: trl.Money(r.Signed.ValueCents, "EUR"), SignedHref: workListURL(r.Signed.Query),
+			Signed: countText(trl, r.Signed), SignedValue: trl.Money(r.SignedValueCents, "EUR"), SignedHref: workListURL(r.Signed.Query),
 			Declined: trl.Integer(r.Declined.Count), DeclinedHref: workListURL(r.Declined.Query), Rate: "–"}
 		if r.HasRate {
 			row.Rate = trl.Percent(r.WinRate)

@@ -20,9 +20,11 @@ type RepFigures struct {
 	Person, Name string
 	// Open are the rep's open quotes (draft, contract generated, out for signature).
 	Open Figure
-	// Signed are the rep's contracts in stage Signed (not archived yet: the index keeps a row's
-	// current stage, docs/home.md).
-	Signed Figure
+	// Signed are the rep's contracts that were signed, archived since or not (workindex.Query.Signed:
+	// a win stays a win), counted on their list up to workindex.CountBound.
+	Signed Count
+	// SignedValueCents is the value of the contracts Signed counts.
+	SignedValueCents int64
 	// Declined are the rep's contracts a signer declined.
 	Declined Figure
 	WinRate  float64
@@ -51,7 +53,6 @@ func (p *Pipeline) TeamFigures(ctx context.Context, v workindex.Viewer) ([]RepFi
 		if r == nil {
 			r = &RepFigures{Person: person}
 			r.Open = repFigure(person, workindex.KindQuote, workindex.ScopeAll, OpenStages()...)
-			r.Signed = repFigure(person, workindex.KindContract, workindex.ScopeAll, workindex.StageSigned)
 			r.Declined = repFigure(person, workindex.KindContract, workindex.ScopeAll, workindex.StageDeclined)
 			byPerson[person] = r
 		}
@@ -69,20 +70,27 @@ func (p *Pipeline) TeamFigures(ctx context.Context, v workindex.Viewer) ([]RepFi
 	}
 	for _, c := range contracts {
 		r := get(c.Person, c.Name)
-		r.Signed.Count, r.Signed.ValueCents = c.Stages[workindex.StageSigned].N, c.Stages[workindex.StageSigned].ValueCents
 		r.Declined.Count, r.Declined.ValueCents = c.Stages[workindex.StageDeclined].N, c.Stages[workindex.StageDeclined].ValueCents
 	}
 	out := make([]RepFigures, 0, len(byPerson))
 	for _, r := range byPerson {
-		if decided := r.Signed.Count + r.Declined.Count; decided > 0 {
-			r.WinRate, r.HasRate = float64(r.Signed.Count)/float64(decided), true
+		// The stage totals hold each row's current stage, so an archived win is no longer in
+		// "signed" there: the wins are counted on their list (signed_at), as the months are.
+		r.Signed.Query = workindex.Query{Kind: workindex.KindContract, Scope: workindex.ScopeAll, Person: r.Person, Signed: true}
+		t, capped, err := p.ix.SumCount(ctx, v, r.Signed.Query)
+		if err != nil {
+			return nil, err
 		}
-		if r.Open.Count > 0 || r.Signed.Count > 0 || r.Declined.Count > 0 {
+		r.Signed.N, r.Signed.Capped, r.SignedValueCents = int(t.N), capped, t.ValueCents
+		if decided := int64(r.Signed.N) + r.Declined.Count; decided > 0 {
+			r.WinRate, r.HasRate = float64(r.Signed.N)/float64(decided), true
+		}
+		if r.Open.Count > 0 || r.Signed.N > 0 || r.Declined.Count > 0 {
 			out = append(out, *r)
 		}
 	}
 	slices.SortFunc(out, func(a, b RepFigures) int {
-		return cmp.Or(cmp.Compare(b.Open.ValueCents, a.Open.ValueCents), cmp.Compare(b.Signed.ValueCents, a.Signed.ValueCents),
+		return cmp.Or(cmp.Compare(b.Open.ValueCents, a.Open.ValueCents), cmp.Compare(b.SignedValueCents, a.SignedValueCents),
 			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Person, b.Person))
 	})
 	return out, nil
