@@ -39,6 +39,7 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/config"
+	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/demomail"
@@ -433,10 +434,13 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	if cfg.WorkRetention > 0 {
 		p.background(func(ctx context.Context) { purgeWorkIndex(ctx, work, logger) })
 	}
-	// A batch archive's lines reach the work index through the engine's Effects (credited to
-	// the batch's owner at the archive's time).
+	// What the jobs' lines did reaches the rest of the portal through the engine's Effects: a batch
+	// archive's the work index (credited to the batch's owner at the archive's time), an import's
+	// and a handover's customers the owner's cached customer list.
+	customers := handlers.NewCustomerCache(api, cfg, nil)
 	p.jobs = jobs.NewManager(jobs.Options{DB: db, CallTimeout: cfg.V2Timeout, Archiver: jobs.V2{API: api},
-		Effects:     worksight.JobEffects{Work: work, Logger: logger.With(slog.String("component", "jobs"))},
+		Effects: jobs.AllEffects{worksight.JobEffects{Work: work, Logger: logger.With(slog.String("component", "jobs"))},
+			customercache.JobEffects{Cache: customers}},
 		Kinds:       map[string]jobs.Kind{jobs.KindHandover: handoverKind, jobs.KindCustomerImport: importKind},
 		Concurrency: cfg.BatchConcurrency, Sealer: sealer, Logger: logger.With(slog.String("component", "jobs")),
 		OnChange: jobChanges.Notify, OnEnd: inboxStore.JobEnded})
@@ -462,27 +466,26 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	imports := customerimport.NewStore(db, customerimport.Options{})
 	p.background(func(ctx context.Context) { purgeCustomerImports(ctx, imports, logger) })
 	deps := handlers.Deps{
-		Imports:        imports,
-		Mail:           p.mail,
-		Watch:          watcher,
-		DemoMail:       demoMail,
-		Inbox:          inboxStore,
-		Recent:         recent.New(db, nil),
-		SavedViews:     savedviews.New(db, nil),
-		Work:           work,
-		People:         directory,
-		Jobs:           p.jobs,
-		Handover:       handoverKind,
-		CustomerImport: importKind,
-		JobChanges:     jobChanges,
-		Config:         cfg,
-		Logger:         logger,
-		API:            api,
-		Auth:           authenticator,
-		Assets:         assets,
-		ExtraRoutes:    extraRoutes,
-		Version:        version,
-		I18n:           languages,
+		Imports:     imports,
+		Mail:        p.mail,
+		Watch:       watcher,
+		DemoMail:    demoMail,
+		Inbox:       inboxStore,
+		Recent:      recent.New(db, nil),
+		SavedViews:  savedviews.New(db, nil),
+		Work:        work,
+		People:      directory,
+		Jobs:        p.jobs,
+		Customers:   customers,
+		JobChanges:  jobChanges,
+		Config:      cfg,
+		Logger:      logger,
+		API:         api,
+		Auth:        authenticator,
+		Assets:      assets,
+		ExtraRoutes: extraRoutes,
+		Version:     version,
+		I18n:        languages,
 	}
 	if obs.registry != nil {
 		deps.Metrics = obs.registry

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/customerrules"
@@ -80,22 +79,10 @@ func RunResultOf(it jobs.Item) RunResult {
 	return r
 }
 
-// Created is told about every customer a run created (or found created), with the job's owner.
-type Created func(ctx context.Context, jobOwner string, c *apiclient.Customer)
-
-// Kind is the import's run as a jobs.Kind on the v2 API.
+// Kind is the import's run as a jobs.Kind on the v2 API. The customers it creates reach the rest
+// of the portal through the job engine's Effects (jobs.Outcome.Customer).
 type Kind struct {
-	API     *apiclient.Client
-	created atomic.Pointer[Created]
-}
-
-// OnCreated sets who is told about created customers (the handlers, once they exist).
-func (k *Kind) OnCreated(fn Created) { k.created.Store(&fn) }
-
-func (k *Kind) tell(ctx context.Context, c *apiclient.Customer) {
-	if fn := k.created.Load(); fn != nil && *fn != nil {
-		(*fn)(ctx, jobs.OwnerOf(ctx), c)
-	}
+	API *apiclient.Client
 }
 
 func resultOf(c *apiclient.Customer) string {
@@ -113,8 +100,7 @@ func (k *Kind) Send(ctx context.Context, token string, it jobs.Item) (jobs.Outco
 	if err != nil {
 		return jobs.Outcome{}, v2Error(err)
 	}
-	k.tell(ctx, c)
-	return jobs.Outcome{Result: resultOf(c)}, nil
+	return jobs.Outcome{Result: resultOf(c), Customer: c}, nil
 }
 
 // Check implements jobs.Kind: the customer looked up by tax id; found, the line is done with it.
@@ -137,8 +123,7 @@ func (k *Kind) Check(ctx context.Context, token string, it jobs.Item) (jobs.Outc
 	if !found {
 		return jobs.Outcome{}, false, nil
 	}
-	k.tell(ctx, c)
-	return jobs.Outcome{Result: resultOf(c), Note: NoteCreatedBeforeInterruption}, true, nil
+	return jobs.Outcome{Result: resultOf(c), Note: NoteCreatedBeforeInterruption, Customer: c}, true, nil
 }
 
 // RunNoteMessage is a run line's note for a person (zero when none).

@@ -74,7 +74,7 @@ func BenchmarkFirstPage(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()
-		p.h.customers = newCustomerCache(p.h.api, p.h.cfg, p.h.now) // cold, as for a user's first visit
+		p.h.customers = NewCustomerCache(p.h.api, p.h.cfg, p.h.now) // cold, as for a user's first visit
 		b.StartTimer()
 		resp := p.get(b, user, "/customers", nil)
 		if resp.StatusCode != http.StatusOK {

@@ -50,9 +50,9 @@ const (
 	onlineSearchLimit = 50
 )
 
-// newCustomerCache builds the per-user customer list cache. A fetch of the whole list may take
+// NewCustomerCache builds the per-user customer list cache (Deps.Customers). A fetch of the whole list may take
 // four times the time limit of an ordinary v2 call.
-func newCustomerCache(api *apiclient.Client, cfg config.Config, now func() time.Time) *customercache.Cache {
+func NewCustomerCache(api *apiclient.Client, cfg config.Config, now func() time.Time) *customercache.Cache {
 	return customercache.New(api.Customers, customercache.Options{
 		TTL:          cfg.CustomerCacheTTL,
 		MaxUsers:     customerCacheUsers,
@@ -65,7 +65,7 @@ func newCustomerCache(api *apiclient.Client, cfg config.Config, now func() time.
 // token, never shared between users (each token may see other customers).
 func customerCacheKey(c *gin.Context) string {
 	if sub := auth.CurrentUser(c).Subject; sub != "" {
-		return "sub:" + sub
+		return customercache.SubjectKey(sub)
 	}
 	sum := sha256.Sum256([]byte(auth.AccessToken(c)))
 	return "token:" + hex.EncodeToString(sum[:])

@@ -35,7 +35,6 @@ import (
 	"github.com/cpqportal/portal/internal/countries"
 	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/customerimport"
-	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/inbox"
 	"github.com/cpqportal/portal/internal/jobs"
@@ -111,12 +110,10 @@ type Deps struct {
 	Recent *recent.Recent
 	// Jobs runs batch archive jobs; nil answers the batch pages with 503 (tests).
 	Jobs *jobs.Manager
-	// Handover is the handover job kind the job manager runs (internal/handover); when set, the
-	// customers it changes update their user's cached customer list at once.
-	Handover *handover.Kind
-	// CustomerImport is the import's run kind the job manager runs (internal/customerimport); when
-	// set, the customers it creates are in their person's cached customer list at once.
-	CustomerImport *customerimport.Kind
+	// Customers are the cached customer lists (NewCustomerCache), shared with the job engine's
+	// Effects (customercache.JobEffects: what an import or a handover did is in its person's
+	// list at once); nil: the handlers build their own.
+	Customers *customercache.Cache
 	// JobChanges is notified (jobs.Options.OnChange) when a job changes, so a progress page waiting
 	// on it answers at once; nil: the page notices within batchProgressRecheck.
 	JobChanges *watch.Signals
@@ -302,19 +299,9 @@ func New(deps Deps) (*Handler, error) {
 		h.pipeline = pipeline.New(h.work, pipeline.Options{SignatureDays: deps.Config.FollowUpSignatureDays,
 			DraftDays: deps.Config.FollowUpDraftDays, Now: h.now})
 	}
-	h.customers = newCustomerCache(deps.API, deps.Config, h.now)
-	if deps.Handover != nil {
-		// A handed-over customer shows its new owner in its user's list at once (this replica's
-		// cache; the others' within PORTAL_CUSTOMER_CACHE_TTL).
-		deps.Handover.OnChanged(func(_ context.Context, jobOwner string, cust *apiclient.Customer) {
-			h.customers.Upsert("sub:"+jobOwner, cust)
-		})
-	}
-	if deps.CustomerImport != nil {
-		// A customer an import created is in its person's list at once (this replica's cache).
-		deps.CustomerImport.OnCreated(func(_ context.Context, jobOwner string, cust *apiclient.Customer) {
-			h.customers.Upsert("sub:"+jobOwner, cust)
-		})
+	h.customers = deps.Customers
+	if h.customers == nil {
+		h.customers = NewCustomerCache(deps.API, deps.Config, h.now)
 	}
 	h.configurators = newConfiguratorCache(deps.Config.CustomerCacheTTL, h.now)
 	h.changes = watch.New(liveNoticeInterval, h.now)

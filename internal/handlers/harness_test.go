@@ -22,6 +22,7 @@ import (
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
 	"github.com/cpqportal/portal/internal/config"
+	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/customerimport"
 	"github.com/cpqportal/portal/internal/demoidp"
 	"github.com/cpqportal/portal/internal/handover"
@@ -209,8 +210,10 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 			}
 		}
 	}})
+	customers := NewCustomerCache(api, cfg, opts.now)
 	jobManager = jobs.NewManager(jobs.Options{DB: p.db, Archiver: jobs.V2{API: api}, Kinds: map[string]jobs.Kind{jobs.KindHandover: handoverKind, jobs.KindCustomerImport: importKind},
-		Concurrency: 4, Logger: logger, Sealer: sealer, OnChange: jobChanges.Notify, Effects: worksight.JobEffects{Work: work, Logger: logger}})
+		Concurrency: 4, Logger: logger, Sealer: sealer, OnChange: jobChanges.Notify,
+		Effects: jobs.AllEffects{worksight.JobEffects{Work: work, Logger: logger}, customercache.JobEffects{Cache: customers}}})
 	jobManager.Run()
 	t.Cleanup(jobManager.Close)
 	p.jobs = jobManager
@@ -233,17 +236,16 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		Inbox:  p.inbox,
 		Mail:   mail,
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets, Now: opts.now,
-		ExtraRoutes:    func(r *gin.Engine) { r.Any("/idp/*path", idp) },
-		Recent:         recent.New(p.db, nil),
-		SavedViews:     savedviews.New(p.db, nil),
-		Jobs:           jobManager,
-		Handover:       handoverKind,
-		CustomerImport: importKind,
-		Work:           work,
-		JobChanges:     jobChanges,
-		People:         directory,
-		Imports:        customerimport.NewStore(p.db, customerimport.Options{}),
-		Metrics:        opts.metrics,
+		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
+		Recent:      recent.New(p.db, nil),
+		SavedViews:  savedviews.New(p.db, nil),
+		Jobs:        jobManager,
+		Customers:   customers,
+		Work:        work,
+		JobChanges:  jobChanges,
+		People:      directory,
+		Imports:     customerimport.NewStore(p.db, customerimport.Options{}),
+		Metrics:     opts.metrics,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/i18n"
@@ -82,24 +81,10 @@ func ResultOf(it jobs.Item) Result {
 	return r
 }
 
-// Changed is told about every customer a handover changed (or found changed), with the job's
-// owner (the subject whose token made the call): the portal updates that user's customer list.
-type Changed func(ctx context.Context, jobOwner string, c *apiclient.Customer)
-
-// Kind is the handover as a jobs.Kind on the v2 API.
+// Kind is the handover as a jobs.Kind on the v2 API. What a line changed reaches the rest of the
+// portal through the job engine's Effects (jobs.Outcome.Customer).
 type Kind struct {
-	API     *apiclient.Client
-	changed atomic.Pointer[Changed]
-}
-
-// OnChanged sets who is told about changed customers (the handlers, once they exist; the job
-// engine may already run).
-func (k *Kind) OnChanged(fn Changed) { k.changed.Store(&fn) }
-
-func (k *Kind) tell(ctx context.Context, c *apiclient.Customer) {
-	if fn := k.changed.Load(); fn != nil && *fn != nil {
-		(*fn)(ctx, jobs.OwnerOf(ctx), c)
-	}
+	API *apiclient.Client
 }
 
 // Send implements jobs.Kind: PUT /v2/customer/{id}/owner/change {"currentOwnerId", "newOwnerId"}.
@@ -115,8 +100,7 @@ func (k *Kind) Send(ctx context.Context, token string, it jobs.Item) (jobs.Outco
 	if err != nil {
 		return jobs.Outcome{}, v2Error(err)
 	}
-	k.tell(ctx, c)
-	return jobs.Outcome{Result: resultOf(c)}, nil
+	return jobs.Outcome{Result: resultOf(c), Customer: c}, nil
 }
 
 // release removes l.From from the owners of a customer l.To owns already: the customer is read,
@@ -129,8 +113,7 @@ func (k *Kind) release(ctx context.Context, token string, l Line) (jobs.Outcome,
 		return jobs.Outcome{}, v2Error(err)
 	}
 	if Done(c, l) {
-		k.tell(ctx, c)
-		return jobs.Outcome{Result: resultOf(c), Note: NoteReleased}, nil
+		return jobs.Outcome{Result: resultOf(c), Note: NoteReleased, Customer: c}, nil
 	}
 	owners := make([]int64, 0, len(c.Owners))
 	hasTo := false
@@ -145,14 +128,12 @@ func (k *Kind) release(ctx context.Context, token string, l Line) (jobs.Outcome,
 		if err != nil {
 			return jobs.Outcome{}, v2Error(err)
 		}
-		k.tell(ctx, c)
-		return jobs.Outcome{Result: resultOf(c)}, nil
+		return jobs.Outcome{Result: resultOf(c), Customer: c}, nil
 	}
 	if c, err = k.API.Customers.SetOwners(ctx, l.CustomerID, owners); err != nil {
 		return jobs.Outcome{}, v2Error(err)
 	}
-	k.tell(ctx, c)
-	return jobs.Outcome{Result: resultOf(c), Note: NoteReleased}, nil
+	return jobs.Outcome{Result: resultOf(c), Note: NoteReleased, Customer: c}, nil
 }
 
 // Check implements jobs.Kind: GET /v2/customer/{id}; done when To is an owner and From is not.
@@ -172,8 +153,7 @@ func (k *Kind) Check(ctx context.Context, token string, it jobs.Item) (jobs.Outc
 	if !Done(c, l) {
 		return jobs.Outcome{}, false, nil
 	}
-	k.tell(ctx, c)
-	return jobs.Outcome{Result: resultOf(c), Note: NoteChangedBeforeInterruption}, true, nil
+	return jobs.Outcome{Result: resultOf(c), Note: NoteChangedBeforeInterruption, Customer: c}, true, nil
 }
 
 // Done reports whether customer c is handed over as l says: To owns it, From does not.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"time"
+
+	"github.com/cpqportal/portal/internal/apiclient"
 )
 
 // Job kinds (migration 00012_job_kinds.sql). Every job has one; the engine's guarantees are the
@@ -53,6 +55,19 @@ type Outcome struct {
 	// At is when the change took effect as the v2 API says it (the archive's archivedAt); zero
 	// when its answer does not say (Effects then date it by the moment they are told).
 	At time.Time
+	// Customer is the customer the line created or changed as the v2 API answered it (the import,
+	// the handover), for Effects; not stored.
+	Customer *apiclient.Customer
+}
+
+// AllEffects tells each of its Effects, in order.
+type AllEffects []Effects
+
+// LineDone implements Effects.
+func (all AllEffects) LineDone(ctx context.Context, done LineDone) {
+	for _, e := range all {
+		e.LineDone(ctx, done)
+	}
 }
 
 // Effects is told what the lines of a job changed, the one way a job kind's effect reaches the
