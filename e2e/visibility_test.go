@@ -6,14 +6,15 @@ import (
 	"testing"
 )
 
-// TestVisibilityRereadsUncheckedRowsOnHome runs a portal of its own whose simulator refuses every
+// TestWatcherVisibilityOwnReadsNeverFadeRefusedRowsStayHidden runs a portal of its own whose simulator refuses every
 // user the customers they do not own (PORTAL_DEMO_RESTRICT_TO_OWNERS). Sales makes a quote and a
 // contract for a customer of theirs. The team lead's home page, which re-reads the team's rows it
 // has not read with the team lead's token, shows no figure, name, rep or stage of them (issue 38:
 // visibility by construction), and their list and export neither. After the team lead and the back
-// office (not restricted) viewed sales' rows, sales' own home still names his customer (issue 39:
-// what a person's own token read does not fade when colleagues look).
-func TestVisibilityRereadsUncheckedRowsOnHome(t *testing.T) {
+// office (not restricted) viewed sales' rows, sales' own home still names his customer and shows
+// the same totals (issue 39 item 3: what a person's own token read does not fade when colleagues
+// look; named with the issue's other Watcher tests).
+func TestWatcherVisibilityOwnReadsNeverFadeRefusedRowsStayHidden(t *testing.T) {
 	if suite.simURL == "" {
 		t.Skip("needs the embedded simulator (PORTAL_DEMO_RESTRICT_TO_OWNERS), not available with E2E_V2_API_URL")
 	}
@@ -32,6 +33,8 @@ func TestVisibilityRereadsUncheckedRowsOnHome(t *testing.T) {
 	check(t, err, "sales opens the home page")
 	recent := rep.GetByTestId("home-recent")
 	check(t, suite.expect.Locator(recent).ToContainText(theirs.Name), "sales' home names his customer")
+	totals, err := rep.GetByTestId("home-pipeline-summary").TextContent()
+	check(t, err, "sales' pipeline totals")
 
 	// The team lead: their home re-reads the team's rows with their token; sales' are refused.
 	lead := signedInPageAt(t, base, teamLeadUser, teamLeadPassword)
@@ -72,6 +75,8 @@ func TestVisibilityRereadsUncheckedRowsOnHome(t *testing.T) {
 		"after colleagues looked, sales' home still names his customer")
 	check(t, suite.expect.Locator(rep.GetByTestId("home-recent")).Not().ToContainText("Not checked yet"),
 		"and none of his rows fades to not checked")
+	check(t, suite.expect.Locator(rep.GetByTestId("home-pipeline-summary")).ToHaveText(totals),
+		"and his pipeline totals are what they were before colleagues looked")
 	_, err = rep.Goto("/work/quotes")
 	check(t, err, "sales opens My quotes")
 	check(t, suite.expect.Locator(workRow(rep, salesQuoteID).GetByTestId("work-customer")).ToHaveText(theirs.Name),
