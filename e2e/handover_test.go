@@ -42,6 +42,10 @@ func handoverSetOwners(t *testing.T, page playwright.Page, base string, id int, 
 func TestHandoverOfOneOwnersCustomersToAnother(t *testing.T) {
 	base := startExtraPortal(t)
 	src := axeSource(t)
+	// The new owner (1010) is the demo's Sam Sales: signed in, the header's count has let the inbox
+	// know their address, so the handover's end tells them (issue 40).
+	newOwner := signedInPageAt(t, base, salesUser, salesPassword)
+	inboxUnread(t, newOwner, 0, "the new owner's inbox before the handover")
 	page := signedInPageAt(t, base, backofficeUser, backofficePass) // the handover is a back-office tool (PORTAL_HANDOVER_ROLES)
 	mine := []testCustomer{createTestCustomerAt(t, page, base, "Handover"), createTestCustomerAt(t, page, base, "Handover"), createTestCustomerAt(t, page, base, "Handover")}
 	handoverSetOwners(t, page, base, mine[0].ID, handoverFrom)
@@ -99,6 +103,17 @@ func TestHandoverOfOneOwnersCustomersToAnother(t *testing.T) {
 	check(t, suite.expect.Locator(page.GetByTestId("handover-download")).ToBeVisible(), "the result can be downloaded")
 	checkAxe(t, page, src, "the finished handover")
 	jobPath := strings.TrimPrefix(page.URL(), base)
+
+	// The new owner's open page counts the item without a reload; it says who handed how many
+	// customers over and opens their customer list.
+	inboxUnread(t, newOwner, 1, "the new owner is told")
+	_, err = newOwner.Goto("/inbox")
+	check(t, err, "the new owner opens the inbox")
+	item := newOwner.GetByTestId("inbox-item").First()
+	check(t, suite.expect.Locator(item).ToContainText("Bea Backoffice handed customers over to you: you are now the owner of "+strconv.Itoa(len(ids))+" customers."),
+		"the item names who ran the handover and how many customers")
+	check(t, item.GetByTestId("inbox-item-open").Click(), "open the item")
+	check(t, newOwner.WaitForURL("**/customers"), "the item opens the customer list")
 
 	// Every customer's page names the new owner and not the old one.
 	for _, id := range ids {

@@ -423,7 +423,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	p.mail.Run()
 	// The inbox (internal/inbox, docs/inbox.md): each person's items, written by the jobs' ends,
 	// the reminders and (later) the signature watcher; mailed through the outbox by preference.
-	inboxStore := inbox.New(inbox.Options{DB: db, Mail: p.mail, I18n: languages, PublicURL: cfg.PublicURL.String(),
+	inboxStore := inbox.New(inbox.Options{DB: db, Mail: p.mail, I18n: languages, PublicURL: cfg.PublicURL.String(), NewOwner: handover.NewOwner,
 		Domain: cfg.PublicURL.Hostname(), Logger: logger.With(slog.String("component", "inbox"))})
 	// The work index (docs/work-index.md). A signer's answer it learns, from whoever's read,
 	// reaches the inboxes of who created and who last changed the contract.

@@ -46,6 +46,21 @@ func (h *Handler) handoverOwners(c *gin.Context) ([]components.Option, map[int64
 	return options, names, nil
 }
 
+// handoverOwnerEmail is owner id's e-mail address as the user's customer list names them ("" when
+// it names none): the new owner's inbox is found by it when the handover ends (handover.NewOwner).
+func (h *Handler) handoverOwnerEmail(c *gin.Context, id int64) string {
+	snap, err := h.customers.Get(h.apiContext(c), customerCacheKey(c))
+	if err != nil {
+		return ""
+	}
+	for _, o := range snap.Owners() {
+		if o.ID == id {
+			return o.Email
+		}
+	}
+	return ""
+}
+
 // ownerChoiceLabel names an owner as the v2 API reports them: their name, else their e-mail, with the id.
 func ownerChoiceLabel(id int64, name, email string) string {
 	idText := strconv.FormatInt(id, 10)
@@ -230,10 +245,11 @@ func (h *Handler) createHandover(c *gin.Context) {
 		return
 	}
 	items := make([]jobs.Item, 0, len(owned))
+	toEmail := h.handoverOwnerEmail(c, to)
 	for i, cust := range owned {
 		id, _ := strconv.ParseInt(cust.ID, 10, 32)
 		// A customer the new owner owns already loses the old owner instead (handover.Line.Release).
-		it, err := handover.Item(i, handover.Line{CustomerID: int32(id), From: from, To: to, Release: cust.AlsoNew}, cust.Name)
+		it, err := handover.Item(i, handover.Line{CustomerID: int32(id), From: from, To: to, Release: cust.AlsoNew, ToEmail: toEmail}, cust.Name)
 		if err != nil {
 			h.fail(c, err)
 			return

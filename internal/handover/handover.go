@@ -45,6 +45,9 @@ type Line struct {
 	// customer has, so the line sets the customer's owners to those it has without From instead
 	// (PUT /v2/customer/{id}/owners); the end state is the same: To owns it, From does not.
 	Release bool `json:"release,omitempty"`
+	// ToEmail is the new owner's e-mail address as the v2 API's customer list names them ("" when
+	// it names none): the inbox tells the person who signs in with it (NewOwner).
+	ToEmail string `json:"toEmail,omitempty"`
 }
 
 // Item is the job line of l (pending), named by the customer's id and name.
@@ -67,6 +70,27 @@ func LineOf(it jobs.Item) (Line, error) {
 		return Line{}, fmt.Errorf("handover: line %d names no customer or owner", it.Line)
 	}
 	return l, nil
+}
+
+// NewOwner is whom an ended handover gave customers to: the new owner's e-mail address as the
+// v2 API named it when the handover was started, and how many of its lines took effect ("" and 0
+// when none did or the list named no address). The inbox tells that person (inbox.Options.NewOwner).
+func NewOwner(j *jobs.Job) (email string, customers int) {
+	if j.Kind != jobs.KindHandover {
+		return "", 0
+	}
+	for _, it := range j.Items {
+		if it.Status != jobs.ItemDone {
+			continue
+		}
+		l, err := LineOf(it)
+		if err != nil || l.ToEmail == "" {
+			continue
+		}
+		email = l.ToEmail
+		customers++
+	}
+	return email, customers
 }
 
 // Result is what a done line records (jobs.Item.Result): the customer's owners after the change.

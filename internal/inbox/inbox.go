@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/jobs"
 	"github.com/cpqportal/portal/internal/outbox"
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/workindex"
@@ -58,6 +59,9 @@ const (
 	KindHandoverFailed   Kind = "handover_failed"
 	KindImportFinished   Kind = "import_finished"
 	KindImportFailed     Kind = "import_failed"
+	// KindHandoverReceived: a handover someone ran made you the owner of customers. Params: ParamBy
+	// (who ran it), ParamDone (how many customers).
+	KindHandoverReceived Kind = "handover_received"
 )
 
 // The parameters' names.
@@ -71,6 +75,7 @@ const (
 	ParamUntil    = "until"
 	ParamDone     = "done"
 	ParamFailed   = "failed"
+	ParamBy       = "by"
 )
 
 // texts are each kind's catalogue key and the parameters its message takes, in order.
@@ -89,6 +94,7 @@ var texts = map[Kind]struct {
 	KindHandoverFailed:   {"inbox.item.handover_failed", []string{ParamDone, ParamFailed}},
 	KindImportFinished:   {"inbox.item.import_finished", []string{ParamDone, ParamFailed}},
 	KindImportFailed:     {"inbox.item.import_failed", []string{ParamDone, ParamFailed}},
+	KindHandoverReceived: {"inbox.item.handover_received", []string{ParamBy, ParamDone}},
 }
 
 // Delivery is a person's preference.
@@ -170,6 +176,10 @@ type Options struct {
 	// OnDeliver, when set, is called with the person's key after an item was added (it must not
 	// block).
 	OnDeliver func(person string)
+	// NewOwner, when set, names whom an ended job gave customers to (handover.NewOwner: the new
+	// owner's e-mail address as the v2 API names them, and how many customers): the person who
+	// signs in with that verified address is told (JobEnded).
+	NewOwner func(j *jobs.Job) (email string, customers int)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cpqportal/portal/internal/handover"
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/inbox"
 	"github.com/cpqportal/portal/internal/jobs"
@@ -323,6 +324,101 @@ func TestReminderOfferExpiresOnce(t *testing.T) {
 		if err != nil || len(items) != 1 || items[0].Kind != inbox.KindOfferExpires || items[0].Params[inbox.ParamQuote] != "500" ||
 			items[0].Params[inbox.ParamDays] != "3" && items[0].Params[inbox.ParamDays] != "4" {
 			t.Fatalf("items %+v (%v)", items, err)
+		}
+	})
+}
+
+// TestInboxHandoverTellsTheNewOwner: a handover's end tells the person who signs in with the new
+// owner's address (in their language, by mail with that preference) how many customers they got
+// and who ran it, once; nobody when the address is unknown, shared by two people, or the runner's
+// own; a handover that changed nothing tells nobody.
+func TestInboxHandoverTellsTheNewOwner(t *testing.T) {
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		mail := outbox.New(outbox.Options{DB: db, Sender: nopSender{}})
+		s := inbox.New(inbox.Options{DB: db, Mail: mail, I18n: bundle(t), PublicURL: "https://portal.example.com",
+			Domain: "portal.example.com", NewOwner: handover.NewOwner})
+		anna := inbox.PersonKey("sub-anna")
+		for _, p := range []inbox.Person{
+			{Key: anna, Email: "Anna.Rossi@example.com", Name: "Anna Rossi", Lang: "it"},
+			{Key: inbox.PersonKey("sub-lead"), Email: "lead@example.com", Name: "Lea Lead", Lang: "en"},
+			{Key: inbox.PersonKey("sub-twin1"), Email: "shared@example.com", Lang: "en"},
+			{Key: inbox.PersonKey("sub-twin2"), Email: "shared@example.com", Lang: "en"},
+		} {
+			if err := s.Remember(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.SetPreference(ctx, inbox.Person{Key: anna, Email: "anna.rossi@example.com", Name: "Anna Rossi", Lang: "it", Delivery: inbox.DeliverEmail}); err != nil {
+			t.Fatal(err)
+		}
+		end := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+		handed := func(id, to string, done, failed int) *jobs.Job {
+			j := &jobs.Job{ID: id, Kind: jobs.KindHandover, Owner: "sub-lead", OwnerName: "Lea Lead", Status: jobs.StatusFinished, EndedAt: end}
+			for i := range done + failed {
+				it, err := handover.Item(i, handover.Line{CustomerID: int32(100 + i), From: 7, To: 9, ToEmail: to}, "Customer")
+				if err != nil {
+					t.Fatal(err)
+				}
+				it.Status = jobs.ItemDone
+				if i >= done {
+					it.Status = jobs.ItemFailed
+				}
+				j.Items = append(j.Items, it)
+			}
+			return j
+		}
+		j := handed("0123456789abcdef0123456789abcd01", "anna.rossi@EXAMPLE.com", 3, 1)
+		s.JobEnded(ctx, j)
+		s.JobEnded(ctx, j) // the end reported twice (two replicas) is one item
+		if n := unread(t, s, anna); n != 1 {
+			t.Fatalf("the new owner has %d unread items, want 1", n)
+		}
+		items, err := s.List(ctx, anna, 10)
+		if err != nil || len(items) != 1 {
+			t.Fatalf("list %v %v", items, err)
+		}
+		it := items[0]
+		if it.Kind != inbox.KindHandoverReceived || it.Params[inbox.ParamDone] != "3" || it.Params[inbox.ParamBy] != "Lea Lead" || it.Link != "/customers" {
+			t.Fatalf("item %+v", it)
+		}
+		italian, _ := bundle(t).Supported("it")
+		if text := inbox.Text(bundle(t).Translator(italian), it); !strings.Contains(text, "Lea Lead") || !strings.Contains(text, "3 clienti") {
+			t.Fatalf("Italian text %q", text)
+		}
+		got := mails(t, db)
+		if len(got) != 1 || got[0].Recipient != "anna.rossi@example.com" || got[0].Lang != "it" || !strings.Contains(got[0].Text, "3 clienti") {
+			t.Fatalf("mails %+v", got)
+		}
+		// The runner's own job item is there too (it is theirs to read).
+		if n := unread(t, s, inbox.PersonKey("sub-lead")); n != 1 {
+			t.Fatalf("the runner has %d unread items, want 1 (their job's end)", n)
+		}
+		for _, tc := range []struct {
+			name string
+			job  *jobs.Job
+		}{
+			{"unknown address", handed("0123456789abcdef0123456789abcd02", "nobody@example.com", 2, 0)},
+			{"shared address", handed("0123456789abcdef0123456789abcd03", "shared@example.com", 2, 0)},
+			{"the runner's own address", handed("0123456789abcdef0123456789abcd04", "lead@example.com", 2, 0)},
+			{"nothing changed", handed("0123456789abcdef0123456789abcd05", "anna.rossi@example.com", 0, 2)},
+			{"no address named", handed("0123456789abcdef0123456789abcd06", "", 2, 0)},
+		} {
+			s.JobEnded(ctx, tc.job)
+			for _, p := range []string{anna, inbox.PersonKey("sub-twin1"), inbox.PersonKey("sub-twin2")} {
+				items, err := s.List(ctx, p, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, it := range items {
+					if it.Kind == inbox.KindHandoverReceived && strings.Contains(it.Dedupe, tc.job.ID) {
+						t.Fatalf("%s: told %s", tc.name, p)
+					}
+				}
+			}
+		}
+		if n := unread(t, s, inbox.PersonKey("sub-lead")); n != 6 {
+			t.Fatalf("the runner has %d unread items, want 6 (one per job, none as a new owner)", n)
 		}
 	})
 }

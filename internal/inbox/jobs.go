@@ -45,15 +45,48 @@ func JobItem(j *jobs.Job) (Item, bool) {
 	}, true
 }
 
-// JobEnded delivers JobItem (jobs.Options.OnEnd); a failure is logged (the job's page still says
-// how it ended).
+// JobEnded delivers JobItem (jobs.Options.OnEnd), and to the new owner of a handover's customers
+// their HandoverItem; a failure is logged (the job's page still says how it ended).
 func (s *Store) JobEnded(ctx context.Context, j *jobs.Job) {
-	it, ok := JobItem(j)
-	if !ok {
+	if it, ok := JobItem(j); ok {
+		if err := s.Deliver(ctx, it); err != nil {
+			s.opts.Logger.Warn("inbox: the end of a job was not delivered", slog.String("job", j.ID), slog.Any("err", err))
+		}
+	}
+	if s.opts.NewOwner == nil || j.Active() || j.Status == jobs.StatusDraft {
 		return
 	}
-	if err := s.Deliver(ctx, it); err != nil {
-		s.opts.Logger.Warn("inbox: the end of a job was not delivered", slog.String("job", j.ID), slog.Any("err", err))
+	email, customers := s.opts.NewOwner(j)
+	if email == "" || customers == 0 {
+		return
+	}
+	person, err := s.personByEmail(ctx, email)
+	if err != nil {
+		s.opts.Logger.Warn("inbox: the new owner of a handover was not looked up", slog.String("job", j.ID), slog.Any("err", err))
+		return
+	}
+	if person == "" || person == PersonKey(j.Owner) {
+		return // nobody signs in with that address (or it is the person who ran it: they know)
+	}
+	if err := s.Deliver(ctx, HandoverItem(person, j, customers)); err != nil {
+		s.opts.Logger.Warn("inbox: a handover was not told to its new owner", slog.String("job", j.ID), slog.Any("err", err))
+	}
+}
+
+// HandoverItem tells person (an inbox key) that handover j, run by its owner, made them the owner
+// of customers customers; it links to their customer list (the job's page is its owner's alone).
+// One item per end of the job.
+func HandoverItem(person string, j *jobs.Job, customers int) Item {
+	by := j.OwnerName
+	if by == "" {
+		by = "—"
+	}
+	return Item{
+		Person: person,
+		Dedupe: "handover_received:" + j.ID + ":" + strconv.FormatInt(j.EndedAt.UnixMicro(), 10),
+		Kind:   KindHandoverReceived,
+		Params: map[string]string{ParamBy: by, ParamDone: strconv.Itoa(customers)},
+		Link:   "/customers",
 	}
 }
 

@@ -93,6 +93,33 @@ func (s *Store) SetPreference(ctx context.Context, p Person) error {
 	return nil
 }
 
+// personByEmail is the key of the one person the inbox knows with address email (their verified
+// sign-in address, Remember), or "" when nobody or more than one person has it (an address two
+// people share names neither).
+func (s *Store) personByEmail(ctx context.Context, email string) (string, error) {
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT person FROM inbox_people WHERE email = $1 LIMIT 2`,
+		strings.ToLower(strings.TrimSpace(email)))
+	if err != nil {
+		return "", fmt.Errorf("inbox: look a person up by address: %w", err)
+	}
+	defer rows.Close()
+	var found []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return "", fmt.Errorf("inbox: look a person up by address: %w", err)
+		}
+		found = append(found, p)
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("inbox: look a person up by address: %w", err)
+	}
+	if len(found) != 1 {
+		return "", nil
+	}
+	return found[0], nil
+}
+
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
