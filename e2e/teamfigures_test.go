@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,10 +14,14 @@ import (
 // The team lead's figures by rep (issue 41, docs/home.md "Team figures").
 
 // teamFiguresPortal is a portal whose follow-ups take every row at once (so the team lead's
-// home has follow-ups to show), with its own simulator; env adds settings.
+// home has follow-ups to show), with its own simulator, or the external v2 API's signer control
+// (E2E_V2_API_URL, bin/v2sim -admin); env adds settings.
 func teamFiguresPortal(t *testing.T, env ...string) (base, sim string) {
 	t.Helper()
 	p := startExtraPortalProcess(t, append([]string{"PORTAL_FOLLOWUP_SIGNATURE_DAYS=0", "PORTAL_FOLLOWUP_DRAFT_DAYS=0"}, env...)...)
+	if os.Getenv("E2E_V2_API_URL") != "" {
+		return p.url, signerAdminURL(t)
+	}
 	if p.simURL() == "" {
 		t.Fatal("the portal's log names no embedded simulator")
 	}
@@ -173,6 +178,9 @@ func TestTeamFiguresPhoneFirstFollowUpCountOnTheFirstScreen(t *testing.T) {
 // asked for Sam by his key) and the list by Sam show no figure, name or row of Sam's, whose
 // rows the lead's token was refused (issue 38's rule).
 func TestTeamFiguresRestrictedToOwnersShowNothingOfARefusedRep(t *testing.T) {
+	if suite.simURL == "" {
+		t.Skip("needs the embedded simulator (PORTAL_DEMO_RESTRICT_TO_OWNERS), not available with E2E_V2_API_URL")
+	}
 	base, _ := teamFiguresPortal(t, "PORTAL_DEMO_RESTRICT_TO_OWNERS=true")
 	rep := &leakSide{who: salesUser, page: signedInPageAt(t, base, salesUser, salesPassword)}
 	salesCustomer := createTestCustomerAt(t, rep.page, base, "Refusedfig")
