@@ -43,15 +43,19 @@ run: ## Run the portal in demo mode (embedded sign-in and v2 simulator); honours
 sim: ## Run the v2 API simulator standalone on SIM_ADDR (default 127.0.0.1:8081), with SIM_FLAGS (default -admin: the control API the browser tests drive signers with)
 	go run ./cmd/v2sim -addr $(SIM_ADDR) $(SIM_FLAGS)
 
-test: ## Everything CI runs: deps, generate-check, lint, docker-check, unit tests, brief fuzzing (10,000 inputs a target), browser tests
-	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory generate-check
-	@$(MAKE) --no-print-directory i18n
-	@$(MAKE) --no-print-directory lint
-	@$(MAKE) --no-print-directory docker-check
-	@$(MAKE) --no-print-directory unit DEPS_DONE=1
-	@$(MAKE) --no-print-directory fuzz FUZZTIME=10000x SLOW_FUZZTIME=300x
-	@$(MAKE) --no-print-directory e2e DEPS_DONE=1
+# The steps of `make test`, in order (each a make target with its variables).
+TEST_STEPS = deps generate-check i18n lint docker-check "unit DEPS_DONE=1" "fuzz FUZZTIME=10000x SLOW_FUZZTIME=300x" "e2e DEPS_DONE=1"
+
+test: ## Everything CI runs: deps, generate-check, lint, docker-check, unit tests, brief fuzzing (10,000 inputs a target), browser tests; prints each step's duration and the total at its end
+	@start=$$(date +%s); took=""; step=""; \
+	summary() { rc=$$?; printf '%b' "$$took"; [ $$rc -eq 0 ] || printf 'test: %-45s FAILED\n' "$$step"; t=$$(( $$(date +%s) - start )); \
+		printf 'test: total %dm%02ds (%s)\n' $$((t / 60)) $$((t % 60)) "$$([ $$rc -eq 0 ] && echo passed || echo FAILED)"; }; \
+	trap summary EXIT; \
+	for step in $(TEST_STEPS); do \
+		s=$$(date +%s); \
+		$(MAKE) --no-print-directory $$step; \
+		t=$$(( $$(date +%s) - s )); took+=$$(printf 'test: %-45s %dm%02ds\\n' "$$step" $$((t / 60)) $$((t % 60))); \
+	done
 
 deps: ## Install what is missing: chromium, redis-server (apt), Playwright driver (npm), Dex, Mailpit
 	@if [ -z "$(DEPS_DONE)" ]; then scripts/ensure-deps.sh; fi
