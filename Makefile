@@ -115,11 +115,25 @@ FUZZTIME ?= 10s
 # for a minute, so a brief run finds crashes instead of polishing its corpus.
 SLOW_FUZZ = FuzzMakeNeverPanics
 SLOW_FUZZTIME ?= $(FUZZTIME)
-fuzz: ## Run every fuzz target for FUZZTIME (default 10s; one target per go invocation; SLOW_FUZZ for SLOW_FUZZTIME)
-	@for pkg in $$(go list ./... | grep -v '/e2e$$'); do \
-	  for f in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+# FUZZ_PKGS are the packages whose fuzz targets run (default: every package but e2e).
+FUZZ_PKGS ?= ./...
+fuzz: ## Run every fuzz target for FUZZTIME (default 10s; each package's test binary built once, run once a target; SLOW_FUZZ for SLOW_FUZZTIME)
+	@# A package's fuzz targets are found in its test files (no `go test -list`, which links every
+	@# package's test binary), and its instrumented test binary is built once and run once per
+	@# target in the package's directory (testdata/fuzz) with go test's own corpus cache, where
+	@# `go test -fuzz` per target linked it again each time.
+	@bin=$$(mktemp -d); trap 'rm -rf "$$bin"' EXIT; cache="$$(go env GOCACHE)/fuzz"; \
+	go list -f '{{.ImportPath}} {{.Dir}} {{join .TestGoFiles " "}} {{join .XTestGoFiles " "}}' $(FUZZ_PKGS) | grep -v '/e2e ' | \
+	while read -r pkg dir files; do \
+	  [ -n "$$files" ] || continue; \
+	  targets=$$(cd "$$dir" && sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*\*testing\.F).*/\1/p' $$files); \
+	  [ -n "$$targets" ] || continue; \
+	  echo "fuzz: build $$pkg"; go test -c -fuzz=. -o "$$bin/fuzz.test" "$$pkg"; \
+	  for f in $$targets; do \
 	    budget=$(FUZZTIME); case " $(SLOW_FUZZ) " in *" $$f "*) budget=$(SLOW_FUZZTIME);; esac; \
-	    echo "fuzz: $$pkg $$f ($$budget)"; go test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$$budget -fuzzminimizetime=10x $$pkg || exit 1; \
+	    echo "fuzz: $$pkg $$f ($$budget)"; \
+	    (cd "$$dir" && "$$bin/fuzz.test" -test.run='^$$' -test.fuzz="^$$f\$$" -test.fuzztime=$$budget \
+	      -test.fuzzminimizetime=10x -test.fuzzcachedir="$$cache/$$pkg" -test.timeout=10m -test.paniconexit0) || exit 1; \
 	  done; done
 
 screenshots: deps ## Browser tests that write docs/screenshots/<page>.png (1280x800) for the README
