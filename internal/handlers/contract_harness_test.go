@@ -50,6 +50,8 @@ type docsOptions struct {
 	login string
 	// smtpURL is PORTAL_SMTP_URL (empty: e-mail is off).
 	smtpURL string
+	// batchConcurrency is PORTAL_BATCH_CONCURRENCY (default 0: one call at a time).
+	batchConcurrency int
 }
 
 func newDocsEnv(t *testing.T, opts docsOptions) *docsEnv {
@@ -73,7 +75,7 @@ func newDocsEnv(t *testing.T, opts docsOptions) *docsEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newPortal(t, portalOptions{v2URL: srv.URL, uploadLimit: opts.uploadLimit, v2Timeout: opts.v2Timeout, metrics: opts.metrics, extraUsers: opts.users, smtpURL: opts.smtpURL})
+	p := newPortal(t, portalOptions{v2URL: srv.URL, uploadLimit: opts.uploadLimit, v2Timeout: opts.v2Timeout, metrics: opts.metrics, extraUsers: opts.users, smtpURL: opts.smtpURL, batchConcurrency: opts.batchConcurrency})
 	login := opts.login
 	if login == "" {
 		login = "sales"

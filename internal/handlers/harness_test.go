@@ -90,6 +90,8 @@ type portalOptions struct {
 	smtpURL string
 	// inbox turns the inbox on (Deps.Inbox; testPortal.inbox).
 	inbox bool
+	// batchConcurrency is PORTAL_BATCH_CONCURRENCY (default 0: one call at a time).
+	batchConcurrency int
 }
 
 // testPortal is one running portal with its provider and simulator.
@@ -183,7 +185,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		Addr: srv.Listener.Addr().String(), PublicURL: public, V2APIURL: v2, V2Timeout: opts.v2Timeout,
 		OIDCIssuer: issuer, OIDCClientID: config.DemoClientID, UploadLimit: opts.uploadLimit,
 		CustomerCacheTTL: opts.customerCacheTTL, V2ReadyCheck: opts.readyCheck, V2HealthURL: opts.healthURL,
-		TeamRoles: []string{"backoffice", "team-lead"}, BackofficeRoles: []string{"backoffice"},
+		BatchConcurrency: opts.batchConcurrency, TeamRoles: []string{"backoffice", "team-lead"}, BackofficeRoles: []string{"backoffice"},
 		// The tools' roles as the settings' defaults (internal/config).
 		BatchArchiveRoles: []string{"backoffice"}, HandoverRoles: []string{"backoffice", "team-lead"}, ImportRoles: []string{"backoffice"},
 	}

@@ -476,3 +476,62 @@ func TestAuditPageOfAnUnseenQuoteRoundTrips(t *testing.T) {
 		t.Errorf("the audit does not name the quote's cart by its product: %.500q", text)
 	}
 }
+
+// TestBatchCheckRoundTrips: the batch archive's check of 20 contracts reads each contract once,
+// PORTAL_BATCH_CONCURRENCY (4) at a time, so the person waits 5 round trips of the v2 API (issue
+// 42 item 6: it was 7 while the check's lookup wrote each document to the work index), and the
+// draft's page after it calls nothing. The latency lab's journey batch_check_20_contracts measures
+// the same on the built binary.
+func TestBatchCheckRoundTrips(t *testing.T) {
+	t.Parallel()
+	e := newDocsEnv(t, docsOptions{login: "backoffice", batchConcurrency: 4})
+	numbers, err := e.sim.SeedContracts(20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.sim.SetFault("*", v2sim.Fault{Delay: roundTripDelay})
+	mark := len(e.sim.Requests())
+	r := postForm(t, e.p, e.user, "/contracts/batch-archive", url.Values{"numbers": {strings.Join(numbers, "\n")}, "include_unsent": {"1"}})
+	if r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("check: %d %.2000s", r.StatusCode, r.body)
+	}
+	reqs := e.sim.Requests()[mark:]
+	read := map[string]int{}
+	for _, q := range reqs {
+		if q.Endpoint != "contracts.bynumber" || q.Status != http.StatusOK {
+			t.Errorf("the check called %s %s (%d), want only contract reads by number", q.Method, q.RequestURI, q.Status)
+		}
+		read[q.RequestURI]++
+	}
+	if len(reqs) != len(numbers) || len(read) != len(numbers) {
+		t.Errorf("the check made %d calls on %d contracts, want each of the %d contracts read once", len(reqs), len(read), len(numbers))
+	}
+	if got := roundTripsOf(reqs); got > 5 {
+		t.Errorf("the check of 20 contracts took %d sequential round trips, want 5 (4 at a time)", got)
+	}
+	for i := range reqs {
+		if inFlight := concurrentAt(reqs, i); inFlight > 4 {
+			t.Errorf("%d reads in flight at once, PORTAL_BATCH_CONCURRENCY is 4", inFlight)
+			break
+		}
+	}
+	mark = len(e.sim.Requests())
+	page := e.p.do(t, e.user, http.MethodGet, r.Header.Get("Location"), nil, nil)
+	if page.StatusCode != http.StatusOK {
+		t.Fatalf("the draft's page: %d", page.StatusCode)
+	}
+	if reqs := e.sim.Requests()[mark:]; len(reqs) != 0 {
+		t.Errorf("the draft's page called %v, want nothing", quoteEndpoints(reqs))
+	}
+}
+
+// concurrentAt counts the requests in flight when reqs[i] arrived (itself included).
+func concurrentAt(reqs []v2sim.RecordedRequest, i int) int {
+	n := 0
+	for _, r := range reqs {
+		if !r.Received.After(reqs[i].Received) && r.Time.After(reqs[i].Received) {
+			n++
+		}
+	}
+	return n
+}

@@ -118,9 +118,11 @@ type latencyLab struct {
 	addonProductID       int32
 	tofProduct           int32
 	tag, digest, since   string
-	worklist             string // ten quote numbers, one per line
-	contractID           int32
-	confirmedState       string
+	// batchNumbers are the contracts the batch check journey checks.
+	batchNumbers   []string
+	worklist       string // ten quote numbers, one per line
+	contractID     int32
+	confirmedState string
 	// archiveVals is what the contract page's archive button posts (hx-vals: the number, signed).
 	archiveVals url.Values
 }
@@ -514,6 +516,24 @@ func (x *latencyLab) journeys(ctx context.Context) []journey {
 		{name: "quote_poll_after_change", floor: 2, must: []string{`cpq.toflist`, `contracts.audit`},
 			prepare: func() error { return x.preparePoll(ctx, true) },
 			run:     func() error { return x.poll(ctx, http.StatusOK) }},
+		// The batch archive's check of 20 contracts (issue 42 item 6): each contract read once,
+		// PORTAL_BATCH_CONCURRENCY (4) at a time, so 5 round trips; the draft's page calls nothing
+		// (handler test TestBatchCheckRoundTrips).
+		{name: "batch_check_20_contracts", floor: 5, must: []string{`contracts.bynumber`},
+			prepare: func() error {
+				var err error
+				x.batchNumbers, err = makeContracts(ctx, x.l, x.user.accessToken, 20)
+				return err
+			},
+			run: func() error {
+				a, err := x.do(ctx, http.MethodPost, "/contracts/batch-archive",
+					url.Values{"numbers": {strings.Join(x.batchNumbers, "\n")}, "include_unsent": {"1"}}, false, http.StatusSeeOther)
+				if err != nil {
+					return err
+				}
+				_, err = x.do(ctx, http.MethodGet, a.header.Get("Location"), nil, false, http.StatusOK)
+				return err
+			}},
 	}
 }
 

@@ -228,7 +228,7 @@ func measureInboxCount(ctx context.Context, db *statedb.DB) (float64, error) {
 	if db.Engine() == statedb.Postgres {
 		padded = `lpad(CAST(i AS TEXT), 8, '0')`
 	}
-	series := `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ` + strconv.Itoa(inboxPerKind) + `) `
+	series := seriesCTE(db.Engine(), inboxPerKind)
 	kinds := slices.Clone(inboxKinds)
 	slices.Sort(kinds)
 	for _, kind := range kinds {
