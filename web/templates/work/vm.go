@@ -100,7 +100,9 @@ type RowVM struct {
 	Stage                  string // the stage's value (draft, generated, signature, archived)
 	StageLabel             string
 	StageLevel             components.BadgeLevel
-	OneOff, Monthly        string
+	// DeclineReason is a declined contract's signer's reason ("" when none).
+	DeclineReason   string
+	OneOff, Monthly string
 	ChangedBy              string
 	Changed                time.Time // zero when unknown
 	// AsOf is when the row was last read from the v2 API.
