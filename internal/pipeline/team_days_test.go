@@ -47,7 +47,7 @@ func TestPipelineTeamFiguresMedianDaysAndDeclineReasons(t *testing.T) {
 		clock = now
 		sight(21, signed, func(s *workindex.ContractSighting) { s.SentAt, s.SignedAt = daysBefore(10), daysBefore(6) }) // 4 days
 		sight(22, signed, func(s *workindex.ContractSighting) { s.SentAt, s.SignedAt = daysBefore(3), daysBefore(1) })  // 2 days
-		sight(23, signed, func(s *workindex.ContractSighting) { s.SignedAt = daysBefore(1) })                            // 7 days
+		sight(23, signed, func(s *workindex.ContractSighting) { s.SignedAt = daysBefore(1) })                           // 7 days
 		for id, reason := range map[int32]string{24: "Price  too\nhigh", 25: "Price too high", 26: "Chose <b>another</b> supplier", 27: ""} {
 			sight(id, declined, func(s *workindex.ContractSighting) { s.DeclineReason, s.AnsweredAt = reason, daysBefore(2) })
 		}

@@ -8,8 +8,8 @@ type Team struct {
 	Caption string
 	// Heads are the column heads: rep, open pipeline, signed, declined, win rate.
 	RepHead, OpenHead, SignedHead, MedianHead, DeclinedHead, RateHead string
-	Rows                                                  []TeamRow
-	Picker                                                RepPicker
+	Rows                                                              []TeamRow
+	Picker                                                            RepPicker
 	// Lists are the chosen rep's lists (none when nobody is chosen).
 	Lists []components.Link
 	// Chosen names the chosen rep ("" for everyone).

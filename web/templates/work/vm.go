@@ -103,8 +103,8 @@ type RowVM struct {
 	// DeclineReason is a declined contract's signer's reason ("" when none).
 	DeclineReason   string
 	OneOff, Monthly string
-	ChangedBy              string
-	Changed                time.Time // zero when unknown
+	ChangedBy       string
+	Changed         time.Time // zero when unknown
 	// AsOf is when the row was last read from the v2 API.
 	AsOf time.Time
 	// ContractLabel and ContractHref: a quote's contract.
