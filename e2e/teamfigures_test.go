@@ -50,10 +50,14 @@ func listRows(t *testing.T, page playwright.Page, href string) int {
 	return n
 }
 
+// teamDeclineReason is what Sam's signer says, markup and quotes included: shown as text.
+const teamDeclineReason = `Too <b>pricey</b> & "late"`
+
 // TestTeamFiguresTableNamesEveryRepAndEachFigureOpensItsList: sales has a draft, a declined and
 // a signed contract, the team lead a draft of their own; the lead's table names both reps, each
-// figure (open, signed, declined) equals the rows of the list it opens and that list names the
-// rep; the rep picker shows Sam alone with his lists, and the signed value by month counts his
+// figure (open, signed, declined, the decline's reason) equals the rows of the list it opens and
+// that list names the rep; the median days to signature (sent and signed the same day: 0) opens
+// the signed list; the reason is shown as the signer wrote it, escaped; the rep picker shows Sam alone with his lists, and the signed value by month counts his
 // signed contract in this month, as its list does.
 func TestTeamFiguresTableNamesEveryRepAndEachFigureOpensItsList(t *testing.T) {
 	base, sim := teamFiguresPortal(t)
@@ -63,7 +67,10 @@ func TestTeamFiguresTableNamesEveryRepAndEachFigureOpensItsList(t *testing.T) {
 	declined := rep.contract(t, base, rep.quote(t, base, salesCustomer, "Team declined", 1))
 	signed := rep.contract(t, base, rep.quote(t, base, salesCustomer, "Team signed", 2))
 	leakSignature(t, rep.page, base, declined)
-	leakAnswer(t, sim, declined.number, "DECLINED")
+	saved := suite.simURL
+	suite.simURL = sim // signerAnswers asks the suite's simulator; this portal has its own
+	signerAnswers(t, declined.number, "DECLINED", teamDeclineReason)
+	suite.simURL = saved
 	leakSignature(t, rep.page, base, signed)
 	leakAnswer(t, sim, signed.number, "SIGNED")
 	for _, c := range []leakContract{declined, signed} {
@@ -83,6 +90,19 @@ func TestTeamFiguresTableNamesEveryRepAndEachFigureOpensItsList(t *testing.T) {
 	check(t, suite.expect.Locator(samRow.GetByTestId("home-team-declined")).ToHaveText("1"), "Sam's declined contract")
 	check(t, suite.expect.Locator(samRow.GetByTestId("home-team-rate")).ToContainText("50"), "Sam's win rate: 1 of 2")
 	check(t, suite.expect.Locator(leadRow.GetByTestId("home-team-open")).ToHaveText("1"), "the lead's own draft")
+	check(t, suite.expect.Locator(samRow.GetByTestId("home-team-median")).ToHaveText("0"), "Sam's median days to signature: sent and signed today")
+	check(t, suite.expect.Locator(leadRow.GetByTestId("home-team-median")).ToHaveText("–"), "no signature of the lead's: no median")
+	reason := samRow.GetByTestId("home-team-reason")
+	check(t, suite.expect.Locator(reason).ToHaveCount(1), "Sam's one decline reason")
+	check(t, suite.expect.Locator(reason.GetByTestId("home-team-reason-text")).ToHaveText(teamDeclineReason), "the signer's reason as written")
+	if n, err := reason.Locator("b").Count(); err != nil || n != 0 {
+		t.Errorf("the reason's markup became HTML (%d elements, %v)", n, err)
+	}
+	medianHref, err := samRow.GetByTestId("home-team-median").GetAttribute("href")
+	check(t, err, "the median's list")
+	if signedHref, _ := samRow.GetByTestId("home-team-signed").GetAttribute("href"); medianHref != signedHref {
+		t.Errorf("the median opens %q, not the signed list %q it is taken over", medianHref, signedHref)
+	}
 	checkAxe(t, lead, axeSource(t), "the team lead's home with the figures by rep")
 
 	type figure struct {
@@ -92,7 +112,11 @@ func TestTeamFiguresTableNamesEveryRepAndEachFigureOpensItsList(t *testing.T) {
 	var figures []figure
 	for _, name := range []string{"Sam Sales", "Giulia Bianchi"} {
 		row := rows.Filter(playwright.LocatorFilterOptions{HasText: name})
-		for _, id := range []string{"home-team-open", "home-team-signed", "home-team-declined"} {
+		ids := []string{"home-team-open", "home-team-signed", "home-team-declined"}
+		if name == "Sam Sales" {
+			ids = append(ids, "home-team-reason-count")
+		}
+		for _, id := range ids {
 			n, href := teamFigure(t, row, id)
 			figures = append(figures, figure{name, id, href, n})
 		}
@@ -102,11 +126,15 @@ func TestTeamFiguresTableNamesEveryRepAndEachFigureOpensItsList(t *testing.T) {
 			t.Errorf("%s's %s is %d, its list %s shows %d rows", f.rep, f.id, f.n, f.href, got)
 		}
 		check(t, suite.expect.Locator(lead.GetByTestId("work-narrowing")).ToContainText(f.rep), "the list of "+f.id+" names "+f.rep)
+		if f.id == "home-team-reason-count" {
+			check(t, suite.expect.Locator(lead.GetByTestId("work-narrowing")).ToContainText(teamDeclineReason), "the reason's list names it")
+			check(t, suite.expect.Locator(lead.GetByTestId("work-decline-reason")).ToContainText(teamDeclineReason), "the reason on its row")
+		}
 	}
 
 	// The rep picker: Sam alone, his lists, and his signed value by month.
 	visit(t, lead, "/", `[data-testid="home-rep-picker"]`)
-	_, err := lead.GetByTestId("home-rep-select").SelectOption(playwright.SelectOptionValues{Labels: playwright.StringSlice("Sam Sales")})
+	_, err = lead.GetByTestId("home-rep-select").SelectOption(playwright.SelectOptionValues{Labels: playwright.StringSlice("Sam Sales")})
 	check(t, err, "choose Sam in the picker")
 	check(t, lead.GetByTestId("home-rep-submit").Click(), "show Sam's figures")
 	check(t, suite.expect.Locator(lead.GetByTestId("home-team-row")).ToHaveCount(1), "only Sam's row")

@@ -344,6 +344,9 @@ func workListURL(q workindex.Query) string {
 	if q.Person != "" {
 		v.Set("by", q.Person)
 	}
+	if q.DeclineReason != "" {
+		v.Set("reason", q.DeclineReason)
+	}
 	if len(v) == 0 {
 		return path
 	}

@@ -45,7 +45,7 @@ func (h *Handler) fillTeam(c *gin.Context, trl *i18n.Translator, v workindex.Vie
 		return err
 	}
 	t := &home.Team{Caption: trl.T("home.team.caption"), RepHead: trl.T("home.col.rep"), OpenHead: trl.T("home.team.open"),
-		SignedHead: trl.T("home.team.signed"), DeclinedHead: trl.T("home.team.declined"), RateHead: trl.T("home.team.rate"),
+		SignedHead: trl.T("home.team.signed"), MedianHead: trl.T("home.team.median"), DeclinedHead: trl.T("home.team.declined"), RateHead: trl.T("home.team.rate"),
 		Picker: home.RepPicker{Label: trl.T("home.team.picker"), Everyone: trl.T("home.team.everyone"), Submit: trl.T("home.team.show")}}
 	chosen := ""
 	switch {
@@ -69,9 +69,16 @@ func (h *Handler) fillTeam(c *gin.Context, trl *i18n.Translator, v workindex.Vie
 		row := home.TeamRow{Person: r.Person, Name: name, Href: "/?" + url.Values{"rep": {r.Person}}.Encode(),
 			Open: trl.Integer(r.Open.Count), OpenValue: trl.Money(r.Open.ValueCents, "EUR"), OpenHref: workListURL(r.Open.Query),
 			Signed: countText(trl, r.Signed), SignedValue: trl.Money(r.SignedValueCents, "EUR"), SignedHref: workListURL(r.Signed.Query),
-			Declined: trl.Integer(r.Declined.Count), DeclinedHref: workListURL(r.Declined.Query), Rate: "–"}
+			Declined: trl.Integer(r.Declined.Count), DeclinedHref: workListURL(r.Declined.Query), Rate: "–", Median: "–"}
 		if r.HasRate {
 			row.Rate = trl.Percent(r.WinRate)
+		}
+		if r.HasMedian {
+			row.Median, row.MedianHref = medianText(trl, r.MedianDays), workListURL(r.Signed.Query)
+		}
+		for _, reason := range r.Reasons {
+			row.Reasons = append(row.Reasons, home.ReasonLink{Reason: reason.Reason, Count: trl.Integer(reason.Count),
+				Href: workListURL(reason.Query)})
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -115,6 +122,14 @@ func (h *Handler) fillTeam(c *gin.Context, trl *i18n.Translator, v workindex.Vie
 	}
 	vm.SignedByMonth = chart
 	return nil
+}
+
+// medianText is a median of whole days in the reader's words: whole, or with its half.
+func medianText(trl *i18n.Translator, days float64) string {
+	if days == float64(int64(days)) {
+		return trl.Integer(int64(days))
+	}
+	return trl.Decimal(days, 1)
 }
 
 // repDisplayName is a rep as people know them: the name they signed in with, as their rows

@@ -132,3 +132,63 @@ func TestHomeTeamFiguresByRepNamedLinkedAndRevealedOnly(t *testing.T) {
 		t.Errorf("saved views on the home: %d %q %q", view.Length(), view.Text(), view.AttrOr("href", ""))
 	}
 }
+
+// TestHomeTeamFiguresDeclineReasonEscapedAndItsList: a signer's reason with markup is shown on
+// the team lead's table as text, its count opens the list of that reason (which names it and
+// shows it on the row), and a reason the list cannot take answers 400.
+func TestHomeTeamFiguresDeclineReasonEscapedAndItsList(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t, portalOptions{})
+	ctx := context.Background()
+	sam := workindex.Viewer{Subject: "demo-sales", Name: "Sam Sales"}
+	lead := workindex.Viewer{Subject: "demo-teamlead", Name: "Giulia Bianchi", Team: true}
+	const reason = `<script>alert(1)</script> "too dear"`
+	for _, id := range []int32{201, 202} {
+		s := workindex.ContractSighting{ContractID: id, Number: "C-" + string(rune('0'+id%10)), CPQID: 1, CustomerID: 1, Customer: "Acme",
+			Facts: workindex.ContractFacts{Status: "SIGNATURE_REQUESTED", SignatureStatuses: []string{"DECLINED"}}, DeclineReason: reason}
+		if id == 202 {
+			s.DeclineReason = ""
+		}
+		if err := p.h.work.ObserveContract(ctx, sam, s, workindex.ActCreated); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.h.work.ObserveContract(ctx, lead, s, workindex.ActRefreshed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client := p.login(t, "teamlead", "teamlead-demo")
+	resp := p.get(t, client, "/", nil)
+	if resp.StatusCode != http.StatusOK || strings.Contains(resp.body, "<script>alert(1)") {
+		t.Fatalf("the home: %d, the reason unescaped: %v", resp.StatusCode, strings.Contains(resp.body, "<script>alert(1)"))
+	}
+	doc := parseHTML(t, resp.body)
+	row := doc.Find(`[data-testid="home-team-row"]`)
+	if got := strings.TrimSpace(row.Find(`[data-testid="home-team-declined"]`).Text()); got != "2" {
+		t.Errorf("declined %q, want 2", got)
+	}
+	reasons := row.Find(`[data-testid="home-team-reason"]`)
+	if reasons.Length() != 1 || reasons.Find(`[data-testid="home-team-reason-text"]`).Text() != reason {
+		t.Fatalf("reasons: %d %q", reasons.Length(), reasons.Text())
+	}
+	count := reasons.Find(`[data-testid="home-team-reason-count"]`)
+	href := count.AttrOr("href", "")
+	if strings.TrimSpace(count.Text()) != "1" || !strings.Contains(href, "reason=") || !strings.Contains(href, "by="+sam.Key()) {
+		t.Fatalf("the reason's count %q links to %q", count.Text(), href)
+	}
+	list := p.get(t, client, href, nil)
+	if list.StatusCode != http.StatusOK || strings.Contains(list.body, "<script>alert(1)") {
+		t.Fatalf("the reason's list: %d", list.StatusCode)
+	}
+	ld := parseHTML(t, list.body)
+	if got := ld.Find(`[data-testid="work-count"]`).Text(); got != "1 found" {
+		t.Errorf("the reason's list counts %q, the figure 1", got)
+	}
+	if !strings.Contains(ld.Find(`[data-testid="work-narrowing"]`).Text(), reason) ||
+		!strings.Contains(ld.Find(`[data-testid="work-decline-reason"]`).Text(), reason) {
+		t.Errorf("the reason's list does not name it: %q / %q", ld.Find(`[data-testid="work-narrowing"]`).Text(),
+			ld.Find(`[data-testid="work-decline-reason"]`).Text())
+	}
+	if bad := p.get(t, client, "/work/contracts?reason="+strings.Repeat("x", 201), nil); bad.StatusCode != http.StatusBadRequest {
+		t.Errorf("a reason of 201 characters: %d, want 400", bad.StatusCode)
+	}
+}

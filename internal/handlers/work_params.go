@@ -161,6 +161,17 @@ func parseWorkValues(values url.Values, tr *i18n.Translator, kind workindex.Kind
 			f.narrowing = append(f.narrowing, work.Param{Name: "by", Value: raw, Label: tr.T("work.filters.by")})
 		}
 	}
+	// The declined contracts of one signer's reason (the team figures' reasons), as the index
+	// stores reasons (workindex.DeclineReasonText).
+	if raw := values.Get("reason"); raw != "" {
+		reason := workindex.DeclineReasonText(raw)
+		if reason == "" || !utf8.ValidString(raw) || utf8.RuneCountInString(raw) > maxWorkFindRunes {
+			f.errs["work-find"] = tr.T("work.error.reason", maxWorkFindRunes)
+		} else {
+			f.query.DeclineReason = reason
+			f.narrowing = append(f.narrowing, work.Param{Name: "reason", Value: reason, Label: tr.T("work.filters.reason", reason)})
+		}
+	}
 	find := strings.TrimSpace(values.Get("q"))
 	f.values["q"] = find
 	if utf8.RuneCountInString(find) > maxWorkFindRunes || !utf8.ValidString(find) {
@@ -436,7 +447,7 @@ func workRowVM(trl *i18n.Translator, wr workRow) work.RowVM {
 		ID: strconv.FormatInt(r.ID(), 10), Customer: r.Customer, CustomerHref: customerHref(r.CustomerID),
 		Configurator: r.Configurator, Stage: string(r.Stage), StageLabel: stageLabel(trl, r.Stage), StageLevel: stageLevel(r.Stage),
 		OneOff: trl.Money(r.OneOffCents, "EUR"), Monthly: trl.Money(r.MonthlyCents, "EUR"),
-		ChangedBy: r.ChangedByName, AsOf: r.SeenAt, Number: r.ContractNumber,
+		ChangedBy: r.ChangedByName, AsOf: r.SeenAt, Number: r.ContractNumber, DeclineReason: r.DeclineReason,
 	}
 	vm.Changed = r.ChangedAt
 	if vm.Customer == "" {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -21,14 +22,34 @@ type RepFigures struct {
 	// Open are the rep's open quotes (draft, contract generated, out for signature).
 	Open Figure
 	// Signed are the rep's contracts that were signed, archived since or not (workindex.Query.Signed:
-	// a win stays a win), counted on their list up to workindex.CountBound.
+	// a win stays a win), shown as their list counts them (up to workindex.CountBound).
 	Signed Count
-	// SignedValueCents is the value of the contracts Signed counts.
+	// SignedValueCents is the value of the rep's signed contracts.
 	SignedValueCents int64
+	// MedianDays is the median of the whole days from send to signature of the signed contracts
+	// whose send the index knows (DaysKnown of them; HasMedian false when none), over the same
+	// list as Signed.
+	MedianDays float64
+	DaysKnown  int64
+	HasMedian  bool
 	// Declined are the rep's contracts a signer declined.
 	Declined Figure
-	WinRate  float64
-	HasRate  bool
+	// Reasons are the most common reasons of Declined (at most MaxReasons, most frequent first;
+	// a decline without a reason is in none), each with the list of those contracts.
+	Reasons []ReasonFigure
+	WinRate float64
+	HasRate bool
+}
+
+// MaxReasons is how many decline reasons a rep's row names.
+const MaxReasons = 3
+
+// ReasonFigure is a decline reason of one rep with how many of their declined contracts give
+// it, and the list of them.
+type ReasonFigure struct {
+	Reason string
+	Count  int64
+	Query  workindex.Query
 }
 
 // TeamFigures are the team lead's figures by rep, largest open value first; nil for a viewer
@@ -44,6 +65,14 @@ func (p *Pipeline) TeamFigures(ctx context.Context, v workindex.Viewer) ([]RepFi
 		return nil, err
 	}
 	contracts, err := p.ix.SumsByRepStage(ctx, v, workindex.KindContract)
+	if err != nil {
+		return nil, err
+	}
+	signed, err := p.ix.SignedByRep(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	declines, err := p.ix.DeclinesByRep(ctx, v)
 	if err != nil {
 		return nil, err
 	}
@@ -75,13 +104,21 @@ func (p *Pipeline) TeamFigures(ctx context.Context, v workindex.Viewer) ([]RepFi
 	out := make([]RepFigures, 0, len(byPerson))
 	for _, r := range byPerson {
 		// The stage totals hold each row's current stage, so an archived win is no longer in
-		// "signed" there: the wins are counted on their list (signed_at), as the months are.
+		// "signed" there: the wins are the viewer's signed sums by rep (signed_at), as the months are.
 		r.Signed.Query = workindex.Query{Kind: workindex.KindContract, Scope: workindex.ScopeAll, Person: r.Person, Signed: true}
-		t, capped, err := p.ix.SumCount(ctx, v, r.Signed.Query)
-		if err != nil {
-			return nil, err
+		if s := signed[r.Person]; s != nil {
+			r.Signed.N, r.Signed.Capped, r.SignedValueCents = int(min(s.N, workindex.CountBound)), s.N > workindex.CountBound, s.ValueCents
+			r.MedianDays, r.DaysKnown = medianDays(s.Days)
+			r.HasMedian = r.DaysKnown > 0
 		}
-		r.Signed.N, r.Signed.Capped, r.SignedValueCents = int(t.N), capped, t.ValueCents
+		for _, reason := range declines[r.Person] {
+			if reason.Reason == "" || len(r.Reasons) == MaxReasons {
+				continue
+			}
+			q := r.Declined.Query
+			q.DeclineReason = reason.Reason
+			r.Reasons = append(r.Reasons, ReasonFigure{Reason: reason.Reason, Count: reason.N, Query: q})
+		}
 		if decided := int64(r.Signed.N) + r.Declined.Count; decided > 0 {
 			r.WinRate, r.HasRate = float64(r.Signed.N)/float64(decided), true
 		}
@@ -94,6 +131,33 @@ func (p *Pipeline) TeamFigures(ctx context.Context, v workindex.Viewer) ([]RepFi
 			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Person, b.Person))
 	})
 	return out, nil
+}
+
+// medianDays is the median of a histogram of days (days -> how many), and how many it holds: the
+// middle value, or the mean of the two middle ones.
+func medianDays(days map[int]int64) (float64, int64) {
+	var n int64
+	for _, c := range days {
+		n += c
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	keys := slices.Sorted(maps.Keys(days))
+	// at is the value of the i-th (0-based) of the n days in order.
+	at := func(i int64) int {
+		for _, k := range keys {
+			if i < days[k] {
+				return k
+			}
+			i -= days[k]
+		}
+		return keys[len(keys)-1]
+	}
+	if n%2 == 1 {
+		return float64(at(n / 2)), n
+	}
+	return float64(at(n/2-1)+at(n/2)) / 2, n
 }
 
 // repFigure is an empty figure of one rep's rows of kind in stages, with its list.

@@ -7,7 +7,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/textfold"
@@ -114,6 +117,14 @@ type Row struct {
 	// it, else when the portal first saw it signed); zero when never seen signed. It stays when the
 	// contract is archived: wins and "signed this month" count it (migration 00021). Quotes have none.
 	SignedAt time.Time
+	// SentAt is when the contract was sent for signature (the v2 request's sentAt, of the signed
+	// request when signed, else of the latest; else when the portal first saw it out for
+	// signature); zero when never seen sent (migration 00026). With SignedAt it gives the days to
+	// signature of the team figures.
+	SentAt time.Time
+	// DeclineReason is the signer's reason while the contract is declined (DeclineReasonText: at
+	// most 200 characters, whitespace collapsed; "" when none or not declined).
+	DeclineReason string
 	// FactsAt is when the facts above last changed in the index (a read that changed nothing
 	// leaves it): a viewer whose own token read the row before it has not seen them.
 	FactsAt time.Time
@@ -200,6 +211,10 @@ type ContractSighting struct {
 	// SignedAt is the signed request's signedAt (zero: none, or the document does not say): the
 	// row's SignedAt when the index first learns the contract was signed.
 	SignedAt time.Time
+	// SentAt is the sentAt of the request that decides the stage (the signed one, else the
+	// latest; zero: none, or the document does not say): the row's SentAt. DeclineReason above is
+	// stored too, while the contract is declined (Row.DeclineReason).
+	SentAt time.Time
 	// ChangedAt is when the change the document shows happened, as the v2 API says it: the
 	// signer's answer (signed, declined, expired) or the archive's time. It dates a change of
 	// stage this sighting makes instead of the moment of the read (zero: the read's moment).
@@ -303,6 +318,15 @@ func (ix *Index) observeContract(ctx context.Context, tx *sql.Tx, v Viewer, s Co
 		// index learns it, dated by the v2 signature's own time when the document gives it.
 		if r.SignedAt.IsZero() && !s.SignedAt.IsZero() && (stage == StageSigned || stage == StageArchived) {
 			r.SignedAt = s.SignedAt.UTC().Truncate(time.Microsecond)
+		}
+		// When it was sent, as the v2 request dates it (a document without it, the batch archive's,
+		// leaves what the index knows).
+		if !s.SentAt.IsZero() {
+			r.SentAt = s.SentAt.UTC().Truncate(time.Microsecond)
+		}
+		r.DeclineReason = ""
+		if stage == StageDeclined {
+			r.DeclineReason = DeclineReasonText(s.DeclineReason)
 		}
 	})
 	if err != nil || s.QuoteID <= 0 {
@@ -449,11 +473,16 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 	if kind == KindContract && r.Stage == StageSigned && r.SignedAt.IsZero() {
 		r.SignedAt = firstTime(at, now)
 	}
+	// A contract seen out for signature without the v2 request's time was sent when first seen so.
+	if kind == KindContract && r.Stage == StageSignature && r.SentAt.IsZero() {
+		r.SentAt = now
+	}
 	// A change worth dating: a new row, another stage or other totals (as the v2 document says).
 	dated := !exists || r.Stage != old.Stage || r.OneOffCents != old.OneOffCents || r.MonthlyCents != old.MonthlyCents ||
 		r.ContractID != old.ContractID
 	factsChanged := dated || r.Customer != old.Customer || r.Configurator != old.Configurator || r.ContractNumber != old.ContractNumber ||
-		r.CPQID != old.CPQID || r.CustomerID != old.CustomerID || !r.ChangedAt.Equal(old.ChangedAt) || !r.SignedAt.Equal(old.SignedAt)
+		r.CPQID != old.CPQID || r.CustomerID != old.CustomerID || !r.ChangedAt.Equal(old.ChangedAt) || !r.SignedAt.Equal(old.SignedAt) ||
+		!r.SentAt.Equal(old.SentAt) || r.DeclineReason != old.DeclineReason
 	// Nothing new: the facts are the same, the row was seen a moment ago and so was the viewer's read.
 	// (A read that would reveal the row to them again, after someone's read changed it, is written.)
 	viewerFresh := key == "" || (entry.found && now.Sub(entry.seenAt) < seenWriteEvery && (entry.owner || act == ActRefreshed) &&
@@ -552,16 +581,16 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 
 const rowColumns = `r.kind, r.quote_id, r.cpq_id, r.customer_id, r.customer, r.configurator, r.contract_id, r.contract_number,
 	r.stage, r.one_off_cents, r.monthly_cents, r.created_by, r.created_by_name, r.changed_by, r.changed_by_name, r.changed_at, r.seen_at,
-	r.facts_at, r.signed_at`
+	r.facts_at, r.signed_at, r.sent_at, r.decline_reason`
 
 // scanRow reads rowColumns and, when withViewer, the viewer's seen_at after them.
 func scanRow(sc interface{ Scan(...any) error }, withViewer bool) (Row, error) {
 	var r Row
 	var kind, stage string
-	var changedAt, seenAt, factsAt, signedAt, viewerSeen int64
+	var changedAt, seenAt, factsAt, signedAt, sentAt, viewerSeen int64
 	dest := []any{&kind, &r.QuoteID, &r.CPQID, &r.CustomerID, &r.Customer, &r.Configurator, &r.ContractID, &r.ContractNumber,
 		&stage, &r.OneOffCents, &r.MonthlyCents, &r.CreatedBy, &r.CreatedByName, &r.ChangedBy, &r.ChangedByName, &changedAt, &seenAt, &factsAt,
-		&signedAt}
+		&signedAt, &sentAt, &r.DeclineReason}
 	if withViewer {
 		dest = append(dest, &viewerSeen)
 	}
@@ -570,7 +599,7 @@ func scanRow(sc interface{ Scan(...any) error }, withViewer bool) (Row, error) {
 	}
 	r.Kind, r.Stage = Kind(kind), Stage(stage)
 	r.ChangedAt, r.SeenAt, r.FactsAt, r.ViewerSeenAt = statedb.Time(changedAt), statedb.Time(seenAt), statedb.Time(factsAt), statedb.Time(viewerSeen)
-	r.SignedAt = statedb.Time(signedAt)
+	r.SignedAt, r.SentAt = statedb.Time(signedAt), statedb.Time(sentAt)
 	return r, nil
 }
 
@@ -598,7 +627,8 @@ func sameFacts(a, b *Row) bool {
 		a.Configurator == b.Configurator && a.ContractID == b.ContractID && a.ContractNumber == b.ContractNumber &&
 		a.Stage == b.Stage && a.OneOffCents == b.OneOffCents && a.MonthlyCents == b.MonthlyCents &&
 		a.CreatedBy == b.CreatedBy && a.CreatedByName == b.CreatedByName && a.ChangedBy == b.ChangedBy &&
-		a.ChangedByName == b.ChangedByName && a.ChangedAt.Equal(b.ChangedAt) && a.SignedAt.Equal(b.SignedAt)
+		a.ChangedByName == b.ChangedByName && a.ChangedAt.Equal(b.ChangedAt) && a.SignedAt.Equal(b.SignedAt) &&
+		a.SentAt.Equal(b.SentAt) && a.DeclineReason == b.DeclineReason
 }
 
 func readViewer(ctx context.Context, tx *sql.Tx, key string, kind Kind, id int64) (viewerEntry, error) {
@@ -618,8 +648,8 @@ func readViewer(ctx context.Context, tx *sql.Tx, key string, kind Kind, id int64
 func upsertRow(ctx context.Context, tx *sql.Tx, r *Row) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO work_rows (kind, id, quote_id, cpq_id, customer_id, customer, customer_folded, configurator,
 		contract_id, contract_number, stage, one_off_cents, monthly_cents, value_cents, created_by, created_by_name, changed_by,
-		changed_by_name, changed_at, seen_at, stage_since, facts_at, signed_at, signed_month)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20, $21, $22, $23)
+		changed_by_name, changed_at, seen_at, stage_since, facts_at, signed_at, signed_month, sent_at, decline_reason)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20, $21, $22, $23, $24, $25)
 		ON CONFLICT (kind, id) DO UPDATE SET quote_id = excluded.quote_id, cpq_id = excluded.cpq_id, customer_id = excluded.customer_id,
 		customer = excluded.customer, customer_folded = excluded.customer_folded, configurator = excluded.configurator,
 		contract_id = excluded.contract_id, contract_number = excluded.contract_number, stage = excluded.stage,
@@ -627,11 +657,12 @@ func upsertRow(ctx context.Context, tx *sql.Tx, r *Row) error {
 		created_by = excluded.created_by, created_by_name = excluded.created_by_name, changed_by = excluded.changed_by,
 		changed_by_name = excluded.changed_by_name, changed_at = excluded.changed_at, seen_at = excluded.seen_at,
 		facts_at = excluded.facts_at, signed_at = excluded.signed_at, signed_month = excluded.signed_month,
+		sent_at = excluded.sent_at, decline_reason = excluded.decline_reason,
 		stage_since = CASE WHEN work_rows.stage = excluded.stage THEN work_rows.stage_since ELSE excluded.stage_since END`,
 		string(r.Kind), r.ID(), r.QuoteID, r.CPQID, r.CustomerID, r.Customer, textfold.Fold(r.Customer), r.Configurator,
 		r.ContractID, r.ContractNumber, string(r.Stage), r.OneOffCents, r.MonthlyCents, r.ValueCents(), r.CreatedBy, r.CreatedByName,
 		r.ChangedBy, r.ChangedByName, statedb.Micros(r.ChangedAt), statedb.Micros(r.SeenAt), statedb.Micros(r.FactsAt),
-		statedb.Micros(r.SignedAt), SignedMonth(r.SignedAt))
+		statedb.Micros(r.SignedAt), SignedMonth(r.SignedAt), statedb.Micros(r.SentAt), r.DeclineReason)
 	if err != nil {
 		return fmt.Errorf("workindex: write %s %d: %w", r.Kind, r.ID(), err)
 	}
@@ -814,6 +845,33 @@ func SignedMonth(t time.Time) int {
 	t = t.UTC()
 	return t.Year()*100 + int(t.Month())
 }
+
+// maxDeclineReason is how many characters of a signer's reason the index keeps.
+const maxDeclineReason = 200
+
+// DeclineReasonText is a signer's decline reason as the index stores, groups and filters it:
+// whitespace collapsed, control characters dropped, at most maxDeclineReason characters.
+func DeclineReasonText(s string) string {
+	fields := strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) })
+	out := strings.Join(fields, " ")
+	if utf8.RuneCountInString(out) > maxDeclineReason {
+		out = strings.TrimSpace(string([]rune(out)[:maxDeclineReason]))
+	}
+	return out
+}
+
+// DaysToSign are the whole days from r's send to its signature (at most MaxDaysToSign); false
+// when either is not known (the days bucket -1 of work_viewer_rep_signed).
+func (r *Row) DaysToSign() (int, bool) {
+	if r.SentAt.IsZero() || r.SignedAt.IsZero() || r.SignedAt.Before(r.SentAt) {
+		return -1, false
+	}
+	days := (statedb.Micros(r.SignedAt) - statedb.Micros(r.SentAt)) / (24 * 3600 * 1_000_000)
+	return int(min(days, MaxDaysToSign)), true
+}
+
+// MaxDaysToSign caps the days to signature kept per rep (a longer wait counts as this many).
+const MaxDaysToSign = 366
 
 func firstTime(values ...time.Time) time.Time {
 	for _, t := range values {

@@ -63,6 +63,9 @@ type Query struct {
 	// would: a team role's view of one rep (the home page's figures by rep). It is ignored for a
 	// viewer without a team role, who lists only their own rows.
 	Person string
+	// DeclineReason lists the declined contracts whose signer gave this reason (Row.DeclineReason,
+	// as DeclineReasonText stores it; "": any): the team figures' reasons link to it.
+	DeclineReason string
 	// NoOptions leaves Page.Configurators out (a page that shows no filter form).
 	NoOptions bool
 	// NoCount reads the page without counting (Page.Total 0, one page): a short list that shows
@@ -242,7 +245,7 @@ type listQuery struct {
 // stage's list): the filters the copies on work_viewers answer.
 func (b *listQuery) useOwnReads(q Query, v Viewer) {
 	b.ownReads = v.Team && !b.unchecked && q.Scope != ScopeMine && q.Person == "" && len(q.Stages) == 1 && q.CustomerID == 0 &&
-		q.CPQID == 0 && strings.TrimSpace(q.Find) == "" && q.Sort != SortValue && q.After == nil && !q.signed()
+		q.CPQID == 0 && strings.TrimSpace(q.Find) == "" && q.Sort != SortValue && q.After == nil && !q.signed() && q.DeclineReason == ""
 }
 
 // onOwnReads is an order or a condition on work_rows r written on the viewer's reads o (for
@@ -324,6 +327,9 @@ func (b *listQuery) filters(q Query, matching []int32, broad bool) {
 	}
 	if q.Person != "" {
 		b.person = b.arg(q.Person)
+	}
+	if q.DeclineReason != "" {
+		b.where = append(b.where, "r.decline_reason = "+b.arg(q.DeclineReason))
 	}
 	find := strings.TrimSpace(q.Find)
 	if find == "" {
@@ -553,7 +559,7 @@ func (ix *Index) Count(ctx context.Context, v Viewer, q Query) (n int, capped bo
 // in the same scope), a few small rows; any other is counted as it reads (countSQL).
 func (ix *Index) count(ctx context.Context, v Viewer, q Query, b *listQuery) (int, error) {
 	if len(q.Stages) > 0 && q.CustomerID == 0 && q.CPQID == 0 && strings.TrimSpace(q.Find) == "" && q.From.IsZero() && q.To.IsZero() &&
-		q.EnteredFrom.IsZero() && q.EnteredTo.IsZero() && !q.signed() && (q.Person == "" || !v.Team) {
+		q.EnteredFrom.IsZero() && q.EnteredTo.IsZero() && !q.signed() && q.DeclineReason == "" && (q.Person == "" || !v.Team) {
 		sums, err := ix.Sums(ctx, v, q.Kind, q.Scope)
 		if err != nil {
 			return 0, fmt.Errorf("%w: count: %w", ErrUnavailable, err)

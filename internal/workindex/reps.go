@@ -135,3 +135,93 @@ func (ix *Index) RepName(ctx context.Context, v Viewer, person string) (string, 
 	}
 	return name, nil
 }
+
+// RepSigned are one rep's signed contracts revealed to a team role viewer (signed, archived since
+// or not: the list Query.Signed with Person), with how many took each number of whole days from
+// their send to their signature (Row.DaysToSign; those whose send is not known are only in Total).
+type RepSigned struct {
+	Total
+	// Days: days to signature -> how many contracts.
+	Days map[int]int64
+}
+
+// SignedByRep are the signed contracts revealed to a team role viewer by rep (created or changed
+// last by them), read in one query from the viewer's own sums (work_viewer_rep_signed, migration
+// 00026, kept by every write): at most MaxDaysToSign + 2 rows a rep whatever the index holds;
+// nil for a viewer without a team role.
+func (ix *Index) SignedByRep(ctx context.Context, v Viewer) (map[string]*RepSigned, error) {
+	key := v.Key()
+	if key == "" || !v.Team {
+		return nil, nil
+	}
+	rows, err := ix.db.SQL.QueryContext(ctx, `SELECT rep, days, n, value_cents FROM work_viewer_rep_signed
+		WHERE person = $1 AND n > 0`, key)
+	if err != nil {
+		return nil, fmt.Errorf("%w: signed by rep: %w", ErrUnavailable, err)
+	}
+	defer rows.Close()
+	out := map[string]*RepSigned{}
+	for rows.Next() {
+		var rep string
+		var days int
+		var t Total
+		if err := rows.Scan(&rep, &days, &t.N, &t.ValueCents); err != nil {
+			return nil, fmt.Errorf("%w: signed by rep: %w", ErrUnavailable, err)
+		}
+		r := out[rep]
+		if r == nil {
+			r = &RepSigned{Days: map[int]int64{}}
+			out[rep] = r
+		}
+		r.N += t.N
+		r.ValueCents += t.ValueCents
+		if days >= 0 {
+			r.Days[days] += t.N
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%w: signed by rep: %w", ErrUnavailable, err)
+	}
+	return out, nil
+}
+
+// Reason is a decline reason and how many contracts give it.
+type Reason struct {
+	Reason string
+	N      int64
+}
+
+// MaxReasonsRead bounds DeclinesByRep's read: the most frequent (rep, reason) pairs revealed to
+// the viewer. A rep's declines are counted apart (work_viewer_reps), so a reason left out only
+// goes unnamed.
+const MaxReasonsRead = 2_000
+
+// DeclinesByRep are, for a team role, the declined contracts revealed to the viewer by rep and by
+// the signer's reason (Row.DeclineReason; "" when none was given), most frequent first, from the
+// viewer's own counts (work_viewer_rep_declines, migration 00026): one read of at most
+// MaxReasonsRead rows (one per rep and distinct reason); nil for a viewer without a team role.
+func (ix *Index) DeclinesByRep(ctx context.Context, v Viewer) (map[string][]Reason, error) {
+	key := v.Key()
+	if key == "" || !v.Team {
+		return nil, nil
+	}
+	rows, err := ix.db.SQL.QueryContext(ctx, `SELECT rep, reason, n FROM work_viewer_rep_declines
+		WHERE person = $1 AND n > 0 ORDER BY n DESC, rep, reason LIMIT `+strconv.Itoa(MaxReasonsRead), key)
+	if err != nil {
+		return nil, fmt.Errorf("%w: declines by rep: %w", ErrUnavailable, err)
+	}
+	defer rows.Close()
+	out := map[string][]Reason{}
+	for rows.Next() {
+		var rep string
+		var r Reason
+		if err := rows.Scan(&rep, &r.Reason, &r.N); err != nil {
+			return nil, fmt.Errorf("%w: declines by rep: %w", ErrUnavailable, err)
+		}
+		out[rep] = append(out[rep], r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%w: declines by rep: %w", ErrUnavailable, err)
+	}
+	return out, nil
+}

@@ -119,6 +119,8 @@ func RebuildTotals(ctx context.Context, tx *sql.Tx) error {
 		`DELETE FROM work_viewer_totals`,
 		`DELETE FROM work_viewer_reps`,
 		`DELETE FROM work_viewer_signed`,
+		`DELETE FROM work_viewer_rep_signed`,
+		`DELETE FROM work_viewer_rep_declines`,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("workindex: rebuild totals: %w", err)
@@ -178,12 +180,27 @@ type viewerSignedKey struct {
 	owner, mine int
 }
 
-// viewerSums are the changes a write makes to work_viewer_totals, work_viewer_reps and
-// work_viewer_signed.
+// viewerRepSignedKey is one row of work_viewer_rep_signed (migration 00026): a viewer's signed
+// contracts of one rep with one number of days to signature (Row.DaysToSign; -1: not known).
+type viewerRepSignedKey struct {
+	person, rep string
+	days        int
+}
+
+// viewerRepDeclineKey is one row of work_viewer_rep_declines (migration 00026): a viewer's
+// declined contracts of one rep with one reason (Row.DeclineReason).
+type viewerRepDeclineKey struct {
+	person, rep, reason string
+}
+
+// viewerSums are the changes a write makes to work_viewer_totals, work_viewer_reps,
+// work_viewer_signed, work_viewer_rep_signed and work_viewer_rep_declines.
 type viewerSums struct {
-	totals map[viewerTotalKey]*totalDelta
-	reps   map[viewerRepKey]*totalDelta
-	signed map[viewerSignedKey]*totalDelta
+	totals    map[viewerTotalKey]*totalDelta
+	reps      map[viewerRepKey]*totalDelta
+	signed    map[viewerSignedKey]*totalDelta
+	repSigned map[viewerRepSignedKey]*totalDelta
+	declines  map[viewerRepDeclineKey]*totalDelta
 }
 
 // add adds (sign 1) or takes out (-1) the share of r for the viewer person (owner: the row is in
@@ -194,6 +211,7 @@ func (s *viewerSums) add(person string, owner bool, r *Row, sign int64) {
 	}
 	if s.totals == nil {
 		s.totals, s.reps, s.signed = map[viewerTotalKey]*totalDelta{}, map[viewerRepKey]*totalDelta{}, map[viewerSignedKey]*totalDelta{}
+		s.repSigned, s.declines = map[viewerRepSignedKey]*totalDelta{}, map[viewerRepDeclineKey]*totalDelta{}
 	}
 	k := viewerTotalKey{person: person, stage: r.Stage, owner: boolInt(owner)}
 	if r.CreatedBy == person || r.ChangedBy == person {
@@ -217,6 +235,26 @@ func (s *viewerSums) add(person string, owner bool, r *Row, sign int64) {
 	d.n += sign
 	d.value += sign * r.ValueCents()
 	for _, p := range peopleOf(r)[1:] {
+		if r.Kind == KindContract && !r.SignedAt.IsZero() {
+			days, _ := r.DaysToSign()
+			sk := viewerRepSignedKey{person: person, rep: p.key, days: days}
+			d := s.repSigned[sk]
+			if d == nil {
+				d = &totalDelta{}
+				s.repSigned[sk] = d
+			}
+			d.n += sign
+			d.value += sign * r.ValueCents()
+		}
+		if r.Kind == KindContract && r.Stage == StageDeclined {
+			dk := viewerRepDeclineKey{person: person, rep: p.key, reason: r.DeclineReason}
+			d := s.declines[dk]
+			if d == nil {
+				d = &totalDelta{}
+				s.declines[dk] = d
+			}
+			d.n += sign
+		}
 		rk := viewerRepKey{person: person, rep: p.key, stage: r.Stage}
 		d := s.reps[rk]
 		if d == nil {
@@ -259,6 +297,9 @@ func (s *viewerSums) apply(ctx context.Context, tx *sql.Tx, kind Kind) error {
 		}
 	}
 	if err := s.applySigned(ctx, tx, kind); err != nil {
+		return err
+	}
+	if err := s.applyRepFigures(ctx, tx); err != nil {
 		return err
 	}
 	var rkeys []viewerRepKey
@@ -319,6 +360,63 @@ func (s *viewerSums) applySigned(ctx context.Context, tx *sql.Tx, kind Kind) err
 	}
 	return nil
 }
+
+// applyRepFigures writes the changes of work_viewer_rep_signed and work_viewer_rep_declines,
+// each table's keys in one order.
+func (s *viewerSums) applyRepFigures(ctx context.Context, tx *sql.Tx) error {
+	var skeys []viewerRepSignedKey
+	for k, d := range s.repSigned {
+		if d.n != 0 || d.value != 0 {
+			skeys = append(skeys, k)
+		}
+	}
+	if len(skeys) > 0 {
+		slices.SortFunc(skeys, func(a, b viewerRepSignedKey) int {
+			return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.rep, b.rep), cmp.Compare(a.days, b.days))
+		})
+		args := make([]any, 0, len(skeys)*5)
+		values := make([]string, 0, len(skeys))
+		for _, k := range skeys {
+			d := s.repSigned[k]
+			n := len(args)
+			values = append(values, fmt.Sprintf("($%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5))
+			args = append(args, k.person, k.rep, k.days, d.n, d.value)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewer_rep_signed (person, rep, days, n, value_cents) VALUES `+
+			strings.Join(values, ", ")+` ON CONFLICT (person, rep, days) DO UPDATE SET n = work_viewer_rep_signed.n + excluded.n,
+			value_cents = work_viewer_rep_signed.value_cents + excluded.value_cents`, args...); err != nil {
+			return fmt.Errorf("workindex: viewers' signed sums by rep: %w", err)
+		}
+	}
+	var dkeys []viewerRepDeclineKey
+	for k, d := range s.declines {
+		if d.n != 0 {
+			dkeys = append(dkeys, k)
+		}
+	}
+	if len(dkeys) == 0 {
+		return nil
+	}
+	slices.SortFunc(dkeys, func(a, b viewerRepDeclineKey) int {
+		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.rep, b.rep), cmp.Compare(a.reason, b.reason))
+	})
+	args := make([]any, 0, len(dkeys)*4)
+	values := make([]string, 0, len(dkeys))
+	for _, k := range dkeys {
+		n := len(args)
+		values = append(values, fmt.Sprintf("($%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4))
+		args = append(args, k.person, k.rep, k.reason, s.declines[k].n)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewer_rep_declines (person, rep, reason, n) VALUES `+
+		strings.Join(values, ", ")+` ON CONFLICT (person, rep, reason) DO UPDATE SET n = work_viewer_rep_declines.n + excluded.n`, args...); err != nil {
+		return fmt.Errorf("workindex: viewers' declines by rep: %w", err)
+	}
+	return nil
+}
+
+// daysToSignSQL is Row.DaysToSign on work_rows r (integer division: whole days, as in Go).
+const daysToSignSQL = `CASE WHEN r.sent_at > 0 AND r.signed_at >= r.sent_at THEN
+	CASE WHEN (r.signed_at - r.sent_at) / 86400000000 > 366 THEN 366 ELSE (r.signed_at - r.sent_at) / 86400000000 END ELSE -1 END`
 
 // revealedTo are the viewers a row whose facts date from factsAt is revealed to, and whether
 // each owns it: the shares a change of its facts takes out of their totals.
@@ -393,6 +491,33 @@ func addViewerSums(ctx context.Context, tx *sql.Tx, cond, sign string, args ...a
 	} {
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return fmt.Errorf("workindex: viewers' totals: %w", err)
+		}
+	}
+	// The signed contracts by rep and days to signature, and the declined ones by rep and reason
+	// (migration 00026), for the creator and, when another, the last changer.
+	for _, rep := range []string{"r.created_by <> ''", "r.changed_by <> '' AND r.changed_by <> r.created_by"} {
+		col := "r.created_by"
+		if strings.HasPrefix(rep, "r.changed_by") {
+			col = "r.changed_by"
+		}
+		for _, q := range []string{
+			`INSERT INTO work_viewer_rep_signed (person, rep, days, n, value_cents)
+			SELECT o.person, ` + col + `, ` + daysToSignSQL + `, ` + sign + `COUNT(*), ` + sign + `SUM(r.value_cents)
+			FROM work_viewers o JOIN work_rows r ON r.kind = o.kind AND r.id = o.id
+			WHERE o.kind = 'contract' AND r.signed_at > 0 AND ` + rep + ` AND ` + revealed + ` AND ` + cond + `
+			GROUP BY o.person, ` + col + `, ` + daysToSignSQL + `
+			ON CONFLICT (person, rep, days) DO UPDATE SET n = work_viewer_rep_signed.n + excluded.n,
+			value_cents = work_viewer_rep_signed.value_cents + excluded.value_cents`,
+			`INSERT INTO work_viewer_rep_declines (person, rep, reason, n)
+			SELECT o.person, ` + col + `, r.decline_reason, ` + sign + `COUNT(*)
+			FROM work_viewers o JOIN work_rows r ON r.kind = o.kind AND r.id = o.id
+			WHERE o.kind = 'contract' AND r.stage = 'declined' AND ` + rep + ` AND ` + revealed + ` AND ` + cond + `
+			GROUP BY o.person, ` + col + `, r.decline_reason
+			ON CONFLICT (person, rep, reason) DO UPDATE SET n = work_viewer_rep_declines.n + excluded.n`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+				return fmt.Errorf("workindex: viewers' figures by rep: %w", err)
+			}
 		}
 	}
 	return nil

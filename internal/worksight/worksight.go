@@ -38,10 +38,16 @@ func Contract(contract *apiclient.Contract) workindex.ContractSighting {
 			s.DeclineReason = latest.DeclineReason
 		}
 	}
-	// When it was signed, as the signed request says (a signature stays, whatever came after).
+	// When it was sent: the latest request's sentAt while it is out, answered or expired (a
+	// removed one sent nothing that is still running).
+	if latest, ok := contract.LatestSignatureRequest(); ok && latest.Status != apiclient.SignatureRemoved {
+		s.SentAt = latest.SentAt
+	}
+	// When it was signed, as the signed request says (a signature stays, whatever came after),
+	// and when that request was sent (the days to signature).
 	for _, r := range contract.SignatureRequests {
 		if r.Status == apiclient.SignatureSigned && !r.SignedAt.IsZero() {
-			s.SignedAt = r.SignedAt
+			s.SignedAt, s.SentAt = r.SignedAt, r.SentAt
 			break
 		}
 	}

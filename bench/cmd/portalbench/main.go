@@ -63,6 +63,10 @@ type options struct {
 	portalBin  string
 	repeat     int
 	merge      bool
+	// teamOnly: the state group measures only the team lead's figures (team.go) at 1M rows per
+	// kind (100k with -quick), on the engines of stateEngines.
+	teamOnly     bool
+	stateEngines map[string]bool
 }
 
 func main() {
@@ -106,8 +110,19 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.portalBin, "portal-bin", "", "use this portal binary instead of building cmd/portal (e.g. one built with pprof, docs/performance.md)")
 	fs.IntVar(&o.repeat, "runs", 1, "run the groups this many times in one lab: each figure is the median, with <name>_min and <name>_max")
 	fs.BoolVar(&o.merge, "merge", false, "keep the figures of -out that this run does not measure (e.g. with -only)")
+	fs.BoolVar(&o.teamOnly, "team-only", false, "the state group measures only team_figures_* at 1M rows per kind (100k with -quick): no other size, list or batch figure")
+	var engines string
+	fs.StringVar(&engines, "state-engines", "sqlite,postgres", "comma-separated engines the state group fills (sqlite, postgres); team_figures_1m_ms needs both")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	o.stateEngines = map[string]bool{}
+	for _, e := range strings.Split(engines, ",") {
+		e = strings.TrimSpace(e)
+		if e != "sqlite" && e != "postgres" {
+			return o, fmt.Errorf("-state-engines: unknown engine %q (sqlite, postgres)", e)
+		}
+		o.stateEngines[e] = true
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())

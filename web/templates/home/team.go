@@ -7,9 +7,9 @@ import "github.com/cpqportal/portal/web/templates/components"
 type Team struct {
 	Caption string
 	// Heads are the column heads: rep, open pipeline, signed, declined, win rate.
-	RepHead, OpenHead, SignedHead, DeclinedHead, RateHead string
-	Rows                                                  []TeamRow
-	Picker                                                RepPicker
+	RepHead, OpenHead, SignedHead, MedianHead, DeclinedHead, RateHead string
+	Rows                                                              []TeamRow
+	Picker                                                            RepPicker
 	// Lists are the chosen rep's lists (none when nobody is chosen).
 	Lists []components.Link
 	// Chosen names the chosen rep ("" for everyone).
@@ -25,7 +25,17 @@ type TeamRow struct {
 	Open, OpenValue, OpenHref       string
 	Signed, SignedValue, SignedHref string
 	Declined, DeclinedHref          string
-	Rate                            string
+	// Median is the median days to signature ("–" when no send is known), MedianHref the list
+	// of the signed contracts it is taken over (the Signed column's).
+	Median, MedianHref string
+	// Reasons are the most common decline reasons, each with its count and list.
+	Reasons []ReasonLink
+	Rate    string
+}
+
+// ReasonLink is a decline reason with its count linked to its list.
+type ReasonLink struct {
+	Reason, Count, Href string
 }
 
 // RepPicker chooses one rep whose figures and lists the page shows (GET /?rep=).

@@ -100,9 +100,11 @@ type RowVM struct {
 	Stage                  string // the stage's value (draft, generated, signature, archived)
 	StageLabel             string
 	StageLevel             components.BadgeLevel
-	OneOff, Monthly        string
-	ChangedBy              string
-	Changed                time.Time // zero when unknown
+	// DeclineReason is a declined contract's signer's reason ("" when none).
+	DeclineReason   string
+	OneOff, Monthly string
+	ChangedBy       string
+	Changed         time.Time // zero when unknown
 	// AsOf is when the row was last read from the v2 API.
 	AsOf time.Time
 	// ContractLabel and ContractHref: a quote's contract.
