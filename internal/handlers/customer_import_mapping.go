@@ -207,7 +207,7 @@ func (h *Handler) fixImportLine(c *gin.Context) {
 			h.fail(c, importValueError(err))
 			return
 		}
-		customerimport.SetField(&fix.Fields, field, v)
+		fix.Fields.Set(field, v)
 	}
 	if err := h.recheckImport(c, imp, customerimport.Change{Fix: &fix}); err != nil {
 		h.fail(c, err)
@@ -264,7 +264,7 @@ func (h *Handler) importRepairs(c *gin.Context, imp *customerimport.Import, page
 		}
 		for _, field := range customerimport.Fields() {
 			fix.Inputs = append(fix.Inputs, customers.ImportFixInput{Name: field, Label: customerrules.Label(field).In(tr),
-				ID: "import-fix-" + strconv.Itoa(l.Position) + "-" + field, Value: customerimport.FieldValue(l.Fields, field), Error: problems[field]})
+				ID: "import-fix-" + strconv.Itoa(l.Position) + "-" + field, Value: l.Fields.Get(field), Error: problems[field]})
 		}
 		vm.Fixes = append(vm.Fixes, fix)
 	}
