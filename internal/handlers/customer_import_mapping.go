@@ -44,6 +44,9 @@ func (h *Handler) renderImportMapping(c *gin.Context, status int, imp *customeri
 		return
 	}
 	vm := customers.ImportMappingVM{URL: importPath(imp.ID), FileName: imp.FileName, Total: imp.Total, Problem: problem}
+	if imp.Status == customerimport.StatusDraft {
+		vm.DryRunURL = importPath(imp.ID)
+	}
 	vm.Fields = append(vm.Fields, components.Option{Value: "", Label: tr.T("import.mapping.skip")})
 	for _, f := range customerimport.Fields() {
 		vm.Fields = append(vm.Fields, components.Option{Value: f, Label: customerrules.Label(f).In(tr)})
@@ -72,6 +75,23 @@ func (h *Handler) renderImportMapping(c *gin.Context, status int, imp *customeri
 	}
 	c.Header("Cache-Control", "no-store")
 	h.renderPage(c, status, t(c, "import.mapping.title", imp.FileName), layout.SectionCustomers, customers.ImportMappingPage(vm))
+}
+
+// showImportMapping answers GET /customers/import/:importId/mapping: the mapping step again for
+// an import whose dry run is shown (back from the dry run, without a new upload), with the
+// mapping the person confirmed; confirming it checks every line again (confirmImportMapping), and
+// the value choices and fixes made stay.
+func (h *Handler) showImportMapping(c *gin.Context) {
+	imp, err := h.loadImport(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if imp.Headers == nil {
+		h.fail(c, badRequest("import.error.no_cells"))
+		return
+	}
+	h.renderImportMapping(c, http.StatusOK, imp, nil, i18n.Message{})
 }
 
 // columnLetters is a column's letters as a spreadsheet names it (0 is A).
