@@ -77,6 +77,11 @@ func TestHostileMeasure(t *testing.T) {
 	for i := range 10_000 {
 		fmt.Fprintf(&csv200, "Customer %d;IT%011d%s\n", i, i, strings.Repeat(";v", 198))
 	}
+	var csvEmpty strings.Builder // 200 columns, all but two blank: under the file size
+	csvEmpty.WriteString(strings.SplitN(csv200.String(), "\n", 2)[0] + "\n")
+	for i := range 10_000 {
+		fmt.Fprintf(&csvEmpty, "Customer %d;IT%011d%s\n", i, i, strings.Repeat(";", 198))
+	}
 	var csv64 strings.Builder
 	csv64.WriteString("Name;Tax id" + strings.Repeat(";Note", 62) + "\n")
 	for i := range 10_000 {
@@ -92,6 +97,7 @@ func TestHostileMeasure(t *testing.T) {
 		{"b.xlsx", sheettest.BlankRows(1_000_000)},
 		{"b-within.xlsx", sheettest.BlankRows(19_000)},
 		{"c.csv", []byte(csv200.String())},
+		{"c-blank.csv", []byte(csvEmpty.String())},
 		{"c64.csv", []byte(csv64.String())},
 		{"shared.xlsx", sheettest.SharedStringFill(10_000, 64, 4096)},
 		{"shared-small.xlsx", sheettest.SharedStringFill(2_000, 64, 4096)},
