@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 const xlsxMIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 // importMappingXLSX is a workbook of rows under headers, written by excelize as Excel writes it:
-// numbers as numbers, a time.Time as a date cell.
+// numbers as numbers, a time.Time as a date cell shown as a German Excel shows it (dd.mm.yyyy).
 func importMappingXLSX(t *testing.T, headers []string, rows [][]any) []byte {
 	t.Helper()
 	book := excelize.NewFile()
@@ -27,14 +28,20 @@ func importMappingXLSX(t *testing.T, headers []string, rows [][]any) []byte {
 		cell, _ := excelize.CoordinatesToCellName(i+1, 1)
 		check(t, book.SetCellValue("Sheet1", cell, h), "xlsx heading")
 	}
+	german := "dd.mm.yyyy"
+	dateStyle, err := book.NewStyle(&excelize.Style{CustomNumFmt: &german})
+	check(t, err, "xlsx date style")
 	for r, row := range rows {
 		for i, v := range row {
 			cell, _ := excelize.CoordinatesToCellName(i+1, r+2)
 			check(t, book.SetCellValue("Sheet1", cell, v), "xlsx cell")
+			if _, ok := v.(time.Time); ok {
+				check(t, book.SetCellStyle("Sheet1", cell, cell, dateStyle), "xlsx date cell")
+			}
 		}
 	}
 	var out bytes.Buffer
-	_, err := book.WriteTo(&out)
+	_, err = book.WriteTo(&out)
 	check(t, err, "write the xlsx")
 	return out.Bytes()
 }
@@ -57,10 +64,12 @@ func importMappingProposed(t *testing.T, page playwright.Page) map[string]string
 
 // TestImportMappingGermanXLSXImportsEveryPostalCodeAndCountry: an XLSX as a German CRM exports it
 // (German headings, "Deutschland" and "Italia", postal codes Excel stored as numbers, a date
-// cell in a column the portal has no field for) shows its mapping step with every column's field
-// proposed and the date column named as matched to nothing; once the person confirms, every line
-// is new, and the run creates every customer with its postal code (leading zeros back) and its
-// country.
+// cell in a column the portal has no field for, and one in the postal code column) shows its
+// mapping step with every column's field proposed and the date column named as matched to
+// nothing; once the person confirms, the dry run's postal code column shows the codes with their
+// leading zeros and the date as the file shows it ("14.03.2019", not 43538), its line invalid as a
+// date, not a postal code; fixed in place, every line is new, and the run creates every customer
+// with its postal code and its country.
 func TestImportMappingGermanXLSXImportsEveryPostalCodeAndCountry(t *testing.T) {
 	page := newPage(t)
 	login(t, page, backofficeUser, backofficePass)
@@ -72,6 +81,7 @@ func TestImportMappingGermanXLSXImportsEveryPostalCodeAndCountry(t *testing.T) {
 		{fmt.Sprintf("DE%05d0002", run), "80331", "DE"},
 		{importTaxID(run, 3), "00187", "IT"},
 		{importTaxID(run, 4), "20121", "IT"},
+		{fmt.Sprintf("DE%05d0005", run), "10115", "DE"},
 	}
 	since := time.Date(2019, 3, 14, 0, 0, 0, 0, time.UTC)
 	data := importMappingXLSX(t, headers, [][]any{
@@ -79,6 +89,8 @@ func TestImportMappingGermanXLSXImportsEveryPostalCodeAndCountry(t *testing.T) {
 		{fmt.Sprintf("Mapping %05d Zwei GmbH", run), wants[1].tax, "Marienplatz 2", 80331, "München", "Deutschland", "Geschäftskunde", since},
 		{fmt.Sprintf("Mapping %05d Tre S.r.l.", run), "IT" + wants[2].tax[2:], "Via del Corso 3", 187, "Roma", "Italia", "Geschäftskunde", since},
 		{fmt.Sprintf("Mapping %05d Quattro S.p.A.", run), wants[3].tax, "Via Dante 4", 20121, "Milano", "Italia", "Geschäftskunde", since},
+		// A date typed into the postal code column: Excel keeps it as a date cell (dd.mm.yyyy).
+		{fmt.Sprintf("Mapping %05d Fünf GmbH", run), wants[4].tax, "Unter den Linden 5", since, "Berlin", "Deutschland", "Geschäftskunde", since},
 	})
 	importUploadToMapping(t, page, "kunden.xlsx", xlsxMIME, data)
 	proposed := importMappingProposed(t, page)
@@ -92,10 +104,26 @@ func TestImportMappingGermanXLSXImportsEveryPostalCodeAndCountry(t *testing.T) {
 	check(t, page.GetByTestId("import-mapping-confirm").Click(), "confirm the proposed mapping")
 	check(t, suite.expect.Locator(page.GetByTestId("import-summary")).ToBeVisible(), "the dry run")
 	importExpectCount(t, page, "new", 4)
+	importExpectCount(t, page, "invalid", 1)
+	postal := func(row int) playwright.Locator {
+		return page.Locator(fmt.Sprintf(`[data-testid="import-line"][data-row="%d"] [data-testid="import-line-postal-code"]`, row))
+	}
+	check(t, suite.expect.Locator(postal(2)).ToHaveText("01067"), "row 2's postal code with its leading zero")
+	check(t, suite.expect.Locator(postal(4)).ToHaveText("00187"), "row 4's postal code with its leading zeros")
+	check(t, suite.expect.Locator(postal(6)).ToHaveText("14.03.2019"), "the date as the file shows it")
+	check(t, suite.expect.Locator(page.Locator(`[data-testid="import-line"][data-row="6"] [data-testid="import-reason"]`)).
+		ToContainText("is a date, not a postal code"), "the date is no postal code")
+	fix := page.Locator(`[data-testid="import-fix"][data-row="6"]`)
+	check(t, fix.GetByTestId("import-fix-open").Click(), "open the fix of row 6")
+	check(t, suite.expect.Locator(fix.GetByTestId("import-fix-postalCode")).ToHaveAttribute("aria-invalid", "true"), "the postal code is marked")
+	check(t, suite.expect.Locator(fix.GetByTestId("import-fix-postalCode")).ToHaveValue("14.03.2019"), "the fix shows the date")
+	check(t, fix.GetByTestId("import-fix-postalCode").Fill("10115"), "fix the postal code")
+	check(t, fix.GetByTestId("import-fix-save").Click(), "check the line again")
+	importExpectCount(t, page, "new", 5)
 	importExpectCount(t, page, "invalid", 0)
-	importExpectCount(t, page, "included", 4)
+	importExpectCount(t, page, "included", 5)
 
-	ids := importMappingRun(t, page, 4)
+	ids := importMappingRun(t, page, 5)
 	for _, w := range wants {
 		id := ids[w.tax]
 		if id == "" {
@@ -233,5 +261,52 @@ func TestImportMappingPortalExportsProposedUnchanged(t *testing.T) {
 		page.OnDialog(func(d playwright.Dialog) { _ = d.Accept() })
 		check(t, page.GetByTestId("import-delete").Click(), "delete the import")
 		check(t, suite.expect.Page(page).ToHaveURL(regexp.MustCompile(`/customers/import$`)), "back on the form")
+	}
+}
+
+// TestImportMappingReopenedFromTheDryRun: from the dry run the person goes back to the mapping
+// step without a new upload and finds the mapping they confirmed (not the proposed one); "back"
+// returns unchanged; a column then left out is read so in every line, and the segment they
+// treated as a known one stays treated.
+func TestImportMappingReopenedFromTheDryRun(t *testing.T) {
+	page := newPage(t)
+	login(t, page, backofficeUser, backofficePass)
+	run := rand.IntN(100_000)
+	csv := fmt.Sprintf("Firmenname;USt-IdNr.;Bemerkung;Kundentyp;Ort;Land\n"+
+		"Reopen %05d Eins GmbH;DE%05d0021;Hauptstr. 1;Stammkunde;Berlin;Deutschland\n"+
+		"Reopen %05d Zwei GmbH;DE%05d0022;Ring 2;Stammkunde;Bonn;Deutschland\n", run, run, run, run)
+	importUploadToMapping(t, page, "reopen.csv", "text/csv", []byte(csv))
+	column := func(header string) playwright.Locator {
+		return page.Locator(fmt.Sprintf(`[data-testid="import-mapping-column"][data-header="%s"] select`, header))
+	}
+	_, err := column("Bemerkung").SelectOption(playwright.SelectOptionValues{Values: &[]string{"street"}})
+	check(t, err, "map Bemerkung to the street")
+	check(t, page.GetByTestId("import-mapping-confirm").Click(), "confirm the mapping")
+	importExpectCount(t, page, "invalid", 2)
+	dryRun := page.URL()
+	choice := page.Locator(`[data-testid="import-value-choice"][data-value="Stammkunde"]`)
+	_, err = choice.Locator(`select`).SelectOption(playwright.SelectOptionValues{Values: &[]string{"BUSINESS"}})
+	check(t, err, "treat Stammkunde as business")
+	check(t, choice.GetByTestId("import-value-apply").Click(), "apply it to every line")
+	importExpectCount(t, page, "new", 2)
+	city := page.Locator(`[data-testid="import-line"][data-row="2"] td[data-label="City"]`)
+	check(t, suite.expect.Locator(city).ToHaveText("Berlin"), "the city read from Ort")
+
+	check(t, page.GetByTestId("import-mapping-reopen").Click(), "back to the mapping step")
+	check(t, suite.expect.Locator(page.GetByTestId("import-mapping-form")).ToBeVisible(), "the mapping step again")
+	check(t, suite.expect.Locator(column("Bemerkung")).ToHaveValue("street"), "the mapping confirmed, not the proposed one")
+	check(t, suite.expect.Locator(column("Ort")).ToHaveValue("city"), "Ort still the city")
+	check(t, page.GetByTestId("import-mapping-back").Click(), "back to the dry run unchanged")
+	importExpectCount(t, page, "new", 2)
+
+	check(t, page.GetByTestId("import-mapping-reopen").Click(), "back to the mapping step")
+	_, err = column("Ort").SelectOption(playwright.SelectOptionValues{Values: &[]string{""}})
+	check(t, err, "leave Ort out")
+	check(t, page.GetByTestId("import-mapping-confirm").Click(), "confirm the new mapping")
+	check(t, suite.expect.Locator(city).ToHaveText(""), "no city read any more")
+	importExpectCount(t, page, "new", 2)
+	importExpectCount(t, page, "invalid", 0)
+	if got := page.URL(); got != dryRun && !strings.HasPrefix(got, dryRun+"?") {
+		t.Errorf("the dry run is at %s, was %s: a new import?", got, dryRun)
 	}
 }

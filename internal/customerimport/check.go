@@ -2,6 +2,7 @@ package customerimport
 
 import (
 	"iter"
+	"regexp"
 	"strings"
 	"unicode"
 
@@ -139,6 +140,9 @@ func DryRun(lines []Line, existing iter.Seq[Existing], knownCountry func(code st
 	for i, l := range lines {
 		c := Checked{Line: l, Verdict: VerdictNew}
 		c.Problems = customerrules.Check(l.Fields, knownCountry)
+		if looksLikeDate(l.Fields.PostalCode) {
+			c.Problems = append(c.Problems, customerrules.Problem{Field: "postalCode", Kind: customerrules.KindDate, Value: l.Fields.PostalCode})
+		}
 		key := NameCityKey(l.Fields.Name, l.Fields.City)
 		tax := l.Fields.TaxID
 		switch match, byCustomer := byTax[tax]; {
@@ -168,3 +172,12 @@ func DryRun(lines []Line, existing iter.Seq[Existing], knownCountry func(code st
 	}
 	return out
 }
+
+// dateShape is a date as a spreadsheet shows one (internal/sheetread reads a date cell so:
+// "14.03.2019", "3/14/2019 0:00", "2019-03-14", "14-Mar-19"): three parts of digits or a month's
+// name. No country's postal code has that shape (Poland's "00-950" and the United States' ZIP+4
+// have two parts).
+var dateShape = regexp.MustCompile(`^(\d{1,4}[./-](\d{1,2}|[A-Za-z]{3,9})[./-]\d{1,4}|\d{1,2}-[A-Za-z]{3,9}|[A-Za-z]{3,9}-\d{2})( \d{1,2}:\d{2}(:\d{2})?( [AP]M)?)?$`)
+
+// looksLikeDate: v has the shape of a date, not of a postal code.
+func looksLikeDate(v string) bool { return v != "" && dateShape.MatchString(v) }

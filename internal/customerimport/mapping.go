@@ -114,7 +114,7 @@ func (r *Reader) LineOf(row int, cells []string, m Mapping, values ValueMap, edi
 	line := Line{Row: row, Cells: cells, Edit: edit}
 	if edit != nil {
 		for _, field := range importFields {
-			r.set(&line.Fields, field, strings.TrimSpace(fieldValue(*edit, field)), values)
+			r.set(&line.Fields, field, strings.TrimSpace(edit.Get(field)), values)
 		}
 	} else {
 		for i, cell := range cells[:min(len(cells), len(m))] {
@@ -125,58 +125,6 @@ func (r *Reader) LineOf(row int, cells []string, m Mapping, values ValueMap, edi
 	}
 	finish(&line.Fields)
 	return line
-}
-
-// fieldValue is one field of f by its input name.
-func fieldValue(f customerrules.Fields, field string) string {
-	switch field {
-	case "name":
-		return f.Name
-	case "taxId":
-		return f.TaxID
-	case "email":
-		return f.Email
-	case "phone":
-		return f.Phone
-	case "segment":
-		return f.Segment
-	case "street":
-		return f.Street
-	case "city":
-		return f.City
-	case "postalCode":
-		return f.PostalCode
-	case "country":
-		return f.Country
-	}
-	return ""
-}
-
-// FieldValue is one field of f by its input name ("" for a field the import does not read).
-func FieldValue(f customerrules.Fields, field string) string { return fieldValue(f, field) }
-
-// SetField sets one field of f by its input name.
-func SetField(f *customerrules.Fields, field, v string) {
-	switch field {
-	case "name":
-		f.Name = v
-	case "taxId":
-		f.TaxID = v
-	case "email":
-		f.Email = v
-	case "phone":
-		f.Phone = v
-	case "segment":
-		f.Segment = v
-	case "street":
-		f.Street = v
-	case "city":
-		f.City = v
-	case "postalCode":
-		f.PostalCode = v
-	case "country":
-		f.Country = v
-	}
 }
 
 // ValueKey is the form in which a value of a closed list is kept in a ValueMap.

@@ -1,10 +1,14 @@
 package customerimport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/xuri/excelize/v2"
 
 	"github.com/cpqportal/portal/internal/customerrules"
 	"github.com/cpqportal/portal/internal/statedb"
@@ -193,5 +197,82 @@ func TestImportMappingFixReadsAsTheFormDoes(t *testing.T) {
 	l = r.LineOf(2, []string{"Alpha", "DE123456788", "Atlantis"}, m, ValueMap{"country": {ValueKey("ATLANTIS"): "IT"}}, nil)
 	if l.Fields.Country != "IT" {
 		t.Fatalf("a country treated as another %+v", l.Fields)
+	}
+}
+
+// TestImportMappingDateInPostalCodeFlagged: a date cell in the postal code column of a workbook
+// is no postal code: its line is invalid with a problem that shows the date as the file does
+// ("14.03.2019", not Excel's 43538), while the numeric postal codes of the other lines get their
+// leading zeros back; the line fixed in place is new.
+func TestImportMappingDateInPostalCodeFlagged(t *testing.T) {
+	book := excelize.NewFile()
+	german := "dd.mm.yyyy"
+	style, err := book.NewStyle(&excelize.Style{CustomNumFmt: &german})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := [][]any{
+		{"Firmenname", "USt-IdNr.", "Postleitzahl", "Land", "Kundentyp"},
+		{"Eins GmbH", "DE111111125", 1067, "Deutschland", "Geschäftskunde"},
+		{"Zwei GmbH", "DE222222224", time.Date(2019, 3, 14, 0, 0, 0, 0, time.UTC), "Deutschland", "Geschäftskunde"},
+	}
+	for r, row := range rows {
+		for c, v := range row {
+			cell, _ := excelize.CoordinatesToCellName(c+1, r+1)
+			if err := book.SetCellValue("Sheet1", cell, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := book.SetCellStyle("Sheet1", "C3", "C3", style); err != nil {
+		t.Fatal(err)
+	}
+	var data bytes.Buffer
+	if _, err := book.WriteTo(&data); err != nil {
+		t.Fatal(err)
+	}
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		r := testReader(t)
+		store := NewStore(db, Options{})
+		sheet, err := r.ReadSheet(ctx, "kunden.xlsx", data.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := r.Propose(sheet.Headers, nil)
+		imp, err := store.CreateSheet(ctx, "ann", "kunden.xlsx", r, sheet, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		known := func(string) bool { return true }
+		if err := store.Recheck(ctx, imp.ID, "ann", r, Change{Mapping: m}, existingOf(), known); err != nil {
+			t.Fatal(err)
+		}
+		page, err := store.Lines(ctx, imp.ID, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l := page.Lines[0]; l.Verdict != VerdictNew || l.Fields.PostalCode != "01067" {
+			t.Errorf("the numeric postal code: %s %q", l.Verdict, l.Fields.PostalCode)
+		}
+		l := page.Lines[1]
+		want := customerrules.Problem{Field: "postalCode", Kind: customerrules.KindDate, Value: "14.03.2019"}
+		if l.Verdict != VerdictInvalid || len(l.Problems) != 1 || l.Problems[0] != want {
+			t.Fatalf("the date in the postal code column: %s %+v", l.Verdict, l.Problems)
+		}
+		fix := &Fix{Position: 1, Fields: l.Fields}
+		fix.Fields.PostalCode = "80331"
+		if err := store.Recheck(ctx, imp.ID, "ann", r, Change{Fix: fix}, existingOf(), known); err != nil {
+			t.Fatal(err)
+		}
+		page, err = store.Lines(ctx, imp.ID, "", 0)
+		if err != nil || page.Lines[1].Verdict != VerdictNew || page.Lines[1].Fields.PostalCode != "80331" {
+			t.Fatalf("fixed: %+v %v", page.Lines[1], err)
+		}
+	})
+	for _, v := range []string{"00-950", "12345-6789", "1000-001", "SW1A 1AA", "01067", "D-01067"} {
+		if looksLikeDate(v) {
+			t.Errorf("%q read as a date", v)
+		}
 	}
 }

@@ -46,6 +46,28 @@ var fileLimits = sheetread.Limits{
 // maxCellBytes bounds one cell (a customer's longest field is 200 characters).
 const maxCellBytes = 4 << 10
 
+// MaxKeptBytes bounds what an import keeps of its file (docs/backoffice.md "Limits of an uploaded
+// file"): its headings' and lines' cells as stored (JSON: keptSize), which every check of the
+// mapping step reads and the database holds until the import is run or deleted. The largest CSV
+// (MaxFileBytes) keeps about its own size; a workbook's cells can name one shared string each and
+// say far more than the file's bytes.
+const MaxKeptBytes = 8 << 20
+
+// keptSize is what a cell takes stored in a JSON array: its quotes and comma, and six bytes for
+// each byte encoding/json escapes as \u00XX (control characters, <, > and &).
+func keptSize(cell string) int {
+	n := len(cell) + 3
+	for i := 0; i < len(cell); i++ {
+		switch b := cell[i]; {
+		case b < 0x20 || b == '<' || b == '>' || b == '&':
+			n += 5
+		case b == '"' || b == '\\':
+			n++
+		}
+	}
+	return n
+}
+
 // InputError is a problem with the person's file; Message tells them, translated where shown.
 type InputError struct{ Message i18n.Message }
 
@@ -236,20 +258,33 @@ func (r *Reader) ReadSheet(ctx context.Context, name string, data []byte) (*Shee
 		}
 		return strings.TrimSpace(cell)
 	}
+	// What is kept is bounded whatever the file's cells say: its cells as stored (JSON) add up to
+	// MaxKeptBytes at most (a workbook's one shared string of 4 KB in every cell read as 500 MB
+	// of text from a 259 KB file), and blank cells at the end of a row are not kept.
+	kept, width := 0, 0
+	keepCell := func(cell string) error {
+		if kept += keptSize(cell); kept > MaxKeptBytes {
+			return inputError("import.file.too_much_text", i18n.Bytes(MaxKeptBytes))
+		}
+		return nil
+	}
 	keep := func(row int, cells []string) error {
-		if !slices.ContainsFunc(cells, func(cell string) bool { return strings.TrimSpace(cell) != "" }) {
+		cells = cells[:min(len(cells), fileLimits.MaxColumns)]
+		for len(cells) > 0 && strings.TrimSpace(cells[len(cells)-1]) == "" {
+			cells = cells[:len(cells)-1]
+		}
+		if len(cells) == 0 {
 			return nil
 		}
+		width = max(width, len(cells))
 		if sheet.Headers == nil {
-			cells = cells[:min(len(cells), fileLimits.MaxColumns)]
-			// Trailing empty headings name no column.
-			for len(cells) > 0 && strings.TrimSpace(cells[len(cells)-1]) == "" {
-				cells = cells[:len(cells)-1]
-			}
 			sheet.Headers = make([]string, len(cells))
 			known := false
 			for i, cell := range cells {
 				sheet.Headers[i] = clean(cell)
+				if err := keepCell(sheet.Headers[i]); err != nil {
+					return err
+				}
 				_, ok := r.headings[headingKey(sheet.Headers[i])]
 				known = known || ok
 			}
@@ -261,9 +296,15 @@ func (r *Reader) ReadSheet(ctx context.Context, name string, data []byte) (*Shee
 		if len(sheet.Rows) >= MaxLines {
 			return inputError("import.file.too_many_lines", strconv.Itoa(MaxLines))
 		}
-		out := make([]string, len(sheet.Headers))
-		for i, cell := range cells[:min(len(cells), len(out))] {
+		out := make([]string, len(cells))
+		for i, cell := range cells {
 			out[i] = clean(cell)
+			if err := keepCell(out[i]); err != nil {
+				return err
+			}
+		}
+		for len(out) > 0 && out[len(out)-1] == "" { // blank once cleaned
+			out = out[:len(out)-1]
 		}
 		sheet.Rows = append(sheet.Rows, RawRow{Row: row, Cells: out})
 		return nil
@@ -281,6 +322,12 @@ func (r *Reader) ReadSheet(ctx context.Context, name string, data []byte) (*Shee
 	}
 	if sheet.Headers == nil || len(sheet.Rows) == 0 {
 		return nil, inputError("import.file.empty")
+	}
+	// A column with values but no heading is a column of the file too (named by its letter on
+	// the mapping step, never dropped in silence); columns after the last with a heading or a
+	// value are none.
+	for len(sheet.Headers) < width {
+		sheet.Headers = append(sheet.Headers, "")
 	}
 	return &sheet, nil
 }
@@ -320,27 +367,14 @@ func fileError(e *sheetread.Error) error {
 // holds the person's choices for the values of closed lists ("treat X as Y").
 func (r *Reader) set(f *customerrules.Fields, field, v string, values ValueMap) {
 	switch field {
-	case "name":
-		f.Name = v
 	case "taxId":
-		f.TaxID = customercache.NormalizeTaxID(v)
-	case "email":
-		f.Email = v
-	case "phone":
-		f.Phone = v
+		v = customercache.NormalizeTaxID(v)
 	case "segment":
 		if code, ok := values[field][headingKey(v)]; ok && v != "" {
 			v = code
 		} else if code, ok := r.segments[headingKey(v)]; ok && v != "" {
 			v = code
 		}
-		f.Segment = v
-	case "street":
-		f.Street = v
-	case "city":
-		f.City = v
-	case "postalCode":
-		f.PostalCode = v
 	case "country":
 		// A country the file names is its code; one it does not stays as the file has it, so the
 		// dry run shows the person what they wrote.
@@ -349,7 +383,9 @@ func (r *Reader) set(f *customerrules.Fields, field, v string, values ValueMap) 
 		} else if code, ok := r.country(v); ok {
 			v = code
 		}
-		f.Country = v
+	}
+	if slices.Contains(importFields, field) {
+		f.Set(field, v)
 	}
 }
 

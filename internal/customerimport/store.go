@@ -194,33 +194,48 @@ func insertLines(ctx context.Context, tx *sql.Tx, id string, lines []Checked) er
 				args = append(args, nil)
 			}
 			b.WriteString(")")
-			l := lines[i]
-			problems := ""
-			if len(l.Problems) > 0 {
-				raw, err := json.Marshal(l.Problems)
-				if err != nil {
-					return fmt.Errorf("customerimport: encode the problems of a line: %w", err)
-				}
-				problems = string(raw)
+			values, err := lineValues(lines[i], true)
+			if err != nil {
+				return err
 			}
-			edits := ""
-			if l.Edit != nil {
-				raw, err := json.Marshal(l.Edit)
-				if err != nil {
-					return fmt.Errorf("customerimport: encode the fixes of a line: %w", err)
-				}
-				edits = string(raw)
-			}
-			f := l.Fields
-			copy(args[len(args)-perLine:], []any{i, l.Row, f.Name, f.TaxID, f.Email, f.Phone, f.Segment, f.Street, f.City,
-				f.PostalCode, f.Country, string(l.Verdict), problems, l.MatchID, l.MatchName, l.MatchRow, b2i(l.Included),
-				jsonOrEmpty(l.Cells), edits})
+			args[len(args)-perLine] = i
+			copy(args[len(args)-perLine+1:], values)
 		}
 		if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("customerimport: insert the lines of import %s: %w", id, err)
 		}
 	}
 	return nil
+}
+
+// cellsValue is the place of the cells among lineValues (a recheck never changes them).
+const cellsValue = 16
+
+// lineValues are the values of lineColumns for l, as stored (the cells "" unless withCells).
+func lineValues(l Checked, withCells bool) ([]any, error) {
+	problems := ""
+	if len(l.Problems) > 0 {
+		raw, err := json.Marshal(l.Problems)
+		if err != nil {
+			return nil, fmt.Errorf("customerimport: encode the problems of a line: %w", err)
+		}
+		problems = string(raw)
+	}
+	edits := ""
+	if l.Edit != nil {
+		raw, err := json.Marshal(l.Edit)
+		if err != nil {
+			return nil, fmt.Errorf("customerimport: encode the fixes of a line: %w", err)
+		}
+		edits = string(raw)
+	}
+	cells := ""
+	if withCells {
+		cells = jsonOrEmpty(l.Cells)
+	}
+	f := l.Fields
+	return []any{l.Row, f.Name, f.TaxID, f.Email, f.Phone, f.Segment, f.Street, f.City, f.PostalCode, f.Country,
+		string(l.Verdict), problems, l.MatchID, l.MatchName, l.MatchRow, b2i(l.Included), cells, edits}, nil
 }
 
 func b2i(b bool) int {
@@ -440,17 +455,28 @@ func (s *Store) Purge(ctx context.Context) (int64, error) {
 // the checks, in file order, with what is needed to send each (Sender.Send). The caller (the run's
 // job) checks ownership when it is created.
 func (s *Store) IncludedLines(ctx context.Context, id string) ([]StoredLine, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT position, `+lineColumns+` FROM customer_import_lines
-WHERE import_id = $1 AND included = 1 AND verdict IN ('new', 'possible') ORDER BY position`, id)
+	return allLines(ctx, s.db.SQL, id, ` AND included = 1 AND verdict IN ('new', 'possible')`)
+}
+
+// querier is a transaction or the database.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// allLines reads the lines of import id that pass filter (SQL after the import's condition; ""
+// for all), in file order.
+func allLines(ctx context.Context, q querier, id, filter string) ([]StoredLine, error) {
+	rows, err := q.QueryContext(ctx, `SELECT position, `+lineColumns+` FROM customer_import_lines
+WHERE import_id = $1`+filter+` ORDER BY position`, id)
 	if err != nil {
-		return nil, fmt.Errorf("customerimport: included lines of %s: %w", id, err)
+		return nil, fmt.Errorf("customerimport: lines of %s: %w", id, err)
 	}
 	defer rows.Close()
 	var out []StoredLine
 	for rows.Next() {
 		l, err := scanLine(rows)
 		if err != nil {
-			return nil, fmt.Errorf("customerimport: included lines of %s: %w", id, err)
+			return nil, fmt.Errorf("customerimport: lines of %s: %w", id, err)
 		}
 		out = append(out, l)
 	}
@@ -501,21 +527,7 @@ func (s *Store) BeginRun(ctx context.Context, id, owner string) ([]StoredLine, e
 		}
 		return nil, ErrNotDraft
 	}
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT position, `+lineColumns+` FROM customer_import_lines
-WHERE import_id = $1 ORDER BY position`, id)
-	if err != nil {
-		return nil, fmt.Errorf("customerimport: lines of %s: %w", id, err)
-	}
-	defer rows.Close()
-	var out []StoredLine
-	for rows.Next() {
-		l, err := scanLine(rows)
-		if err != nil {
-			return nil, fmt.Errorf("customerimport: lines of %s: %w", id, err)
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return allLines(ctx, s.db.SQL, id, "")
 }
 
 // AbandonRun gives the import back as a draft when its run could not be created.

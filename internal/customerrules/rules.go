@@ -42,6 +42,51 @@ type Fields struct {
 	Attributes string
 }
 
+// Get is the field of f named name, its input name ("taxId", "postalCode"; "" for a name that is
+// none): the customer form, the import's mapping and its fixes name fields so.
+func (f Fields) Get(name string) string {
+	if p := f.field(name); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// Set sets the field of f named name (its input name) to v; false for a name that is none.
+func (f *Fields) Set(name, v string) bool {
+	p := f.field(name)
+	if p != nil {
+		*p = v
+	}
+	return p != nil
+}
+
+// field is the field named name (nil for none).
+func (f *Fields) field(name string) *string {
+	switch name {
+	case "name":
+		return &f.Name
+	case "taxId":
+		return &f.TaxID
+	case "email":
+		return &f.Email
+	case "phone":
+		return &f.Phone
+	case "segment":
+		return &f.Segment
+	case "street":
+		return &f.Street
+	case "city":
+		return &f.City
+	case "postalCode":
+		return &f.PostalCode
+	case "country":
+		return &f.Country
+	case "attributes":
+		return &f.Attributes
+	}
+	return nil
+}
+
 // The kinds of problem.
 const (
 	KindRequired      = "required"
@@ -50,6 +95,9 @@ const (
 	KindFormat        = "format"
 	KindUnknown       = "unknown"
 	KindTooLarge      = "too_large"
+	// KindDate: a date where the field is no date (a spreadsheet's date cell in the postal code
+	// column of an import); Value is the date as the file shows it.
+	KindDate = "date"
 )
 
 // Problem is what is wrong with one field: the field's input name ("name", "taxId", "postalCode",
@@ -103,6 +151,8 @@ func (p Problem) Message() i18n.Message {
 		return i18n.M("customer.error.too_long", label, MaxTextRunes)
 	case p.Kind == KindBadCharacters:
 		return i18n.M("customer.error.bad_characters", label)
+	case p.Kind == KindDate:
+		return i18n.M("customer.error.date", label, p.Value)
 	case p.Field == "taxId":
 		return i18n.M("customer.error.tax_id_format")
 	case p.Field == "segment":

@@ -380,31 +380,7 @@ func customerStatusLabel(tr *i18n.Translator, status string) string {
 }
 
 // formValue is the value an input shows.
-func (f customerForm) formValue(name string) string {
-	switch name {
-	case "name":
-		return f.Name
-	case "taxId":
-		return f.TaxID
-	case "segment":
-		return f.Segment
-	case "email":
-		return f.Email
-	case "phone":
-		return f.Phone
-	case "street":
-		return f.Street
-	case "city":
-		return f.City
-	case "postalCode":
-		return f.PostalCode
-	case "country":
-		return f.Country
-	case "attributes":
-		return f.Attributes
-	}
-	return ""
-}
+func (f customerForm) formValue(name string) string { return f.fields().Get(name) }
 
 // configuratorsForForm lists the configurators for the form's checkboxes; nil and true when
 // the list is unavailable. ok is false when the error edge answered.

@@ -44,6 +44,9 @@ func (h *Handler) renderImportMapping(c *gin.Context, status int, imp *customeri
 		return
 	}
 	vm := customers.ImportMappingVM{URL: importPath(imp.ID), FileName: imp.FileName, Total: imp.Total, Problem: problem}
+	if imp.Status == customerimport.StatusDraft {
+		vm.DryRunURL = importPath(imp.ID)
+	}
 	vm.Fields = append(vm.Fields, components.Option{Value: "", Label: tr.T("import.mapping.skip")})
 	for _, f := range customerimport.Fields() {
 		vm.Fields = append(vm.Fields, components.Option{Value: f, Label: customerrules.Label(f).In(tr)})
@@ -72,6 +75,23 @@ func (h *Handler) renderImportMapping(c *gin.Context, status int, imp *customeri
 	}
 	c.Header("Cache-Control", "no-store")
 	h.renderPage(c, status, t(c, "import.mapping.title", imp.FileName), layout.SectionCustomers, customers.ImportMappingPage(vm))
+}
+
+// showImportMapping answers GET /customers/import/:importId/mapping: the mapping step again for
+// an import whose dry run is shown (back from the dry run, without a new upload), with the
+// mapping the person confirmed; confirming it checks every line again (confirmImportMapping), and
+// the value choices and fixes made stay.
+func (h *Handler) showImportMapping(c *gin.Context) {
+	imp, err := h.loadImport(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if imp.Headers == nil {
+		h.fail(c, badRequest("import.error.no_cells"))
+		return
+	}
+	h.renderImportMapping(c, http.StatusOK, imp, nil, i18n.Message{})
 }
 
 // columnLetters is a column's letters as a spreadsheet names it (0 is A).
@@ -207,7 +227,7 @@ func (h *Handler) fixImportLine(c *gin.Context) {
 			h.fail(c, importValueError(err))
 			return
 		}
-		customerimport.SetField(&fix.Fields, field, v)
+		fix.Fields.Set(field, v)
 	}
 	if err := h.recheckImport(c, imp, customerimport.Change{Fix: &fix}); err != nil {
 		h.fail(c, err)
@@ -264,7 +284,7 @@ func (h *Handler) importRepairs(c *gin.Context, imp *customerimport.Import, page
 		}
 		for _, field := range customerimport.Fields() {
 			fix.Inputs = append(fix.Inputs, customers.ImportFixInput{Name: field, Label: customerrules.Label(field).In(tr),
-				ID: "import-fix-" + strconv.Itoa(l.Position) + "-" + field, Value: customerimport.FieldValue(l.Fields, field), Error: problems[field]})
+				ID: "import-fix-" + strconv.Itoa(l.Position) + "-" + field, Value: l.Fields.Get(field), Error: problems[field]})
 		}
 		vm.Fixes = append(vm.Fixes, fix)
 	}

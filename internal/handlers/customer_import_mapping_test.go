@@ -1,12 +1,16 @@
 package handlers
 
 import (
+	"bytes"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
+
+	"github.com/cpqportal/portal/internal/sheetread/sheettest"
 )
 
 // TestImportMappingThroughTheHandlers: an upload with German headings shows the mapping step
@@ -141,5 +145,30 @@ func TestImportMappingThroughTheHandlers(t *testing.T) {
 	list := parseHTML(t, p.get(t, clerk, "/customers/import", nil).body)
 	if got := list.Find(`[data-testid="import-runs-item"]`).First().Text(); !strings.Contains(got, "kunden.csv") {
 		t.Errorf("the run is not named by its file: %q", got)
+	}
+}
+
+// TestImportMappingHostileUploadRefusedWhole: a workbook of a few hundred KB whose cells all name
+// one shared string of 4 KB (500 MB of text) is refused with a 422 in the person's language naming
+// the limit, never a 5xx, and no import is kept.
+func TestImportMappingHostileUploadRefusedWhole(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t, portalOptions{})
+	clerk := p.login(t, "backoffice", "backoffice-demo")
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	part, err := w.CreateFormFile("file", "notizen.xlsx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = part.Write(sheettest.SharedStringFill(2_000, 64, 4096))
+	_ = w.Close()
+	r := p.do(t, clerk, http.MethodPost, "/customers/import", &body, map[string]string{"Content-Type": w.FormDataContentType(), "Accept-Language": "de"})
+	if r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(r.body, "Die Zellen der Datei enthalten mehr als 8 MiB Text") {
+		t.Fatalf("upload: %d: %.600s", r.StatusCode, r.body)
+	}
+	list := parseHTML(t, p.get(t, clerk, "/customers/import", nil).body)
+	if n := list.Find(`a[href^="/customers/import/"]`).Length(); n != 0 {
+		t.Errorf("%d imports kept after the refusal", n)
 	}
 }

@@ -129,6 +129,9 @@ func verdictLabel(tr *i18n.Translator, v customerimport.Verdict) (string, compon
 func importVM(tr *i18n.Translator, imp *customerimport.Import, counts customerimport.Counts, view importView, page customerimport.Page) customers.ImportVM {
 	vm := customers.ImportVM{URL: importPath(imp.ID), FileName: imp.FileName, Created: imp.CreatedAt, Total: imp.Total,
 		Included: counts.Included(), Verdict: string(view.verdict), From: strconv.Itoa(view.from)}
+	if imp.Headers != nil {
+		vm.MappingURL = importPath(imp.ID) + "/mapping"
+	}
 	all := importView{}
 	vm.Filters = append(vm.Filters, customers.ImportFilter{Label: tr.T("import.filter.all", imp.Total), Href: all.url(imp.ID),
 		Current: view.verdict == "", Verdict: "all"})
@@ -142,7 +145,7 @@ func importVM(tr *i18n.Translator, imp *customerimport.Import, counts customerim
 	}
 	for _, l := range page.Lines {
 		row := customers.ImportLineRow{Position: strconv.Itoa(l.Position), Row: l.Row, Name: l.Fields.Name, TaxID: l.Fields.TaxID,
-			City: l.Fields.City, Country: l.Fields.Country, Segment: l.Fields.Segment, Verdict: string(l.Verdict),
+			City: l.Fields.City, PostalCode: l.Fields.PostalCode, Country: l.Fields.Country, Segment: l.Fields.Segment, Verdict: string(l.Verdict),
 			Includable: l.Verdict.Includable(), Included: l.Included}
 		row.VerdictLabel, row.Level = verdictLabel(tr, l.Verdict)
 		for _, m := range l.Reason() {

@@ -91,6 +91,7 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.POST("/customers/import/:importId/include", h.requireTool(toolImport), h.includeImportVerdict)
 	pages.POST("/customers/import/:importId/delete", h.requireTool(toolImport), h.deleteImport)
 	// The mapping step and the dry run's repairs (customer_import_mapping.go).
+	pages.GET("/customers/import/:importId/mapping", h.requireTool(toolImport), h.showImportMapping)
 	pages.POST("/customers/import/:importId/mapping", h.requireTool(toolImport), h.confirmImportMapping)
 	pages.POST("/customers/import/:importId/values", h.requireTool(toolImport), h.mapImportValue)
 	pages.POST("/customers/import/:importId/fix", h.requireTool(toolImport), h.fixImportLine)

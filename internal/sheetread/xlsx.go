@@ -128,10 +128,10 @@ func attr(el xml.StartElement, local string) string {
 }
 
 // firstSheet finds the first sheet's part and the shared strings' part.
-func (w *workbook) firstSheet() (sheet, shared string, err error) {
+func (w *workbook) firstSheet() (sheet, shared, styles string, err error) {
 	_, pkg, err := w.relationships("_rels/.rels", "")
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	book := pkg["officeDocument"]
 	if book == "" {
@@ -140,34 +140,34 @@ func (w *workbook) firstSheet() (sheet, shared string, err error) {
 	dir := path.Dir(book)
 	byID, byType, err := w.relationships(path.Join(dir, "_rels", path.Base(book)+".rels"), dir)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	d, c, err := w.open(book)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	if d == nil {
-		return "", "", &Error{Kind: NotXLSX}
+		return "", "", "", &Error{Kind: NotXLSX}
 	}
 	defer c.Close()
 	for {
 		tok, err := d.RawToken()
 		if err != nil {
 			if err == io.EOF {
-				return "", "", &Error{Kind: NotXLSX} // no sheet
+				return "", "", "", &Error{Kind: NotXLSX} // no sheet
 			}
-			return "", "", partError(err, 0)
+			return "", "", "", partError(err, 0)
 		}
 		if el, ok := tok.(xml.StartElement); ok && el.Name.Local == "sheet" {
 			// The relationship id is the r:id attribute (its prefix varies; "id" alone is it).
 			for _, a := range el.Attr {
 				if a.Name.Local == "id" && a.Name.Space != "" {
 					if target := byID[a.Value]; target != "" {
-						return target, byType["sharedStrings"], nil
+						return target, byType["sharedStrings"], byType["styles"], nil
 					}
 				}
 			}
-			return "", "", &Error{Kind: NotXLSX}
+			return "", "", "", &Error{Kind: NotXLSX}
 		}
 	}
 }
@@ -193,11 +193,15 @@ func readXLSX(ctx context.Context, data []byte, lim Limits, row func(line int, c
 			return &Error{Kind: InflatesTooMuch, Limit: lim.MaxInflated}
 		}
 	}
-	sheet, sharedPart, err := w.firstSheet()
+	sheet, sharedPart, stylesPart, err := w.firstSheet()
 	if err != nil {
 		return err
 	}
 	shared, err := w.sharedStrings(ctx, sharedPart, lim)
+	if err != nil {
+		return err
+	}
+	dates, err := w.dateStyles(ctx, stylesPart, lim)
 	if err != nil {
 		return err
 	}
@@ -209,7 +213,7 @@ func readXLSX(ctx context.Context, data []byte, lim Limits, row func(line int, c
 		return &Error{Kind: NotXLSX}
 	}
 	defer c.Close()
-	return readSheet(ctx, d, shared, lim, row)
+	return readSheet(ctx, d, shared, dates, lim, row)
 }
 
 // sharedStrings reads the workbook's shared strings (at most lim.MaxCells of them: a sheet cannot
@@ -284,12 +288,12 @@ func cellRef(ref string) (column, row int) {
 
 // readSheet streams a sheet's rows: each <row> counts, each <c> counts and is refused past the
 // column cap before anything is kept, and a row's cells go up to its own last cell.
-func readSheet(ctx context.Context, d *xml.Decoder, shared []string, lim Limits, row func(line int, cells []string) error) error {
+func readSheet(ctx context.Context, d *xml.Decoder, shared, dates []string, lim Limits, row func(line int, cells []string) error) error {
 	count := counter{lim: lim}
 	line, inRow := 0, false
 	var cells []string
 	// The cell being read: its column and type, and the text of its <v> or inline <is><t>.
-	column, kind := 0, ""
+	column, kind, style := 0, "", 0
 	var value, inline strings.Builder
 	inV, inT, inIs, inCell, phonetic := false, false, false, false, 0
 	for {
@@ -323,6 +327,7 @@ func readSheet(ctx context.Context, d *xml.Decoder, shared []string, lim Limits,
 				if err := count.cell(line, col); err != nil {
 					return err
 				}
+				style, _ = strconv.Atoi(attr(el, "s"))
 				column, kind, inCell = col, attr(el, "t"), true
 				value.Reset()
 				inline.Reset()
@@ -351,6 +356,11 @@ func readSheet(ctx context.Context, d *xml.Decoder, shared []string, lim Limits,
 				}
 				inCell = false
 				text, err := cellText(kind, value.String(), inline.String(), shared, line)
+				if (kind == "" || kind == "n") && style >= 0 && style < len(dates) && dates[style] != "" {
+					if shown := formatDate(text, dates[style]); shown != "" {
+						text = shown
+					}
+				}
 				if err != nil {
 					return err
 				}
@@ -386,7 +396,8 @@ func readSheet(ctx context.Context, d *xml.Decoder, shared []string, lim Limits,
 }
 
 // cellText is a cell's value as text: a shared string's, an inline string's, or the raw value
-// (a number as written, a boolean as 1 or 0, a formula's cached result).
+// (a number as written, a boolean as 1 or 0, a formula's cached result; a number in a date style
+// is then shown as its date, dates.go).
 func cellText(kind, value, inline string, shared []string, line int) (string, error) {
 	switch kind {
 	case "s":

@@ -59,7 +59,10 @@ func Sheet(rows string) []byte {
 }
 
 // workbook writes the smallest workbook Excel and excelize open, its sheet data from rows.
-func workbook(rows func(w io.Writer)) []byte {
+func workbook(rows func(w io.Writer)) []byte { return workbookShared("", rows) }
+
+// workbookShared is workbook with one shared string, shared (none when "").
+func workbookShared(shared string, rows func(w io.Writer)) []byte {
 	var out bytes.Buffer
 	z := zip.NewWriter(&out)
 	part := func(name, text string) {
@@ -76,7 +79,12 @@ func workbook(rows func(w io.Writer)) []byte {
 	part("xl/workbook.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>`)
 	part("xl/_rels/workbook.xml.rels", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`)
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/>`+
+		`<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.xml"/></Relationships>`)
+	if shared != "" {
+		part("xl/sharedStrings.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="1" uniqueCount="1"><si><t>`+shared+`</t></si></sst>`)
+	}
 	w, err := z.Create("xl/worksheets/sheet1.xml")
 	if err != nil {
 		panic(err)
@@ -91,4 +99,54 @@ func workbook(rows func(w io.Writer)) []byte {
 		panic(err)
 	}
 	return out.Bytes()
+}
+
+// WideSparseRows is a customer file of rows rows whose heading row is Name and Tax id and whose
+// rows have a name, a tax id and one more cell at column, the rest blank: wide sparse rows.
+func WideSparseRows(rows, column int) []byte {
+	return workbook(func(w io.Writer) {
+		fmt.Fprint(w, `<row r="1"><c r="A1" t="inlineStr"><is><t>Name</t></is></c><c r="B1" t="inlineStr"><is><t>Tax id</t></is></c></row>`)
+		for i := 2; i <= rows+1; i++ {
+			fmt.Fprintf(w, `<row r="%d"><c r="A%d" t="inlineStr"><is><t>Customer %d</t></is></c><c r="B%d" t="inlineStr"><is><t>IT%011d</t></is></c>`+
+				`<c r="%s%d" t="inlineStr"><is><t>x</t></is></c></row>`, i, i, i, i, i, columnName(column), i)
+		}
+	})
+}
+
+// SharedStringFill is a workbook of columns headings ("Name", "Tax id", then "Note 3"…) and rows
+// rows whose every cell is the one shared string of size bytes: a few KB that read as rows ×
+// columns × size bytes of text.
+func SharedStringFill(rows, columns, size int) []byte {
+	return workbookShared(strings.Repeat("x", size), func(w io.Writer) {
+		io.WriteString(w, `<row r="1">`)
+		for c := 1; c <= columns; c++ {
+			heading := fmt.Sprintf("Note %d", c)
+			switch c {
+			case 1:
+				heading = "Name"
+			case 2:
+				heading = "Tax id"
+			}
+			fmt.Fprintf(w, `<c r="%s1" t="inlineStr"><is><t>%s</t></is></c>`, columnName(c), heading)
+		}
+		io.WriteString(w, `</row>`)
+		for i := 2; i <= rows+1; i++ {
+			fmt.Fprintf(w, `<row r="%d">`, i)
+			for c := 1; c <= columns; c++ {
+				fmt.Fprintf(w, `<c r="%s%d" t="s"><v>0</v></c>`, columnName(c), i)
+			}
+			io.WriteString(w, `</row>`)
+		}
+	})
+}
+
+// columnName is a column's letters (1 is A).
+func columnName(column int) string {
+	var b []byte
+	for column > 0 {
+		column--
+		b = append([]byte{byte('A' + column%26)}, b...)
+		column /= 26
+	}
+	return string(b)
 }

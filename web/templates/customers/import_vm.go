@@ -53,6 +53,9 @@ type ImportVM struct {
 	// forms of the page's invalid lines (both empty for an import from before the mapping step).
 	ValueChoices []ImportValueChoice
 	Fixes        []ImportFix
+	// MappingURL reopens the mapping step with the choices made ("" for an import from before the
+	// mapping step).
+	MappingURL string
 }
 
 // ImportCount is how many lines have a verdict, and how many of them are included.
@@ -75,9 +78,11 @@ type ImportLineRow struct {
 	Position                   string
 	Row                        int
 	Name, TaxID, City, Country string
-	Segment                    string
-	Verdict, VerdictLabel      string
-	Level                      components.BadgeLevel
+	// PostalCode as read (leading zeros back), or the date a date cell showed.
+	PostalCode            string
+	Segment               string
+	Verdict, VerdictLabel string
+	Level                 components.BadgeLevel
 	// Reasons say why the line has its verdict; MatchHref links the customer it duplicates.
 	Reasons   []string
 	MatchHref string
@@ -98,6 +103,8 @@ type ImportMappingVM struct {
 	// Problem is why the mapping posted was refused (zero when none).
 	Problem i18n.Message
 	Errors  []components.FieldError
+	// DryRunURL goes back to the dry run unchanged ("" before the mapping was first confirmed).
+	DryRunURL string
 }
 
 // ImportMappingColumn is a column of the file: its heading, letter, first values and field ("":
