@@ -419,7 +419,7 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		sender = outbox.SMTPSender{Server: *cfg.SMTP, From: cfg.SMTPFrom}
 		logger.Info("e-mail through SMTP", slog.String("server", cfg.SMTP.String()), slog.String("from", cfg.SMTPFrom))
 	}
-	p.mail = outbox.New(outbox.Options{DB: db, Sender: sender, Logger: logger.With(slog.String("component", "outbox"))})
+	p.mail = outbox.New(outbox.Options{DB: db, Sender: sender, Retention: cfg.MailRetention, Logger: logger.With(slog.String("component", "outbox"))})
 	p.mail.Run()
 	// The inbox (internal/inbox, docs/inbox.md): each person's items, written by the jobs' ends,
 	// the reminders and (later) the signature watcher; mailed through the outbox by preference.

@@ -178,6 +178,9 @@ type Config struct {
 	// unread ones older than this (kept longer: nobody saw them). 0 keeps them.
 	InboxReadRetention   time.Duration
 	InboxUnreadRetention time.Duration
+	// MailRetention: mails that ended (sent, refused, failed, unknown) longer ago than this are
+	// deleted from the outbox, and leave the quote's list of sent mails. 0 keeps them.
+	MailRetention time.Duration
 	// ShutdownGrace is how long in-flight requests get to finish on SIGTERM.
 	ShutdownGrace time.Duration
 	// ShutdownDrain is how long, within ShutdownGrace, the portal keeps accepting requests after
@@ -555,6 +558,8 @@ func settings() []setting {
 			apply: retentionInto(func(c *Config) *time.Duration { return &c.InboxReadRetention })},
 		{Setting: Setting{"PORTAL_INBOX_UNREAD_RETENTION", "inbox-unread-retention", "8760h", "Inbox items still unread and older than this are deleted, and leave the unread count (at least 24h; 0 keeps them)"},
 			apply: retentionInto(func(c *Config) *time.Duration { return &c.InboxUnreadRetention })},
+		{Setting: Setting{"PORTAL_MAIL_RETENTION", "mail-retention", "9504h", "Mails that ended (sent, refused, failed, unknown) longer ago than this are deleted, with their bodies, and leave the quote's list of sent mails (at least 24h; 0 keeps them)"},
+			apply: retentionInto(func(c *Config) *time.Duration { return &c.MailRetention })},
 		{Setting: Setting{"PORTAL_SHUTDOWN_GRACE", "shutdown-grace", "20s", "Time given to in-flight requests on SIGTERM"},
 			apply: durationInto(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 		{Setting: Setting{"PORTAL_SHUTDOWN_DRAIN", "shutdown-drain", "5s", "On SIGTERM, time /readyz answers 503 while requests are still accepted (part of the grace)"},
@@ -906,6 +911,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("work_retention", c.WorkRetention),
 		slog.Duration("inbox_read_retention", c.InboxReadRetention),
 		slog.Duration("inbox_unread_retention", c.InboxUnreadRetention),
+		slog.Duration("mail_retention", c.MailRetention),
 		slog.Int("followup_signature_days", c.FollowUpSignatureDays),
 		slog.Int("followup_draft_days", c.FollowUpDraftDays),
 		slog.Any("trusted_proxies", c.TrustedProxies),

@@ -42,6 +42,8 @@ const (
 	DefaultBackoff      = 30 * time.Second
 	DefaultMaxBackoff   = time.Hour
 	DefaultMaxAttempts  = 8
+	// DefaultPurgeEvery is how often each replica deletes the mails past Options.Retention.
+	DefaultPurgeEvery = time.Hour
 	// claimLimit bounds the rows one scan picks up.
 	claimLimit = 20
 )
@@ -132,6 +134,10 @@ type Options struct {
 	// OnChange, when set, is called with a row's topic and owner after its status changed. It
 	// must not block.
 	OnChange func(topic, owner string)
+	// Retention: rows that ended (sent, refused, failed, unknown) longer ago than this are
+	// deleted, at most once every PurgeEvery on each replica (0 keeps them).
+	Retention  time.Duration
+	PurgeEvery time.Duration
 }
 
 // Outbox writes mails and sends them.
@@ -141,10 +147,11 @@ type Outbox struct {
 	holder string
 	wake   chan struct{}
 
-	mu      sync.Mutex
-	stop    context.CancelFunc
-	done    chan struct{}
-	running bool
+	mu       sync.Mutex
+	stop     context.CancelFunc
+	done     chan struct{}
+	running  bool
+	purgedAt time.Time
 }
 
 // New returns an Outbox on opts.DB; Run starts its worker. A nil Sender is an outbox that
@@ -173,6 +180,9 @@ func New(opts Options) *Outbox {
 	}
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = DefaultMaxAttempts
+	}
+	if opts.PurgeEvery <= 0 {
+		opts.PurgeEvery = DefaultPurgeEvery
 	}
 	return &Outbox{opts: opts, db: opts.DB, holder: statedb.NewID(), wake: make(chan struct{}, 1)}
 }
@@ -273,6 +283,13 @@ func (o *Outbox) loop(ctx context.Context) {
 		if err := o.RunOnce(ctx); err != nil && ctx.Err() == nil {
 			o.opts.Logger.Warn("outbox: scan failed; retried at the next", slog.Any("err", err))
 		}
+		if o.purgeDue() {
+			if n, err := o.Purge(ctx); err != nil && ctx.Err() == nil {
+				o.opts.Logger.Warn("outbox: deleting old mails failed; tried again later", slog.Any("err", err))
+			} else if n > 0 {
+				o.opts.Logger.Info("outbox: old mails deleted", slog.Int("mails", n), slog.Duration("retention", o.opts.Retention))
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -307,6 +324,52 @@ func (o *Outbox) RunOnce(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// purgeBatch bounds the rows one purge statement deletes (one short transaction each, so a
+// large backlog never holds the table or the log up).
+const purgeBatch = 1000
+
+// purgeDue reports whether this replica's purge is due, and takes its turn.
+func (o *Outbox) purgeDue() bool {
+	if o.opts.Retention <= 0 {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := time.Now()
+	if now.Sub(o.purgedAt) < o.opts.PurgeEvery {
+		return false
+	}
+	o.purgedAt = now
+	return true
+}
+
+// Purge deletes the rows that ended longer than Retention ago (by their last change), purgeBatch
+// at a time, and reports how many. Rows still queued or sending are never deleted, whatever their
+// age. Replicas purging at once delete disjoint or already deleted rows: no harm.
+func (o *Outbox) Purge(ctx context.Context) (int, error) {
+	if o.opts.Retention <= 0 {
+		return 0, nil
+	}
+	before := statedb.Micros(time.Now().Add(-o.opts.Retention))
+	// The ended statuses are written out (StatusSent, StatusRefused, StatusFailed, StatusUnknown)
+	// as in the partial index mail_outbox_ended (migration 00028), so the planner uses it.
+	total := 0
+	for ctx.Err() == nil {
+		res, err := o.db.SQL.ExecContext(ctx, `DELETE FROM mail_outbox WHERE id IN (SELECT id FROM mail_outbox
+			WHERE status IN ('sent', 'refused', 'failed', 'unknown') AND updated_at < $1 ORDER BY updated_at LIMIT $2)`,
+			before, purgeBatch)
+		if err != nil {
+			return total, fmt.Errorf("outbox: delete old mails: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		total += int(n)
+		if n < purgeBatch {
+			break
+		}
+	}
+	return total, nil
 }
 
 // expire moves the rows whose holder's lease ran out from "sending" to "unknown": their holder

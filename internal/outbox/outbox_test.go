@@ -306,3 +306,69 @@ func TestOutboxSIGKILLNeverSendsAMailTwice(t *testing.T) {
 		t.Logf("%d kills, %d unknown, %d arrived", kills, unknown, len(got))
 	})
 }
+
+// TestOutboxRetentionDeletesOnlyEndedMailsPastIt: Purge deletes the mails that ended (sent,
+// refused, failed, unknown) longer ago than the retention, more than one batch of them, and keeps
+// newer ones and every mail still queued or sending, however old.
+func TestOutboxRetentionDeletesOnlyEndedMailsPastIt(t *testing.T) {
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		o := newTestOutbox(t, db, "smtp://127.0.0.1:1", Options{Retention: 365 * 24 * time.Hour})
+		topic := "quote:" + t.Name()
+		old := statedb.Micros(time.Now().Add(-400 * 24 * time.Hour))
+		recent := statedb.Micros(time.Now().Add(-24 * time.Hour))
+		mails := make([]Mail, purgeBatch+7)
+		for i := range mails {
+			mails[i] = testMail(topic, "r"+strconv.Itoa(i)+"@example.org", i)
+		}
+		if _, err := o.Enqueue(ctx, "portal.example.com", mails); err != nil {
+			t.Fatal(err)
+		}
+		// Every mail old and sent, then: one of each other ended status old, one sent recently,
+		// one queued and one sending old.
+		if _, err := db.SQL.ExecContext(ctx, `UPDATE mail_outbox SET status = $1, updated_at = $2`, StatusSent, old); err != nil {
+			t.Fatal(err)
+		}
+		set := func(recipient, status string, at int64) {
+			t.Helper()
+			if _, err := db.SQL.ExecContext(ctx, `UPDATE mail_outbox SET status = $1, updated_at = $2 WHERE recipient = $3`, status, at, recipient); err != nil {
+				t.Fatal(err)
+			}
+		}
+		set("r0@example.org", StatusRefused, old)
+		set("r1@example.org", StatusFailed, old)
+		set("r2@example.org", StatusUnknown, old)
+		set("r3@example.org", StatusSent, recent)
+		set("r4@example.org", StatusQueued, old)
+		set("r5@example.org", StatusSending, old)
+		n, err := o.Purge(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := len(mails) - 3; n != want {
+			t.Fatalf("purged %d mails, want %d", n, want)
+		}
+		rows, err := db.SQL.QueryContext(ctx, `SELECT recipient FROM mail_outbox ORDER BY recipient`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var left []string
+		for rows.Next() {
+			var r string
+			if err := rows.Scan(&r); err != nil {
+				t.Fatal(err)
+			}
+			left = append(left, r)
+		}
+		if strings.Join(left, " ") != "r3@example.org r4@example.org r5@example.org" {
+			t.Fatalf("left %v, want the recent sent, the queued and the sending mails", left)
+		}
+		if n, err := o.Purge(ctx); n != 0 || err != nil {
+			t.Fatalf("a second purge deleted %d (%v)", n, err)
+		}
+		if n, err := New(Options{DB: db}).Purge(ctx); n != 0 || err != nil {
+			t.Fatalf("without a retention, a purge deleted %d (%v)", n, err)
+		}
+	})
+}
