@@ -238,6 +238,17 @@ type listQuery struct {
 	// in that stage and no other row, however few of the team's rows they have read; the rows'
 	// own stage, times and revealedSQL's condition still decide (useOwnReads).
 	ownReads bool
+	// kindParam is the kind's placeholder in the branches ("": $1); CustomerWork unions two
+	// kinds' pages in one statement, the second kind a placeholder of its own.
+	kindParam string
+}
+
+// kind is the kind's placeholder.
+func (b *listQuery) kind() string {
+	if b.kindParam == "" {
+		return "$1"
+	}
+	return b.kindParam
 }
 
 // useOwnReads sets ownReads when the list is a team role's whole team in one stage, filtered at
@@ -386,7 +397,7 @@ type branch struct{ from, where string }
 // "All I worked on" starts from the viewer's own reads (work_viewers' primary key), so it reads
 // their rows and no others.
 func (b *listQuery) branches(q Query, v Viewer) []branch {
-	base := append([]string{"r.kind = $1"}, b.where...)
+	base := append([]string{"r.kind = " + b.kind()}, b.where...)
 	visible, own := revealedSQL, "o.seen_at >= r.facts_at"
 	if b.unchecked {
 		visible, own = "NOT "+revealedSQL, "o.seen_at < r.facts_at"
@@ -405,7 +416,7 @@ func (b *listQuery) branches(q Query, v Viewer) []branch {
 		}
 	case v.Team && b.ownReads:
 		// The viewer's reads in the stage (and dates) as their copies say, then the row's own.
-		where := []string{"o.person = $2", "o.kind = $1"}
+		where := []string{"o.person = $2", "o.kind = " + b.kind()}
 		for _, w := range b.where {
 			where = append(where, onOwnReads(w))
 		}
@@ -415,7 +426,7 @@ func (b *listQuery) branches(q Query, v Viewer) []branch {
 		return []branch{{"work_rows r", strings.Join(append(base, notDenied, visible), " AND ")}}
 	default:
 		return []branch{{"work_viewers o JOIN work_rows r ON r.kind = o.kind AND r.id = o.id",
-			strings.Join(append([]string{"o.person = $2", "o.kind = $1", "o.owner = 1", own}, append(base, notDenied)...), " AND ")}}
+			strings.Join(append([]string{"o.person = $2", "o.kind = " + b.kind(), "o.owner = 1", own}, append(base, notDenied)...), " AND ")}}
 	}
 }
 

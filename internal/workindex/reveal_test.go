@@ -51,6 +51,20 @@ func everything(t *testing.T, ix *Index, v Viewer, kind Kind, id int64) map[stri
 	if _, ok := ix.Lookup(ctx, v, kind, id); ok {
 		out["lookup"] = []int64{id}
 	}
+	// The customer page's section (customer 7), both kinds in one statement.
+	quotes, contracts, err := ix.CustomerWork(ctx, v, 7, 10)
+	must(t, err)
+	rows := map[Kind][]Row{KindQuote: quotes, KindContract: contracts}
+	for k, rs := range rows {
+		for _, r := range rs {
+			if r.Kind != k || !r.Revealed() {
+				t.Errorf("customer work, %s: %+v", k, r)
+			}
+			if k == kind {
+				out["customer work"] = append(out["customer work"], r.ID())
+			}
+		}
+	}
 	return out
 }
 
@@ -74,7 +88,7 @@ func matching(name string, mine bool, extra ...string) map[string]bool {
 	want := map[string]bool{"list all": true, "walk all": true, "list find name": name == "Laurent", "walk find name": name == "Laurent",
 		"list stage generated": true, "walk stage generated": true, "list customer": true, "walk customer": true,
 		"list by value": true, "walk by value": true, "list from": true, "walk from": true, "lookup": true,
-		"list mine": mine, "walk mine": mine}
+		"list mine": mine, "walk mine": mine, "customer work": true}
 	for _, e := range extra {
 		want[e] = true
 	}
