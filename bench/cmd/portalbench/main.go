@@ -67,6 +67,9 @@ type options struct {
 	// kind (100k with -quick), on the engines of stateEngines.
 	teamOnly     bool
 	stateEngines map[string]bool
+	// profile: the directory where the overhead group writes each portal's CPU profile and
+	// allocation snapshots of its loaded rounds (the portal built with -tags pprof).
+	profile string
 }
 
 func main() {
@@ -111,6 +114,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.repeat, "runs", 1, "run the groups this many times in one lab: each figure is the median, with <name>_min and <name>_max")
 	fs.BoolVar(&o.merge, "merge", false, "keep the figures of -out that this run does not measure (e.g. with -only)")
 	fs.BoolVar(&o.teamOnly, "team-only", false, "the state group measures only team_figures_* at 1M rows per kind (100k with -quick): no other size, list or batch figure")
+	fs.StringVar(&o.profile, "profile", "", "write the overhead group's portal profiles (CPU, allocations during its rounds at -c; both engines) into this directory; builds the portal with -tags pprof")
 	var engines string
 	fs.StringVar(&engines, "state-engines", "sqlite,postgres", "comma-separated engines the state group fills (sqlite, postgres); team_figures_1m_ms needs both")
 	if err := fs.Parse(args); err != nil {
