@@ -402,11 +402,11 @@ func settings() []setting {
 				c.BounceAddress = a.Address
 				return nil
 			}},
-		{Setting: Setting{"PORTAL_MAIL_BOUNCE_EVERY", "mail-bounce-every", "5m", "How often the bounce mailbox is read (one replica at a time; at least 10s)"},
+		{Setting: Setting{"PORTAL_MAIL_BOUNCE_EVERY", "mail-bounce-every", "5m", "How often the bounce mailbox is read (one replica at a time; minutes are polite to the mail server, at least 1s)"},
 			apply: func(c *Config, raw string) error {
 				d, err := time.ParseDuration(raw)
-				if err != nil || d < 10*time.Second {
-					return fmt.Errorf("must be a duration of at least 10s such as 5m, not %q", raw)
+				if err != nil || d < time.Second {
+					return fmt.Errorf("must be a duration of at least 1s such as 5m, not %q", raw)
 				}
 				c.BounceEvery = d
 				return nil
