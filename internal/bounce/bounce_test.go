@@ -185,6 +185,15 @@ func TestBounceMailboxBouncesExactlyTheOneMailOnceOverPollsAndARestart(t *testin
 			}
 		}
 		check("after the first poll")
+		// The demo's "Sent mail" page marks the bounced mail, for its sender only.
+		ids := []string{rows[gone].MessageID, rows[slow].MessageID, rows[fine].MessageID}
+		if marks, err := o.BouncesOf(ctx, rep, ids); err != nil || len(marks) != 1 ||
+			!strings.HasPrefix(marks[strings.Trim(rows[gone].MessageID, "<>")], "5.1.1 550 5.1.1") {
+			t.Fatalf("BouncesOf = %v, %v; want only the bounced mail with its report", marks, err)
+		}
+		if marks, err := o.BouncesOf(ctx, "someone-else", ids); err != nil || len(marks) != 0 {
+			t.Fatalf("BouncesOf another person = %v, %v; want none", marks, err)
+		}
 		if !imapd.Seen(t, rows[gone].MessageID) || !imapd.Seen(t, rows[slow].MessageID) {
 			t.Fatal("the reports applied are not marked read")
 		}

@@ -148,7 +148,7 @@ func parseDeliveryStatus(r io.Reader) ([]Recipient, error) {
 				Original:   address(h.Get("Original-Recipient")),
 				Action:     strings.ToLower(strings.TrimSpace(h.Get("Action"))),
 				Status:     statusOf(h.Get("Status")),
-				Diagnostic: strings.TrimSpace(strings.Join(strings.Fields(h.Get("Diagnostic-Code")), " ")),
+				Diagnostic: diagnostic(h.Get("Diagnostic-Code")),
 			})
 		}
 		if err != nil {
@@ -156,6 +156,16 @@ func parseDeliveryStatus(r io.Reader) ([]Recipient, error) {
 		}
 	}
 	return out, nil
+}
+
+// diagnostic is a Diagnostic-Code's words without its type ("smtp; 550 5.1.1 User unknown" is
+// "550 5.1.1 User unknown"), folded lines joined.
+func diagnostic(field string) string {
+	field = strings.Join(strings.Fields(field), " ")
+	if kind, text, ok := strings.Cut(field, ";"); ok && !strings.Contains(kind, " ") {
+		field = text
+	}
+	return strings.TrimSpace(field)
 }
 
 // address is the address of a DSN address field ("rfc822; someone@example.org").
