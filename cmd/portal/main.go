@@ -15,6 +15,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -38,6 +39,7 @@ import (
 
 	"github.com/cpqportal/portal/internal/apiclient"
 	"github.com/cpqportal/portal/internal/auth"
+	"github.com/cpqportal/portal/internal/bounce"
 	"github.com/cpqportal/portal/internal/config"
 	"github.com/cpqportal/portal/internal/customercache"
 	"github.com/cpqportal/portal/internal/customerimport"
@@ -269,6 +271,7 @@ type portal struct {
 	jobs          *jobs.Manager
 	mail          *outbox.Outbox
 	reminders     *inbox.Reminders
+	bounces       *bounce.Poller
 }
 
 // background runs fn until the portal closes.
@@ -287,6 +290,9 @@ func (p *portal) close() {
 	}
 	if p.reminders != nil {
 		p.reminders.Close() // after the scan in flight; a scan cut short runs again (deduplicated)
+	}
+	if p.bounces != nil {
+		p.bounces.Close() // after the poll in flight; one cut short reads on from where it recorded
 	}
 	if p.jobs != nil {
 		p.jobs.Close() // after the items in flight; the jobs resume at the next start
@@ -416,8 +422,14 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 	// was sent before, and the pages that would send say e-mail is not configured.
 	var sender outbox.Sender
 	if cfg.SMTP != nil {
-		sender = outbox.SMTPSender{Server: *cfg.SMTP, From: cfg.SMTPFrom}
-		logger.Info("e-mail through SMTP", slog.String("server", cfg.SMTP.String()), slog.String("from", cfg.SMTPFrom))
+		smtp := outbox.SMTPSender{Server: *cfg.SMTP, From: cfg.SMTPFrom}
+		if cfg.BounceMailbox != nil {
+			// Bounces go to the envelope sender: the mailbox the portal reads them from.
+			smtp.ReturnPath = cmp.Or(cfg.BounceAddress, cfg.SMTPFrom)
+		}
+		sender = smtp
+		logger.Info("e-mail through SMTP", slog.String("server", cfg.SMTP.String()), slog.String("from", cfg.SMTPFrom),
+			slog.String("return_path", cmp.Or(smtp.ReturnPath, cfg.SMTPFrom)))
 	}
 	p.mail = outbox.New(outbox.Options{DB: db, Sender: sender, Retention: cfg.MailRetention, Logger: logger.With(slog.String("component", "outbox"))})
 	p.mail.Run()
@@ -452,6 +464,15 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		ReadRetention: cfg.InboxReadRetention, UnreadRetention: cfg.InboxUnreadRetention,
 		Logger: logger.With(slog.String("component", "inbox"))})
 	p.reminders.Run()
+	// Bounces (internal/bounce, docs/mail.md "Bounces"): the delivery reports in the bounce
+	// mailbox end their mails as bounced and tell the senders.
+	if cfg.BounceMailbox != nil && sender != nil {
+		p.bounces = bounce.New(bounce.Options{DB: db, Outbox: p.mail, Mailbox: *cfg.BounceMailbox, Every: cfg.BounceEvery,
+			OnBounce: func(ctx context.Context, b outbox.Bounced) error { return inboxStore.MailBounced(ctx, work, b) },
+			Logger:   logger.With(slog.String("component", "bounce"))})
+		logger.Info("bounces read over IMAP", slog.String("mailbox", cfg.BounceMailbox.String()), slog.Duration("every", cfg.BounceEvery))
+		p.bounces.Run()
+	}
 	// The signature watcher (internal/signwatch, docs/work-index.md): contracts out for signature
 	// are read again with a reader's token until the signer answers. Its tokens are sealed with
 	// keys derived from the session keys, like the batches'.

@@ -31,6 +31,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cpqportal/portal/internal/bounce"
 	"github.com/cpqportal/portal/internal/outbox"
 )
 
@@ -153,6 +154,13 @@ type Config struct {
 	// would send say so); SMTPFrom the From address of every mail (PORTAL_SMTP_FROM).
 	SMTP     *outbox.SMTP
 	SMTPFrom string
+	// BounceMailbox is the mailbox the delivery reports of the portal's mails arrive in
+	// (PORTAL_MAIL_BOUNCE_IMAP_URL; nil: bounces are not read); BounceAddress the envelope sender
+	// of every mail, so the reports reach it (PORTAL_MAIL_BOUNCE_ADDRESS; PORTAL_SMTP_FROM when
+	// empty); BounceEvery how often it is read (one replica at a time).
+	BounceMailbox *bounce.Mailbox
+	BounceAddress string
+	BounceEvery   time.Duration
 	// WorkRetention: work-index rows nobody's token read for this long leave the lists; 0 keeps
 	// every row (the default).
 	WorkRetention time.Duration
@@ -368,6 +376,39 @@ func settings() []setting {
 					return fmt.Errorf("must be an e-mail address such as offers@example.com, not %q", raw)
 				}
 				c.SMTPFrom = a.Address
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_MAIL_BOUNCE_IMAP_URL", "", "", "Mailbox the delivery reports (bounces) of the portal's e-mail arrive in, read over IMAP: imaps://user:password@host:993/INBOX, imap://user:password@host:143/INBOX (STARTTLS required) or imap://user:password@host:143/INBOX?starttls=0 (no TLS: a server on the same host only); empty: bounces are not read (docs/mail.md)"},
+			apply: func(c *Config, raw string) error {
+				if raw == "" {
+					return nil
+				}
+				m, err := bounce.ParseIMAPURL(raw)
+				if err != nil {
+					return err // never the URL itself: it holds the password
+				}
+				c.BounceMailbox = &m
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_MAIL_BOUNCE_ADDRESS", "mail-bounce-address", "", "Envelope sender (Return-Path) of the portal's e-mail: the address of the bounce mailbox, where delivery reports go (with PORTAL_MAIL_BOUNCE_IMAP_URL; empty: PORTAL_SMTP_FROM)"},
+			apply: func(c *Config, raw string) error {
+				if raw == "" {
+					return nil
+				}
+				a, err := mail.ParseAddress(raw)
+				if err != nil {
+					return fmt.Errorf("must be an e-mail address such as bounces@example.com, not %q", raw)
+				}
+				c.BounceAddress = a.Address
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_MAIL_BOUNCE_EVERY", "mail-bounce-every", "5m", "How often the bounce mailbox is read (one replica at a time; minutes are polite to the mail server, at least 1s)"},
+			apply: func(c *Config, raw string) error {
+				d, err := time.ParseDuration(raw)
+				if err != nil || d < time.Second {
+					return fmt.Errorf("must be a duration of at least 1s such as 5m, not %q", raw)
+				}
+				c.BounceEvery = d
 				return nil
 			}},
 		{Setting: Setting{"PORTAL_OIDC_CLIENT_SECRET_FILE", "oidc-client-secret-file", "", "File holding the OAuth client secret (trailing newline ignored)"},
@@ -834,6 +875,12 @@ func finish(c *Config) error {
 	if c.SMTP != nil && c.SMTPFrom == "" {
 		return errors.New("PORTAL_SMTP_FROM: required with PORTAL_SMTP_URL (the From address of the portal's e-mail)")
 	}
+	if c.BounceMailbox != nil && c.SMTP == nil && !c.Demo {
+		return errors.New("PORTAL_MAIL_BOUNCE_IMAP_URL: only with PORTAL_SMTP_URL (the bounces are of the mails it sends)")
+	}
+	if c.BounceAddress != "" && c.BounceMailbox == nil {
+		return errors.New("PORTAL_MAIL_BOUNCE_ADDRESS: only with PORTAL_MAIL_BOUNCE_IMAP_URL (the mailbox the portal reads the bounces from)")
+	}
 	switch {
 	case c.V2APIURL == nil && !c.Demo:
 		return errors.New("PORTAL_V2_API_URL: required (or run with -demo)")
@@ -912,12 +959,23 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("inbox_read_retention", c.InboxReadRetention),
 		slog.Duration("inbox_unread_retention", c.InboxUnreadRetention),
 		slog.Duration("mail_retention", c.MailRetention),
+		slog.String("mail_bounce_mailbox", bounceName(c.BounceMailbox)),
+		slog.String("mail_bounce_address", c.BounceAddress),
+		slog.Duration("mail_bounce_every", c.BounceEvery),
 		slog.Int("followup_signature_days", c.FollowUpSignatureDays),
 		slog.Int("followup_draft_days", c.FollowUpDraftDays),
 		slog.Any("trusted_proxies", c.TrustedProxies),
 		slog.String("metrics_addr", c.MetricsAddr),
 		slog.Bool("demo", c.Demo),
 	)
+}
+
+// bounceName names the bounce mailbox without its password ("" when none).
+func bounceName(m *bounce.Mailbox) string {
+	if m == nil {
+		return ""
+	}
+	return m.String()
 }
 
 // ParseSize parses a byte size: a whole or decimal number with an optional unit,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -38,8 +39,19 @@ func (h *Handler) showDemoMail(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	ids := make([]string, 0, len(mails))
 	for _, m := range mails {
-		row := pages.DemoMailRow{ID: m.ID, Received: m.Received, From: m.From, To: m.To, Subject: m.Subject, Text: m.Text}
+		ids = append(ids, m.MessageID)
+	}
+	// A demo run with a bounce mailbox (PORTAL_MAIL_BOUNCE_IMAP_URL) marks the mails that bounced.
+	bounces, err := h.mail.BouncesOf(c.Request.Context(), auth.CurrentUser(c).Subject, ids)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	for _, m := range mails {
+		row := pages.DemoMailRow{ID: m.ID, Received: m.Received, From: m.From, To: m.To, Subject: m.Subject, Text: m.Text,
+			Bounce: bounces[strings.Trim(m.MessageID, "<>")]}
 		for i, a := range m.Attachments {
 			row.Attachments = append(row.Attachments, pages.DemoMailAttachment{Name: a.Name,
 				Href: demoMailPath + "/" + strconv.Itoa(m.ID) + "/attachments/" + strconv.Itoa(i), Size: i18n.Bytes(int64(len(a.Data))).In(trr)})

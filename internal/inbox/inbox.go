@@ -62,6 +62,10 @@ const (
 	// KindHandoverReceived: a handover someone ran made you the owner of customers. Params: ParamBy
 	// (who ran it), ParamDone (how many customers).
 	KindHandoverReceived Kind = "handover_received"
+	// KindMailBounced: an offer sent by e-mail bounced (the recipient's server reported it could
+	// not be delivered). Params: ParamQuote, ParamCustomer, ParamRecipient, ParamReason (the
+	// status and the server's words).
+	KindMailBounced Kind = "mail_bounced"
 )
 
 // The parameters' names.
@@ -76,6 +80,8 @@ const (
 	ParamDone     = "done"
 	ParamFailed   = "failed"
 	ParamBy       = "by"
+	// ParamRecipient is an e-mail address a mail went to.
+	ParamRecipient = "recipient"
 )
 
 // texts are each kind's catalogue key and the parameters its message takes, in order.
@@ -95,6 +101,7 @@ var texts = map[Kind]struct {
 	KindImportFinished:   {"inbox.item.import_finished", []string{ParamDone, ParamFailed}},
 	KindImportFailed:     {"inbox.item.import_failed", []string{ParamDone, ParamFailed}},
 	KindHandoverReceived: {"inbox.item.handover_received", []string{ParamBy, ParamDone}},
+	KindMailBounced:      {"inbox.item.mail_bounced", []string{ParamQuote, ParamCustomer, ParamRecipient, ParamReason}},
 }
 
 // Delivery is a person's preference.

@@ -32,6 +32,9 @@ const (
 	StatusRefused = "refused" // the server answered 5xx: not sent, error says why
 	StatusFailed  = "failed"  // every attempt failed temporarily: not sent
 	StatusUnknown = "unknown" // its holder vanished mid-send: it may or may not have arrived
+	// StatusBounced: the server took it, and later a delivery status notification said it could
+	// not be delivered (DSNStatus 5.x.x, DSNText the reporting server's words; ApplyDSN).
+	StatusBounced = "bounced"
 )
 
 // Defaults of Options.
@@ -75,6 +78,11 @@ type Sent struct {
 	Error                                        string
 	Attempts                                     int
 	CreatedAt, SentAt, NextAttempt               time.Time
+	// DSNStatus and DSNText are the last delivery status notification read for it (bounced: a
+	// 5.x.x; a sent mail with a 4.x.x was delayed and is still tried by the servers), DSNAt when
+	// it was read.
+	DSNStatus, DSNText string
+	DSNAt              time.Time
 }
 
 // Message is what a Sender sends: the row's mail and its fixed Message-ID.
@@ -223,7 +231,7 @@ func (o *Outbox) Wake() {
 // Topic is a topic's mails, newest first (at most limit).
 func (o *Outbox) Topic(ctx context.Context, topic string, limit int) ([]Sent, error) {
 	rows, err := o.db.SQL.QueryContext(ctx, `SELECT id, batch, recipient, subject, lang, version, message_id,
-		attachment_name, status, error, attempts, created_at, sent_at, next_attempt
+		attachment_name, status, error, attempts, created_at, sent_at, next_attempt, dsn_status, dsn_text, dsn_at
 		FROM mail_outbox WHERE topic = $1 ORDER BY created_at DESC, recipient LIMIT $2`, topic, limit)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: read %s: %w", topic, err)
@@ -232,12 +240,15 @@ func (o *Outbox) Topic(ctx context.Context, topic string, limit int) ([]Sent, er
 	var out []Sent
 	for rows.Next() {
 		var s Sent
-		var created, sent, next int64
+		var created, sent, next, dsnAt int64
 		if err := rows.Scan(&s.ID, &s.Batch, &s.Recipient, &s.Subject, &s.Lang, &s.Version, &s.MessageID,
-			&s.AttachmentName, &s.Status, &s.Error, &s.Attempts, &created, &sent, &next); err != nil {
+			&s.AttachmentName, &s.Status, &s.Error, &s.Attempts, &created, &sent, &next, &s.DSNStatus, &s.DSNText, &dsnAt); err != nil {
 			return nil, fmt.Errorf("outbox: read %s: %w", topic, err)
 		}
 		s.CreatedAt, s.SentAt, s.NextAttempt = statedb.Time(created), statedb.Time(sent), statedb.Time(next)
+		if dsnAt != 0 {
+			s.DSNAt = statedb.Time(dsnAt)
+		}
 		out = append(out, s)
 	}
 	if err := rows.Err(); err != nil {
@@ -353,12 +364,13 @@ func (o *Outbox) Purge(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	before := statedb.Micros(time.Now().Add(-o.opts.Retention))
-	// The ended statuses are written out (StatusSent, StatusRefused, StatusFailed, StatusUnknown)
-	// as in the partial index mail_outbox_ended (migration 00028), so the planner uses it.
+	// The ended statuses are written out (StatusSent, StatusRefused, StatusFailed, StatusUnknown,
+	// StatusBounced) as in the partial index mail_outbox_ended (migration 00030), so the planner
+	// uses it.
 	total := 0
 	for ctx.Err() == nil {
 		res, err := o.db.SQL.ExecContext(ctx, `DELETE FROM mail_outbox WHERE id IN (SELECT id FROM mail_outbox
-			WHERE status IN ('sent', 'refused', 'failed', 'unknown') AND updated_at < $1 ORDER BY updated_at LIMIT $2)`,
+			WHERE status IN ('sent', 'refused', 'failed', 'unknown', 'bounced') AND updated_at < $1 ORDER BY updated_at LIMIT $2)`,
 			before, purgeBatch)
 		if err != nil {
 			return total, fmt.Errorf("outbox: delete old mails: %w", err)

@@ -81,8 +81,12 @@ func (s SMTP) String() string {
 // then its own conversation's).
 type SMTPSender struct {
 	Server SMTP
-	// From is the envelope and header sender (PORTAL_SMTP_FROM).
+	// From is the header sender (PORTAL_SMTP_FROM), and the envelope sender unless ReturnPath is set.
 	From string
+	// ReturnPath, when set, is the envelope sender (MAIL FROM, the Return-Path the recipient's
+	// server sees): where bounces go, the bounce mailbox the portal reads
+	// (PORTAL_MAIL_BOUNCE_ADDRESS, internal/bounce).
+	ReturnPath string
 }
 
 // Send sends m and classifies a failure (SendFailure).
@@ -94,6 +98,11 @@ func (s SMTPSender) Send(ctx context.Context, m Message) error {
 		}
 	} else if err := msg.From(s.From); err != nil {
 		return &SendFailure{Outcome: Refuse, Text: "the sender address: " + err.Error(), Err: err}
+	}
+	if s.ReturnPath != "" {
+		if err := msg.EnvelopeFrom(s.ReturnPath); err != nil {
+			return &SendFailure{Outcome: Refuse, Text: "the bounce address: " + err.Error(), Err: err}
+		}
 	}
 	if err := msg.To(m.Recipient); err != nil {
 		return &SendFailure{Outcome: Refuse, Text: "the recipient address: " + err.Error(), Err: err}

@@ -54,9 +54,12 @@ type OfferMailRow struct {
 	Subject   string
 	CreatedAt time.Time
 	SentAt    time.Time
-	// Status is the outbox's (queued, sending, sent, refused, failed, unknown); Error the
+	// Status is the outbox's (queued, sending, sent, refused, failed, unknown, bounced); Error the
 	// server's answer when it refused or the last attempt failed.
 	Status   string
 	Error    string
 	Attempts int
+	// DSNStatus and DSNText are the delivery report read later from the bounce mailbox: with
+	// Status "bounced" why it was not delivered; with "sent" a delay (the servers still try).
+	DSNStatus, DSNText string
 }

@@ -1,0 +1,383 @@
+// Package bounce reads the bounce mailbox: the delivery status notifications (RFC 3464, and the
+// common non-standard bounces that only quote the original headers) that arrive later for mails
+// the outbox handed to the SMTP server. A report of a failure ends the mail as "bounced" and tells
+// its sender (docs/mail.md "Bounces").
+//
+// The poll runs on one replica at a time (a lease in table mail_bounce_poll on the database's
+// clock, as the inbox's scheduled scans do) and records how far it read (the mailbox's
+// UIDVALIDITY and the last UID), so nothing is read twice and nothing is skipped over a restart.
+// A report applied is marked \Seen; any other mail is left as it is (unseen) and logged once.
+// Applying a report is idempotent (outbox.ApplyDSN, an inbox item per mail), so a poll cut short
+// between applying and recording does no harm when it runs again.
+package bounce
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+
+	"github.com/cpqportal/portal/internal/outbox"
+	"github.com/cpqportal/portal/internal/statedb"
+)
+
+// Defaults of Options.
+const (
+	DefaultEvery = 5 * time.Minute
+	// DefaultMaxMessages bounds the messages one poll reads (the rest wait for the next).
+	DefaultMaxMessages = 50
+	// DefaultMaxSize bounds the bytes read of one message: a report's status and the returned
+	// headers come first; the rest of a large returned message is not needed.
+	DefaultMaxSize = 256 << 10
+	// DefaultTimeout bounds one poll's IMAP conversation.
+	DefaultTimeout = 2 * time.Minute
+)
+
+// Options configure a Poller.
+type Options struct {
+	DB      *statedb.DB
+	Outbox  *outbox.Outbox
+	Mailbox Mailbox
+	// Every is how often the mailbox is read (across replicas).
+	Every time.Duration
+	// MaxMessages and MaxSize bound a poll; Timeout its conversation.
+	MaxMessages int
+	MaxSize     int64
+	Timeout     time.Duration
+	// OnBounce, when set, is called for each mail a report bounced (also when it was bounced by
+	// an earlier poll that did not finish: it must be idempotent, as inbox items are by mail). An
+	// error leaves the report unread, tried again at the next poll.
+	OnBounce func(ctx context.Context, b outbox.Bounced) error
+	// TLSConfig is the client's TLS configuration (nil: the system's roots).
+	TLSConfig *tls.Config
+	Logger    *slog.Logger
+}
+
+// Result is what one poll did.
+type Result struct {
+	Read, Bounced, Delayed, Unrelated, Unknown int
+}
+
+// Poller reads the bounce mailbox.
+type Poller struct {
+	opts   Options
+	db     *statedb.DB
+	holder string
+
+	mu   sync.Mutex
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// New returns a poller of opts.Mailbox.
+func New(opts Options) *Poller {
+	if opts.Every <= 0 {
+		opts.Every = DefaultEvery
+	}
+	if opts.MaxMessages <= 0 {
+		opts.MaxMessages = DefaultMaxMessages
+	}
+	if opts.MaxSize <= 0 {
+		opts.MaxSize = DefaultMaxSize
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Poller{opts: opts, db: opts.DB, holder: statedb.NewID()}
+}
+
+// Run starts polling (Close stops it).
+func (p *Poller) Run() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stop != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.stop, p.done = cancel, make(chan struct{})
+	tick := min(p.opts.Every, 30*time.Second)
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			if _, _, err := p.RunDue(ctx); err != nil && ctx.Err() == nil {
+				p.opts.Logger.Warn("bounce: reading the bounce mailbox failed; tried again at the next poll",
+					slog.String("mailbox", p.opts.Mailbox.String()), slog.Any("err", err))
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// Close stops polling after the poll in flight.
+func (p *Poller) Close() {
+	p.mu.Lock()
+	stop, done := p.stop, p.done
+	p.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+}
+
+// lease is how long a replica holds the poll: one that vanished mid-poll leaves it to another
+// after this.
+func (p *Poller) lease() time.Duration { return p.opts.Timeout + time.Minute }
+
+// RunDue polls when the poll is due and no other replica holds it; ran tells whether it did.
+func (p *Poller) RunDue(ctx context.Context) (res Result, ran bool, err error) {
+	key := p.opts.Mailbox.key()
+	if _, err := p.db.SQL.ExecContext(ctx, `INSERT INTO mail_bounce_poll (mailbox) VALUES ($1) ON CONFLICT (mailbox) DO NOTHING`, key); err != nil {
+		return res, false, fmt.Errorf("bounce: schedule: %w", err)
+	}
+	now := p.db.NowMicros()
+	claim, err := p.db.SQL.ExecContext(ctx, `UPDATE mail_bounce_poll SET holder = $1, lease_expires = `+now+` + $2
+		WHERE mailbox = $3 AND next_run <= `+now+` AND (holder = '' OR lease_expires < `+now+`)`,
+		p.holder, p.lease().Microseconds(), key)
+	if err != nil {
+		return res, false, fmt.Errorf("bounce: claim the poll: %w", err)
+	}
+	if n, _ := claim.RowsAffected(); n != 1 {
+		return res, false, nil
+	}
+	res, err = p.poll(ctx, key)
+	if err != nil {
+		// Released, not moved on: the next tick (here or elsewhere) polls again.
+		_, _ = p.db.SQL.ExecContext(context.WithoutCancel(ctx), `UPDATE mail_bounce_poll SET holder = '', lease_expires = 0
+			WHERE mailbox = $1 AND holder = $2`, key, p.holder)
+		return res, true, err
+	}
+	if _, err := p.db.SQL.ExecContext(ctx, `UPDATE mail_bounce_poll SET holder = '', lease_expires = 0, next_run = `+now+` + $1,
+		last_run = `+now+`, runs = runs + 1 WHERE mailbox = $2 AND holder = $3`, p.opts.Every.Microseconds(), key, p.holder); err != nil {
+		return res, true, fmt.Errorf("bounce: schedule: %w", err)
+	}
+	p.opts.Logger.Info("bounce: bounce mailbox read", slog.Int("read", res.Read), slog.Int("bounced", res.Bounced),
+		slog.Int("delayed", res.Delayed), slog.Int("unrelated", res.Unrelated), slog.Int("unknown", res.Unknown))
+	return res, true, nil
+}
+
+// Runs is how many polls of the mailbox completed (across replicas).
+func (p *Poller) Runs(ctx context.Context) (int64, error) {
+	var n int64
+	err := p.db.SQL.QueryRowContext(ctx, `SELECT runs FROM mail_bounce_poll WHERE mailbox = $1`, p.opts.Mailbox.key()).Scan(&n)
+	if err != nil && !strings.Contains(err.Error(), "no rows") {
+		return 0, err
+	}
+	return n, nil
+}
+
+// poll reads the messages after the last UID read, at most MaxMessages, oldest first.
+func (p *Poller) poll(ctx context.Context, key string) (Result, error) {
+	var res Result
+	var validity, lastUID int64
+	if err := p.db.SQL.QueryRowContext(ctx, `SELECT uid_validity, last_uid FROM mail_bounce_poll WHERE mailbox = $1`, key).
+		Scan(&validity, &lastUID); err != nil {
+		return res, fmt.Errorf("bounce: read how far the mailbox was read: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
+	defer cancel()
+	c, err := p.dial(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer c.Close()
+	// The conversation ends with ctx: a server that stops answering does not hold the poll.
+	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
+	defer stop()
+	if err := c.Login(p.opts.Mailbox.Username, p.opts.Mailbox.password).Wait(); err != nil {
+		return res, fmt.Errorf("bounce: log in to %s: %w", p.opts.Mailbox, err)
+	}
+	sel, err := c.Select(p.opts.Mailbox.Name, nil).Wait()
+	if err != nil {
+		return res, fmt.Errorf("bounce: select %s: %w", p.opts.Mailbox.Name, err)
+	}
+	if int64(sel.UIDValidity) != validity {
+		// A new mailbox (or one rebuilt by the server): its UIDs start anew. Reports read again
+		// are applied again, which changes nothing.
+		if validity != 0 {
+			p.opts.Logger.Warn("bounce: the mailbox's UIDVALIDITY changed; reading it from the start", slog.String("mailbox", p.opts.Mailbox.String()))
+		}
+		validity, lastUID = int64(sel.UIDValidity), 0
+		if err := p.advance(ctx, key, validity, 0); err != nil {
+			return res, err
+		}
+	}
+	if sel.NumMessages == 0 || (sel.UIDNext != 0 && int64(sel.UIDNext) <= lastUID+1) {
+		return res, nil
+	}
+	var after imap.UIDSet
+	after.AddRange(imap.UID(lastUID+1), 0) // lastUID+1:*
+	found, err := c.UIDSearch(&imap.SearchCriteria{UID: []imap.UIDSet{after}}, nil).Wait()
+	if err != nil {
+		return res, fmt.Errorf("bounce: search %s: %w", p.opts.Mailbox.Name, err)
+	}
+	var uids []imap.UID
+	for _, uid := range found.AllUIDs() {
+		if int64(uid) > lastUID { // "n:*" always matches the last message, even below n
+			uids = append(uids, uid)
+		}
+	}
+	if len(uids) > p.opts.MaxMessages {
+		uids = uids[:p.opts.MaxMessages]
+	}
+	for _, uid := range uids {
+		if err := p.readOne(ctx, c, uid, &res); err != nil {
+			return res, err
+		}
+		if err := p.advance(ctx, key, validity, int64(uid)); err != nil {
+			return res, err
+		}
+	}
+	if err := c.Logout().Wait(); err != nil && ctx.Err() == nil {
+		p.opts.Logger.Debug("bounce: logout", slog.Any("err", err))
+	}
+	return res, nil
+}
+
+// advance records that the mailbox was read up to uid (this holder only: a replica that lost the
+// lease records nothing more).
+func (p *Poller) advance(ctx context.Context, key string, validity, uid int64) error {
+	_, err := p.db.SQL.ExecContext(ctx, `UPDATE mail_bounce_poll SET uid_validity = $1, last_uid = $2 WHERE mailbox = $3 AND holder = $4`,
+		validity, uid, key, p.holder)
+	if err != nil {
+		return fmt.Errorf("bounce: record how far the mailbox was read: %w", err)
+	}
+	return nil
+}
+
+// readOne fetches message uid (its first MaxSize bytes, without setting \Seen), applies it when it
+// is a report of an outbox mail, and marks it \Seen then. Anything else is logged and left alone.
+func (p *Poller) readOne(ctx context.Context, c *imapclient.Client, uid imap.UID, res *Result) error {
+	section := &imap.FetchItemBodySection{Peek: true, Partial: &imap.SectionPartial{Offset: 0, Size: p.opts.MaxSize}}
+	msgs, err := c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, RFC822Size: true, BodySection: []*imap.FetchItemBodySection{section}}).Collect()
+	if err != nil {
+		return fmt.Errorf("bounce: fetch message %d: %w", uid, err)
+	}
+	if len(msgs) == 0 {
+		return nil // expunged meanwhile
+	}
+	res.Read++
+	raw := msgs[0].FindBodySection(section)
+	log := p.opts.Logger.With(slog.Uint64("uid", uint64(uid)), slog.Int64("size", msgs[0].RFC822Size))
+	rep, err := Parse(bytes.NewReader(raw))
+	if err != nil {
+		res.Unrelated++
+		log.Info("bounce: a message in the bounce mailbox is no delivery report; left as it is")
+		return nil
+	}
+	applied := false
+	for _, r := range rep.Recipients {
+		if !r.Failed() && !r.Delayed() {
+			continue // delivered, relayed, expanded: nothing to tell
+		}
+		b, err := p.apply(ctx, rep.MessageID, r)
+		if errors.Is(err, outbox.ErrNoSuchMail) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		applied = true
+		switch {
+		case b.Bounced && r.Failed():
+			res.Bounced++
+			if p.opts.OnBounce != nil {
+				if err := p.opts.OnBounce(ctx, b); err != nil {
+					return fmt.Errorf("bounce: tell the sender of %s: %w", b.ID, err)
+				}
+			}
+		case r.Delayed():
+			res.Delayed++
+			log.Info("bounce: a mail is delayed; the servers still try", slog.String("mail", b.ID), slog.String("dsn_status", r.Status))
+		}
+	}
+	if !applied {
+		res.Unknown++
+		log.Info("bounce: a delivery report of no mail of the outbox; left as it is", slog.String("message_id", rep.MessageID))
+		return nil
+	}
+	if err := c.Store(imap.UIDSetNum(uid), &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close(); err != nil {
+		// Applied all the same; the mark only helps whoever reads the mailbox by hand.
+		log.Warn("bounce: marking a report read failed", slog.Any("err", err))
+	}
+	return nil
+}
+
+// apply records one recipient's report: by Final-Recipient, else by Original-Recipient (a
+// forward rewrote the final address), else by the Message-ID alone when the report names no
+// address (each outbox mail has one recipient and its own Message-ID).
+func (p *Poller) apply(ctx context.Context, messageID string, r Recipient) (outbox.Bounced, error) {
+	status := r.Status
+	if r.Delayed() && !r.Failed() && !strings.HasPrefix(status, "4.") {
+		status = "4.0.0"
+	}
+	diag := r.Diagnostic
+	var last error = outbox.ErrNoSuchMail
+	for _, addr := range []string{r.Final, r.Original} {
+		if addr == "" {
+			continue
+		}
+		b, err := p.opts.Outbox.ApplyDSN(ctx, outbox.DSN{MessageID: messageID, Recipient: addr, Status: status, Diagnostic: diag})
+		if !errors.Is(err, outbox.ErrNoSuchMail) {
+			return b, err
+		}
+		last = err
+	}
+	if r.Final == "" && r.Original == "" {
+		return p.opts.Outbox.ApplyDSN(ctx, outbox.DSN{MessageID: messageID, Status: status, Diagnostic: diag})
+	}
+	return outbox.Bounced{}, last
+}
+
+// dial connects to the server as Mailbox.TLS says: STARTTLS is required on imap:// unless
+// starttls=0.
+func (p *Poller) dial(ctx context.Context) (*imapclient.Client, error) {
+	m := p.opts.Mailbox
+	dialer := &net.Dialer{Timeout: 30 * time.Second}
+	if deadline, ok := ctx.Deadline(); ok {
+		dialer.Deadline = deadline
+	}
+	tlsConfig := p.opts.TLSConfig
+	if tlsConfig == nil {
+		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if tlsConfig.ServerName == "" {
+		tlsConfig = tlsConfig.Clone()
+		tlsConfig.ServerName = m.Host
+	}
+	opts := &imapclient.Options{TLSConfig: tlsConfig, Dialer: dialer}
+	var c *imapclient.Client
+	var err error
+	switch m.TLS {
+	case "tls":
+		c, err = imapclient.DialTLS(m.Addr(), opts)
+	case "none":
+		c, err = imapclient.DialInsecure(m.Addr(), opts)
+	default:
+		c, err = imapclient.DialStartTLS(m.Addr(), opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bounce: connect to %s: %w", m, err)
+	}
+	return c, nil
+}
+
+func netJoin(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
