@@ -24,8 +24,8 @@ import (
 // bulk, and then the totals the home page reads (workindex.RebuildTotals: everyone's, and each
 // viewer's of the rows revealed to them).
 //
-// The fill is bulk SQL on one connection. The secondary indexes of work_rows and work_viewers are
-// dropped first and made again from their own definitions once the rows are in (a sort each
+// The fill is bulk SQL on one connection. On SQLite the secondary indexes of work_rows and
+// work_viewers are dropped first and made again from their own definitions once the rows are in (a sort each
 // instead of millions of inserts into each index), before the totals are computed: the tables end
 // as the migrations make them, and the totals as workindex.RebuildTotals makes them (the test
 // TestFillsAreTheSameOnBothEngines checks the totals against a second rebuild and the schema
@@ -95,8 +95,15 @@ func sqliteFillPragmas(ctx context.Context, conn interface {
 
 // fillStateTx is fillState's transaction.
 func fillStateTx(ctx context.Context, tx *sql.Tx, engine statedb.Engine, rows int) error {
+	// SQLite only: on PostgreSQL an index made again in the fill's transaction after its updates
+	// (broken HOT chains) may be marked indcheckxmin, and the team figures read 144 ms instead of
+	// 9 at 100k rows a kind in the one run that tried it; its fill stays as it was.
 	indexes := map[string]string{}
-	for _, table := range []string{"work_rows", "work_viewers"} {
+	tables := []string{"work_rows", "work_viewers"}
+	if engine == statedb.Postgres {
+		tables = nil
+	}
+	for _, table := range tables {
 		ix, err := secondaryIndexes(ctx, tx, engine, table)
 		if err != nil {
 			return err
