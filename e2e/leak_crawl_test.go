@@ -471,12 +471,14 @@ func leakFirstDiff(a, b string) string {
 	return fmt.Sprintf("…%s… vs …%s…", oneLine(a[lo:min(len(a), i+100)]), oneLine(b[lo:min(len(b), i+100)]))
 }
 
-// leakForeign is what a viewer may not see: the other's rows, and the stages only those have.
+// leakForeign is what a viewer may not see: the other's rows, the stages only those have and the
+// reasons their signers declined with.
 type leakForeign struct {
 	customers []testCustomer
 	quotes    []*leakQuote
 	contracts []leakContract
 	stages    []string
+	reasons   []string
 }
 
 // leakCrawlPlan is what the crawl fetches as one viewer.
@@ -663,6 +665,13 @@ func leakFilters(viewer *leakSide, f leakForeign, today string) ([]leakFetch, []
 					if list == "/work/contracts" || stage != "signature" {
 						pair(rep, scope+"stage="+stage, stage, scope+"stage=expired", "expired")
 						pair(rep, scope+"stage="+stage+"&sort=value&from="+today+"&to="+today, stage, scope+"stage=expired&sort=value&from="+today+"&to="+today, "expired")
+					}
+				}
+				if list == "/work/contracts" {
+					// The team figures' decline reasons open the declined contracts of one reason.
+					for _, r := range f.reasons {
+						pair(rep, scope+"reason="+q(r), r, scope+"reason="+q(nomatch), nomatch)
+						pair(rep, scope+"stage=declined&reason="+q(r), r, scope+"stage=declined&reason="+q(nomatch), nomatch)
 					}
 				}
 				for _, more := range []string{"from=" + today + "&to=" + today, "sort=value", "sort=value&dir=asc", "dir=asc", "refresh=1", "page=2"} {

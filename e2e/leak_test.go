@@ -152,6 +152,10 @@ func leakSignature(t *testing.T, page playwright.Page, base string, c leakContra
 	leakPost(t, page, base+c.path+"/signature", map[string]any{"email": "signer@example.com", "signerName": "Signer"}, "send "+c.number+" for signature")
 }
 
+// leakDeclineReason is the reason the signer of sales' declined contract gives: a value of the
+// contracts list's reason filter only that contract matches.
+const leakDeclineReason = "not now"
+
 // leakAnswer answers the contract's signature request as its signer, at the simulator sim.
 func leakAnswer(t *testing.T, sim, number, answer string) {
 	t.Helper()
@@ -160,7 +164,7 @@ func leakAnswer(t *testing.T, sim, number, answer string) {
 	defer func() { suite.simURL = saved }()
 	reason := ""
 	if answer == "DECLINED" {
-		reason = "not now"
+		reason = leakDeclineReason
 	}
 	signerAnswers(t, number, answer, reason)
 }
@@ -378,6 +382,7 @@ func leakCrawl(t *testing.T, routes []string, env ...string) {
 	leakCheck(t, routes, lead, leadPlan, leadBefore, leakForeign{
 		customers: append(slices.Clone(rep.customers), lostCustomer), quotes: append(slices.Clone(rep.quotes), lostQuote),
 		contracts: append(slices.Clone(rep.contracts), lostContract), stages: []string{"declined", "signed", "archived", "signature"},
+		reasons: []string{leakDeclineReason},
 	}, leakSecretsOf(rep, lead, []testCustomer{lostCustomer}, []*leakQuote{lostQuote}, []leakContract{lostContract}), today)
 	// Sales: the team lead's rows, and all of the customer sales lost; its contract's new stage
 	// (out for signature) is a stage none of sales' other rows has.

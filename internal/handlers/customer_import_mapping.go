@@ -82,16 +82,25 @@ func (h *Handler) renderImportMapping(c *gin.Context, status int, imp *customeri
 // mapping the person confirmed; confirming it checks every line again (confirmImportMapping), and
 // the value choices and fixes made stay.
 func (h *Handler) showImportMapping(c *gin.Context) {
-	imp, err := h.loadImport(c)
+	imp, err := h.loadImportWithCells(c)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	if imp.Headers == nil {
-		h.fail(c, badRequest("import.error.no_cells"))
-		return
-	}
 	h.renderImportMapping(c, http.StatusOK, imp, nil, i18n.Message{})
+}
+
+// loadImportWithCells is loadImport for the mapping step: an import from before the mapping
+// step keeps no cells to map (a 400).
+func (h *Handler) loadImportWithCells(c *gin.Context) (*customerimport.Import, error) {
+	imp, err := h.loadImport(c)
+	if err != nil {
+		return nil, err
+	}
+	if imp.Headers == nil {
+		return nil, badRequest("import.error.no_cells")
+	}
+	return imp, nil
 }
 
 // columnLetters is a column's letters as a spreadsheet names it (0 is A).
@@ -108,13 +117,9 @@ func columnLetters(i int) string {
 // the page cannot have posted (another number of columns, a field the import does not read) is a
 // 400; one without the name or tax id, or with a field twice, shows the step again (422).
 func (h *Handler) confirmImportMapping(c *gin.Context) {
-	imp, err := h.loadImport(c)
+	imp, err := h.loadImportWithCells(c)
 	if err != nil {
 		h.fail(c, err)
-		return
-	}
-	if imp.Headers == nil {
-		h.fail(c, badRequest("import.error.no_cells"))
 		return
 	}
 	posted := c.PostFormArray("field")

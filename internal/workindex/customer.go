@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // CustomerWork is the customer page's section: the newest n quotes and the newest n contracts of
@@ -19,15 +20,31 @@ func (ix *Index) CustomerWork(ctx context.Context, v Viewer, customerID int32, n
 		return nil, nil, nil
 	}
 	n = min(max(n, 1), MaxPerPage)
+	ck := customerKey{viewer: key, team: v.Team, customer: customerID, n: n}
+	var gen uint64
+	if ix.customers != nil {
+		if quotes, contracts, ok := ix.customers.get(ck); ok {
+			return quotes, contracts, nil
+		}
+		gen = ix.customers.gen.Load() // before the statement: a write after it voids the answer
+	}
 	q := Query{Kind: KindQuote, Scope: ScopeAll, CustomerID: customerID}
 	order := orderBy(q)
 	b := listQuery{args: []any{string(KindQuote), key}}
 	b.filters(q, nil, false)
 	b.useOwnReads(q, v)
-	first := b.pageSQL(q, v, order, n, 0)
-	b.kindParam = b.arg(string(KindContract))
-	second := b.pageSQL(q, v, order, n, 0)
-	rows, err := ix.db.SQL.QueryContext(ctx, "SELECT * FROM ("+first+") AS q UNION ALL SELECT * FROM ("+second+") AS c", b.args...)
+	kindParam := b.arg(string(KindContract))
+	// The text depends on the filters' conditions (placeholders, no values), the viewer's kind of
+	// branches and n; the values are in b.args, built above for every call.
+	shape := customerShape{team: v.Team, ownReads: b.ownReads, n: n, person: b.person, where: strings.Join(b.where, "\x00")}
+	stmt, ok := ix.customerSQL.Load(shape)
+	if !ok {
+		first := b.pageSQL(q, v, order, n, 0)
+		b.kindParam = kindParam
+		second := b.pageSQL(q, v, order, n, 0)
+		stmt, _ = ix.customerSQL.LoadOrStore(shape, "SELECT * FROM ("+first+") AS q UNION ALL SELECT * FROM ("+second+") AS c")
+	}
+	rows, err := ix.db.SQL.QueryContext(ctx, stmt.(string), b.args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
@@ -52,5 +69,18 @@ func (ix *Index) CustomerWork(ctx context.Context, v Viewer, customerID int32, n
 	}
 	slices.SortFunc(quotes, newestFirst)
 	slices.SortFunc(contracts, newestFirst)
+	if ix.customers != nil {
+		ix.customers.put(ck, gen, quotes, contracts)
+	}
 	return quotes, contracts, nil
+}
+
+// customerShape is what CustomerWork's statement text depends on besides constants: the viewer's
+// branches (a team role or not), whether a team role reads its own copies, the page size, the
+// person placeholder and the filters' conditions. A handful of shapes exist (n is a constant of
+// the customer page), so the map stays as small as the code.
+type customerShape struct {
+	team, ownReads bool
+	n              int
+	person, where  string
 }

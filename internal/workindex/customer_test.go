@@ -61,3 +61,63 @@ func TestCustomerWorkIsTheListOfEachKind(t *testing.T) {
 		assertIDs(t, "bob's contracts of customer 7", ids(Page{Rows: contracts}), 212, 200)
 	})
 }
+
+// The customer section's answers are held in memory on SQLite (customerCache): every write of the
+// index, through any Index on the database, is in the very next answer, a refusal and a newer
+// read by someone else included (the visibility rule holds at once, issue 43). On PostgreSQL
+// nothing is held and the same holds.
+func TestCustomerWorkCacheVisibilityFollowsEveryWriteAtOnce(t *testing.T) {
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		ctx := context.Background()
+		c := &clock{t: time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)}
+		ix, other := newIndex(db, c), newIndex(db, c) // two users of one database, as in the portal
+		section := func(what string, v Viewer, wantQuotes, wantContracts []int64) {
+			t.Helper()
+			for range 2 { // the second answer is the held one on SQLite
+				quotes, contracts, err := ix.CustomerWork(ctx, v, 7, 10)
+				must(t, err)
+				assertIDs(t, what+": quotes", ids(Page{Rows: quotes}), wantQuotes...)
+				assertIDs(t, what+": contracts", ids(Page{Rows: contracts}), wantContracts...)
+			}
+		}
+		tick := func() { c.t = c.t.Add(time.Minute) }
+		contract := func(status string) ContractSighting {
+			return ContractSighting{ContractID: 200, Number: "C-200", QuoteID: 100, CPQID: 1, CustomerID: 7, Customer: "Acme", Facts: ContractFacts{Status: status}}
+		}
+		must(t, ix.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 100, CPQID: 1, CustomerID: 7, Customer: "Acme"}, ActCreated))
+		tick()
+		must(t, ix.ObserveContract(ctx, alice, contract("GENERATED"), ActCreated))
+		section("alice's own work", alice, []int64{100}, []int64{200})
+
+		// The v2 API refuses alice the quote: gone from her very next answer.
+		tick()
+		must(t, ix.Forget(ctx, alice, KindQuote, 100))
+		section("after the refusal", alice, nil, []int64{200})
+
+		// Another user of the database sees a new quote of hers: in her next answer.
+		tick()
+		must(t, other.ObserveQuote(ctx, alice, QuoteSighting{QuoteID: 101, CPQID: 1, CustomerID: 7, Customer: "Acme"}, ActCreated))
+		section("after a sighting through another index", alice, []int64{101}, []int64{200})
+
+		// A team lead sees what their own token read: nothing, then the contract once they read it.
+		section("the lead's before reading", lead, nil, nil)
+		tick()
+		must(t, other.ObserveContract(ctx, lead, contract("SENT"), ActRefreshed))
+		section("the lead's after reading", lead, nil, []int64{200})
+
+		if db.Engine() != statedb.SQLite {
+			return
+		}
+		// The answer is the held one while the index writes nothing: a row deleted behind the
+		// index's back (never done: the file is the process's) still shows, which proves the
+		// checks above went through the cache.
+		section("alice's, held", alice, []int64{101}, []int64{200})
+		if _, err := db.SQL.ExecContext(ctx, `DELETE FROM work_viewers WHERE person = $1 AND kind = $2 AND id = $3`, alice.Key(), string(KindQuote), 101); err != nil {
+			t.Fatal(err)
+		}
+		section("held", alice, []int64{101}, []int64{200})
+		tick()
+		must(t, other.Forget(ctx, bob, KindContract, 999)) // any write of the index
+		section("after any write", alice, nil, []int64{200})
+	})
+}

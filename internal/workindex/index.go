@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -161,6 +162,12 @@ func (r *Row) ValueCents() int64 { return r.OneOffCents + 12*r.MonthlyCents }
 type Index struct {
 	db   *statedb.DB
 	opts Options
+	// customerSQL holds CustomerWork's statement text by its shape (customerShape): the text
+	// holds placeholders only, never a value, so it is the same for every customer and viewer of
+	// one shape; building it was 5 % of the customer page's allocations (docs/performance.md).
+	customerSQL sync.Map
+	// customers holds CustomerWork's answers on SQLite (customerCache); nil on PostgreSQL.
+	customers *customerCache
 }
 
 // New returns the index kept in db.
@@ -171,7 +178,7 @@ func New(db *statedb.DB, opts Options) *Index {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Index{db: db, opts: opts}
+	return &Index{db: db, opts: opts, customers: customerCacheFor(db)}
 }
 
 // QuoteSighting is what a v2 quote document (call 10 and the answers of every quote action) says.
@@ -244,7 +251,7 @@ func (ix *Index) ObserveQuote(ctx context.Context, v Viewer, s QuoteSighting, ac
 	}
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
-	return ix.db.Tx(ctx, func(tx *sql.Tx) error {
+	return ix.tx(ctx, func(tx *sql.Tx) error {
 		contractStage := Stage("")
 		if s.ContractID > 0 {
 			old, ok, err := ix.readRow(ctx, tx, KindContract, int64(s.ContractID), "")
@@ -283,7 +290,7 @@ func (ix *Index) ObserveContract(ctx context.Context, v Viewer, s ContractSighti
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
 	var ch Change
-	err := ix.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := ix.tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		ch, err = ix.observeContract(ctx, tx, v, s, act)
 		return err
@@ -358,7 +365,7 @@ func (ix *Index) Forget(ctx context.Context, v Viewer, kind Kind, id int64) erro
 	}
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
-	err := ix.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := ix.tx(ctx, func(tx *sql.Tx) error {
 		// A row revealed to them leaves their totals (the row locked, as a write locks it).
 		row, exists, err := ix.readRow(ctx, tx, kind, id, "")
 		if err != nil {
@@ -712,7 +719,7 @@ func (ix *Index) Peek(ctx context.Context, kind Kind, id int64) (Row, bool) {
 func (ix *Index) Archive(ctx context.Context, v Viewer, number string, at time.Time) error {
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
-	return ix.db.Tx(ctx, func(tx *sql.Tx) error {
+	return ix.tx(ctx, func(tx *sql.Tx) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, `SELECT id FROM work_rows WHERE contract_number = $1 AND kind = $2`, number, string(KindContract)).Scan(&id)
 		switch {
@@ -778,7 +785,7 @@ func (ix *Index) Purge(ctx context.Context) (int64, error) {
 	}
 	before := statedb.Micros(ix.opts.Now().Add(-ix.opts.Retention))
 	var n int64
-	err := ix.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := ix.tx(ctx, func(tx *sql.Tx) error {
 		// The rows leaving take their shares out of their viewers' totals first.
 		if err := addViewerSums(ctx, tx, "r.seen_at < $1", "-", before); err != nil {
 			return err

@@ -71,31 +71,18 @@ func updateTotals(ctx context.Context, tx *sql.Tx, existed bool, old, r *Row) er
 		add(old, -1)
 	}
 	add(r, 1)
-	keys := make([]totalKey, 0, len(deltas))
-	for k, d := range deltas {
-		if d.n != 0 || d.value != 0 || d.name != "" {
-			keys = append(keys, k)
-		}
-	}
-	slices.SortFunc(keys, func(a, b totalKey) int {
+	keys := changedKeys(deltas, func(a, b totalKey) int {
 		return cmp.Or(cmp.Compare(a.stage, b.stage), cmp.Compare(a.person, b.person))
 	})
-	if len(keys) == 0 {
-		return nil
-	}
-	// One statement for every key (distinct keys: PostgreSQL refuses one that touches a row twice).
-	args := make([]any, 0, len(keys)*6)
-	values := make([]string, 0, len(keys))
+	rows := make([][]any, 0, len(keys))
 	for _, k := range keys {
 		d := deltas[k]
-		n := len(args)
-		values = append(values, fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6))
-		args = append(args, string(r.Kind), k.person, string(k.stage), d.name, d.n, d.value)
+		rows = append(rows, []any{string(r.Kind), k.person, string(k.stage), d.name, d.n, d.value})
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO work_totals (kind, person, stage, name, n, value_cents) VALUES `+strings.Join(values, ", ")+`
-		ON CONFLICT (kind, person, stage) DO UPDATE SET n = work_totals.n + excluded.n,
+	if err := addRows(ctx, tx, `INSERT INTO work_totals (kind, person, stage, name, n, value_cents)`,
+		`ON CONFLICT (kind, person, stage) DO UPDATE SET n = work_totals.n + excluded.n,
 		value_cents = work_totals.value_cents + excluded.value_cents,
-		name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE work_totals.name END`, args...); err != nil {
+		name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE work_totals.name END`, rows); err != nil {
 		return fmt.Errorf("workindex: totals of %s %d: %w", r.Kind, r.ID(), err)
 	}
 	return nil
@@ -272,146 +259,120 @@ func (s *viewerSums) add(person string, owner bool, r *Row, sign int64) {
 // apply writes the changes, each table's keys in one order (person, stage, ...), so two writes
 // never wait on each other's totals in a cycle on PostgreSQL.
 func (s *viewerSums) apply(ctx context.Context, tx *sql.Tx, kind Kind) error {
-	var tkeys []viewerTotalKey
-	for k, d := range s.totals {
-		if d.n != 0 || d.value != 0 {
-			tkeys = append(tkeys, k)
-		}
+	totals := changedKeys(s.totals, func(a, b viewerTotalKey) int {
+		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.stage, b.stage), cmp.Compare(a.owner, b.owner), cmp.Compare(a.mine, b.mine))
+	})
+	rows := make([][]any, 0, len(totals))
+	for _, k := range totals {
+		d := s.totals[k]
+		rows = append(rows, []any{k.person, string(kind), string(k.stage), k.owner, k.mine, d.n, d.value})
 	}
-	if len(tkeys) > 0 {
-		slices.SortFunc(tkeys, func(a, b viewerTotalKey) int {
-			return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.stage, b.stage), cmp.Compare(a.owner, b.owner), cmp.Compare(a.mine, b.mine))
-		})
-		args := make([]any, 0, len(tkeys)*7)
-		values := make([]string, 0, len(tkeys))
-		for _, k := range tkeys {
-			d := s.totals[k]
-			n := len(args)
-			values = append(values, fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7))
-			args = append(args, k.person, string(kind), string(k.stage), k.owner, k.mine, d.n, d.value)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewer_totals (person, kind, stage, owner, mine, n, value_cents) VALUES `+
-			strings.Join(values, ", ")+` ON CONFLICT (person, kind, stage, owner, mine) DO UPDATE SET n = work_viewer_totals.n + excluded.n,
-			value_cents = work_viewer_totals.value_cents + excluded.value_cents`, args...); err != nil {
-			return fmt.Errorf("workindex: viewers' totals: %w", err)
-		}
+	if err := addRows(ctx, tx, `INSERT INTO work_viewer_totals (person, kind, stage, owner, mine, n, value_cents)`,
+		`ON CONFLICT (person, kind, stage, owner, mine) DO UPDATE SET n = work_viewer_totals.n + excluded.n,
+		value_cents = work_viewer_totals.value_cents + excluded.value_cents`, rows); err != nil {
+		return fmt.Errorf("workindex: viewers' totals: %w", err)
 	}
-	if err := s.applySigned(ctx, tx, kind); err != nil {
-		return err
+
+	signed := changedKeys(s.signed, func(a, b viewerSignedKey) int {
+		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.month, b.month), cmp.Compare(a.owner, b.owner), cmp.Compare(a.mine, b.mine))
+	})
+	rows = rows[:0]
+	for _, k := range signed {
+		d := s.signed[k]
+		rows = append(rows, []any{k.person, string(kind), k.month, k.owner, k.mine, d.n, d.value})
 	}
-	if err := s.applyRepFigures(ctx, tx); err != nil {
-		return err
+	if err := addRows(ctx, tx, `INSERT INTO work_viewer_signed (person, kind, month, owner, mine, n, value_cents)`,
+		`ON CONFLICT (person, kind, month, owner, mine) DO UPDATE SET n = work_viewer_signed.n + excluded.n,
+		value_cents = work_viewer_signed.value_cents + excluded.value_cents`, rows); err != nil {
+		return fmt.Errorf("workindex: viewers' signed sums: %w", err)
 	}
-	var rkeys []viewerRepKey
-	for k, d := range s.reps {
-		if d.n != 0 || d.value != 0 || d.name != "" {
-			rkeys = append(rkeys, k)
-		}
+
+	repSigned := changedKeys(s.repSigned, func(a, b viewerRepSignedKey) int {
+		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.rep, b.rep), cmp.Compare(a.days, b.days))
+	})
+	rows = rows[:0]
+	for _, k := range repSigned {
+		d := s.repSigned[k]
+		rows = append(rows, []any{k.person, k.rep, k.days, d.n, d.value})
 	}
-	if len(rkeys) == 0 {
-		return nil
+	if err := addRows(ctx, tx, `INSERT INTO work_viewer_rep_signed (person, rep, days, n, value_cents)`,
+		`ON CONFLICT (person, rep, days) DO UPDATE SET n = work_viewer_rep_signed.n + excluded.n,
+		value_cents = work_viewer_rep_signed.value_cents + excluded.value_cents`, rows); err != nil {
+		return fmt.Errorf("workindex: viewers' signed sums by rep: %w", err)
 	}
-	slices.SortFunc(rkeys, func(a, b viewerRepKey) int {
+
+	declines := changedKeys(s.declines, func(a, b viewerRepDeclineKey) int {
+		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.rep, b.rep), cmp.Compare(a.reason, b.reason))
+	})
+	rows = rows[:0]
+	for _, k := range declines {
+		rows = append(rows, []any{k.person, k.rep, k.reason, s.declines[k].n})
+	}
+	if err := addRows(ctx, tx, `INSERT INTO work_viewer_rep_declines (person, rep, reason, n)`,
+		`ON CONFLICT (person, rep, reason) DO UPDATE SET n = work_viewer_rep_declines.n + excluded.n`, rows); err != nil {
+		return fmt.Errorf("workindex: viewers' declines by rep: %w", err)
+	}
+
+	reps := changedKeys(s.reps, func(a, b viewerRepKey) int {
 		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.stage, b.stage), cmp.Compare(a.rep, b.rep))
 	})
-	args := make([]any, 0, len(rkeys)*7)
-	values := make([]string, 0, len(rkeys))
-	for _, k := range rkeys {
+	rows = rows[:0]
+	for _, k := range reps {
 		d := s.reps[k]
-		n := len(args)
-		values = append(values, fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7))
-		args = append(args, k.person, string(kind), string(k.stage), k.rep, d.name, d.n, d.value)
+		rows = append(rows, []any{k.person, string(kind), string(k.stage), k.rep, d.name, d.n, d.value})
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewer_reps (person, kind, stage, rep, name, n, value_cents) VALUES `+
-		strings.Join(values, ", ")+` ON CONFLICT (person, kind, stage, rep) DO UPDATE SET n = work_viewer_reps.n + excluded.n,
+	if err := addRows(ctx, tx, `INSERT INTO work_viewer_reps (person, kind, stage, rep, name, n, value_cents)`,
+		`ON CONFLICT (person, kind, stage, rep) DO UPDATE SET n = work_viewer_reps.n + excluded.n,
 		value_cents = work_viewer_reps.value_cents + excluded.value_cents,
-		name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE work_viewer_reps.name END`, args...); err != nil {
+		name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE work_viewer_reps.name END`, rows); err != nil {
 		return fmt.Errorf("workindex: viewers' totals by rep: %w", err)
 	}
 	return nil
 }
 
-// applySigned writes the changes of work_viewer_signed, its keys in one order.
-func (s *viewerSums) applySigned(ctx context.Context, tx *sql.Tx, kind Kind) error {
-	var keys []viewerSignedKey
-	for k, d := range s.signed {
-		if d.n != 0 || d.value != 0 {
+// changedKeys are the keys of deltas that change their row (a count, a value or a name) in the
+// order compare gives: every write takes a table's rows in one order, so two writes never wait
+// on each other in a cycle on PostgreSQL.
+func changedKeys[K comparable](deltas map[K]*totalDelta, compare func(a, b K) int) []K {
+	keys := make([]K, 0, len(deltas))
+	for k, d := range deltas {
+		if d.n != 0 || d.value != 0 || d.name != "" {
 			keys = append(keys, k)
 		}
 	}
-	if len(keys) == 0 {
-		return nil
-	}
-	slices.SortFunc(keys, func(a, b viewerSignedKey) int {
-		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.month, b.month), cmp.Compare(a.owner, b.owner), cmp.Compare(a.mine, b.mine))
-	})
-	args := make([]any, 0, len(keys)*7)
-	values := make([]string, 0, len(keys))
-	for _, k := range keys {
-		d := s.signed[k]
-		n := len(args)
-		values = append(values, fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7))
-		args = append(args, k.person, string(kind), k.month, k.owner, k.mine, d.n, d.value)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewer_signed (person, kind, month, owner, mine, n, value_cents) VALUES `+
-		strings.Join(values, ", ")+` ON CONFLICT (person, kind, month, owner, mine) DO UPDATE SET n = work_viewer_signed.n + excluded.n,
-		value_cents = work_viewer_signed.value_cents + excluded.value_cents`, args...); err != nil {
-		return fmt.Errorf("workindex: viewers' signed sums: %w", err)
-	}
-	return nil
+	slices.SortFunc(keys, compare)
+	return keys
 }
 
-// applyRepFigures writes the changes of work_viewer_rep_signed and work_viewer_rep_declines,
-// each table's keys in one order.
-func (s *viewerSums) applyRepFigures(ctx context.Context, tx *sql.Tx) error {
-	var skeys []viewerRepSignedKey
-	for k, d := range s.repSigned {
-		if d.n != 0 || d.value != 0 {
-			skeys = append(skeys, k)
-		}
-	}
-	if len(skeys) > 0 {
-		slices.SortFunc(skeys, func(a, b viewerRepSignedKey) int {
-			return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.rep, b.rep), cmp.Compare(a.days, b.days))
-		})
-		args := make([]any, 0, len(skeys)*5)
-		values := make([]string, 0, len(skeys))
-		for _, k := range skeys {
-			d := s.repSigned[k]
-			n := len(args)
-			values = append(values, fmt.Sprintf("($%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5))
-			args = append(args, k.person, k.rep, k.days, d.n, d.value)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewer_rep_signed (person, rep, days, n, value_cents) VALUES `+
-			strings.Join(values, ", ")+` ON CONFLICT (person, rep, days) DO UPDATE SET n = work_viewer_rep_signed.n + excluded.n,
-			value_cents = work_viewer_rep_signed.value_cents + excluded.value_cents`, args...); err != nil {
-			return fmt.Errorf("workindex: viewers' signed sums by rep: %w", err)
-		}
-	}
-	var dkeys []viewerRepDeclineKey
-	for k, d := range s.declines {
-		if d.n != 0 {
-			dkeys = append(dkeys, k)
-		}
-	}
-	if len(dkeys) == 0 {
+// addRows runs insert (`INSERT INTO table (columns)`) with one tuple of placeholders per row,
+// then onConflict, as one statement; nothing when there are no rows. The rows' keys are
+// distinct: PostgreSQL refuses an upsert that touches one row twice.
+func addRows(ctx context.Context, tx *sql.Tx, insert, onConflict string, rows [][]any) error {
+	if len(rows) == 0 {
 		return nil
 	}
-	slices.SortFunc(dkeys, func(a, b viewerRepDeclineKey) int {
-		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.rep, b.rep), cmp.Compare(a.reason, b.reason))
-	})
-	args := make([]any, 0, len(dkeys)*4)
-	values := make([]string, 0, len(dkeys))
-	for _, k := range dkeys {
-		n := len(args)
-		values = append(values, fmt.Sprintf("($%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4))
-		args = append(args, k.person, k.rep, k.reason, s.declines[k].n)
+	var q strings.Builder
+	args := make([]any, 0, len(rows)*len(rows[0]))
+	q.WriteString(insert)
+	q.WriteString(" VALUES ")
+	for i, row := range rows {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteByte('(')
+		for j, v := range row {
+			if j > 0 {
+				q.WriteString(", ")
+			}
+			args = append(args, v)
+			fmt.Fprintf(&q, "$%d", len(args))
+		}
+		q.WriteByte(')')
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO work_viewer_rep_declines (person, rep, reason, n) VALUES `+
-		strings.Join(values, ", ")+` ON CONFLICT (person, rep, reason) DO UPDATE SET n = work_viewer_rep_declines.n + excluded.n`, args...); err != nil {
-		return fmt.Errorf("workindex: viewers' declines by rep: %w", err)
-	}
-	return nil
+	q.WriteByte(' ')
+	q.WriteString(onConflict)
+	_, err := tx.ExecContext(ctx, q.String(), args...)
+	return err
 }
 
 // daysToSignSQL is Row.DaysToSign on work_rows r (integer division: whole days, as in Go).

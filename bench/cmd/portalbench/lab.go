@@ -89,8 +89,13 @@ func newLab(ctx context.Context, opts options, stderr io.Writer) (*lab, error) {
 		builds = map[string]string{l.simBin: "./cmd/v2sim"}
 	}
 	for bin, pkg := range builds {
-		// The binaries as released (make build): no race detector, trimmed paths.
-		build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, pkg)
+		// The binaries as released (make build): no race detector, trimmed paths; with -profile
+		// the portal has its pprof listener (cmd/portal/pprof.go), nothing else changes.
+		args := []string{"build", "-trimpath", "-o", bin}
+		if opts.profile != "" && bin == l.portalBin {
+			args = append(args, "-tags", "pprof")
+		}
+		build := exec.CommandContext(ctx, "go", append(args, pkg)...)
 		build.Dir = root
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
@@ -351,6 +356,7 @@ type portalEnv struct {
 	sessionKey   string
 	dataDir      string // PORTAL_DATA_DIR: the state database with the sessions (the default store) lives in it
 	databaseURL  string // PORTAL_DATABASE_URL when the state database is PostgreSQL instead
+	pprofURL     string // a profiling build's listener (.../debug/pprof/), else empty
 }
 
 func (e *portalEnv) close() {
@@ -380,6 +386,9 @@ func (l *lab) newPortalFrom(ctx context.Context, name, bin string, extraEnv []st
 			env.databaseURL = v
 		}
 	}
+	if l.opts.profile != "" {
+		extraEnv = append([]string{"PPROF_ADDR=127.0.0.1:0"}, extraEnv...) // extraEnv may name another
+	}
 	env.proc, env.url, err = l.start(ctx, name, bin, []string{"-addr", "127.0.0.1:0"}, append([]string{
 		"PORTAL_V2_API_URL=" + l.simURL,
 		"PORTAL_OIDC_ISSUER=" + issuer,
@@ -399,6 +408,9 @@ func (l *lab) newPortalFrom(ctx context.Context, name, bin string, extraEnv []st
 	if err != nil {
 		idpListener.Close()
 		return nil, err
+	}
+	if m := pprofLine.FindStringSubmatch(env.proc.tail(50)); m != nil {
+		env.pprofURL = m[1]
 	}
 	env.idp, err = startIdP(idpListener, issuer, secret, env.url, extraRedirectURIs...)
 	if err != nil {

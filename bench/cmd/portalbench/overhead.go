@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -64,7 +65,10 @@ func measureOverhead(ctx context.Context, l *lab, rep *report) error {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	// A pprof build's listener (docs/performance.md): PPROF_ADDR is the main portal's, still running.
-	env := []string{"PORTAL_DATABASE_URL=" + dbURL, "PPROF_ADDR=" + os.Getenv("PPROF_ADDR_POSTGRES")}
+	env := []string{"PORTAL_DATABASE_URL=" + dbURL}
+	if addr := os.Getenv("PPROF_ADDR_POSTGRES"); addr != "" {
+		env = append(env, "PPROF_ADDR="+addr)
+	}
 	portal, err := l.newPortalFrom(ctx, "portal-postgres", l.portalBin, env)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
@@ -180,7 +184,12 @@ func measureOverheadOf(ctx context.Context, l *lab, rep *report, portal *portalE
 	}
 
 	c := l.opts.concurrent
-	res, err := measure(c, rounds, round)
+	var res result
+	err = profileDuring(ctx, l, portal, prefix, warmup*pathCount+time.Duration(rounds*pathCount)*round, func() error {
+		var err error
+		res, err = measure(c, rounds, round)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -295,4 +304,42 @@ func (u *cpuUse) add(before, after cpuSnapshot) {
 	u.server += (after.portal - before.portal) + (after.proxy - before.proxy) + (after.peer - before.peer)
 	u.sim += after.sim - before.sim
 	u.loadgen += after.self - before.self
+}
+
+// profileDuring runs measure; with -profile it also writes portal's CPU profile over the next
+// length (the portal idles while the other paths are measured, so its samples are its own
+// rounds') and its allocation snapshots before and after, as <dir>/<prefix>cpu.pprof,
+// <prefix>allocs_before.pprof and <prefix>allocs_after.pprof (`go tool pprof -sample_index
+// alloc_space -base before after`).
+func profileDuring(ctx context.Context, l *lab, portal *portalEnv, prefix string, length time.Duration, measure func() error) error {
+	dir := l.opts.profile
+	if dir == "" {
+		return measure()
+	}
+	if portal.pprofURL == "" {
+		return fmt.Errorf("-profile: %s has no pprof listener (a -portal-bin built without -tags pprof?)", portal.name)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	path := func(name string) string { return filepath.Join(dir, prefix+name+".pprof") }
+	if err := download(ctx, portal.pprofURL+"allocs", path("allocs_before")); err != nil {
+		return fmt.Errorf("-profile: %w", err)
+	}
+	profiled := make(chan error, 1)
+	go func() {
+		seconds := int(length.Seconds()) + 1
+		profiled <- download(ctx, portal.pprofURL+"profile?seconds="+strconv.Itoa(seconds), path("cpu"))
+	}()
+	err := measure()
+	if perr := <-profiled; err == nil && perr != nil {
+		err = fmt.Errorf("-profile: %w", perr)
+	}
+	if err != nil {
+		return err
+	}
+	if err := download(ctx, portal.pprofURL+"allocs", path("allocs_after")); err != nil {
+		return fmt.Errorf("-profile: %w", err)
+	}
+	return nil
 }

@@ -129,11 +129,10 @@ func measureStages(ctx context.Context, l *lab, rep *report, workers int) error 
 		return err
 	}
 	defer l.stopPortal(env)
-	m := regexp.MustCompile(`pprof listening on (http://\S+)`).FindStringSubmatch(env.proc.tail(50))
-	if m == nil {
+	if env.pprofURL == "" {
 		return fmt.Errorf("portal-stages: no pprof line in its log")
 	}
-	pprofURL := m[1]
+	pprofURL := env.pprofURL
 	user, err := signIn(ctx, env, benchUser(5))
 	if err != nil {
 		return err
@@ -186,12 +185,16 @@ func measureStages(ctx context.Context, l *lab, rep *report, workers int) error 
 }
 
 // download GETs url into path.
+// pprofLine is what a profiling build prints first (cmd/portal/pprof.go).
+var pprofLine = regexp.MustCompile(`pprof listening on (http://\S+)`)
+
 func download(ctx context.Context, url, path string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
+	// (a profile takes as long as it was asked for: the overhead group's -profile about 80 s)
+	resp, err := (&http.Client{Timeout: 5 * time.Minute}).Do(req)
 	if err != nil {
 		return err
 	}
