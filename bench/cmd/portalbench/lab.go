@@ -54,6 +54,8 @@ type lab struct {
 	peer     *proc      // oauth2-proxy, a client of the main portal's provider (overhead)
 	peerURL  string
 
+	fills *fillCache // the filled databases the state and mail groups reuse (nil: none)
+
 	mu    sync.Mutex
 	procs []*proc
 	envs  []*portalEnv

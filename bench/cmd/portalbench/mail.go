@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"time"
 
@@ -36,7 +35,7 @@ const (
 	inboxCountBudgetMS = 5
 )
 
-func measureMail(ctx context.Context, rep *report) error {
+func measureMail(ctx context.Context, fills *fillCache, rep *report) error {
 	cluster, err := statedbtest.NewCluster()
 	if err != nil {
 		return fmt.Errorf("mail: a throwaway PostgreSQL: %w", err)
@@ -62,7 +61,26 @@ func measureMail(ctx context.Context, rep *report) error {
 			if s > mailOutboxBudgetS {
 				failures = append(failures, fmt.Sprintf("mail_%soutbox_1000_seconds %.1f > %d", prefix, s, mailOutboxBudgetS))
 			}
-			count, err := measureInboxCount(ctx, db)
+			// The inbox: on SQLite a copy of the cached fill (fillcache.go) in a database of its own,
+			// on PostgreSQL filled in the outbox's database.
+			countDB := db
+			if engine == statedb.SQLite {
+				dir, err := os.MkdirTemp("", "portalbench-inbox-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				if err := fills.sqlite(ctx, "inbox", dir, fillInbox); err != nil {
+					return fmt.Errorf("inbox fill: %w", err)
+				}
+				if countDB, err = statedb.Open(ctx, statedb.Options{Dir: dir}); err != nil {
+					return err
+				}
+				defer countDB.Close()
+			} else if err := fillInbox(ctx, db); err != nil {
+				return fmt.Errorf("inbox fill: %w", err)
+			}
+			count, err := measureInboxCount(ctx, countDB)
 			if err != nil {
 				return fmt.Errorf("inbox count: %w", err)
 			}
@@ -172,13 +190,18 @@ func measureOutbox(ctx context.Context, db *statedb.DB) (float64, error) {
 	}
 }
 
+// querier is what both a pool and a transaction offer.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // secondaryIndexes are the indexes of table besides its primary key: name to definition.
-func secondaryIndexes(ctx context.Context, db *statedb.DB, table string) (map[string]string, error) {
-	q := `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = $1 AND sql IS NOT NULL`
-	if db.Engine() == statedb.Postgres {
-		q = `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = $1 AND indexname <> $1 || '_pkey'`
+func secondaryIndexes(ctx context.Context, q querier, engine statedb.Engine, table string) (map[string]string, error) {
+	stmt := `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = $1 AND sql IS NOT NULL`
+	if engine == statedb.Postgres {
+		stmt = `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = $1 AND indexname <> $1 || '_pkey'`
 	}
-	rows, err := db.SQL.QueryContext(ctx, q, table)
+	rows, err := q.QueryContext(ctx, stmt, table)
 	if err != nil {
 		return nil, err
 	}
@@ -205,58 +228,10 @@ var inboxKinds = []inbox.Kind{inbox.KindSigned, inbox.KindDeclined, inbox.KindOf
 	inbox.KindArchiveWaiting, inbox.KindArchiveFinished, inbox.KindArchiveFailed, inbox.KindHandoverFinished,
 	inbox.KindHandoverFailed, inbox.KindImportFinished, inbox.KindImportFailed}
 
-// measureInboxCount fills one person's inbox with inboxPerKind items of every kind (bulk SQL,
-// half of them read, the unread count as the inbox keeps it) and returns the median time of the
-// header's count.
+// measureInboxCount returns the median time of the header's count of the person fillInbox
+// filled db for.
 func measureInboxCount(ctx context.Context, db *statedb.DB) (float64, error) {
-	person := inbox.PersonKey("bench-rep")
-	base := time.Now().AddDate(0, 0, -60).UnixMicro()
-	// The table's secondary indexes are made again after the fill (a sort instead of 11 million
-	// inserts into each), from their own definitions: the table ends as the migrations make it.
-	indexes, err := secondaryIndexes(ctx, db, "inbox_items")
-	if err != nil {
-		return 0, err
-	}
-	for name := range indexes {
-		if _, err := db.SQL.ExecContext(ctx, `DROP INDEX `+name); err != nil {
-			return 0, err
-		}
-	}
-	// Ids ascending (zero-padded) so the primary key is appended to, as statedb.NewID's are not,
-	// which only makes the fill faster.
-	padded := `printf('%08d', i)`
-	if db.Engine() == statedb.Postgres {
-		padded = `lpad(CAST(i AS TEXT), 8, '0')`
-	}
-	series := seriesCTE(db.Engine(), inboxPerKind)
-	kinds := slices.Clone(inboxKinds)
-	slices.Sort(kinds)
-	for _, kind := range kinds {
-		at := strconv.FormatInt(base, 10) + ` + CAST(i AS BIGINT) * 5000`
-		q := series + `INSERT INTO inbox_items (id, person, dedupe, kind, params, link, created_at, read_at)
-			SELECT '` + string(kind) + `-' || ` + padded + `, '` + person + `', '` + string(kind) + `:' || i, '` + string(kind) + `',
-			'{"number":"C-1","customer":"Customer"}', '/contracts/' || i, ` + at + `,
-			CASE WHEN i % 2 = 0 THEN ` + at + ` + 1000 ELSE 0 END FROM s`
-		if _, err := db.SQL.ExecContext(ctx, q); err != nil {
-			return 0, fmt.Errorf("fill %s: %w", kind, err)
-		}
-	}
-	for _, def := range indexes {
-		if _, err := db.SQL.ExecContext(ctx, def); err != nil {
-			return 0, fmt.Errorf("index again: %w", err)
-		}
-	}
-	if _, err := db.SQL.ExecContext(ctx, `INSERT INTO inbox_unread (person, n)
-		SELECT person, COUNT(*) FROM inbox_items WHERE read_at = 0 GROUP BY person`); err != nil {
-		return 0, err
-	}
-	stmt := "ANALYZE"
-	if db.Engine() == statedb.Postgres {
-		stmt = "VACUUM (ANALYZE)"
-	}
-	if _, err := db.SQL.ExecContext(ctx, stmt); err != nil {
-		return 0, err
-	}
+	person := inbox.PersonKey(inboxBenchPerson)
 	s := inbox.New(inbox.Options{DB: db})
 	want := len(inboxKinds) * inboxPerKind / 2
 	var samples []float64

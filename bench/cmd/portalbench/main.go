@@ -67,6 +67,8 @@ type options struct {
 	// kind (100k with -quick), on the engines of stateEngines.
 	teamOnly     bool
 	stateEngines map[string]bool
+	// refill makes the cached fills again (fillcache.go); noFillCache fills in place, keeping nothing.
+	refill, noFillCache bool
 	// profile: the directory where the overhead group writes each portal's CPU profile and
 	// allocation snapshots of its loaded rounds (the portal built with -tags pprof).
 	profile string
@@ -114,6 +116,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.repeat, "runs", 1, "run the groups this many times in one lab: each figure is the median, with <name>_min and <name>_max")
 	fs.BoolVar(&o.merge, "merge", false, "keep the figures of -out that this run does not measure (e.g. with -only)")
 	fs.BoolVar(&o.teamOnly, "team-only", false, "the state group measures only team_figures_* at 1M rows per kind (100k with -quick): no other size, list or batch figure")
+	fs.BoolVar(&o.refill, "refill", false, "make the cached fills of the state and mail groups again (.cache/bench, docs/performance.md)")
+	fs.BoolVar(&o.noFillCache, "no-fill-cache", false, "fill the state and mail groups' SQLite databases in place, neither using nor keeping .cache/bench")
 	fs.StringVar(&o.profile, "profile", "", "write the overhead group's portal profiles (CPU, allocations during its rounds at -c; both engines) into this directory; builds the portal with -tags pprof")
 	var engines string
 	fs.StringVar(&engines, "state-engines", "sqlite,postgres", "comma-separated engines the state group fills (sqlite, postgres); team_figures_1m_ms needs both")
@@ -177,6 +181,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if !opts.noFillCache {
+		if lab.fills, err = newFillCache(lab.opts.root, opts.refill, stderr); err != nil {
+			return err
+		}
 	}
 
 	var failures []string
@@ -246,7 +255,7 @@ func runGroups(ctx context.Context, opts options, lab *lab, rep *report, stderr 
 	step("state", func() error { return measureState(ctx, lab, rep) })
 	step("watch", func() error { return measureWatch(ctx, lab, rep) })
 	step("offer", func() error { return measureOfferPDF(ctx, rep) })
-	step("mail", func() error { return measureMail(ctx, rep) })
+	step("mail", func() error { return measureMail(ctx, lab.fills, rep) })
 	step("hostile", func() error { return measureHostile(ctx, lab, rep) })
 	return failures
 }

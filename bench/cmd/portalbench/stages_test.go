@@ -94,3 +94,43 @@ func TestAggregateAndMerge(t *testing.T) {
 		t.Fatalf("merged over a spread: %v", single.values)
 	}
 }
+
+// TestMergeKeepsTheSpreadOfFiguresNotMeasured: -merge keeps a figure this run did not measure
+// together with its <name>_min and <name>_max (the figure precedes its spread in the file, and
+// once kept it must not count as measured by this run), and drops only the spread of a figure
+// this run measured again.
+func TestMergeKeepsTheSpreadOfFiguresNotMeasured(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	path := t.TempDir() + "/results.json"
+	old := newReport(&out, &out)
+	for _, name := range []string{"list_first_page_cold_p50_ms", "overhead_throughput_ratio"} {
+		old.add(name, 10, "")
+		old.add(name+"_min", 9, "")
+		old.add(name+"_max", 11, "")
+	}
+	old.add("state_sqlite_1m_sighting_ms", 0.7, "ms")
+	if err := old.write(path); err != nil {
+		t.Fatal(err)
+	}
+	rep := newReport(&out, &out)
+	rep.add("overhead_throughput_ratio", 0.4, "ratio")
+	if err := rep.mergeFrom(path); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{
+		"list_first_page_cold_p50_ms": 10, "list_first_page_cold_p50_ms_min": 9, "list_first_page_cold_p50_ms_max": 11,
+		"state_sqlite_1m_sighting_ms": 0.7, "overhead_throughput_ratio": 0.4,
+	}
+	if len(rep.values) != len(want) || len(rep.names) != len(want) {
+		t.Fatalf("merged %v (names %v), want %v", rep.values, rep.names, want)
+	}
+	for name, v := range want {
+		if got, ok := rep.values[name]; !ok || got != v {
+			t.Errorf("%s = %v (present %v), want %v", name, got, ok, v)
+		}
+	}
+	if got := strings.Join(rep.names, " "); got != "list_first_page_cold_p50_ms list_first_page_cold_p50_ms_min list_first_page_cold_p50_ms_max state_sqlite_1m_sighting_ms overhead_throughput_ratio" {
+		t.Errorf("order %s", got)
+	}
+}

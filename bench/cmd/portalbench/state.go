@@ -170,30 +170,31 @@ func measureStateAt(ctx context.Context, l *lab, cluster *statedbtest.Cluster, e
 		}
 		opts.URL = cluster.URL[:len(cluster.URL)-len("/postgres?sslmode=disable")] + "/" + name + "?sslmode=disable"
 	}
-	// The fill on one connection: on SQLite, the totals add up every read (six a row) and sort
-	// them for GROUP BY, in memory rather than in temporary files (that connection only).
-	fillOpts := opts
-	fillOpts.MaxOpenConns = 1
-	db, err := statedb.Open(ctx, fillOpts)
-	if err != nil {
-		return fig, err
-	}
-	if engine == statedb.SQLite {
-		if _, err := db.SQL.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
-			db.Close()
+	// The fill (fill.go) on one connection; SQLite's is a copy of the cached fill (fillcache.go).
+	t0 := time.Now()
+	fill := func(ctx context.Context, db *statedb.DB) error { return fillState(ctx, db, rows) }
+	switch engine {
+	case statedb.SQLite:
+		if err := l.fills.sqlite(ctx, "state-"+sizeName(rows), opts.Dir, fill); err != nil {
 			return fig, err
 		}
-	}
-	t0 := time.Now()
-	if err := fillState(ctx, db, rows); err != nil {
+	case statedb.Postgres:
+		fillOpts := opts
+		fillOpts.MaxOpenConns = 1
+		db, err := statedb.Open(ctx, fillOpts)
+		if err != nil {
+			return fig, err
+		}
+		if err := fill(ctx, db); err != nil {
+			db.Close()
+			return fig, fmt.Errorf("fill: %w", err)
+		}
 		db.Close()
-		return fig, fmt.Errorf("fill: %w", err)
 	}
 	fmt.Fprintf(l.stderr, "portalbench: state: %s filled with %d rows per kind in %s\n", engine, rows, time.Since(t0).Round(time.Millisecond))
-	db.Close()
 
 	// A fresh replica: a new pool, its first list timed.
-	db, err = statedb.Open(ctx, opts)
+	db, err := statedb.Open(ctx, opts)
 	if err != nil {
 		return fig, err
 	}
@@ -295,119 +296,6 @@ func measureStateAt(ctx context.Context, l *lab, cluster *statedbtest.Cluster, e
 	runtime.ReadMemStats(&m)
 	fig.heapMiB = float64(m.HeapAlloc) / (1 << 20)
 	return fig, nil
-}
-
-// fillState writes rows quotes and rows contracts (quotes a quarter in each stage; contracts a
-// third generated, a third out for signature, a twelfth each signed, declined, expired and
-// archived; 2,000 customers, each row created by one of 500 people and last changed by the next,
-// changed last and in its stage since a time in the 60 days before now) and 5 viewers a row, in
-// bulk, and then the totals the home page reads (workindex.RebuildTotals: everyone's, and each
-// viewer's of the rows revealed to them).
-func fillState(ctx context.Context, db *statedb.DB, rows int) error {
-	if err := db.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE bench_people (n INTEGER PRIMARY KEY, person TEXT NOT NULL)`); err != nil {
-			return err
-		}
-		for n := range statePeople {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO bench_people (n, person) VALUES ($1, $2)`, n, workindex.PersonKey("p"+strconv.Itoa(n))); err != nil {
-				return err
-			}
-		}
-		// Row i changed last at base + i steps, over the 60 days before now, and entered its stage
-		// then (the home page's follow-ups and aging read when: docs/home.md). Its facts date from
-		// then too (facts_at), and its viewers read it then: every row is revealed to its five
-		// viewers (docs/work-index.md "Visibility rule"), so the lists measure rows they show.
-		stepMicros := int64(max(1, 60*24*3600/rows)) * 1_000_000
-		base := time.Now().UnixMicro() - int64(rows)*stepMicros
-		at := strconv.FormatInt(base, 10) + ` + CAST(i AS BIGINT) * ` + strconv.FormatInt(stepMicros, 10)
-		series := seriesCTE(db.Engine(), rows)
-		for _, kind := range []string{"quote", "contract"} {
-			stage := `CASE i % 4 WHEN 0 THEN 'draft' WHEN 1 THEN 'generated' WHEN 2 THEN 'signature' ELSE 'archived' END`
-			number := `''`
-			if kind == "contract" {
-				// A third generated, a third out for signature (the lists' figures), and the last third
-				// signed, declined, expired and archived in equal parts (the home page's).
-				stage = `CASE i % 3 WHEN 0 THEN 'generated' WHEN 1 THEN 'signature'
-					ELSE CASE i % 12 WHEN 2 THEN 'signed' WHEN 5 THEN 'declined' WHEN 8 THEN 'expired' ELSE 'archived' END END`
-				number = `'C-' || i`
-			}
-			q := series + `INSERT INTO work_rows (kind, id, quote_id, cpq_id, customer_id, customer, customer_folded, configurator,
-				contract_id, contract_number, stage, one_off_cents, monthly_cents, value_cents, created_by, created_by_name,
-				changed_by, changed_by_name, changed_at, seen_at, stage_since, facts_at)
-				SELECT '` + kind + `', i, i, 1 + i % 3, 1 + i % ` + strconv.Itoa(stateCustomers) + `, 'Customer ' || (i % ` + strconv.Itoa(stateCustomers) + `),
-				'customer ' || (i % ` + strconv.Itoa(stateCustomers) + `), 'Configurator', i, ` + number + `, ` + stage + `,
-				(i * 37) % 100000, i % 1000, (i * 37) % 100000 + 12 * (i % 1000),
-				(SELECT person FROM bench_people WHERE n = i % ` + strconv.Itoa(statePeople) + `), 'Person',
-				(SELECT person FROM bench_people WHERE n = (i + 1) % ` + strconv.Itoa(statePeople) + `), 'Person',
-				` + at + `, ` + at + `, ` + at + `, ` + at + ` FROM s`
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("rows: %w", err)
-			}
-			offsets := `SELECT 0 AS k UNION ALL SELECT 1 UNION ALL SELECT 100 UNION ALL SELECT 200 UNION ALL SELECT 300`
-			// Each read carries the row's stage and times as it read them (migration 00017).
-			q = series + `INSERT INTO work_viewers (person, kind, id, owner, seen_at, stage, changed_at, stage_since)
-				SELECT p.person, '` + kind + `', s.i, 1, ` + at + `, ` + stage + `, ` + at + `, ` + at + `
-				FROM s CROSS JOIN (` + offsets + `) AS o JOIN bench_people p ON p.n = (s.i + o.k) % ` + strconv.Itoa(statePeople)
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("viewers: %w", err)
-			}
-			// The team lead's token read every row as it stands (their lists' re-reads): the team
-			// lists measure rows revealed to them, as a lead who has used the portal sees them.
-			q = series + `INSERT INTO work_viewers (person, kind, id, owner, seen_at, stage, changed_at, stage_since)
-				SELECT '` + workindex.PersonKey(benchLead) + `', '` + kind + `', i, 0, ` + at + `, ` + stage + `, ` + at + `, ` + at + ` FROM s`
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("the lead's reads: %w", err)
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `DROP TABLE bench_people`); err != nil {
-			return err
-		}
-		// The signed contracts and half the archived ones were signed when they entered their
-		// stage (migration 00021: "signed this month" and the conversion read them by month).
-		month := `CAST(strftime('%Y%m', stage_since / 1000000, 'unixepoch') AS INTEGER)`
-		if db.Engine() == statedb.Postgres {
-			month = `CAST(to_char(to_timestamp(stage_since / 1000000) AT TIME ZONE 'UTC', 'YYYYMM') AS INTEGER)`
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE work_rows SET signed_at = stage_since, signed_month = `+month+`
-			WHERE kind = 'contract' AND (stage = 'signed' OR (stage = 'archived' AND id % 2 = 0))`); err != nil {
-			return fmt.Errorf("signatures: %w", err)
-		}
-		// Sent for signature 0 to 44 days before the signature, or when they entered their stage
-		// (out for signature), and declined with one of four reasons or none (migration 00026: the
-		// team figures' median days to signature and reasons of declines).
-		if _, err := tx.ExecContext(ctx, `UPDATE work_rows SET sent_at = CASE WHEN signed_at > 0
-			THEN signed_at - ((id / 500) % 45) * 86400000000 ELSE stage_since END,
-			decline_reason = CASE WHEN stage <> 'declined' THEN '' WHEN id % 5 = 0 THEN 'Price too high'
-			WHEN id % 5 = 1 THEN 'Chose another supplier' WHEN id % 5 = 2 THEN 'Not this year' WHEN id % 5 = 3 THEN 'Terms' ELSE '' END
-			WHERE kind = 'contract' AND (signed_at > 0 OR stage IN ('signature', 'declined'))`); err != nil {
-			return fmt.Errorf("sends and declines: %w", err)
-		}
-		return workindex.RebuildTotals(ctx, tx)
-	}); err != nil {
-		return err
-	}
-	// The planner's statistics, as PostgreSQL's autovacuum and statedb's periodic optimize keep them.
-	// On PostgreSQL also what autovacuum does after a bulk insert (its insert threshold): hint bits
-	// and the visibility map set, so a list reads the table as a live database's, instead of writing
-	// hint bits on every page it reads first (EXPLAIN (ANALYZE, BUFFERS) of a customer's history at
-	// 1M rows: 393 pages dirtied and 500 heap fetches by one count, 6.5 ms; docs/performance.md).
-	stmt := "ANALYZE"
-	if db.Engine() == statedb.Postgres {
-		stmt = "VACUUM (ANALYZE)"
-	}
-	_, err := db.SQL.ExecContext(ctx, stmt)
-	return err
-}
-
-// seriesCTE is a WITH clause naming s(i), the whole numbers 1 to n, that a fill inserts from:
-// generate_series on PostgreSQL (1M rows into an indexed table: 11.5 s against 17.8 s from the
-// recursive CTE, which PostgreSQL runs row by row through a work table), the recursive CTE on
-// SQLite (which has no generate_series without an extension). The rows are the same either way.
-func seriesCTE(engine statedb.Engine, n int) string {
-	if engine == statedb.Postgres {
-		return `WITH s(i) AS (SELECT * FROM generate_series(1, ` + strconv.Itoa(n) + `)) `
-	}
-	return `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ` + strconv.Itoa(n) + `) `
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
