@@ -140,6 +140,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 		// A second back-office clerk: the tools' jobs are their owner's only (tests sign in as
 		// "clerk" to be another person with the same role).
 		ExtraUsers: append([]demoidp.User{{Subject: "test-clerk", Username: "clerk", Password: "clerk-demo", Name: "Cleo Clerk", Email: "cleo.clerk@demo.example", Role: "backoffice"}}, opts.extraUsers...),
+		KeyFile:    testIDPKeyFile(t), Languages: testBundle(t),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -237,6 +238,7 @@ func newPortal(t testing.TB, opts portalOptions) *testPortal {
 	h, err := New(Deps{
 		Inbox:  p.inbox,
 		Mail:   mail,
+		I18n:   testBundle(t),
 		Config: cfg, Logger: logger, API: api, Auth: authn, Assets: assets, Now: opts.now,
 		ExtraRoutes: func(r *gin.Engine) { r.Any("/idp/*path", idp) },
 		Recent:      recent.New(p.db, nil),

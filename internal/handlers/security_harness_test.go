@@ -108,6 +108,7 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 		Issuer: issuer, ClientID: config.DemoClientID, ClientSecret: "test-secret",
 		RedirectURIs:           []string{p.URL + "/auth/callback"},
 		PostLogoutRedirectURIs: []string{p.URL + "/auth/logged-out"},
+		KeyFile:                testIDPKeyFile(tb), Languages: testBundle(tb),
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -140,7 +141,7 @@ func newSecPortal(tb testing.TB, opts secOptions) *secPortal {
 
 	// The same transport and redirect policy as cmd/portal, so time-outs behave as in production.
 	var transport http.RoundTripper = apiclient.NewTransport()
-	var bundle *i18n.Bundle
+	bundle := testBundle(tb)
 	if opts.pseudo {
 		sp.upstream = &secUpstreamWords{words: map[string]bool{}}
 		transport = sp.upstream.recording(transport)
