@@ -110,36 +110,22 @@ lint: ## gofmt, go vet, staticcheck, deadcode, govulncheck (notice only when its
 
 # unit is hermetic: the conformance package inside it runs against the in-process simulator even
 # when V2_API_URL is set in the environment (that is what `make conformance` is for).
-# The packages without the race detector run in the background while the race detector's run
-# goes on in the foreground (each on its own throwaway PostgreSQL; the background's output is
-# printed when it ends, after the foreground's): the race run of handlers is the longest step of
-# `make test` (686 s on 2026-11-29, 2 cores) and the packages without the detector mostly wait
-# (crash tests kill and restart children, outage tests wait out leases and time limits), so they
-# fit into it instead of taking 214 s of their own before it.
 unit: deps ## Unit and package tests of every module on a throwaway PostgreSQL (race detector on auth, session, handlers but RACE_SKIP; postgresql, redis-server and Dex installed when missing); not e2e
 	@unset V2_API_URL V2_API_TOKEN; \
 	pkgs=$$(go list ./... | grep -v '/e2e$$'); \
 	race=$$(grep -E '$(RACE_PKGS_RE)' <<<"$$pkgs" || true); \
 	rest=$$(grep -vE '$(RACE_PKGS_RE)' <<<"$$pkgs" || true); \
-	log=$$(mktemp); trap 'rm -f "$$log"' EXIT; \
-	echo "unit: go test -count=1 (all but e2e and the race detector's packages; in the background, its output after the race detector's)"; \
-	( SECONDS=0; rc=0; \
-	  scripts/with-postgres.sh go test -count=1 -timeout 20m $$rest || rc=$$?; \
-	  echo "unit: without the race detector: $${SECONDS}s"; \
-	  if [ -n "$$race" ]; then \
-	    echo "unit: go test -count=1 -run '$(RACE_SKIP)' $(RACE_SKIP_PKGS) (without the race detector)"; SECONDS=0; \
-	    scripts/with-postgres.sh go test -count=1 -timeout 20m -run '$(RACE_SKIP)' $(RACE_SKIP_PKGS) || rc=$$?; \
-	    echo "unit: the sweeps without the race detector: $${SECONDS}s"; \
-	  fi; exit $$rc ) >"$$log" 2>&1 & background=$$!; \
-	rc=0; \
+	echo "unit: go test -count=1 (all but e2e)"; SECONDS=0; \
+	scripts/with-postgres.sh go test -count=1 -timeout 20m $$rest; \
+	echo "unit: without the race detector: $${SECONDS}s"; \
 	if [ -n "$$race" ]; then \
 		echo "unit: go test -count=1 -race -skip '$(RACE_SKIP)'" $$race; SECONDS=0; \
-		scripts/with-postgres.sh go test -count=1 -timeout 20m -race -skip '$(RACE_SKIP)' $$race || rc=$$?; \
+		scripts/with-postgres.sh go test -count=1 -timeout 20m -race -skip '$(RACE_SKIP)' $$race; \
 		echo "unit: under the race detector: $${SECONDS}s"; \
-	fi; \
-	SECONDS=0; wait $$background || rc=$$?; \
-	echo "unit: ----- the background run (waited $${SECONDS}s more for it) -----"; cat "$$log"; \
-	exit $$rc
+		echo "unit: go test -count=1 -run '$(RACE_SKIP)' $(RACE_SKIP_PKGS) (without the race detector)"; SECONDS=0; \
+		scripts/with-postgres.sh go test -count=1 -timeout 20m -run '$(RACE_SKIP)' $(RACE_SKIP_PKGS); \
+		echo "unit: the sweeps without the race detector: $${SECONDS}s"; \
+	fi
 	@for m in $(SUBMODULES); do echo "unit: go test -count=1 ($$m)"; (cd "$$m" && go test -count=1 ./...); done
 
 e2e: deps ## Browser tests (Chromium; installs what is missing); `make e2e V2_API_URL=http://host:port` runs them against that v2 API
