@@ -439,6 +439,10 @@ func saveArtifacts(t *testing.T, page playwright.Page) {
 	} else if err := os.WriteFile(filepath.Join(dir, "page.html"), []byte(html), 0o644); err != nil {
 		t.Logf("artifacts: %v", err)
 	}
+	// CI keeps only the log: what covered the page or said why nothing happened is said there.
+	if toasts, err := page.Locator("#toasts").InnerText(playwright.LocatorInnerTextOptions{Timeout: playwright.Float(1000)}); err == nil && strings.TrimSpace(toasts) != "" {
+		t.Logf("toasts at failure: %q", toasts)
+	}
 	t.Logf("artifacts saved in %s", dir)
 }
 

@@ -260,6 +260,11 @@ document.documentElement.classList.add("has-script");
     var url = elt && elt.getAttribute && elt.getAttribute("data-confirm-url");
     if (!url) return;
     event.preventDefault();
+    // Nothing the page does on its own (a live notice's regions) replaces the element while its
+    // question is read and asked: htmx sends nothing for an element no longer in the page, so the
+    // person's "yes" would be lost without a word. The hold ends once the request is on its way
+    // (htmx:beforeSend, inside issueRequest, then holds the page until the answer is swapped).
+    var release = portalWhenQuiet.hold();
     fetch(confirmAddress(elt, url), { credentials: "same-origin", cache: "no-store", headers: { "Accept": "application/json", "HX-Request": "true" } })
       .then(function (resp) {
         if (!resp.ok) throw new Error("confirmation: HTTP " + resp.status);
@@ -271,13 +276,15 @@ document.documentElement.classList.add("has-script");
           return;
         }
         if (!answer.unasked && !window.confirm(answer.question)) return;
+        if (!document.body.contains(elt)) throw new Error("confirmation: the element left the page");
         var input = elt.querySelector("[data-confirmed]");
         if (input) input.value = answer.state || "";
         d.issueRequest(true);
       })
       .catch(function () {
         showToast({ level: "error", message: portalText("confirm_failed") });
-      });
+      })
+      .then(release, release);
   });
 })();
 
@@ -1120,7 +1127,9 @@ var portalWhenQuiet = (function () {
   var inflight = new Set();
   var waiting = [];
 
-  function quiet() { return !pressed && inflight.size === 0; }
+  var holds = 0; // hold(): a confirmation being read or asked (the [data-confirm-url] handler)
+
+  function quiet() { return !pressed && inflight.size === 0 && holds === 0; }
   function flush() {
     if (!quiet()) return;
     var run = waiting;
@@ -1148,13 +1157,25 @@ var portalWhenQuiet = (function () {
   // A press or a request that never ends (a pointerup lost outside the window, a hung request) holds
   // nothing longer than MAX_HOLD_MS.
   var MAX_HOLD_MS = 10000;
-  return function (fn) {
+  var whenQuiet = function (fn) {
     if (quiet()) { fn(); return; }
     var done = false;
     var once = function () { if (!done) { done = true; fn(); } };
     waiting.push(once);
     window.setTimeout(once, MAX_HOLD_MS);
   };
+  // hold keeps the page "not quiet" until the returned function is called (once counts).
+  whenQuiet.hold = function () {
+    holds++;
+    var released = false;
+    return function () {
+      if (released) return;
+      released = true;
+      holds--;
+      later();
+    };
+  };
+  return whenQuiet;
 })();
 
 // Live notices (docs/quotes.md): [data-live-poll] polls with If-None-Match (304: nothing new; 200:
