@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cpqportal/portal/internal/lease"
 	"github.com/cpqportal/portal/internal/offer"
 	"github.com/cpqportal/portal/internal/outbox"
 	"github.com/cpqportal/portal/internal/statedb"
@@ -31,8 +32,9 @@ const (
 	DefaultSignatureDays = 14
 	DefaultArchiveDays   = 7
 	DefaultOfferDays     = 5
-	// scanLease is how long a replica holds a scan: one that vanished mid-scan leaves it to
-	// another after this (which runs it again; its items are deduplicated).
+	// scanLease is how long a replica holds a scan unless it renews it (every third of it while
+	// the scan runs): one that vanished mid-scan leaves it to another after this (which runs it
+	// again; its items are deduplicated).
 	scanLease = 5 * time.Minute
 )
 
@@ -144,42 +146,38 @@ func (r *Reminders) Close() {
 	}
 }
 
+// scheduleColumns are inbox_schedule's lease columns (its row per scan is its lease's).
+var scheduleColumns = lease.Columns{Table: "inbox_schedule", Key: "name", Holder: "holder", Until: "lease_expires",
+	NextRun: "next_run", LastRun: "last_run", Runs: "runs"}
+
 // RunDue runs the scan name when it is due and no other replica holds it; ran tells whether it did.
+// A run that failed is not moved on: the next tick (here or elsewhere) runs it again.
 func (r *Reminders) RunDue(ctx context.Context, name string) (ran bool, err error) {
-	if _, err := r.db.SQL.ExecContext(ctx, `INSERT INTO inbox_schedule (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, name); err != nil {
-		return false, fmt.Errorf("inbox: schedule %s: %w", name, err)
-	}
-	now := r.db.NowMicros()
-	res, err := r.db.SQL.ExecContext(ctx, `UPDATE inbox_schedule SET holder = $1, lease_expires = `+now+` + $2
-		WHERE name = $3 AND next_run <= `+now+` AND (holder = '' OR lease_expires < `+now+`)`,
-		r.holder, scanLease.Microseconds(), name)
-	if err != nil {
-		return false, fmt.Errorf("inbox: claim %s: %w", name, err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return false, nil
-	}
 	every := r.opts.Every
-	var n int // items added, or deleted by the retention
-	switch name {
-	case ScanDigest:
+	if name == ScanDigest {
 		every = r.opts.DigestEvery
-		n, err = r.opts.Store.Digest(ctx)
-	case ScanRetention:
-		var purged int64
-		purged, err = r.opts.Store.Purge(ctx, r.before(r.opts.ReadRetention), r.before(r.opts.UnreadRetention))
-		n = int(purged)
-	default:
-		n, err = r.Scan(ctx)
 	}
+	scan := lease.New(r.db, lease.Options{Columns: scheduleColumns, Key: name, Holder: r.holder, Term: scanLease, Every: every})
+	var n int // items added, or deleted by the retention
+	ran, err = scan.Do(ctx, func(ctx context.Context) error {
+		var err error
+		switch name {
+		case ScanDigest:
+			n, err = r.opts.Store.Digest(ctx)
+		case ScanRetention:
+			var purged int64
+			purged, err = r.opts.Store.Purge(ctx, r.before(r.opts.ReadRetention), r.before(r.opts.UnreadRetention))
+			n = int(purged)
+		default:
+			n, err = r.Scan(ctx)
+		}
+		return err
+	})
 	if err != nil {
-		// Released, not moved on: the next tick (here or elsewhere) runs it again.
-		_, _ = r.db.SQL.ExecContext(context.WithoutCancel(ctx), `UPDATE inbox_schedule SET holder = '', lease_expires = 0 WHERE name = $1 AND holder = $2`, name, r.holder)
-		return true, err
+		return ran, fmt.Errorf("inbox: scan %s: %w", name, err)
 	}
-	if _, err := r.db.SQL.ExecContext(ctx, `UPDATE inbox_schedule SET holder = '', lease_expires = 0, next_run = `+now+` + $1,
-		last_run = `+now+`, runs = runs + 1 WHERE name = $2 AND holder = $3`, every.Microseconds(), name, r.holder); err != nil {
-		return true, fmt.Errorf("inbox: schedule %s: %w", name, err)
+	if !ran {
+		return false, nil
 	}
 	count := "created" // the e2e tests read "created=0" of a reminder scan
 	if name == ScanRetention {
