@@ -133,6 +133,9 @@ func TestBounceMailboxBouncesExactlyTheOneMailOnceOverPollsAndARestart(t *testin
 
 		var told []string
 		p := newPoller(t, db, o, s, imapd.URL(), &told)
+		if runs, err := p.Runs(ctx); err != nil || runs != 0 {
+			t.Fatalf("runs of a mailbox never polled: %d (%v), want 0", runs, err)
+		}
 		res := poll(t, p)
 		if res.Read != 4 || res.Bounced != 1 || res.Delayed != 1 || res.Unrelated != 1 || res.Unknown != 1 {
 			t.Fatalf("first poll %+v, want 4 read: 1 bounced, 1 delayed, 1 unrelated, 1 unknown", res)

@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -173,8 +174,11 @@ func (p *Poller) RunDue(ctx context.Context) (res Result, ran bool, err error) {
 func (p *Poller) Runs(ctx context.Context) (int64, error) {
 	var n int64
 	err := p.db.SQL.QueryRowContext(ctx, `SELECT runs FROM mail_bounce_poll WHERE mailbox = $1`, p.opts.Mailbox.key()).Scan(&n)
-	if err != nil && !strings.Contains(err.Error(), "no rows") {
-		return 0, err
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil // never polled
+	}
+	if err != nil {
+		return 0, fmt.Errorf("bounce: read the polls' count: %w", err)
 	}
 	return n, nil
 }
