@@ -22,7 +22,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -75,10 +74,7 @@ type Poller struct {
 	opts   Options
 	db     *statedb.DB
 	holder string
-
-	mu   sync.Mutex
-	stop context.CancelFunc
-	done chan struct{}
+	loop   lease.Loop
 }
 
 // New returns a poller of opts.Mailbox.
@@ -103,42 +99,16 @@ func New(opts Options) *Poller {
 
 // Run starts polling (Close stops it).
 func (p *Poller) Run() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stop != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p.stop, p.done = cancel, make(chan struct{})
-	tick := min(p.opts.Every, 30*time.Second)
-	go func() {
-		defer close(p.done)
-		t := time.NewTicker(tick)
-		defer t.Stop()
-		for {
-			if _, _, err := p.RunDue(ctx); err != nil && ctx.Err() == nil {
-				p.opts.Logger.Warn("bounce: reading the bounce mailbox failed; tried again at the next poll",
-					slog.String("mailbox", p.opts.Mailbox.String()), slog.Any("err", err))
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+	p.loop.Start(min(p.opts.Every, 30*time.Second), func(ctx context.Context) {
+		if _, _, err := p.RunDue(ctx); err != nil && ctx.Err() == nil {
+			p.opts.Logger.Warn("bounce: reading the bounce mailbox failed; tried again at the next poll",
+				slog.String("mailbox", p.opts.Mailbox.String()), slog.Any("err", err))
 		}
-	}()
+	})
 }
 
 // Close stops polling after the poll in flight.
-func (p *Poller) Close() {
-	p.mu.Lock()
-	stop, done := p.stop, p.done
-	p.mu.Unlock()
-	if stop != nil {
-		stop()
-		<-done
-	}
-}
+func (p *Poller) Close() { p.loop.Close() }
 
 // lease is how long a replica holds the poll unless it renews it (every third of it while it
 // polls): one that vanished mid-poll leaves it to another after this.

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cpqportal/portal/internal/lease"
@@ -67,10 +66,7 @@ type Reminders struct {
 	opts   ReminderOptions
 	db     *statedb.DB
 	holder string
-
-	mu   sync.Mutex
-	stop context.CancelFunc
-	done chan struct{}
+	loop   lease.Loop
 }
 
 // NewReminders returns the scans of opts.
@@ -92,31 +88,13 @@ func NewReminders(opts ReminderOptions) *Reminders {
 
 // Run starts the scans (Close stops them).
 func (r *Reminders) Run() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.stop != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.stop, r.done = cancel, make(chan struct{})
-	tick := min(r.opts.Every, r.opts.DigestEvery, 30*time.Second)
-	go func() {
-		defer close(r.done)
-		t := time.NewTicker(tick)
-		defer t.Stop()
-		for {
-			for _, name := range r.scans() {
-				if _, err := r.RunDue(ctx, name); err != nil && ctx.Err() == nil {
-					r.opts.Logger.Warn("inbox: a scheduled scan failed; it runs again", slog.String("scan", name), slog.Any("err", err))
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
+	r.loop.Start(min(r.opts.Every, r.opts.DigestEvery, 30*time.Second), func(ctx context.Context) {
+		for _, name := range r.scans() {
+			if _, err := r.RunDue(ctx, name); err != nil && ctx.Err() == nil {
+				r.opts.Logger.Warn("inbox: a scheduled scan failed; it runs again", slog.String("scan", name), slog.Any("err", err))
 			}
 		}
-	}()
+	})
 }
 
 // scans are the scheduled scans this replica runs.
@@ -136,15 +114,7 @@ func (r *Reminders) before(retention time.Duration) time.Time {
 }
 
 // Close stops the scans after the one in flight.
-func (r *Reminders) Close() {
-	r.mu.Lock()
-	stop, done := r.stop, r.done
-	r.mu.Unlock()
-	if stop != nil {
-		stop()
-		<-done
-	}
-}
+func (r *Reminders) Close() { r.loop.Close() }
 
 // scheduleColumns are inbox_schedule's lease columns (its row per scan is its lease's).
 var scheduleColumns = lease.Columns{Table: "inbox_schedule", Key: "name", Holder: "holder", Until: "lease_expires",

@@ -293,3 +293,35 @@ func TestLeaseCanceledContextStopsTheLoop(t *testing.T) {
 		}
 	})
 }
+
+// TestLeaseLoopTicksWakesAndStops: a Loop ticks at once, again when woken (long before its
+// interval), and Close ends the tick in flight's context and waits for it; it never restarts.
+func TestLeaseLoopTicksWakesAndStops(t *testing.T) {
+	t.Parallel()
+	var loop lease.Loop
+	loop.Close() // before Start: nothing to stop
+	var ticks atomic.Int32
+	inTick := make(chan struct{})
+	var ended atomic.Bool
+	loop.Start(time.Hour, func(ctx context.Context) {
+		if ticks.Add(1) == 3 {
+			close(inTick)
+			<-ctx.Done()
+			ended.Store(true)
+		}
+	})
+	eventually(t, 5*time.Second, "the first tick at once", func() bool { return ticks.Load() == 1 })
+	loop.Wake()
+	eventually(t, 5*time.Second, "a tick when woken", func() bool { return ticks.Load() == 2 })
+	loop.Wake()
+	<-inTick
+	loop.Close()
+	if !ended.Load() {
+		t.Error("Close returned before the tick in flight ended")
+	}
+	loop.Start(time.Millisecond, func(context.Context) { ticks.Add(1) })
+	time.Sleep(50 * time.Millisecond) // a restarted loop would tick many times meanwhile
+	if n := ticks.Load(); n != 3 {
+		t.Errorf("%d ticks after Close and a second Start, want 3", n)
+	}
+}
