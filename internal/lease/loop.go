@@ -8,8 +8,9 @@ import (
 
 // Loop is the goroutine each replica runs a schedule's work on: a tick at once, then every
 // interval (or sooner when woken), until Close; each tick looks for work this replica may do (a
-// lease's Do, or the outbox's rows to claim). The inbox's scans, the bounce poll and the outbox's
-// worker tick on one each. The zero Loop is ready to Start.
+// lease's Do, or rows to claim: the outbox's mails, the jobs). The inbox's scans, the bounce
+// poll, the outbox's worker and the job manager's scan tick on one each. The zero Loop is ready
+// to Start.
 type Loop struct {
 	mu   sync.Mutex
 	stop context.CancelFunc
