@@ -3,8 +3,8 @@
 // the outbox handed to the SMTP server. A report of a failure ends the mail as "bounced" and tells
 // its sender (docs/mail.md "Bounces").
 //
-// The poll runs on one replica at a time (a lease in table mail_bounce_poll on the database's
-// clock, as the inbox's scheduled scans do) and records how far it read (the mailbox's
+// The poll runs on one replica at a time (internal/lease: a row of table mail_bounce_poll, on
+// the database's clock, as the inbox's scheduled scans do) and records how far it read (the mailbox's
 // UIDVALIDITY and the last UID), so nothing is read twice and nothing is skipped over a restart.
 // A report applied is marked \Seen; any other mail is left as it is (unseen) and logged once.
 // Applying a report is idempotent (outbox.ApplyDSN, an inbox item per mail), so a poll cut short
@@ -15,18 +15,19 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"github.com/cpqportal/portal/internal/lease"
 	"github.com/cpqportal/portal/internal/outbox"
 	"github.com/cpqportal/portal/internal/statedb"
 )
@@ -73,10 +74,7 @@ type Poller struct {
 	opts   Options
 	db     *statedb.DB
 	holder string
-
-	mu   sync.Mutex
-	stop context.CancelFunc
-	done chan struct{}
+	loop   lease.Loop
 }
 
 // New returns a poller of opts.Mailbox.
@@ -101,73 +99,41 @@ func New(opts Options) *Poller {
 
 // Run starts polling (Close stops it).
 func (p *Poller) Run() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stop != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p.stop, p.done = cancel, make(chan struct{})
-	tick := min(p.opts.Every, 30*time.Second)
-	go func() {
-		defer close(p.done)
-		t := time.NewTicker(tick)
-		defer t.Stop()
-		for {
-			if _, _, err := p.RunDue(ctx); err != nil && ctx.Err() == nil {
-				p.opts.Logger.Warn("bounce: reading the bounce mailbox failed; tried again at the next poll",
-					slog.String("mailbox", p.opts.Mailbox.String()), slog.Any("err", err))
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+	p.loop.Start(min(p.opts.Every, 30*time.Second), func(ctx context.Context) {
+		if _, _, err := p.RunDue(ctx); err != nil && ctx.Err() == nil {
+			p.opts.Logger.Warn("bounce: reading the bounce mailbox failed; tried again at the next poll",
+				slog.String("mailbox", p.opts.Mailbox.String()), slog.Any("err", err))
 		}
-	}()
+	})
 }
 
 // Close stops polling after the poll in flight.
-func (p *Poller) Close() {
-	p.mu.Lock()
-	stop, done := p.stop, p.done
-	p.mu.Unlock()
-	if stop != nil {
-		stop()
-		<-done
-	}
-}
+func (p *Poller) Close() { p.loop.Close() }
 
-// lease is how long a replica holds the poll: one that vanished mid-poll leaves it to another
-// after this.
+// lease is how long a replica holds the poll unless it renews it (every third of it while it
+// polls): one that vanished mid-poll leaves it to another after this.
 func (p *Poller) lease() time.Duration { return p.opts.Timeout + time.Minute }
 
-// RunDue polls when the poll is due and no other replica holds it; ran tells whether it did.
+// pollColumns are mail_bounce_poll's lease columns; uid_validity and last_uid stay this package's
+// (advance fences on the holder).
+var pollColumns = lease.Columns{Table: "mail_bounce_poll", Key: "mailbox", Holder: "holder", Until: "lease_expires",
+	NextRun: "next_run", LastRun: "last_run", Runs: "runs"}
+
+// RunDue polls when the poll is due and no other replica holds it; ran tells whether it did. A
+// poll that failed is not moved on: the next tick (here or elsewhere) polls again.
 func (p *Poller) RunDue(ctx context.Context) (res Result, ran bool, err error) {
 	key := p.opts.Mailbox.key()
-	if _, err := p.db.SQL.ExecContext(ctx, `INSERT INTO mail_bounce_poll (mailbox) VALUES ($1) ON CONFLICT (mailbox) DO NOTHING`, key); err != nil {
-		return res, false, fmt.Errorf("bounce: schedule: %w", err)
-	}
-	now := p.db.NowMicros()
-	claim, err := p.db.SQL.ExecContext(ctx, `UPDATE mail_bounce_poll SET holder = $1, lease_expires = `+now+` + $2
-		WHERE mailbox = $3 AND next_run <= `+now+` AND (holder = '' OR lease_expires < `+now+`)`,
-		p.holder, p.lease().Microseconds(), key)
+	poll := lease.New(p.db, lease.Options{Columns: pollColumns, Key: key, Holder: p.holder, Term: p.lease(), Every: p.opts.Every})
+	ran, err = poll.Do(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = p.poll(ctx, key)
+		return err
+	})
 	if err != nil {
-		return res, false, fmt.Errorf("bounce: claim the poll: %w", err)
+		return res, ran, fmt.Errorf("bounce: poll: %w", err)
 	}
-	if n, _ := claim.RowsAffected(); n != 1 {
+	if !ran {
 		return res, false, nil
-	}
-	res, err = p.poll(ctx, key)
-	if err != nil {
-		// Released, not moved on: the next tick (here or elsewhere) polls again.
-		_, _ = p.db.SQL.ExecContext(context.WithoutCancel(ctx), `UPDATE mail_bounce_poll SET holder = '', lease_expires = 0
-			WHERE mailbox = $1 AND holder = $2`, key, p.holder)
-		return res, true, err
-	}
-	if _, err := p.db.SQL.ExecContext(ctx, `UPDATE mail_bounce_poll SET holder = '', lease_expires = 0, next_run = `+now+` + $1,
-		last_run = `+now+`, runs = runs + 1 WHERE mailbox = $2 AND holder = $3`, p.opts.Every.Microseconds(), key, p.holder); err != nil {
-		return res, true, fmt.Errorf("bounce: schedule: %w", err)
 	}
 	p.opts.Logger.Info("bounce: bounce mailbox read", slog.Int("read", res.Read), slog.Int("bounced", res.Bounced),
 		slog.Int("delayed", res.Delayed), slog.Int("unrelated", res.Unrelated), slog.Int("unknown", res.Unknown))
@@ -178,8 +144,11 @@ func (p *Poller) RunDue(ctx context.Context) (res Result, ran bool, err error) {
 func (p *Poller) Runs(ctx context.Context) (int64, error) {
 	var n int64
 	err := p.db.SQL.QueryRowContext(ctx, `SELECT runs FROM mail_bounce_poll WHERE mailbox = $1`, p.opts.Mailbox.key()).Scan(&n)
-	if err != nil && !strings.Contains(err.Error(), "no rows") {
-		return 0, err
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil // never polled
+	}
+	if err != nil {
+		return 0, fmt.Errorf("bounce: read the polls' count: %w", err)
 	}
 	return n, nil
 }

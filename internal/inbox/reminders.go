@@ -8,9 +8,9 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/cpqportal/portal/internal/lease"
 	"github.com/cpqportal/portal/internal/offer"
 	"github.com/cpqportal/portal/internal/outbox"
 	"github.com/cpqportal/portal/internal/statedb"
@@ -31,8 +31,9 @@ const (
 	DefaultSignatureDays = 14
 	DefaultArchiveDays   = 7
 	DefaultOfferDays     = 5
-	// scanLease is how long a replica holds a scan: one that vanished mid-scan leaves it to
-	// another after this (which runs it again; its items are deduplicated).
+	// scanLease is how long a replica holds a scan unless it renews it (every third of it while
+	// the scan runs): one that vanished mid-scan leaves it to another after this (which runs it
+	// again; its items are deduplicated).
 	scanLease = 5 * time.Minute
 )
 
@@ -65,10 +66,7 @@ type Reminders struct {
 	opts   ReminderOptions
 	db     *statedb.DB
 	holder string
-
-	mu   sync.Mutex
-	stop context.CancelFunc
-	done chan struct{}
+	loop   lease.Loop
 }
 
 // NewReminders returns the scans of opts.
@@ -90,31 +88,13 @@ func NewReminders(opts ReminderOptions) *Reminders {
 
 // Run starts the scans (Close stops them).
 func (r *Reminders) Run() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.stop != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.stop, r.done = cancel, make(chan struct{})
-	tick := min(r.opts.Every, r.opts.DigestEvery, 30*time.Second)
-	go func() {
-		defer close(r.done)
-		t := time.NewTicker(tick)
-		defer t.Stop()
-		for {
-			for _, name := range r.scans() {
-				if _, err := r.RunDue(ctx, name); err != nil && ctx.Err() == nil {
-					r.opts.Logger.Warn("inbox: a scheduled scan failed; it runs again", slog.String("scan", name), slog.Any("err", err))
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
+	r.loop.Start(min(r.opts.Every, r.opts.DigestEvery, 30*time.Second), func(ctx context.Context) {
+		for _, name := range r.scans() {
+			if _, err := r.RunDue(ctx, name); err != nil && ctx.Err() == nil {
+				r.opts.Logger.Warn("inbox: a scheduled scan failed; it runs again", slog.String("scan", name), slog.Any("err", err))
 			}
 		}
-	}()
+	})
 }
 
 // scans are the scheduled scans this replica runs.
@@ -134,52 +114,40 @@ func (r *Reminders) before(retention time.Duration) time.Time {
 }
 
 // Close stops the scans after the one in flight.
-func (r *Reminders) Close() {
-	r.mu.Lock()
-	stop, done := r.stop, r.done
-	r.mu.Unlock()
-	if stop != nil {
-		stop()
-		<-done
-	}
-}
+func (r *Reminders) Close() { r.loop.Close() }
+
+// scheduleColumns are inbox_schedule's lease columns (its row per scan is its lease's).
+var scheduleColumns = lease.Columns{Table: "inbox_schedule", Key: "name", Holder: "holder", Until: "lease_expires",
+	NextRun: "next_run", LastRun: "last_run", Runs: "runs"}
 
 // RunDue runs the scan name when it is due and no other replica holds it; ran tells whether it did.
+// A run that failed is not moved on: the next tick (here or elsewhere) runs it again.
 func (r *Reminders) RunDue(ctx context.Context, name string) (ran bool, err error) {
-	if _, err := r.db.SQL.ExecContext(ctx, `INSERT INTO inbox_schedule (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, name); err != nil {
-		return false, fmt.Errorf("inbox: schedule %s: %w", name, err)
-	}
-	now := r.db.NowMicros()
-	res, err := r.db.SQL.ExecContext(ctx, `UPDATE inbox_schedule SET holder = $1, lease_expires = `+now+` + $2
-		WHERE name = $3 AND next_run <= `+now+` AND (holder = '' OR lease_expires < `+now+`)`,
-		r.holder, scanLease.Microseconds(), name)
-	if err != nil {
-		return false, fmt.Errorf("inbox: claim %s: %w", name, err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return false, nil
-	}
 	every := r.opts.Every
-	var n int // items added, or deleted by the retention
-	switch name {
-	case ScanDigest:
+	if name == ScanDigest {
 		every = r.opts.DigestEvery
-		n, err = r.opts.Store.Digest(ctx)
-	case ScanRetention:
-		var purged int64
-		purged, err = r.opts.Store.Purge(ctx, r.before(r.opts.ReadRetention), r.before(r.opts.UnreadRetention))
-		n = int(purged)
-	default:
-		n, err = r.Scan(ctx)
 	}
+	scan := lease.New(r.db, lease.Options{Columns: scheduleColumns, Key: name, Holder: r.holder, Term: scanLease, Every: every})
+	var n int // items added, or deleted by the retention
+	ran, err = scan.Do(ctx, func(ctx context.Context) error {
+		var err error
+		switch name {
+		case ScanDigest:
+			n, err = r.opts.Store.Digest(ctx)
+		case ScanRetention:
+			var purged int64
+			purged, err = r.opts.Store.Purge(ctx, r.before(r.opts.ReadRetention), r.before(r.opts.UnreadRetention))
+			n = int(purged)
+		default:
+			n, err = r.Scan(ctx)
+		}
+		return err
+	})
 	if err != nil {
-		// Released, not moved on: the next tick (here or elsewhere) runs it again.
-		_, _ = r.db.SQL.ExecContext(context.WithoutCancel(ctx), `UPDATE inbox_schedule SET holder = '', lease_expires = 0 WHERE name = $1 AND holder = $2`, name, r.holder)
-		return true, err
+		return ran, fmt.Errorf("inbox: scan %s: %w", name, err)
 	}
-	if _, err := r.db.SQL.ExecContext(ctx, `UPDATE inbox_schedule SET holder = '', lease_expires = 0, next_run = `+now+` + $1,
-		last_run = `+now+`, runs = runs + 1 WHERE name = $2 AND holder = $3`, every.Microseconds(), name, r.holder); err != nil {
-		return true, fmt.Errorf("inbox: schedule %s: %w", name, err)
+	if !ran {
+		return false, nil
 	}
 	count := "created" // the e2e tests read "created=0" of a reminder scan
 	if name == ScanRetention {

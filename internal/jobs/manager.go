@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/internal/lease"
 	"github.com/cpqportal/portal/internal/statedb"
 )
 
@@ -150,7 +151,7 @@ type Manager struct {
 	mu      sync.Mutex
 	running map[string]context.CancelFunc
 	closed  bool
-	stop    chan struct{}
+	loop    lease.Loop
 	wg      sync.WaitGroup
 	scans   int
 
@@ -187,23 +188,16 @@ func NewManager(opts Options) *Manager {
 	if now == nil {
 		now = time.Now
 	}
-	return &Manager{opts: opts, db: opts.DB, kinds: kindsOf(opts), replicaID: statedb.NewID(), now: now, running: map[string]context.CancelFunc{}, stop: make(chan struct{})}
+	return &Manager{opts: opts, db: opts.DB, kinds: kindsOf(opts), replicaID: statedb.NewID(), now: now, running: map[string]context.CancelFunc{}}
 }
 
 // Run scans for jobs to pick up (new ones, and ones whose runner stopped) until Close.
 func (m *Manager) Run() {
-	m.wg.Go(func() {
-		ticker := time.NewTicker(m.opts.ScanInterval)
-		defer ticker.Stop()
-		for {
-			m.scan()
-			select {
-			case <-m.stop:
-				return
-			case <-ticker.C:
-			}
-		}
-	})
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.closed { // under mu: a Close that comes later stops the loop
+		m.loop.Start(m.opts.ScanInterval, func(context.Context) { m.scan() })
+	}
 }
 
 // Close stops every runner after its items in flight, writes their state and releases their
@@ -215,11 +209,11 @@ func (m *Manager) Close() {
 		return
 	}
 	m.closed = true
-	close(m.stop)
 	for _, cancel := range m.running {
 		cancel()
 	}
 	m.mu.Unlock()
+	m.loop.Close() // after the scan in flight, whose claims find the manager closed
 	m.wg.Wait()
 }
 

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cpqportal/portal/internal/lease"
 	"github.com/cpqportal/portal/internal/statedb"
 )
 
@@ -153,12 +154,9 @@ type Outbox struct {
 	opts   Options
 	db     *statedb.DB
 	holder string
-	wake   chan struct{}
+	loop   lease.Loop
 
 	mu       sync.Mutex
-	stop     context.CancelFunc
-	done     chan struct{}
-	running  bool
 	purgedAt time.Time
 }
 
@@ -192,7 +190,7 @@ func New(opts Options) *Outbox {
 	if opts.PurgeEvery <= 0 {
 		opts.PurgeEvery = DefaultPurgeEvery
 	}
-	return &Outbox{opts: opts, db: opts.DB, holder: statedb.NewID(), wake: make(chan struct{}, 1)}
+	return &Outbox{opts: opts, db: opts.DB, holder: statedb.NewID()}
 }
 
 // Enabled reports whether mail can be sent (an SMTP server is configured).
@@ -221,12 +219,7 @@ func (o *Outbox) Enqueue(ctx context.Context, domain string, mails []Mail) (stri
 }
 
 // Wake makes the worker look for due rows now.
-func (o *Outbox) Wake() {
-	select {
-	case o.wake <- struct{}{}:
-	default:
-	}
-}
+func (o *Outbox) Wake() { o.loop.Wake() }
 
 // Topic is a topic's mails, newest first (at most limit).
 func (o *Outbox) Topic(ctx context.Context, topic string, limit int) ([]Sent, error) {
@@ -262,50 +255,22 @@ func (o *Outbox) Run() {
 	if !o.Enabled() {
 		return
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.running {
-		return
-	}
-	o.running = true
-	ctx, cancel := context.WithCancel(context.Background())
-	o.stop, o.done = cancel, make(chan struct{})
-	go func() {
-		defer close(o.done)
-		o.loop(ctx)
-	}()
+	o.loop.Start(o.opts.PollInterval, o.tick)
 }
 
 // Close stops the worker after the send in flight has recorded its answer (or its context ended).
-func (o *Outbox) Close() {
-	o.mu.Lock()
-	stop, done := o.stop, o.done
-	o.mu.Unlock()
-	if stop != nil {
-		stop()
-		<-done
-	}
-}
+func (o *Outbox) Close() { o.loop.Close() }
 
-func (o *Outbox) loop(ctx context.Context) {
-	ticker := time.NewTicker(o.opts.PollInterval)
-	defer ticker.Stop()
-	for {
-		if err := o.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			o.opts.Logger.Warn("outbox: scan failed; retried at the next", slog.Any("err", err))
-		}
-		if o.purgeDue() {
-			if n, err := o.Purge(ctx); err != nil && ctx.Err() == nil {
-				o.opts.Logger.Warn("outbox: deleting old mails failed; tried again later", slog.Any("err", err))
-			} else if n > 0 {
-				o.opts.Logger.Info("outbox: old mails deleted", slog.Int("mails", n), slog.Duration("retention", o.opts.Retention))
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		case <-o.wake:
+// tick sends what is due, and deletes the old mails when this replica's purge is due.
+func (o *Outbox) tick(ctx context.Context) {
+	if err := o.RunOnce(ctx); err != nil && ctx.Err() == nil {
+		o.opts.Logger.Warn("outbox: scan failed; retried at the next", slog.Any("err", err))
+	}
+	if o.purgeDue() {
+		if n, err := o.Purge(ctx); err != nil && ctx.Err() == nil {
+			o.opts.Logger.Warn("outbox: deleting old mails failed; tried again later", slog.Any("err", err))
+		} else if n > 0 {
+			o.opts.Logger.Info("outbox: old mails deleted", slog.Int("mails", n), slog.Duration("retention", o.opts.Retention))
 		}
 	}
 }

@@ -11,9 +11,9 @@
 // and deleted when the person's sessions end (Drop) or the v2 API refuses them (401). A contract
 // none of whose readers holds a live token waits until one of them signs in again.
 //
-// One watcher across replicas. The replica holding the lease (watch_leases, by the database's
-// clock) watches; the others only hand tokens over. A new holder starts afresh and spreads its
-// first reads over one interval.
+// One watcher across replicas. The replica holding the lease (internal/lease: a row of
+// watch_leases, by the database's clock) watches; the others only hand tokens over. A new holder
+// starts afresh and spreads its first reads over one interval.
 //
 // The budget. Each watched contract is read about once per Interval, and never more than
 // min(MaxCallsPerMinute, watched × 1 min / Interval) reads a minute: the budget grows with the
@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cpqportal/portal/internal/lease"
 	"github.com/cpqportal/portal/internal/statedb"
 	"github.com/cpqportal/portal/internal/workindex"
 )
@@ -93,6 +94,7 @@ type Watcher struct {
 	watched atomic.Int64
 	holding atomic.Bool
 	sched   *schedule // only Run's goroutine touches it
+	lease   *lease.Lease
 }
 
 // New returns a Watcher; Run starts it.
@@ -118,7 +120,9 @@ func New(opts Options) *Watcher {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Watcher{opts: opts, kept: map[string]kept{}, sched: newSchedule(opts.Interval, opts.MaxCallsPerMinute)}
+	return &Watcher{opts: opts, kept: map[string]kept{}, sched: newSchedule(opts.Interval, opts.MaxCallsPerMinute),
+		lease: lease.New(opts.DB, lease.Options{Columns: leaseColumns, Key: leaseName, Holder: opts.Holder, Term: opts.Lease,
+			Logger: opts.Logger.With(slog.String("of", "signature watcher"))})}
 }
 
 // Reads counts the v2 reads this process made (the bench's calls a minute).
@@ -140,46 +144,37 @@ func (w *Watcher) scanEvery() time.Duration {
 	return min(max(w.opts.Interval/2, time.Second), 15*time.Second)
 }
 
-// Run watches until ctx ends, then gives the lease up.
+// Run watches while this replica holds the lease (internal/lease: taken when free, renewed every
+// third of Options.Lease, the watch stopped when it is lost), until ctx ends; then it gives the
+// lease up, so another replica takes over at once.
 func (w *Watcher) Run(ctx context.Context) {
+	w.lease.Hold(ctx, w.watch)
+}
+
+// watch reads the contracts due until ctx ends (the lease was lost, or Run's context ended). A
+// new holder starts afresh and spreads its first reads over one interval.
+func (w *Watcher) watch(ctx context.Context) error {
+	w.opts.Logger.Info("signature watcher: this replica watches the contracts out for signature")
+	w.sched = newSchedule(w.opts.Interval, w.opts.MaxCallsPerMinute)
+	w.holding.Store(true)
+	defer w.holding.Store(false)
 	ticker := time.NewTicker(w.tick())
 	defer ticker.Stop()
-	var renewedAt, scannedAt time.Time
+	var scannedAt time.Time
 	var tokens map[string]liveToken
 	for {
 		now := w.opts.Now()
-		if now.Sub(renewedAt) >= w.opts.Lease/3 {
-			held, err := w.claim(ctx, w.opts.Lease)
-			if err != nil && ctx.Err() == nil {
-				w.opts.Logger.Warn("signature watcher: the lease could not be renewed; not watching until it can", slog.Any("err", err))
+		if now.Sub(scannedAt) >= w.scanEvery() {
+			var err error
+			if tokens, err = w.scan(ctx, now); err != nil && ctx.Err() == nil {
+				w.opts.Logger.Warn("signature watcher: the contracts to watch could not be listed", slog.Any("err", err))
 			}
-			if held && !w.holding.Load() {
-				w.opts.Logger.Info("signature watcher: this replica watches the contracts out for signature")
-				w.sched = newSchedule(w.opts.Interval, w.opts.MaxCallsPerMinute)
-				scannedAt = time.Time{}
-			}
-			w.holding.Store(held)
-			renewedAt = now
+			scannedAt = now
 		}
-		if w.holding.Load() {
-			if now.Sub(scannedAt) >= w.scanEvery() {
-				var err error
-				if tokens, err = w.scan(ctx, now); err != nil && ctx.Err() == nil {
-					w.opts.Logger.Warn("signature watcher: the contracts to watch could not be listed", slog.Any("err", err))
-				}
-				scannedAt = now
-			}
-			w.readDue(ctx, now, tokens)
-		}
+		w.readDue(ctx, now, tokens)
 		select {
 		case <-ctx.Done():
-			if w.holding.Load() {
-				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-				_ = w.release(rctx)
-				cancel()
-				w.holding.Store(false)
-			}
-			return
+			return nil
 		case <-ticker.C:
 		}
 	}

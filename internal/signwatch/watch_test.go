@@ -173,7 +173,7 @@ func TestWatcherRecordsAnswersWithTheReadersOwnToken(t *testing.T) {
 		if a.Holding() || b.Holding() {
 			t.Error("a stopped replica still holds the lease")
 		}
-		held, err := other.claim(ctx, DefaultLease)
+		held, err := other.lease.Claim(ctx)
 		if err != nil || !held {
 			t.Errorf("the lease was not released at shutdown: %v %v", held, err)
 		}
