@@ -32,9 +32,6 @@ import (
 //   - the pages without filters must tell exactly what they told before the other's rows, the
 //     refusals and the lost customer existed.
 func TestLeakCrawl(t *testing.T) {
-	if suite.simURL == "" {
-		t.Skip("needs the embedded simulator (PORTAL_DEMO_RESTRICT_TO_OWNERS), not available with E2E_V2_API_URL")
-	}
 	routes := leakGETRoutes(t)
 	for _, engine := range []struct {
 		name string
@@ -44,7 +41,7 @@ func TestLeakCrawl(t *testing.T) {
 		{"PostgreSQL", func(t *testing.T) []string { return []string{"PORTAL_DATABASE_URL=" + statedbtest.PostgresURL(t)} }},
 	} {
 		t.Run(engine.name, func(t *testing.T) {
-			leakCrawl(t, routes, append(engine.env(t), "PORTAL_DEMO_RESTRICT_TO_OWNERS=true")...)
+			leakCrawl(t, routes, append(engine.env(t), restrictToOwners)...)
 		})
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -185,7 +186,13 @@ type portalProcess struct {
 	dataDir string // PORTAL_DATA_DIR: fresh for every portal, removed by stop
 	log     *logBuffer
 	exited  chan struct{} // closed when the process has exited
+	ownSim  bool          // its embedded simulator even beside E2E_V2_API_URL (restrictToOwners)
 }
+
+// restrictToOwners makes a test portal's embedded simulator refuse every customer a user does not
+// own (403); such a portal uses its embedded simulator even when the suite runs against an
+// external v2 API.
+const restrictToOwners = "PORTAL_DEMO_RESTRICT_TO_OWNERS=true"
 
 // listeningLine is what cmd/portal logs once its listener is bound.
 var listeningLine = regexp.MustCompile(`portal listening on (https?://[^\s"]+)`)
@@ -222,7 +229,11 @@ func startPortal(bin string, extraEnv ...string) (*portalProcess, error) {
 		"PORTAL_DEMO_SIGNER_DELAY=0",
 	)
 	env = append(env, extraEnv...)
-	if v2 := os.Getenv("E2E_V2_API_URL"); v2 != "" {
+	// A portal asked for a simulator that restricts each user to their own customers gets its
+	// embedded one even beside an external v2 API (E2E_V2_API_URL): that restriction is a setting
+	// of our simulator, not something the tests can ask of a v2 they do not control.
+	ownSim := slices.Contains(extraEnv, restrictToOwners)
+	if v2 := os.Getenv("E2E_V2_API_URL"); v2 != "" && !ownSim {
 		env = append(env, "PORTAL_V2_API_URL="+v2)
 	}
 
@@ -235,7 +246,7 @@ func startPortal(bin string, extraEnv ...string) (*portalProcess, error) {
 		_ = os.RemoveAll(dataDir)
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	p := &portalProcess{cmd: cmd, log: log, exited: make(chan struct{}), dataDir: dataDir}
+	p := &portalProcess{cmd: cmd, log: log, exited: make(chan struct{}), dataDir: dataDir, ownSim: ownSim}
 	go func() {
 		_ = cmd.Wait()
 		close(p.exited)
@@ -299,7 +310,7 @@ func (p *portalProcess) stop() {
 
 // simURL is the embedded simulator's URL from the start-up banner ("" with an external v2 API).
 func (p *portalProcess) simURL() string {
-	if os.Getenv("E2E_V2_API_URL") != "" {
+	if os.Getenv("E2E_V2_API_URL") != "" && !p.ownSim {
 		return ""
 	}
 	if m := regexp.MustCompile(`v2 simulator:\s+(http://[^\s]+)`).FindSubmatch(p.log.Bytes()); m != nil {

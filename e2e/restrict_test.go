@@ -25,10 +25,7 @@ const (
 // with the team lead's token (403) or shown "Not checked yet" with nothing but its link. The team
 // lead's own customer's quote shows normally, and the back office, not restricted, sees both.
 func TestRestrictTeamLeadSeesOnlyWhatTheV2APIGivesThem(t *testing.T) {
-	if suite.simURL == "" {
-		t.Skip("needs the embedded simulator (PORTAL_DEMO_RESTRICT_TO_OWNERS), not available with E2E_V2_API_URL")
-	}
-	base := startExtraPortal(t, "PORTAL_DEMO_RESTRICT_TO_OWNERS=true")
+	base := startExtraPortal(t, restrictToOwners)
 
 	// Sales: a customer of their own (they create it, so they own it), a quote and its contract.
 	rep := signedInPageAt(t, base, salesUser, salesPassword)

@@ -15,10 +15,7 @@ import (
 // the same totals (issue 39 item 3: what a person's own token read does not fade when colleagues
 // look; named with the issue's other Watcher tests).
 func TestWatcherVisibilityOwnReadsNeverFadeRefusedRowsStayHidden(t *testing.T) {
-	if suite.simURL == "" {
-		t.Skip("needs the embedded simulator (PORTAL_DEMO_RESTRICT_TO_OWNERS), not available with E2E_V2_API_URL")
-	}
-	base := startExtraPortal(t, "PORTAL_DEMO_RESTRICT_TO_OWNERS=true")
+	base := startExtraPortal(t, restrictToOwners)
 
 	rep := signedInPageAt(t, base, salesUser, salesPassword)
 	theirs := createTestCustomerAt(t, rep, base, "Visible sales")
