@@ -123,7 +123,7 @@ func (s *AttachmentsService) Upload(ctx context.Context, quoteID int64, attachme
 		return nil, newAPIError(cl.endpoint, req, resp)
 	}
 	out := new(Attachment)
-	if err := s.client.decodeJSON(resp.Body, out, '{'); err != nil {
+	if err := s.client.decodeJSON(resp.Body, resp.ContentLength, out, '{'); err != nil {
 		return nil, fmt.Errorf("apiclient: %s %s (%s): %w", req.Method, req.URL.EscapedPath(), cl.endpoint, err)
 	}
 	return out, nil

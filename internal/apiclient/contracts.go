@@ -59,7 +59,7 @@ func (s *ContractsService) Generate(ctx context.Context, quoteID int64) (*Genera
 	}
 	defer closeBody(resp.Body)
 	contract := new(Contract)
-	if err := s.client.decodeJSON(resp.Body, contract, '{'); err != nil {
+	if err := s.client.decodeJSON(resp.Body, resp.ContentLength, contract, '{'); err != nil {
 		return nil, fmt.Errorf("apiclient: %s %s (%s): %w", req.Method, req.URL.EscapedPath(), EndpointContractGenerate, err)
 	}
 	res.Contract = contract

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
 
 	"github.com/cpqportal/portal/internal/i18n"
 )
@@ -24,7 +25,7 @@ func TextField(f Field) templ.Component {
 			hw.raw(`" value="`)
 			hw.text(f.Value)
 			hw.raw(`"`)
-			hw.controlAttrs(ctx, f)
+			hw.controlAttrs(ctx, "input", f)
 			hw.raw(`>`)
 		})
 	})
@@ -36,7 +37,7 @@ func TextArea(f Field) templ.Component {
 	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 		return writeField(ctx, w, f, func(hw *htmlWriter) {
 			hw.raw(`<textarea`)
-			hw.controlAttrs(ctx, f)
+			hw.controlAttrs(ctx, "textarea", f)
 			hw.raw(`>`)
 			hw.text(f.Value)
 			hw.raw(`</textarea>`)
@@ -50,7 +51,7 @@ func Select(f Field, options []Option) templ.Component {
 	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 		return writeField(ctx, w, f, func(hw *htmlWriter) {
 			hw.raw(`<select`)
-			hw.controlAttrs(ctx, f)
+			hw.controlAttrs(ctx, "select", f)
 			hw.raw(`>`)
 			for _, o := range options {
 				hw.raw(`<option value="`)
@@ -142,7 +143,7 @@ func (hw *htmlWriter) text(s string) { hw.raw(html.EscapeString(s)) }
 // as name="value", true booleans as a bare name, false ones left out, and f.Attrs overriding the
 // field's own. Other kinds of value (rare: f.Attrs may hold any) go through templ itself, one at
 // a time, in the same order. No map is made: a page has dozens of fields.
-func (hw *htmlWriter) controlAttrs(ctx context.Context, f Field) {
+func (hw *htmlWriter) controlAttrs(ctx context.Context, element string, f Field) {
 	var own [8]controlAttr
 	attrs := own[:0]
 	set := func(a controlAttr) {
@@ -184,7 +185,7 @@ func (hw *htmlWriter) controlAttrs(ctx context.Context, f Field) {
 		switch {
 		case a.isOther:
 			if hw.err == nil {
-				hw.err = templ.RenderAttributes(ctx, hw.out, templ.Attributes{a.key: a.other})
+				hw.err = templruntime.RenderAttributes(ctx, hw.out, hw.out, element, templ.Attributes{a.key: a.other})
 			}
 		case a.isFlag:
 			if a.flag {

@@ -2,6 +2,7 @@ package layout
 
 import (
 	"encoding/json"
+	"html"
 
 	"github.com/cpqportal/portal/internal/i18n"
 )
@@ -12,6 +13,19 @@ import (
 func JSText(tr *i18n.Translator) string {
 	return tr.Derived("app.js messages", jsText)
 }
+
+// BodyOpenTag is the page's <body> start tag with JSText as its data-i18n attribute, escaped as
+// templ escapes an attribute value (html.EscapeString). It is built once per language: templ
+// would escape the 1.8 kB of JSON, nearly every character a quote, on every page.
+func BodyOpenTag(tr *i18n.Translator) string {
+	return tr.Derived("<body> start tag", func(tr *i18n.Translator) string {
+		return `<body data-i18n="` + html.EscapeString(JSText(tr)) + `">`
+	})
+}
+
+// htmxConfigMeta is the <meta name="htmx-config"> element, HTMXConfig escaped once (as templ
+// escapes an attribute value) instead of on every page.
+var htmxConfigMeta = `<meta name="htmx-config" content="` + html.EscapeString(HTMXConfig) + `">`
 
 func jsText(tr *i18n.Translator) string {
 	text := map[string]string{

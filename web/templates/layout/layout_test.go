@@ -160,3 +160,45 @@ func TestHTMXConfig(t *testing.T) {
 		t.Errorf("responseHandling does not swap 4xx/5xx: the error edge's toasts would be dropped: %s", raw)
 	}
 }
+
+// TestBodyDataI18nIsTheMessagesOfEachLanguage: the <body> tag is written pre-escaped once per
+// language (BodyOpenTag), not by templ: in every language the page's body carries exactly
+// JSText's JSON as its data-i18n attribute (the quotes escaped, the page's children inside the
+// body), and the htmx-config meta (also written pre-escaped) reads back as HTMXConfig.
+func TestBodyDataI18nIsTheMessagesOfEachLanguage(t *testing.T) {
+	bundle, err := i18n.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+		_, err := io.WriteString(w, `<h1 data-testid="content">Hello</h1>`)
+		return err
+	})
+	for _, choice := range bundle.Choices() {
+		tag, ok := bundle.Supported(choice.Code)
+		if !ok {
+			t.Fatalf("language %q of Choices is not supported", choice.Code)
+		}
+		tr := bundle.Translator(tag)
+		for range 2 { // the second page is written from the kept tag
+			var b strings.Builder
+			if err := Page(LayoutVM{Title: "T", Static: fakeAssets{}}, content).Render(i18n.WithTranslator(context.Background(), tr), &b); err != nil {
+				t.Fatal(err)
+			}
+			doc, err := goquery.NewDocumentFromReader(strings.NewReader(b.String()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := doc.Find("body")
+			if got := body.AttrOr("data-i18n", ""); got != JSText(tr) || !json.Valid([]byte(got)) {
+				t.Fatalf("%s: body data-i18n = %.80q, want JSText %.80q", choice.Code, got, JSText(tr))
+			}
+			if body.Find(`[data-testid="content"]`).Length() != 1 || body.Find(`#toasts`).Length() != 1 {
+				t.Fatalf("%s: the page's content is not inside its body", choice.Code)
+			}
+			if got := doc.Find(`head meta[name="htmx-config"]`).AttrOr("content", ""); got != HTMXConfig {
+				t.Fatalf("%s: htmx-config = %q, want HTMXConfig", choice.Code, got)
+			}
+		}
+	}
+}
