@@ -174,38 +174,34 @@ type Month struct {
 }
 
 // SignedByMonth are the contracts signed in each of the last SignedMonthsBack months (oldest
-// first), the team's for a team role (one rep's when person is set: their rows), each month's
-// count and value over the rows revealed to the viewer, whatever happened to them since (an
-// archived contract that was signed stays counted), each linked to the list of the contracts
-// signed in that month. A signature is dated by signedIn (workindex.Row.SignedAt). The team's
-// months read the viewer's signed sums (workindex.SignedByMonth, a few rows); one rep's are
-// counted on their rows up to workindex.CountBound as the lists count (a capped month's value is
-// of the rows counted).
+// first), the team's for a team role (one rep's when person is set: their rows, created or
+// changed last by them, as the list's "by" filter), each month's count and value over the rows
+// revealed to the viewer, whatever happened to them since (an archived contract that was signed
+// stays counted), each linked to the list of the contracts signed in that month. A signature is
+// dated by signedIn (workindex.Row.SignedAt). Both read the viewer's own sums kept on write, one
+// read of a few rows: the team's workindex.SignedByMonth (work_viewer_signed), one rep's
+// workindex.RepSignedByMonth (work_viewer_rep_months). A count is shown as the month's list counts
+// it, to workindex.CountBound (Capped past it); the value is always the whole month's.
 func (p *Pipeline) SignedByMonth(ctx context.Context, v workindex.Viewer, person string) ([]Month, error) {
 	today := p.today()
 	first := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 1-SignedMonthsBack, 0)
 	var sums map[int]workindex.Total
+	var err error
 	if person == "" || !v.Team {
-		var err error
-		if sums, err = p.ix.SignedByMonth(ctx, v, scope(v)); err != nil {
-			return nil, err
-		}
+		sums, err = p.ix.SignedByMonth(ctx, v, scope(v))
+	} else {
+		sums, err = p.ix.RepSignedByMonth(ctx, v, person, workindex.SignedMonth(first))
+	}
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Month, 0, SignedMonthsBack)
 	for i := range SignedMonthsBack {
 		start := first.AddDate(0, i, 0)
 		q := signedIn(workindex.Query{Kind: workindex.KindContract, Scope: scope(v), Person: person}, start, start.AddDate(0, 1, 0))
-		if sums != nil {
-			t := sums[workindex.SignedMonth(start)]
-			out = append(out, Month{Start: start, ValueCents: t.ValueCents,
-				Count: Count{N: int(min(t.N, workindex.CountBound)), Capped: t.N > workindex.CountBound, Query: q}})
-			continue
-		}
-		t, capped, err := p.ix.SumCount(ctx, v, q)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Month{Start: start, ValueCents: t.ValueCents, Count: Count{N: int(t.N), Capped: capped, Query: q}})
+		t := sums[workindex.SignedMonth(start)]
+		out = append(out, Month{Start: start, ValueCents: t.ValueCents,
+			Count: Count{N: int(min(t.N, workindex.CountBound)), Capped: t.N > workindex.CountBound, Query: q}})
 	}
 	return out, nil
 }

@@ -58,9 +58,10 @@ func (ix *Index) SumsByRepStage(ctx context.Context, v Viewer, kind Kind) ([]Rep
 
 // SumCount is Count with the rows' value (Row.ValueCents) added up: the count and value of the
 // rows List would find for q, at most CountBound rows (capped says there are more, and the value
-// is then of the first CountBound + 1 only). It reads the rows as Count does (countSQL: the same
-// index ranges, the same revealed rows), taking each row's value as it counts it: the home page's
-// signed value by month (internal/pipeline).
+// is then of the first CountBound + 1 of each branch only). It reads the rows as Count does
+// (countSQL: the same index ranges, the same revealed rows), taking each row's value as it counts
+// it: a list's figure with its value, read as the list reads (the tests' reference for the sums
+// kept on write; the rep picker's months read work_viewer_rep_months, RepSignedByMonth).
 func (ix *Index) SumCount(ctx context.Context, v Viewer, q Query) (t Total, capped bool, err error) {
 	key := v.Key()
 	if key == "" {
@@ -181,6 +182,30 @@ func (ix *Index) SignedByRep(ctx context.Context, v Viewer) (map[string]*RepSign
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("%w: signed by rep: %w", ErrUnavailable, err)
+	}
+	return out, nil
+}
+
+// RepSignedByMonth are one rep's signed contracts revealed to a team role viewer (created or
+// changed last by them, as the list with Query.Person; signed, archived since or not) by the UTC
+// month of their signature (SignedMonth: yyyymm), from the month from on (0: every month): the
+// rep picker's signed value by month. One read of the viewer's own sums (work_viewer_rep_months,
+// migration 00031, kept by every write), a row a month whatever the index holds; nil for a viewer
+// without a team role.
+func (ix *Index) RepSignedByMonth(ctx context.Context, v Viewer, rep string, from int) (map[int]Total, error) {
+	key := v.Key()
+	if key == "" || !v.Team || rep == "" {
+		return nil, nil
+	}
+	out := map[int]Total{}
+	err := ix.sumInto(ctx, `SELECT CAST(month AS TEXT), '', n, value_cents FROM work_viewer_rep_months
+		WHERE person = $1 AND rep = $2 AND month >= $3 AND n > 0`, []any{key, rep, from}, func(month, _ string, t Total) {
+		if m, err := strconv.Atoi(month); err == nil {
+			out[m] = t
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

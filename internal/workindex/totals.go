@@ -108,6 +108,7 @@ func RebuildTotals(ctx context.Context, tx *sql.Tx) error {
 		`DELETE FROM work_viewer_signed`,
 		`DELETE FROM work_viewer_rep_signed`,
 		`DELETE FROM work_viewer_rep_declines`,
+		`DELETE FROM work_viewer_rep_months`,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("workindex: rebuild totals: %w", err)
@@ -180,14 +181,22 @@ type viewerRepDeclineKey struct {
 	person, rep, reason string
 }
 
+// viewerRepMonthKey is one row of work_viewer_rep_months (migration 00031): a viewer's signed
+// contracts of one rep signed in one month (SignedMonth).
+type viewerRepMonthKey struct {
+	person, rep string
+	month       int
+}
+
 // viewerSums are the changes a write makes to work_viewer_totals, work_viewer_reps,
-// work_viewer_signed, work_viewer_rep_signed and work_viewer_rep_declines.
+// work_viewer_signed, work_viewer_rep_signed, work_viewer_rep_declines and work_viewer_rep_months.
 type viewerSums struct {
 	totals    map[viewerTotalKey]*totalDelta
 	reps      map[viewerRepKey]*totalDelta
 	signed    map[viewerSignedKey]*totalDelta
 	repSigned map[viewerRepSignedKey]*totalDelta
 	declines  map[viewerRepDeclineKey]*totalDelta
+	repMonths map[viewerRepMonthKey]*totalDelta
 }
 
 // add adds (sign 1) or takes out (-1) the share of r for the viewer person (owner: the row is in
@@ -199,6 +208,7 @@ func (s *viewerSums) add(person string, owner bool, r *Row, sign int64) {
 	if s.totals == nil {
 		s.totals, s.reps, s.signed = map[viewerTotalKey]*totalDelta{}, map[viewerRepKey]*totalDelta{}, map[viewerSignedKey]*totalDelta{}
 		s.repSigned, s.declines = map[viewerRepSignedKey]*totalDelta{}, map[viewerRepDeclineKey]*totalDelta{}
+		s.repMonths = map[viewerRepMonthKey]*totalDelta{}
 	}
 	k := viewerTotalKey{person: person, stage: r.Stage, owner: boolInt(owner)}
 	if r.CreatedBy == person || r.ChangedBy == person {
@@ -229,6 +239,13 @@ func (s *viewerSums) add(person string, owner bool, r *Row, sign int64) {
 			if d == nil {
 				d = &totalDelta{}
 				s.repSigned[sk] = d
+			}
+			d.n += sign
+			d.value += sign * r.ValueCents()
+			mk := viewerRepMonthKey{person: person, rep: p.key, month: SignedMonth(r.SignedAt)}
+			if d = s.repMonths[mk]; d == nil {
+				d = &totalDelta{}
+				s.repMonths[mk] = d
 			}
 			d.n += sign
 			d.value += sign * r.ValueCents()
@@ -299,6 +316,20 @@ func (s *viewerSums) apply(ctx context.Context, tx *sql.Tx, kind Kind) error {
 		`ON CONFLICT (person, rep, days) DO UPDATE SET n = work_viewer_rep_signed.n + excluded.n,
 		value_cents = work_viewer_rep_signed.value_cents + excluded.value_cents`, rows); err != nil {
 		return fmt.Errorf("workindex: viewers' signed sums by rep: %w", err)
+	}
+
+	repMonths := changedKeys(s.repMonths, func(a, b viewerRepMonthKey) int {
+		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.rep, b.rep), cmp.Compare(a.month, b.month))
+	})
+	rows = rows[:0]
+	for _, k := range repMonths {
+		d := s.repMonths[k]
+		rows = append(rows, []any{k.person, k.rep, k.month, d.n, d.value})
+	}
+	if err := addRows(ctx, tx, `INSERT INTO work_viewer_rep_months (person, rep, month, n, value_cents)`,
+		`ON CONFLICT (person, rep, month) DO UPDATE SET n = work_viewer_rep_months.n + excluded.n,
+		value_cents = work_viewer_rep_months.value_cents + excluded.value_cents`, rows); err != nil {
+		return fmt.Errorf("workindex: viewers' signed sums by rep and month: %w", err)
 	}
 
 	declines := changedKeys(s.declines, func(a, b viewerRepDeclineKey) int {
@@ -455,7 +486,8 @@ func addViewerSums(ctx context.Context, tx *sql.Tx, cond, sign string, args ...a
 		}
 	}
 	// The signed contracts by rep and days to signature, and the declined ones by rep and reason
-	// (migration 00026), for the creator and, when another, the last changer.
+	// (migration 00026), and the signed ones by rep and month (00031), for the creator and, when
+	// another, the last changer.
 	for _, rep := range []string{"r.created_by <> ''", "r.changed_by <> '' AND r.changed_by <> r.created_by"} {
 		col := "r.created_by"
 		if strings.HasPrefix(rep, "r.changed_by") {
@@ -475,6 +507,13 @@ func addViewerSums(ctx context.Context, tx *sql.Tx, cond, sign string, args ...a
 			WHERE o.kind = 'contract' AND r.stage = 'declined' AND ` + rep + ` AND ` + revealed + ` AND ` + cond + `
 			GROUP BY o.person, ` + col + `, r.decline_reason
 			ON CONFLICT (person, rep, reason) DO UPDATE SET n = work_viewer_rep_declines.n + excluded.n`,
+			`INSERT INTO work_viewer_rep_months (person, rep, month, n, value_cents)
+			SELECT o.person, ` + col + `, r.signed_month, ` + sign + `COUNT(*), ` + sign + `SUM(r.value_cents)
+			FROM work_viewers o JOIN work_rows r ON r.kind = o.kind AND r.id = o.id
+			WHERE o.kind = 'contract' AND r.signed_at > 0 AND ` + rep + ` AND ` + revealed + ` AND ` + cond + `
+			GROUP BY o.person, ` + col + `, r.signed_month
+			ON CONFLICT (person, rep, month) DO UPDATE SET n = work_viewer_rep_months.n + excluded.n,
+			value_cents = work_viewer_rep_months.value_cents + excluded.value_cents`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 				return fmt.Errorf("workindex: viewers' figures by rep: %w", err)

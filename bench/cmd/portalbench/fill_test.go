@@ -94,9 +94,10 @@ var totalsTables = []struct{ table, figures string }{
 	{"work_viewer_signed", "SUM(n), SUM(value_cents), SUM(n * (LENGTH(person || kind) + month % 97 + 3 * owner + 7 * mine))"},
 	{"work_viewer_rep_signed", "SUM(n), SUM(value_cents), SUM(n * (LENGTH(person || rep) + days))"},
 	{"work_viewer_rep_declines", "SUM(n), SUM(n * LENGTH(reason)), SUM(n * LENGTH(person || rep))"},
+	{"work_viewer_rep_months", "SUM(n), SUM(value_cents), SUM(n * (LENGTH(person || rep) + month % 97))"},
 }
 
-const totalsItems = 24 // 4 a table
+const totalsItems = 28 // 4 a table
 
 // totalsDigest is each totals table's row count and figures.
 func totalsDigest(ctx context.Context, t *testing.T, db *statedb.DB) [totalsItems]int64 {
