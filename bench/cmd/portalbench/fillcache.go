@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -196,6 +197,9 @@ func (c *fillCache) postgres(ctx context.Context, name, dbName string, fill func
 			if err := cluster.Stop(); err != nil {
 				return err
 			}
+			if err := trimWAL(cluster.DataDir()); err != nil {
+				return err
+			}
 			return os.Rename(cluster.DataDir(), filepath.Join(tmp, "data"))
 		})
 		if err != nil {
@@ -218,6 +222,45 @@ func (c *fillCache) postgres(ctx context.Context, name, dbName string, fill func
 		return nil, "", err
 	}
 	return cluster, u, nil
+}
+
+// trimWAL removes from the data directory of a cluster stopped cleanly every WAL segment but
+// the one of its last checkpoint, the only one its start reads: the others are the fill's
+// recycled segments (about 1 GB, max_wal_size), which every run would copy for nothing. The
+// server makes new segments as it needs them.
+func trimWAL(data string) error {
+	controldata, err := statedbtest.Program("pg_controldata")
+	if err != nil {
+		return err
+	}
+	out, err := exec.Command(controldata, data).Output()
+	if err != nil {
+		return fmt.Errorf("pg_controldata: %w", err)
+	}
+	var redo string
+	for _, line := range strings.Split(string(out), "\n") {
+		if name, value, ok := strings.Cut(line, ":"); ok && name == "Latest checkpoint's REDO WAL file" {
+			redo = strings.TrimSpace(value)
+		}
+		if name, value, ok := strings.Cut(line, ":"); ok && name == "Database cluster state" && strings.TrimSpace(value) != "shut down" {
+			return fmt.Errorf("pg_controldata: the cluster is %q, not shut down", strings.TrimSpace(value))
+		}
+	}
+	if len(redo) != 24 {
+		return fmt.Errorf("pg_controldata: no REDO WAL file in %q", out)
+	}
+	segments, err := os.ReadDir(filepath.Join(data, "pg_wal"))
+	if err != nil {
+		return err
+	}
+	for _, e := range segments {
+		if n := e.Name(); e.Type().IsRegular() && len(n) == 24 && n != redo {
+			if err := os.Remove(filepath.Join(data, "pg_wal", n)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // fillPostgresIn makes the database dbName in cluster, fills it on one connection and returns its URL.

@@ -223,6 +223,22 @@ func TestFillCacheReusesAWholePostgresFillOnly(t *testing.T) {
 			t.Fatalf("run %d: the copy holds fill %d, %d fills made (want 2, 2)", run, got, fills)
 		}
 	}
+	// The cached data directory keeps the WAL segment of its last checkpoint only (trimWAL), and
+	// started from it above.
+	major, _ := statedbtest.ServerMajor()
+	wal, err := os.ReadDir(filepath.Join(c.dir, "postgres"+major+"-state-1k", "data", "pg_wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	segments := 0
+	for _, e := range wal {
+		if len(e.Name()) == 24 {
+			segments++
+		}
+	}
+	if segments != 1 {
+		t.Errorf("the cached data directory holds %d WAL segments, want 1", segments)
+	}
 	if got := use(newCache(true)); got != 3 || fills != 3 {
 		t.Fatalf("-refill: the copy holds fill %d, %d fills made (want 3, 3)", got, fills)
 	}
