@@ -62,20 +62,22 @@ func measureMail(ctx context.Context, fills *fillCache, rep *report) error {
 				failures = append(failures, fmt.Sprintf("mail_%soutbox_1000_seconds %.1f > %d", prefix, s, mailOutboxBudgetS))
 			}
 			// The inbox: a copy of the cached fill (fillcache.go) in a database of its own (on
-			// PostgreSQL in a throwaway cluster of its own).
+			// PostgreSQL in a throwaway cluster of its own), named by its size (inboxPerKind is
+			// here, not in fill.go: not in the cache's key).
 			var countOpts statedb.Options
+			inboxFill := "inbox-" + sizeName(inboxPerKind)
 			if engine == statedb.SQLite {
 				dir, err := os.MkdirTemp("", "portalbench-inbox-")
 				if err != nil {
 					return err
 				}
 				defer os.RemoveAll(dir)
-				if err := fills.sqlite(ctx, "inbox", dir, fillInbox); err != nil {
+				if err := fills.sqlite(ctx, inboxFill, dir, fillInbox); err != nil {
 					return fmt.Errorf("inbox fill: %w", err)
 				}
 				countOpts.Dir = dir
 			} else {
-				inboxCluster, url, err := fills.postgres(ctx, "inbox", "bench_inbox", fillInbox)
+				inboxCluster, url, err := fills.postgres(ctx, inboxFill, "bench_inbox", fillInbox)
 				if err != nil {
 					return fmt.Errorf("inbox fill: %w", err)
 				}
