@@ -45,13 +45,12 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
 
-// groups are the measurement groups, in the order they start (watch runs beside export and allocs).
-var groups = []string{"overhead", "weight", "quote", "latency", "poll", "list", "stream", "backoffice", "handover", "import", "watch", "export", "allocs", "state", "offer", "mail", "hostile"}
+// groups are the measurement groups, in the order they run.
+var groups = []string{"overhead", "weight", "quote", "latency", "poll", "list", "stream", "backoffice", "handover", "import", "export", "allocs", "state", "watch", "offer", "mail", "hostile"}
 
 type options struct {
 	out        string
@@ -118,7 +117,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.merge, "merge", false, "keep the figures of -out that this run does not measure (e.g. with -only)")
 	fs.BoolVar(&o.teamOnly, "team-only", false, "the state group measures only team_figures_* at 1M rows per kind (100k with -quick): no other size, list or batch figure")
 	fs.BoolVar(&o.refill, "refill", false, "make the cached fills of the state and mail groups again (.cache/bench, docs/performance.md)")
-	fs.BoolVar(&o.noFillCache, "no-fill-cache", false, "fill the state and mail groups' SQLite databases in place, neither using nor keeping .cache/bench")
+	fs.BoolVar(&o.noFillCache, "no-fill-cache", false, "fill the state and mail groups' databases (SQLite and PostgreSQL) in place, neither using nor keeping .cache/bench")
 	fs.StringVar(&o.profile, "profile", "", "write the overhead group's portal profiles (CPU, allocations during its rounds at -c; both engines) into this directory; builds the portal with -tags pprof")
 	var engines string
 	fs.StringVar(&engines, "state-engines", "sqlite,postgres", "comma-separated engines the state group fills (sqlite, postgres); team_figures_1m_ms needs both")
@@ -222,10 +221,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // runGroups runs every group the options ask for once, into rep, and returns the failures.
 func runGroups(ctx context.Context, opts options, lab *lab, rep *report, stderr io.Writer) []string {
-	var (
-		mu       sync.Mutex // failures, with a group in the background
-		failures []string
-	)
+	var failures []string
 	step := func(group string, fn func() error) {
 		if !opts.runs(group) || ctx.Err() != nil {
 			return
@@ -238,22 +234,11 @@ func runGroups(ctx context.Context, opts options, lab *lab, rep *report, stderr 
 				rep.pending(group, p.reason)
 				return
 			}
-			mu.Lock()
 			failures = append(failures, fmt.Sprintf("%s: %v", group, err))
-			mu.Unlock()
 			fmt.Fprintf(stderr, "portalbench: %s FAILED: %v\n", group, err)
 			lab.dumpLogs(stderr)
 		}
 		fmt.Fprintf(stderr, "portalbench: --- %s took %s\n", group, time.Since(t0).Round(100*time.Millisecond))
-	}
-	// background runs a step beside the next ones; what it returns waits for it.
-	background := func(group string, fn func() error) (wait func()) {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			step(group, fn)
-		}()
-		return func() { <-done }
 	}
 	step("overhead", func() error { return measureOverhead(ctx, lab, rep) })
 	step("weight", func() error { return measurePageWeight(ctx, lab, rep) })
@@ -265,16 +250,10 @@ func runGroups(ctx context.Context, opts options, lab *lab, rep *report, stderr 
 	step("backoffice", func() error { return measureBackoffice(ctx, lab, rep) })
 	step("handover", func() error { return measureHandover(ctx, lab, rep) })
 	step("import", func() error { return measureImport(ctx, lab, rep) })
-	// The watch group is four minutes of waiting on the watcher's pace (a v2 read per contract a
-	// minute, 600 a minute at most: its figures are that pace's) at a few percent of a core; it
-	// runs beside the export and allocs groups, whose figures are memory and allocation counts,
-	// which another process's load does not change (docs/performance.md "Where make bench's time
-	// goes"). Their timings (export_*_seconds, handler_us_*) are reported, not budgeted.
-	waitWatch := background("watch", func() error { return measureWatch(ctx, lab, rep) })
 	step("export", func() error { return measureExportMemory(ctx, rep, stderr) })
 	step("allocs", func() error { return measureAllocs(ctx, lab, rep) })
-	waitWatch()
 	step("state", func() error { return measureState(ctx, lab, rep) })
+	step("watch", func() error { return measureWatch(ctx, lab, rep) })
 	step("offer", func() error { return measureOfferPDF(ctx, rep) })
 	step("mail", func() error { return measureMail(ctx, lab.fills, rep) })
 	step("hostile", func() error { return measureHostile(ctx, lab, rep) })
