@@ -17,10 +17,29 @@ import (
 // The state group's fill (state.go). fillcache.go keys its cached databases by this file's
 // text, with the migrations' and the work index's totals': a change here rebuilds them.
 
+// fillAnchorUnix is the moment the fills date their rows from (the state fill's last 60 days, the
+// inbox's items), and fillClock the clock the measurements read them with: a fill means the same
+// on any later day, so its cache is keyed by the schema and this code alone (fillcache.go), not
+// by the day it was made. Before, the fills dated rows from time.Now and the measurements read
+// them with time.Now, which held only on the day of the fill. The 15th, mid-month: "signed this
+// month" holds half a month of signatures, as on an average day.
+const fillAnchorUnix = 1794744000 // 2026-11-15 12:00 UTC
+
+// fillAnchor is fillAnchorUnix as a time.
+func fillAnchor() time.Time { return time.Unix(fillAnchorUnix, 0).UTC() }
+
+// fillClock is the clock of the code measured on a fill (workindex, pipeline, inbox options):
+// fillAnchor when it is made, running on with wall from then (a sighting is later than
+// the fill's rows, and two sightings a moment apart are a moment apart).
+func fillClock(wall func() time.Time) func() time.Time {
+	start := wall()
+	return func() time.Time { return fillAnchor().Add(wall().Sub(start)) }
+}
+
 // fillState writes rows quotes and rows contracts (quotes a quarter in each stage; contracts a
 // third generated, a third out for signature, a twelfth each signed, declined, expired and
 // archived; 2,000 customers, each row created by one of 500 people and last changed by the next,
-// changed last and in its stage since a time in the 60 days before now) and 5 viewers a row, in
+// changed last and in its stage since a time in the 60 days before fillAnchor) and 5 viewers a row, in
 // bulk, and then the totals the home page reads (workindex.RebuildTotals: everyone's, and each
 // viewer's of the rows revealed to them).
 //
@@ -124,12 +143,12 @@ func fillStateTx(ctx context.Context, tx *sql.Tx, engine statedb.Engine, rows in
 				return err
 			}
 		}
-		// Row i changed last at base + i steps, over the 60 days before now, and entered its stage
+		// Row i changed last at base + i steps, over the 60 days before fillAnchor, and entered its stage
 		// then (the home page's follow-ups and aging read when: docs/home.md). Its facts date from
 		// then too (facts_at), and its viewers read it then: every row is revealed to its five
 		// viewers (docs/work-index.md "Visibility rule"), so the lists measure rows they show.
 		stepMicros := int64(max(1, 60*24*3600/rows)) * 1_000_000
-		base := time.Now().UnixMicro() - int64(rows)*stepMicros
+		base := fillAnchor().UnixMicro() - int64(rows)*stepMicros
 		at := strconv.FormatInt(base, 10) + ` + CAST(i AS BIGINT) * ` + strconv.FormatInt(stepMicros, 10)
 		series := seriesCTE(engine, rows)
 		for _, kind := range []string{"quote", "contract"} {
@@ -231,7 +250,7 @@ func fillInbox(ctx context.Context, db *statedb.DB) error {
 		defer restore()
 	}
 	person := inbox.PersonKey(inboxBenchPerson)
-	base := time.Now().AddDate(0, 0, -60).UnixMicro()
+	base := fillAnchor().AddDate(0, 0, -60).UnixMicro()
 	// The table's secondary indexes are made again after the fill (a sort instead of 11 million
 	// inserts into each), from their own definitions: the table ends as the migrations make it.
 	indexes, err := secondaryIndexes(ctx, db.SQL, db.Engine(), "inbox_items")

@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,24 +18,30 @@ import (
 	"time"
 
 	"github.com/cpqportal/portal/internal/statedb"
+	"github.com/cpqportal/portal/internal/statedb/statedbtest"
 )
 
-// The filled SQLite databases a run reuses (docs/performance.md "The cached fills"): the state
-// group's fixture at each size (fill.go) and the mail group's inbox of 11 million items are kept
-// under .cache/bench/<key>/<name>/, keyed by the schema and the fill's code, and copied into the
-// run's own directory before they are measured (the measurements write to them; the cache is never
-// written after it is made). A fill is made under a temporary name in the same directory and
-// renamed when it is whole, so a run that stops halfway leaves nothing a later run would use.
+// The filled databases a run reuses (docs/performance.md "The fills and their cache"): the state
+// group's fixture at each size (fill.go) and the mail group's inbox of 11 million items, on both
+// engines, are kept under .cache/bench/<key>/<name>/, keyed by the schema and the fill's code,
+// and copied into the run's own directory before they are measured (the measurements write to
+// them; the cache is never written after it is made): an SQLite database file, or a PostgreSQL
+// cluster's data directory (stopped cleanly after the fill; a run starts a throwaway cluster on a
+// copy of it). A fill is made under a temporary name in the same directory and renamed when it is
+// whole, so a run that stops halfway leaves nothing a later run would use.
 //
-// The key is m<highest migration>-<hash>-<UTC day>: the hash covers fill.go, the migrations
+// The key is m<highest migration>-<hash>: the hash covers fill.go, the migrations
 // (internal/statedb/migrations and the Go migration of migrate.go) and the totals' rebuild
-// (internal/workindex/totals.go), so a change to any of them makes a new fill; the day, because
-// the fill dates its rows relative to when it was made (the last 60 days: "signed this month",
-// the home page's follow-ups by age), so a fill is used only on the day it was made.
-// -refill makes the fills again; -no-fill-cache fills in place as before (nothing kept).
+// (internal/workindex/totals.go), so a change to any of them makes a new fill. The day is not in
+// it: the fills date their rows from a fixed moment and the measured code reads them with a clock
+// starting there (fill.go, fillAnchor and fillClock), so a fill means the same on any later day.
+// PostgreSQL's data directories are named by the server's major version too (postgres16-...):
+// another version cannot start them. -refill makes the fills again; -no-fill-cache fills in
+// place (nothing kept).
 
-// fillCacheMaxAge: other keys' fills older than this are removed when a fill is made (they are
-// gigabytes; a run on another branch the same day keeps its own).
+// fillCacheMaxAge: other keys' fills unused for longer than this are removed when a fill is made
+// (they are gigabytes; a run on another branch within the day keeps its own). A run's use of its
+// key touches the key's directory.
 const fillCacheMaxAge = 24 * time.Hour
 
 // fillCache is one run's cache of filled databases; a nil *fillCache fills in place.
@@ -43,13 +52,17 @@ type fillCache struct {
 	made   map[string]bool // fills made again by this run (with refill: each once)
 }
 
-// newFillCache is the cache of the repository at root for today's key.
+// newFillCache is the cache of the repository at root for its key.
 func newFillCache(root string, refill bool, stderr io.Writer) (*fillCache, error) {
-	key, err := fillCacheKey(root, time.Now())
+	key, err := fillCacheKey(root)
 	if err != nil {
 		return nil, fmt.Errorf("fill cache: %w", err)
 	}
-	return &fillCache{dir: filepath.Join(root, ".cache", "bench", key), refill: refill, stderr: stderr, made: map[string]bool{}}, nil
+	c := &fillCache{dir: filepath.Join(root, ".cache", "bench", key), refill: refill, stderr: stderr, made: map[string]bool{}}
+	// In use: not another key's old fill to prune (prune).
+	now := time.Now()
+	_ = os.Chtimes(c.dir, now, now)
+	return c, nil
 }
 
 // fillSources are the files whose text keys the cache, relative to the repository root; every
@@ -58,8 +71,8 @@ var fillSources = []string{"bench/cmd/portalbench/fill.go", "internal/statedb/mi
 
 const migrationsDir = "internal/statedb/migrations"
 
-// fillCacheKey is m<highest migration>-<hash of the fill's sources>-<UTC day of now>.
-func fillCacheKey(root string, now time.Time) (string, error) {
+// fillCacheKey is m<highest migration>-<hash of the fill's sources>.
+func fillCacheKey(root string) (string, error) {
 	entries, err := os.ReadDir(filepath.Join(root, migrationsDir))
 	if err != nil {
 		return "", err
@@ -89,7 +102,7 @@ func fillCacheKey(root string, now time.Time) (string, error) {
 		fmt.Fprintf(h, "%s\x00%d\x00", f, len(data))
 		h.Write(data)
 	}
-	return fmt.Sprintf("m%05d-%x-%s", highest, h.Sum(nil)[:6], now.UTC().Format("20060102")), nil
+	return fmt.Sprintf("m%05d-%x", highest, h.Sum(nil)[:6]), nil
 }
 
 // sqlite puts a copy of the cached SQLite database name into the directory dst (statedb's
@@ -102,7 +115,7 @@ func (c *fillCache) sqlite(ctx context.Context, name, dst string, fill func(ctx 
 	final := filepath.Join(c.dir, name)
 	_, err := os.Stat(filepath.Join(final, statedb.SQLiteFile))
 	if c.refill && !c.made[name] || errors.Is(err, fs.ErrNotExist) {
-		if err := c.make(ctx, name, final, fill); err != nil {
+		if err := c.make(name, final, func(tmp string) error { return fillSQLiteIn(ctx, tmp, fill) }); err != nil {
 			return err
 		}
 	} else if err != nil {
@@ -118,8 +131,9 @@ func (c *fillCache) sqlite(ctx context.Context, name, dst string, fill func(ctx 
 	return nil
 }
 
-// make fills name under a temporary directory of the cache and renames it to final when whole.
-func (c *fillCache) make(ctx context.Context, name, final string, fill func(ctx context.Context, db *statedb.DB) error) error {
+// make fills name under a temporary directory of the cache (build fills the directory it is
+// given) and renames it to final when whole.
+func (c *fillCache) make(name, final string, build func(dir string) error) error {
 	if err := os.MkdirAll(c.dir, 0o755); err != nil {
 		return fmt.Errorf("fill cache: %w", err)
 	}
@@ -130,7 +144,7 @@ func (c *fillCache) make(ctx context.Context, name, final string, fill func(ctx 
 	}
 	defer os.RemoveAll(tmp) // after the rename: nothing there
 	t0 := time.Now()
-	if err := fillSQLiteIn(ctx, tmp, fill); err != nil {
+	if err := build(tmp); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stderr, "portalbench: fill %s made in %s (cached in %s)\n", name, time.Since(t0).Round(time.Millisecond), final)
@@ -142,6 +156,147 @@ func (c *fillCache) make(ctx context.Context, name, final string, fill func(ctx 
 	}
 	c.made[name] = true
 	return nil
+}
+
+// postgres starts a throwaway PostgreSQL cluster whose database dbName holds fill's rows and
+// returns it with that database's URL; the caller removes the cluster. The cluster runs on a copy
+// of the cached data directory name (made first, by a cluster filled and then stopped cleanly,
+// when the cache lacks it, or with -refill once a run). Without a cache it is a fresh cluster
+// filled in place.
+func (c *fillCache) postgres(ctx context.Context, name, dbName string, fill func(ctx context.Context, db *statedb.DB) error) (*statedbtest.Cluster, string, error) {
+	if c == nil {
+		cluster, err := statedbtest.NewCluster()
+		if err != nil {
+			return nil, "", err
+		}
+		u, err := fillPostgresIn(ctx, cluster, dbName, fill)
+		if err != nil {
+			_ = cluster.Remove()
+			return nil, "", err
+		}
+		return cluster, u, nil
+	}
+	major, err := statedbtest.ServerMajor()
+	if err != nil {
+		return nil, "", fmt.Errorf("fill cache: %w", err)
+	}
+	name = "postgres" + major + "-" + name
+	final := filepath.Join(c.dir, name)
+	_, err = os.Stat(filepath.Join(final, "data", "PG_VERSION"))
+	if c.refill && !c.made[name] || errors.Is(err, fs.ErrNotExist) {
+		err = c.make(name, final, func(tmp string) error {
+			cluster, err := statedbtest.NewCluster()
+			if err != nil {
+				return err
+			}
+			defer cluster.Remove()
+			if _, err := fillPostgresIn(ctx, cluster, dbName, fill); err != nil {
+				return err
+			}
+			// A clean shutdown (a checkpoint): the copy starts without recovery.
+			if err := cluster.Stop(); err != nil {
+				return err
+			}
+			if err := trimWAL(cluster.DataDir()); err != nil {
+				return err
+			}
+			return os.Rename(cluster.DataDir(), filepath.Join(tmp, "data"))
+		})
+		if err != nil {
+			return nil, "", err
+		}
+	} else if err != nil {
+		return nil, "", err
+	} else {
+		fmt.Fprintf(c.stderr, "portalbench: fill %s from the cache (%s)\n", name, final)
+	}
+	t0 := time.Now()
+	cluster, err := statedbtest.NewClusterFrom(filepath.Join(final, "data"))
+	if err != nil {
+		return nil, "", fmt.Errorf("fill cache: %s: %w", name, err)
+	}
+	fmt.Fprintf(c.stderr, "portalbench: fill %s copied and started in %s\n", name, time.Since(t0).Round(time.Millisecond))
+	u, err := databaseURL(cluster.URL, dbName)
+	if err != nil {
+		_ = cluster.Remove()
+		return nil, "", err
+	}
+	return cluster, u, nil
+}
+
+// trimWAL removes from the data directory of a cluster stopped cleanly every WAL segment but
+// the one of its last checkpoint, the only one its start reads: the others are the fill's
+// recycled segments (about 1 GB, max_wal_size), which every run would copy for nothing. The
+// server makes new segments as it needs them.
+func trimWAL(data string) error {
+	controldata, err := statedbtest.Program("pg_controldata")
+	if err != nil {
+		return err
+	}
+	out, err := exec.Command(controldata, data).Output()
+	if err != nil {
+		return fmt.Errorf("pg_controldata: %w", err)
+	}
+	var redo string
+	for _, line := range strings.Split(string(out), "\n") {
+		if name, value, ok := strings.Cut(line, ":"); ok && name == "Latest checkpoint's REDO WAL file" {
+			redo = strings.TrimSpace(value)
+		}
+		if name, value, ok := strings.Cut(line, ":"); ok && name == "Database cluster state" && strings.TrimSpace(value) != "shut down" {
+			return fmt.Errorf("pg_controldata: the cluster is %q, not shut down", strings.TrimSpace(value))
+		}
+	}
+	if len(redo) != 24 {
+		return fmt.Errorf("pg_controldata: no REDO WAL file in %q", out)
+	}
+	segments, err := os.ReadDir(filepath.Join(data, "pg_wal"))
+	if err != nil {
+		return err
+	}
+	for _, e := range segments {
+		if n := e.Name(); e.Type().IsRegular() && len(n) == 24 && n != redo {
+			if err := os.Remove(filepath.Join(data, "pg_wal", n)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// fillPostgresIn makes the database dbName in cluster, fills it on one connection and returns its URL.
+func fillPostgresIn(ctx context.Context, cluster *statedbtest.Cluster, dbName string, fill func(ctx context.Context, db *statedb.DB) error) (string, error) {
+	admin, err := sql.Open("pgx", cluster.URL)
+	if err != nil {
+		return "", err
+	}
+	_, err = admin.ExecContext(ctx, "CREATE DATABASE "+dbName)
+	admin.Close()
+	if err != nil {
+		return "", err
+	}
+	u, err := databaseURL(cluster.URL, dbName)
+	if err != nil {
+		return "", err
+	}
+	db, err := statedb.Open(ctx, statedb.Options{URL: u, MaxOpenConns: 1})
+	if err != nil {
+		return "", err
+	}
+	if err := fill(ctx, db); err != nil {
+		db.Close()
+		return "", fmt.Errorf("fill: %w", err)
+	}
+	return u, db.Close()
+}
+
+// databaseURL is the URL of the database name on the server of clusterURL.
+func databaseURL(clusterURL, name string) (string, error) {
+	u, err := url.Parse(clusterURL)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
 }
 
 // fillSQLiteIn opens (migrates) an SQLite database in dir on one connection, fills it and closes

@@ -117,7 +117,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.merge, "merge", false, "keep the figures of -out that this run does not measure (e.g. with -only)")
 	fs.BoolVar(&o.teamOnly, "team-only", false, "the state group measures only team_figures_* at 1M rows per kind (100k with -quick): no other size, list or batch figure")
 	fs.BoolVar(&o.refill, "refill", false, "make the cached fills of the state and mail groups again (.cache/bench, docs/performance.md)")
-	fs.BoolVar(&o.noFillCache, "no-fill-cache", false, "fill the state and mail groups' SQLite databases in place, neither using nor keeping .cache/bench")
+	fs.BoolVar(&o.noFillCache, "no-fill-cache", false, "fill the state and mail groups' databases (SQLite and PostgreSQL) in place, neither using nor keeping .cache/bench")
 	fs.StringVar(&o.profile, "profile", "", "write the overhead group's portal profiles (CPU, allocations during its rounds at -c; both engines) into this directory; builds the portal with -tags pprof")
 	var engines string
 	fs.StringVar(&engines, "state-engines", "sqlite,postgres", "comma-separated engines the state group fills (sqlite, postgres); team_figures_1m_ms needs both")

@@ -16,33 +16,38 @@ import (
 // (team_figures_1m_ms is the slower engine's).
 const teamFiguresBudgetMS = 50
 
-// teamFiguresQueries runs the team figures' queries of one team lead's home.
-func teamFiguresQueries(ctx context.Context, p *pipeline.Pipeline, v workindex.Viewer) error {
+// teamFiguresQueries runs the team figures' queries of one team lead's home and returns what
+// they read.
+func teamFiguresQueries(ctx context.Context, p *pipeline.Pipeline, v workindex.Viewer) ([]any, error) {
 	reps, err := p.TeamFigures(ctx, v)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := p.SignedByMonth(ctx, v, ""); err != nil {
-		return err
+	months, err := p.SignedByMonth(ctx, v, "")
+	if err != nil {
+		return nil, err
 	}
+	read := []any{reps, months}
 	if len(reps) > 0 {
 		// The rep picker: the first rep's months.
-		if _, err := p.SignedByMonth(ctx, v, reps[0].Person); err != nil {
-			return err
+		rep, err := p.SignedByMonth(ctx, v, reps[0].Person)
+		if err != nil {
+			return nil, err
 		}
+		read = append(read, rep)
 	}
-	return nil
+	return read, nil
 }
 
 // timeTeamFigures is the median team lead's team figures database time, in ms.
-func timeTeamFigures(ctx context.Context, ix *workindex.Index, person func(n int) workindex.Viewer) (float64, error) {
-	p := pipeline.New(ix, pipeline.Options{SignatureDays: pipeline.DefaultSignatureDays, DraftDays: pipeline.DefaultDraftDays})
+func timeTeamFigures(ctx context.Context, ix *workindex.Index, person func(n int) workindex.Viewer, now func() time.Time) (float64, error) {
+	p := benchPipeline(ix, now)
 	var times []float64
 	for i := range stateSamples {
 		v := person(3 * i)
 		v.Team = true
 		t := time.Now()
-		if err := teamFiguresQueries(ctx, p, v); err != nil {
+		if _, err := teamFiguresQueries(ctx, p, v); err != nil {
 			return 0, fmt.Errorf("the team lead's figures by rep: %w", err)
 		}
 		times = append(times, ms(time.Since(t)))

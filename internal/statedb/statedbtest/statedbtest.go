@@ -17,6 +17,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -185,6 +186,59 @@ func NewCluster() (*Cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// NewClusterFrom starts a cluster on a copy of the data directory data (one of a cluster that
+// was stopped cleanly: Stop, then DataDir moved away), in a temporary directory on a free port.
+// The bench's cached fills (bench/cmd/portalbench/fillcache.go) start their clusters so.
+func NewClusterFrom(data string) (*Cluster, error) {
+	bin, err := postgresBin()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "portal-pg-")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{dir: dir, bin: bin}
+	if err := c.asServerUser(nil, "chown"); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	// cp -a keeps the files' owner (the server's user) and modes (PostgreSQL refuses a data
+	// directory others can read).
+	if out, err := exec.Command("cp", "-a", data, c.DataDir()).CombinedOutput(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("copy %s: %w: %s", data, err, out)
+	}
+	if err := c.Start(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return c, nil
+}
+
+// DataDir is the cluster's data directory.
+func (c *Cluster) DataDir() string { return filepath.Join(c.dir, "data") }
+
+// ServerMajor is the major version of the server the clusters run ("16"): a data directory
+// starts only on its own.
+func ServerMajor() (string, error) {
+	bin, err := postgresBin()
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command(filepath.Join(bin, "postgres"), "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("postgres --version: %w", err)
+	}
+	// "postgres (PostgreSQL) 16.4 (Debian 16.4-1)"
+	f := strings.Fields(string(out))
+	if len(f) < 3 {
+		return "", fmt.Errorf("postgres --version: %q", out)
+	}
+	major, _, _ := strings.Cut(f[2], ".")
+	return major, nil
 }
 
 // Start starts the cluster (again, after Stop or Kill: the data stays), on the port it had.
