@@ -171,8 +171,8 @@ func (p *Poller) poll(ctx context.Context, key string) (Result, error) {
 	// The conversation ends with ctx: a server that stops answering does not hold the poll.
 	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
 	defer stop()
-	if err := c.Login(p.opts.Mailbox.Username, p.opts.Mailbox.password).Wait(); err != nil {
-		return res, fmt.Errorf("bounce: log in to %s: %w", p.opts.Mailbox, err)
+	if err := p.opts.Mailbox.Login(c); err != nil {
+		return res, fmt.Errorf("bounce: %w", err)
 	}
 	sel, err := c.Select(p.opts.Mailbox.Name, nil).Wait()
 	if err != nil {
@@ -316,15 +316,18 @@ func (p *Poller) apply(ctx context.Context, messageID string, r Recipient) (outb
 	return outbox.Bounced{}, last
 }
 
-// dial connects to the server as Mailbox.TLS says: STARTTLS is required on imap:// unless
-// starttls=0.
+// dial connects to the server as Mailbox.TLS says.
 func (p *Poller) dial(ctx context.Context) (*imapclient.Client, error) {
-	m := p.opts.Mailbox
+	return Dial(ctx, p.opts.Mailbox, p.opts.TLSConfig)
+}
+
+// Dial connects to m's server as m.TLS says (STARTTLS is required on imap:// unless starttls=0),
+// not yet logged in (Login). tlsConfig nil: the system's roots.
+func Dial(ctx context.Context, m Mailbox, tlsConfig *tls.Config) (*imapclient.Client, error) {
 	dialer := &net.Dialer{Timeout: 30 * time.Second}
 	if deadline, ok := ctx.Deadline(); ok {
 		dialer.Deadline = deadline
 	}
-	tlsConfig := p.opts.TLSConfig
 	if tlsConfig == nil {
 		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
@@ -347,6 +350,14 @@ func (p *Poller) dial(ctx context.Context) (*imapclient.Client, error) {
 		return nil, fmt.Errorf("bounce: connect to %s: %w", m, err)
 	}
 	return c, nil
+}
+
+// Login logs c in as m's user.
+func (m Mailbox) Login(c *imapclient.Client) error {
+	if err := c.Login(m.Username, m.password).Wait(); err != nil {
+		return fmt.Errorf("log in to %s: %w", m, err)
+	}
+	return nil
 }
 
 func netJoin(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
