@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/mail"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,9 @@ type Options struct {
 // Result is what one poll did.
 type Result struct {
 	Read, Bounced, Delayed, Unrelated, Unknown int
+	// Copies are the copies of outbox mails read (the copy check's, sharing the mailbox): left
+	// alone and not logged.
+	Copies int
 }
 
 // Poller reads the bounce mailbox.
@@ -136,7 +140,7 @@ func (p *Poller) RunDue(ctx context.Context) (res Result, ran bool, err error) {
 		return res, false, nil
 	}
 	p.opts.Logger.Info("bounce: bounce mailbox read", slog.Int("read", res.Read), slog.Int("bounced", res.Bounced),
-		slog.Int("delayed", res.Delayed), slog.Int("unrelated", res.Unrelated), slog.Int("unknown", res.Unknown))
+		slog.Int("delayed", res.Delayed), slog.Int("unrelated", res.Unrelated), slog.Int("unknown", res.Unknown), slog.Int("copies", res.Copies))
 	return res, true, nil
 }
 
@@ -247,6 +251,12 @@ func (p *Poller) readOne(ctx context.Context, c *imapclient.Client, uid imap.UID
 	raw := msgs[0].FindBodySection(section)
 	log := p.opts.Logger.With(slog.Uint64("uid", uint64(uid)), slog.Int64("size", msgs[0].RFC822Size))
 	rep, err := Parse(bytes.NewReader(raw))
+	if err != nil && p.isCopy(ctx, raw) {
+		// A copy of an outbox mail (the copy check's, when its mailbox is this one): no report;
+		// the copy check deletes it.
+		res.Copies++
+		return nil
+	}
 	if err != nil {
 		res.Unrelated++
 		log.Info("bounce: a message in the bounce mailbox is no delivery report; left as it is")
@@ -288,6 +298,21 @@ func (p *Poller) readOne(ctx context.Context, c *imapclient.Client, uid imap.UID
 		log.Warn("bounce: marking a report read failed", slog.Any("err", err))
 	}
 	return nil
+}
+
+// isCopy reports whether raw is a copy of a mail of the outbox (its Message-ID is one the outbox
+// wrote): the copy check (internal/mailcopy, PORTAL_MAIL_COPY_TO) may share this mailbox.
+func (p *Poller) isCopy(ctx context.Context, raw []byte) bool {
+	msg, err := mail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		return false
+	}
+	id := strings.Trim(strings.TrimSpace(msg.Header.Get("Message-Id")), "<>")
+	if id == "" {
+		return false
+	}
+	known, err := p.opts.Outbox.StatusesOf(ctx, []string{id})
+	return err == nil && known[id] != ""
 }
 
 // apply records one recipient's report: by Final-Recipient, else by Original-Recipient (a
