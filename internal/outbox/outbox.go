@@ -91,6 +91,8 @@ type Sent struct {
 	// Recovery is how a mail in doubt (unknown after a crash) was resolved by the copy check:
 	// RecoveryConfirmed, RecoveryResent, or '' (never in doubt, or not resolved).
 	Recovery string
+	// Checked: its last attempt carried the copy, so the copy check resolves it if it is unknown.
+	Checked bool
 }
 
 // The recoveries of a mail in doubt (Sent.Recovery, docs/mail.md "Exactly once: the copy check").
@@ -247,7 +249,7 @@ func (o *Outbox) Wake() { o.loop.Wake() }
 // Topic is a topic's mails, newest first (at most limit).
 func (o *Outbox) Topic(ctx context.Context, topic string, limit int) ([]Sent, error) {
 	rows, err := o.db.SQL.QueryContext(ctx, `SELECT id, batch, recipient, subject, lang, version, message_id,
-		attachment_name, status, error, attempts, created_at, sent_at, next_attempt, dsn_status, dsn_text, dsn_at, recovery
+		attachment_name, status, error, attempts, created_at, sent_at, next_attempt, dsn_status, dsn_text, dsn_at, recovery, copy_to
 		FROM mail_outbox WHERE topic = $1 ORDER BY created_at DESC, recipient LIMIT $2`, topic, limit)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: read %s: %w", topic, err)
@@ -257,11 +259,13 @@ func (o *Outbox) Topic(ctx context.Context, topic string, limit int) ([]Sent, er
 	for rows.Next() {
 		var s Sent
 		var created, sent, next, dsnAt int64
+		var copyTo string
 		if err := rows.Scan(&s.ID, &s.Batch, &s.Recipient, &s.Subject, &s.Lang, &s.Version, &s.MessageID,
-			&s.AttachmentName, &s.Status, &s.Error, &s.Attempts, &created, &sent, &next, &s.DSNStatus, &s.DSNText, &dsnAt, &s.Recovery); err != nil {
+			&s.AttachmentName, &s.Status, &s.Error, &s.Attempts, &created, &sent, &next, &s.DSNStatus, &s.DSNText, &dsnAt, &s.Recovery, &copyTo); err != nil {
 			return nil, fmt.Errorf("outbox: read %s: %w", topic, err)
 		}
 		s.CreatedAt, s.SentAt, s.NextAttempt = statedb.Time(created), statedb.Time(sent), statedb.Time(next)
+		s.Checked = copyTo != ""
 		if dsnAt != 0 {
 			s.DSNAt = statedb.Time(dsnAt)
 		}
