@@ -162,6 +162,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		cfg.SMTP, cfg.SMTPFrom = &server, demoMailFrom
+		// And a copy mailbox of its own, so the copy check runs (docs/mail.md "Exactly once: the
+		// copy check"): a mail a crash left in doubt is confirmed or sent again.
+		if cfg.CopyTo == "" {
+			copies, err := mailCatcher.ServeCopies(demoCopyTo)
+			if err != nil {
+				return err
+			}
+			box, err := bounce.ParseIMAPURL(copies)
+			if err != nil {
+				return err
+			}
+			cfg.CopyTo, cfg.CopyMailbox = demoCopyTo, &box
+		}
 	}
 
 	obs, err := newObservability(ctx, cfg, getenv)
@@ -805,3 +818,6 @@ func printBanner(w io.Writer, cfg config.Config, listenURL string, simulator *de
 
 // demoMailFrom is the From address of the demo's e-mail.
 const demoMailFrom = "portal@demo.example"
+
+// demoCopyTo is the copy address of the demo's e-mail (its copy mailbox is the demo mail server's).
+const demoCopyTo = "portal-copies@demo.example"
