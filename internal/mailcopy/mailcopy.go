@@ -61,7 +61,7 @@ type Options struct {
 	Mailbox bounce.Mailbox
 	CopyTo  string
 	// Domain is the right-hand side of the outbox's Message-IDs (<id@domain>, the public host):
-	// the search asks the server for these only ('' asks for every message with a Message-ID).
+	// only such messages are looked up ('' : every message's).
 	Domain string
 	// Grace is how long after a mail became unknown a missing copy means it was not taken
 	// (PORTAL_MAIL_COPY_GRACE); Every how often the mailbox is read; Timeout one conversation's
@@ -241,15 +241,13 @@ func (c *Checker) Check(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
-// find searches the mailbox for the outbox's Message-IDs and reads each match's Message-ID and
-// arrival, keyed by the Message-ID without brackets. Every match is read (in chunks): a copy left
-// unread could let its mail be sent again.
+// find reads the Message-ID and arrival of every message of the mailbox and keeps those of the
+// outbox's domain, keyed by the Message-ID without brackets. Every message is read (in chunks of
+// their Message-ID header only), rather than asking the server to SEARCH HEADER: a server whose
+// search is a full-text index may not match a part of a Message-ID, and a copy not found lets its
+// mail be sent again. The mailbox holds few messages: the copies matched are deleted.
 func (c *Checker) find(ctx context.Context, cl *imapclient.Client) (map[string]*copyOf, error) {
-	criteria := &imap.SearchCriteria{Header: []imap.SearchCriteriaHeaderField{{Key: "Message-Id", Value: "@" + c.opts.Domain + ">"}}}
-	if c.opts.Domain == "" {
-		criteria.Header[0].Value = ""
-	}
-	data, err := cl.UIDSearch(criteria, nil).Wait()
+	data, err := cl.UIDSearch(&imap.SearchCriteria{}, nil).Wait() // ALL
 	if err != nil {
 		return nil, fmt.Errorf("mailcopy: search %s: %w", c.opts.Mailbox.Name, err)
 	}
@@ -267,7 +265,7 @@ func (c *Checker) find(ctx context.Context, cl *imapclient.Client) (map[string]*
 		}
 		for _, m := range msgs {
 			id := messageID(m.FindBodySection(section))
-			if id == "" {
+			if id == "" || (c.opts.Domain != "" && !strings.HasSuffix(id, "@"+c.opts.Domain)) {
 				continue
 			}
 			cp := out[id]

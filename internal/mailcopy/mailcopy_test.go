@@ -123,6 +123,13 @@ func TestMailCopyCheckConfirmsAMailWhoseCopyArrived(t *testing.T) {
 		// The holder died after the server's 250, before it recorded it; the mail stays in doubt
 		// for less than the grace period: a copy decides at once.
 		inDoubt(t, db, m.ID, time.Second)
+		// Messages that are no copy of an outbox mail: another system's, and one of the portal's
+		// domain the outbox does not hold (past the retention).
+		other := "other-" + strings.ReplaceAll(t.Name(), "/", "-") + "@elsewhere.example"
+		gone := "gone-" + strings.ReplaceAll(t.Name(), "/", "-") + "@" + domain
+		for _, id := range []string{other, gone} {
+			box.Append(t, []byte("Message-ID: <"+id+">\r\nFrom: someone@example.org\r\nSubject: Hello\r\n\r\nHello\r\n"))
+		}
 		before := time.Now()
 		res := check(t, c)
 		m = one(t, o, topic)
@@ -157,6 +164,9 @@ func TestMailCopyCheckConfirmsAMailWhoseCopyArrived(t *testing.T) {
 		}
 		if res := check(t, c); res.Deleted != 1 || copies(t, box, strings.Trim(m2.MessageID, "<>")) != 0 {
 			t.Fatalf("check %+v: the copy of a sent mail must leave the mailbox", res)
+		}
+		if copies(t, box, other) != 1 || copies(t, box, gone) != 1 {
+			t.Fatal("a message that is no copy of an outbox mail was deleted")
 		}
 	})
 }
