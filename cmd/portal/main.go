@@ -50,6 +50,7 @@ import (
 	"github.com/cpqportal/portal/internal/i18n"
 	"github.com/cpqportal/portal/internal/inbox"
 	"github.com/cpqportal/portal/internal/jobs"
+	"github.com/cpqportal/portal/internal/mailcopy"
 	"github.com/cpqportal/portal/internal/outbox"
 	"github.com/cpqportal/portal/internal/people"
 	"github.com/cpqportal/portal/internal/recent"
@@ -161,6 +162,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		cfg.SMTP, cfg.SMTPFrom = &server, demoMailFrom
+		// And a copy mailbox of its own, so the copy check runs (docs/mail.md "Exactly once: the
+		// copy check"): a mail a crash left in doubt is confirmed or sent again.
+		if cfg.CopyTo == "" {
+			copies, err := mailCatcher.ServeCopies(demoCopyTo)
+			if err != nil {
+				return err
+			}
+			box, err := bounce.ParseIMAPURL(copies)
+			if err != nil {
+				return err
+			}
+			cfg.CopyTo, cfg.CopyMailbox = demoCopyTo, &box
+		}
 	}
 
 	obs, err := newObservability(ctx, cfg, getenv)
@@ -272,6 +286,7 @@ type portal struct {
 	mail          *outbox.Outbox
 	reminders     *inbox.Reminders
 	bounces       *bounce.Poller
+	copies        *mailcopy.Checker
 }
 
 // background runs fn until the portal closes.
@@ -293,6 +308,9 @@ func (p *portal) close() {
 	}
 	if p.bounces != nil {
 		p.bounces.Close() // after the poll in flight; one cut short reads on from where it recorded
+	}
+	if p.copies != nil {
+		p.copies.Close() // after the check in flight; one cut short deleted no copy its mail's row did not record
 	}
 	if p.jobs != nil {
 		p.jobs.Close() // after the items in flight; the jobs resume at the next start
@@ -431,7 +449,8 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 		logger.Info("e-mail through SMTP", slog.String("server", cfg.SMTP.String()), slog.String("from", cfg.SMTPFrom),
 			slog.String("return_path", cmp.Or(smtp.ReturnPath, cfg.SMTPFrom)))
 	}
-	p.mail = outbox.New(outbox.Options{DB: db, Sender: sender, Retention: cfg.MailRetention, Logger: logger.With(slog.String("component", "outbox"))})
+	p.mail = outbox.New(outbox.Options{DB: db, Sender: sender, Retention: cfg.MailRetention, CopyTo: cfg.CopyTo,
+		Logger: logger.With(slog.String("component", "outbox"))})
 	p.mail.Run()
 	// The inbox (internal/inbox, docs/inbox.md): each person's items, written by the jobs' ends,
 	// the reminders and (later) the signature watcher; mailed through the outbox by preference.
@@ -472,6 +491,19 @@ func buildPortal(cfg config.Config, logger *slog.Logger, extraRoutes func(*gin.E
 			Logger:   logger.With(slog.String("component", "bounce"))})
 		logger.Info("bounces read over IMAP", slog.String("mailbox", cfg.BounceMailbox.String()), slog.Duration("every", cfg.BounceEvery))
 		p.bounces.Run()
+	}
+	// The copy check (internal/mailcopy, docs/mail.md "Exactly once: the copy check"): the mails a
+	// crash left unknown are confirmed by their copy, or sent again when none arrived.
+	if cfg.CopyTo != "" && sender != nil {
+		box := cfg.CopyMailbox
+		if box == nil {
+			box = cfg.BounceMailbox
+		}
+		p.copies = mailcopy.New(mailcopy.Options{DB: db, Outbox: p.mail, Mailbox: *box, CopyTo: cfg.CopyTo,
+			Domain: cfg.PublicURL.Hostname(), Grace: cfg.CopyGrace, Logger: logger.With(slog.String("component", "mailcopy"))})
+		logger.Info("mail copies checked over IMAP", slog.String("copy_to", cfg.CopyTo), slog.String("mailbox", box.String()),
+			slog.Duration("grace", cfg.CopyGrace))
+		p.copies.Run()
 	}
 	// The signature watcher (internal/signwatch, docs/work-index.md): contracts out for signature
 	// are read again with a reader's token until the signer answers. Its tokens are sealed with
@@ -786,3 +818,6 @@ func printBanner(w io.Writer, cfg config.Config, listenURL string, simulator *de
 
 // demoMailFrom is the From address of the demo's e-mail.
 const demoMailFrom = "portal@demo.example"
+
+// demoCopyTo is the copy address of the demo's e-mail (its copy mailbox is the demo mail server's).
+const demoCopyTo = "portal-copies@demo.example"

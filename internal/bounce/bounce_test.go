@@ -265,3 +265,36 @@ func TestBounceNonStandardBounceQuotingTheHeadersBouncesItsMail(t *testing.T) {
 		}
 	})
 }
+
+// TestBounceMailCopiesInTheBounceMailboxAreIgnored: with the copy check's copies delivered to the
+// bounce mailbox (PORTAL_MAIL_COPY_TO its address), a copy of an outbox mail is no report: the
+// poll counts it as a copy, not as an unrelated message, leaves it unread, and the mail stays sent.
+func TestBounceMailCopiesInTheBounceMailboxAreIgnored(t *testing.T) {
+	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
+		imapd := imaptest.Start(t)
+		srv := imapd.StartSMTP(t, "bounces@portal.example.com")
+		smtp, err := outbox.ParseSMTPURL(srv.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := outbox.New(outbox.Options{DB: db, Sender: outbox.SMTPSender{Server: smtp, From: "offers@portal.example.com",
+			ReturnPath: "bounces@portal.example.com"}, CopyTo: "bounces@portal.example.com"})
+		rows := sendOffers(t, o, "quote:copy", "copied@customer.example.org")
+		id := strings.Trim(rows["copied@customer.example.org"].MessageID, "<>")
+		if d := srv.Deliveries(id); d["bounces@portal.example.com"] != 1 {
+			t.Fatalf("deliveries %v, want the copy in the bounce mailbox", d)
+		}
+		var told []string
+		res := poll(t, newPoller(t, db, o, nil, imapd.URL(), &told))
+		if res.Copies != 1 || res.Unrelated != 0 || res.Bounced != 0 || len(told) != 0 {
+			t.Fatalf("poll %+v (told %v), want the copy counted as a copy and nothing else", res, told)
+		}
+		if imapd.Seen(t, id) {
+			t.Fatal("the copy was marked read")
+		}
+		rows = sendOffers(t, o, "quote:copy")
+		if rows["copied@customer.example.org"].Status != outbox.StatusSent {
+			t.Fatalf("the mail is %s, want sent", rows["copied@customer.example.org"].Status)
+		}
+	})
+}

@@ -78,6 +78,9 @@ func (m Mailbox) String() string {
 // Addr is the server's host:port.
 func (m Mailbox) Addr() string { return netJoin(m.Host, m.Port) }
 
+// Key names the mailbox in the tables of its readers (no password).
+func (m Mailbox) Key() string { return m.key() }
+
 // key names the mailbox in the poll's table (no password).
 func (m Mailbox) key() string {
 	return m.Username + "@" + m.Host + ":" + strconv.Itoa(m.Port) + "/" + m.Name

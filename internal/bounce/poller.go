@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/mail"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,9 @@ type Options struct {
 // Result is what one poll did.
 type Result struct {
 	Read, Bounced, Delayed, Unrelated, Unknown int
+	// Copies are the copies of outbox mails read (the copy check's, sharing the mailbox): left
+	// alone and not logged.
+	Copies int
 }
 
 // Poller reads the bounce mailbox.
@@ -136,7 +140,7 @@ func (p *Poller) RunDue(ctx context.Context) (res Result, ran bool, err error) {
 		return res, false, nil
 	}
 	p.opts.Logger.Info("bounce: bounce mailbox read", slog.Int("read", res.Read), slog.Int("bounced", res.Bounced),
-		slog.Int("delayed", res.Delayed), slog.Int("unrelated", res.Unrelated), slog.Int("unknown", res.Unknown))
+		slog.Int("delayed", res.Delayed), slog.Int("unrelated", res.Unrelated), slog.Int("unknown", res.Unknown), slog.Int("copies", res.Copies))
 	return res, true, nil
 }
 
@@ -171,8 +175,8 @@ func (p *Poller) poll(ctx context.Context, key string) (Result, error) {
 	// The conversation ends with ctx: a server that stops answering does not hold the poll.
 	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
 	defer stop()
-	if err := c.Login(p.opts.Mailbox.Username, p.opts.Mailbox.password).Wait(); err != nil {
-		return res, fmt.Errorf("bounce: log in to %s: %w", p.opts.Mailbox, err)
+	if err := p.opts.Mailbox.Login(c); err != nil {
+		return res, fmt.Errorf("bounce: %w", err)
 	}
 	sel, err := c.Select(p.opts.Mailbox.Name, nil).Wait()
 	if err != nil {
@@ -247,6 +251,12 @@ func (p *Poller) readOne(ctx context.Context, c *imapclient.Client, uid imap.UID
 	raw := msgs[0].FindBodySection(section)
 	log := p.opts.Logger.With(slog.Uint64("uid", uint64(uid)), slog.Int64("size", msgs[0].RFC822Size))
 	rep, err := Parse(bytes.NewReader(raw))
+	if err != nil && p.isCopy(ctx, raw) {
+		// A copy of an outbox mail (the copy check's, when its mailbox is this one): no report;
+		// the copy check deletes it.
+		res.Copies++
+		return nil
+	}
 	if err != nil {
 		res.Unrelated++
 		log.Info("bounce: a message in the bounce mailbox is no delivery report; left as it is")
@@ -290,6 +300,21 @@ func (p *Poller) readOne(ctx context.Context, c *imapclient.Client, uid imap.UID
 	return nil
 }
 
+// isCopy reports whether raw is a copy of a mail of the outbox (its Message-ID is one the outbox
+// wrote): the copy check (internal/mailcopy, PORTAL_MAIL_COPY_TO) may share this mailbox.
+func (p *Poller) isCopy(ctx context.Context, raw []byte) bool {
+	msg, err := mail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		return false
+	}
+	id := strings.Trim(strings.TrimSpace(msg.Header.Get("Message-Id")), "<>")
+	if id == "" {
+		return false
+	}
+	known, err := p.opts.Outbox.StatusesOf(ctx, []string{id})
+	return err == nil && known[id] != ""
+}
+
 // apply records one recipient's report: by Final-Recipient, else by Original-Recipient (a
 // forward rewrote the final address), else by the Message-ID alone when the report names no
 // address (each outbox mail has one recipient and its own Message-ID).
@@ -316,15 +341,18 @@ func (p *Poller) apply(ctx context.Context, messageID string, r Recipient) (outb
 	return outbox.Bounced{}, last
 }
 
-// dial connects to the server as Mailbox.TLS says: STARTTLS is required on imap:// unless
-// starttls=0.
+// dial connects to the server as Mailbox.TLS says.
 func (p *Poller) dial(ctx context.Context) (*imapclient.Client, error) {
-	m := p.opts.Mailbox
+	return Dial(ctx, p.opts.Mailbox, p.opts.TLSConfig)
+}
+
+// Dial connects to m's server as m.TLS says (STARTTLS is required on imap:// unless starttls=0),
+// not yet logged in (Login). tlsConfig nil: the system's roots.
+func Dial(ctx context.Context, m Mailbox, tlsConfig *tls.Config) (*imapclient.Client, error) {
 	dialer := &net.Dialer{Timeout: 30 * time.Second}
 	if deadline, ok := ctx.Deadline(); ok {
 		dialer.Deadline = deadline
 	}
-	tlsConfig := p.opts.TLSConfig
 	if tlsConfig == nil {
 		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
@@ -347,6 +375,14 @@ func (p *Poller) dial(ctx context.Context) (*imapclient.Client, error) {
 		return nil, fmt.Errorf("bounce: connect to %s: %w", m, err)
 	}
 	return c, nil
+}
+
+// Login logs c in as m's user.
+func (m Mailbox) Login(c *imapclient.Client) error {
+	if err := c.Login(m.Username, m.password).Wait(); err != nil {
+		return fmt.Errorf("log in to %s: %w", m, err)
+	}
+	return nil
 }
 
 func netJoin(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }

@@ -161,6 +161,13 @@ type Config struct {
 	BounceMailbox *bounce.Mailbox
 	BounceAddress string
 	BounceEvery   time.Duration
+	// CopyTo is the copy address every mail also goes to, for the copy check that resolves the
+	// mails a crash left unknown (PORTAL_MAIL_COPY_TO; '' : no check, docs/mail.md); CopyMailbox
+	// the mailbox it is delivered to (PORTAL_MAIL_COPY_IMAP_URL; nil: BounceMailbox); CopyGrace
+	// how long a missing copy may still arrive (PORTAL_MAIL_COPY_GRACE).
+	CopyTo      string
+	CopyMailbox *bounce.Mailbox
+	CopyGrace   time.Duration
 	// WorkRetention: work-index rows nobody's token read for this long leave the lists; 0 keeps
 	// every row (the default).
 	WorkRetention time.Duration
@@ -409,6 +416,39 @@ func settings() []setting {
 					return fmt.Errorf("must be a duration of at least 1s such as 5m, not %q", raw)
 				}
 				c.BounceEvery = d
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_MAIL_COPY_TO", "mail-copy-to", "", "Copy address every mail of the portal also goes to (an envelope recipient only, never shown to the customer), delivered to a mailbox the portal reads over IMAP (PORTAL_MAIL_COPY_IMAP_URL, else the bounce mailbox): a mail whose sender crashed mid-send is then confirmed by its copy or sent again, exactly once; empty: such a mail stays \"unknown\" (docs/mail.md)"},
+			apply: func(c *Config, raw string) error {
+				if raw == "" {
+					return nil
+				}
+				a, err := mail.ParseAddress(raw)
+				if err != nil {
+					return fmt.Errorf("must be an e-mail address such as portal-copies@example.com, not %q", raw)
+				}
+				c.CopyTo = a.Address
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_MAIL_COPY_IMAP_URL", "", "", "Mailbox the copies (PORTAL_MAIL_COPY_TO) arrive in, read over IMAP, as PORTAL_MAIL_BOUNCE_IMAP_URL; copies read are deleted; empty: the bounce mailbox (docs/mail.md)"},
+			apply: func(c *Config, raw string) error {
+				if raw == "" {
+					return nil
+				}
+				m, err := bounce.ParseIMAPURL(raw)
+				if err != nil {
+					return err // never the URL itself: it holds the password
+				}
+				c.CopyMailbox = &m
+				return nil
+			}},
+		{Setting: Setting{"PORTAL_MAIL_COPY_GRACE", "mail-copy-grace", "5m", "How long after a mail became unknown its copy may still arrive: a mail without a copy by then is sent again (with its Message-ID); longer than the copy mailbox's delivery takes, at least 1s"},
+			apply: func(c *Config, raw string) error {
+				d, err := time.ParseDuration(raw)
+				if err != nil || d < time.Second {
+					return fmt.Errorf("must be a duration of at least 1s such as 5m, not %q", raw)
+				}
+				c.CopyGrace = d
 				return nil
 			}},
 		{Setting: Setting{"PORTAL_OIDC_CLIENT_SECRET_FILE", "oidc-client-secret-file", "", "File holding the OAuth client secret (trailing newline ignored)"},
@@ -878,6 +918,15 @@ func finish(c *Config) error {
 	if c.BounceMailbox != nil && c.SMTP == nil && !c.Demo {
 		return errors.New("PORTAL_MAIL_BOUNCE_IMAP_URL: only with PORTAL_SMTP_URL (the bounces are of the mails it sends)")
 	}
+	if c.CopyTo != "" && c.SMTP == nil && !c.Demo {
+		return errors.New("PORTAL_MAIL_COPY_TO: only with PORTAL_SMTP_URL (the copies are of the mails it sends)")
+	}
+	if c.CopyTo != "" && c.CopyMailbox == nil && c.BounceMailbox == nil {
+		return errors.New("PORTAL_MAIL_COPY_TO: needs the mailbox the copies arrive in (PORTAL_MAIL_COPY_IMAP_URL or PORTAL_MAIL_BOUNCE_IMAP_URL)")
+	}
+	if c.CopyMailbox != nil && c.CopyTo == "" {
+		return errors.New("PORTAL_MAIL_COPY_IMAP_URL: only with PORTAL_MAIL_COPY_TO (the address whose mailbox it is)")
+	}
 	if c.BounceAddress != "" && c.BounceMailbox == nil {
 		return errors.New("PORTAL_MAIL_BOUNCE_ADDRESS: only with PORTAL_MAIL_BOUNCE_IMAP_URL (the mailbox the portal reads the bounces from)")
 	}
@@ -962,6 +1011,9 @@ func (c Config) LogValue() slog.Value {
 		slog.String("mail_bounce_mailbox", bounceName(c.BounceMailbox)),
 		slog.String("mail_bounce_address", c.BounceAddress),
 		slog.Duration("mail_bounce_every", c.BounceEvery),
+		slog.String("mail_copy_to", c.CopyTo),
+		slog.String("mail_copy_mailbox", bounceName(c.CopyMailbox)),
+		slog.Duration("mail_copy_grace", c.CopyGrace),
 		slog.Int("followup_signature_days", c.FollowUpSignatureDays),
 		slog.Int("followup_draft_days", c.FollowUpDraftDays),
 		slog.Any("trusted_proxies", c.TrustedProxies),

@@ -336,6 +336,13 @@ func TestLoadErrors(t *testing.T) {
 		{"negative signer delay", nil, map[string]string{"PORTAL_DEMO_SIGNER_DELAY": "-5s"}, `PORTAL_DEMO_SIGNER_DELAY: must be a duration such as 45s or 2m, or 0 to turn it off, not "-5s"`},
 		{"too many demo customers", nil, map[string]string{"PORTAL_DEMO_CUSTOMERS": "100001"}, `PORTAL_DEMO_CUSTOMERS: must be a whole number from 0 to 10000, not "100001"`},
 		{"demo client id without issuer", []string{"-demo"}, map[string]string{"PORTAL_OIDC_ISSUER": ""}, "PORTAL_OIDC_CLIENT_ID: only with PORTAL_OIDC_ISSUER (demo mode's embedded provider has its own client)"},
+		{"copy without smtp", nil, map[string]string{"PORTAL_MAIL_COPY_TO": "copies@example.com"}, "PORTAL_MAIL_COPY_TO: only with PORTAL_SMTP_URL (the copies are of the mails it sends)"},
+		{"copy without mailbox", nil, map[string]string{"PORTAL_SMTP_URL": "smtp://mail.example.com", "PORTAL_SMTP_FROM": "offers@example.com", "PORTAL_MAIL_COPY_TO": "copies@example.com"},
+			"PORTAL_MAIL_COPY_TO: needs the mailbox the copies arrive in (PORTAL_MAIL_COPY_IMAP_URL or PORTAL_MAIL_BOUNCE_IMAP_URL)"},
+		{"copy mailbox without copy address", nil, map[string]string{"PORTAL_SMTP_URL": "smtp://mail.example.com", "PORTAL_SMTP_FROM": "offers@example.com",
+			"PORTAL_MAIL_COPY_IMAP_URL": "imaps://copies:pw@mail.example.com/INBOX"}, "PORTAL_MAIL_COPY_IMAP_URL: only with PORTAL_MAIL_COPY_TO (the address whose mailbox it is)"},
+		{"bad copy address", nil, map[string]string{"PORTAL_MAIL_COPY_TO": "copies"}, `PORTAL_MAIL_COPY_TO: must be an e-mail address such as portal-copies@example.com, not "copies"`},
+		{"short copy grace", nil, map[string]string{"PORTAL_MAIL_COPY_GRACE": "10ms"}, `PORTAL_MAIL_COPY_GRACE: must be a duration of at least 1s such as 5m, not "10ms"`},
 		{"stray argument", []string{"serve"}, nil, `unexpected argument "serve" (settings are flags like -addr or PORTAL_* variables)`},
 	}
 	for _, tt := range tests {

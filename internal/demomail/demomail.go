@@ -58,6 +58,7 @@ type Catcher struct {
 	mu     sync.Mutex
 	mails  []Mail // oldest first
 	nextID int
+	copies *copyBox // ServeCopies; nil: no copy mailbox
 }
 
 // Start listens on 127.0.0.1 (a free port) and serves until Close.
@@ -85,6 +86,9 @@ func (c *Catcher) URL() string { return "smtp://" + c.addr + "?starttls=0" }
 
 // Close stops the server.
 func (c *Catcher) Close() error {
+	c.mu.Lock()
+	c.copies.close()
+	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := c.server.Shutdown(ctx); err != nil && !errors.Is(err, smtp.ErrServerClosed) {
@@ -159,7 +163,21 @@ func (s *session) Data(r io.Reader) error {
 	if err != nil {
 		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "unreadable message"}
 	}
-	m.From, m.To = s.from, append([]string(nil), s.to...)
+	m.From = s.from
+	s.catcher.mu.Lock()
+	box := s.catcher.copies
+	s.catcher.mu.Unlock()
+	for _, rcpt := range s.to {
+		if !box.isCopy(rcpt) {
+			m.To = append(m.To, rcpt)
+			continue
+		}
+		// Delivered before the 250, with the rest: the copy is there if and only if the
+		// message was taken.
+		if err := box.deliver(raw); err != nil {
+			return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "copy mailbox unavailable"}
+		}
+	}
 	s.catcher.keep(m)
 	return nil
 }

@@ -119,8 +119,10 @@ func (h *Handler) offerMailVM(c *gin.Context, ref quotes.Ref, quote *apiclient.Q
 	vm.Errors = components.SummaryFrom(vm.To, vm.Subject, vm.Message)
 	for _, m := range mails {
 		vm.Mails = append(vm.Mails, contracts.OfferMailRow{Recipient: m.Recipient, Subject: m.Subject, CreatedAt: m.CreatedAt,
-			SentAt: m.SentAt, Status: m.Status, Error: m.Error, Attempts: m.Attempts, DSNStatus: m.DSNStatus, DSNText: m.DSNText})
-		if m.Status == outbox.StatusQueued || m.Status == outbox.StatusSending {
+			SentAt: m.SentAt, Status: m.Status, Error: m.Error, Attempts: m.Attempts, DSNStatus: m.DSNStatus, DSNText: m.DSNText,
+			Recovery: m.Recovery, Checked: m.Checked})
+		// An unknown mail the copy check resolves changes within minutes: the list follows it.
+		if m.Status == outbox.StatusQueued || m.Status == outbox.StatusSending || (m.Status == outbox.StatusUnknown && m.Checked) {
 			vm.Polling = true
 		}
 	}

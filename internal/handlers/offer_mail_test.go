@@ -184,3 +184,58 @@ func TestOfferMailRefusalIsShownToTheSender(t *testing.T) {
 		t.Errorf("%d mails arrived, want the accepted one only", n)
 	}
 }
+
+// TestOfferMailShowsHowTheCopyCheckResolvedAMailInDoubt: the quote's list of sent mails says how
+// the copy check resolved a mail a crash left in doubt: confirmed by its copy, sent again, being
+// sent again, or still being checked (instead of "Unknown: check with the recipient").
+func TestOfferMailShowsHowTheCopyCheckResolvedAMailInDoubt(t *testing.T) {
+	mp := mailpittest.Start(t, mailpittest.Options{})
+	e := newDocsEnv(t, docsOptions{smtpURL: mp.SMTPURL()})
+	ref := e.newQuote(t)
+	mailURL := ref.URL() + "/offer/mail"
+	to := []string{"confirmed@example.org", "resent@example.org", "resending@example.org", "checking@example.org"}
+	if sent := e.htmxDo(t, http.MethodPost, mailURL, url.Values{"to": {strings.Join(to, ", ")}, "lang": {"en"},
+		"subject": {"Offer"}, "message": {"Hello"}}); sent.StatusCode != http.StatusOK {
+		t.Fatalf("send: %d", sent.StatusCode)
+	}
+	waitForMail(t, func() bool {
+		rows := parseHTML(t, e.htmxDo(t, http.MethodGet, mailURL, nil).body).Find(`[data-testid="offer-mail-row"]`)
+		return rows.Filter(`[data-status="sent"]`).Length() == len(to)
+	})
+	set := func(recipient, query string) {
+		t.Helper()
+		if _, err := e.p.db.SQL.Exec(query+` WHERE recipient = $1`, recipient); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("confirmed@example.org", `UPDATE mail_outbox SET recovery = 'confirmed'`)
+	set("resent@example.org", `UPDATE mail_outbox SET recovery = 'resent'`)
+	set("resending@example.org", `UPDATE mail_outbox SET status = 'queued', recovery = 'resent', next_attempt = 9000000000000000`)
+	set("checking@example.org", `UPDATE mail_outbox SET status = 'unknown', copy_to = 'copies@example.com'`)
+	page := e.htmxDo(t, http.MethodGet, mailURL, nil)
+	rows := parseHTML(t, page.body).Find(`[data-testid="offer-mail-row"]`)
+	want := map[string]string{
+		"confirmed@example.org": "(confirmed after a restart",
+		"resent@example.org":    "(sent again after a restart",
+		"resending@example.org": "(sending again after a restart",
+		"checking@example.org":  "Being checked: the portal stopped while sending",
+	}
+	rows.Each(func(_ int, row *goquery.Selection) {
+		recipient := row.Find(`[data-testid="offer-mail-to"]`).Text()
+		if !strings.Contains(row.Text(), want[recipient]) || strings.Contains(row.Text(), "Check with the recipient") {
+			t.Errorf("the mail to %s reads %q, want %q", recipient, strings.Join(strings.Fields(row.Text()), " "), want[recipient])
+		}
+	})
+	if rows.Length() != len(to) {
+		t.Fatalf("%d rows, want %d", rows.Length(), len(to))
+	}
+	// With only the mail being checked left unresolved, the list still follows it.
+	set("resending@example.org", `UPDATE mail_outbox SET status = 'sent'`)
+	if page := e.htmxDo(t, http.MethodGet, mailURL, nil); !strings.Contains(page.body, `hx-trigger="every 2s"`) {
+		t.Error("a list with a mail being checked does not refresh itself")
+	}
+	set("checking@example.org", `UPDATE mail_outbox SET status = 'sent'`)
+	if page := e.htmxDo(t, http.MethodGet, mailURL, nil); strings.Contains(page.body, `hx-trigger="every 2s"`) {
+		t.Error("a list with every mail resolved still refreshes itself")
+	}
+}

@@ -7,6 +7,10 @@
 //     and only the holder that started it may move it on. A holder that vanished (SIGKILL, a
 //     database that stayed down past the lease) leaves the row "unknown": it is never sent again
 //     blindly, and the person who sent it is told to check with the recipient;
+//   - exactly once with the copy check (Options.CopyTo, internal/mailcopy): each mail also goes
+//     to a copy address whose mailbox the portal reads; a mail left "unknown" is then resolved
+//     by its copy: found, it was sent ("confirmed"); absent past a grace period, it is queued
+//     again with the same Message-ID ("resent");
 //   - a refusal that happened before the server took the message (a 4xx answer, a connection
 //     that failed before the end of DATA) is retried with back-off, up to MaxAttempts;
 //   - a 5xx answer ends the row as "refused", with the server's words shown to the sender.
@@ -84,12 +88,29 @@ type Sent struct {
 	// it was read.
 	DSNStatus, DSNText string
 	DSNAt              time.Time
+	// Recovery is how a mail in doubt (unknown after a crash) was resolved by the copy check:
+	// RecoveryConfirmed, RecoveryResent, or '' (never in doubt, or not resolved).
+	Recovery string
+	// Checked: its last attempt carried the copy, so the copy check resolves it if it is unknown.
+	Checked bool
 }
+
+// The recoveries of a mail in doubt (Sent.Recovery, docs/mail.md "Exactly once: the copy check").
+const (
+	// RecoveryConfirmed: its copy was found, so the server had taken it; it was not sent again.
+	RecoveryConfirmed = "confirmed"
+	// RecoveryResent: no copy arrived within the grace period, so the server had not taken it; it
+	// was queued again with the same Message-ID.
+	RecoveryResent = "resent"
+)
 
 // Message is what a Sender sends: the row's mail and its fixed Message-ID.
 type Message struct {
 	Mail
 	ID, MessageID string
+	// CopyTo, when set, is a further envelope recipient (never in the headers): the copy mailbox
+	// the copy check reads (Options.CopyTo).
+	CopyTo string
 }
 
 // Sender sends one message. Its error tells what happened (*SendFailure): a refusal, a failure
@@ -147,6 +168,10 @@ type Options struct {
 	// deleted, at most once every PurgeEvery on each replica (0 keeps them).
 	Retention  time.Duration
 	PurgeEvery time.Duration
+	// CopyTo, when set, is the copy address every send also goes to (PORTAL_MAIL_COPY_TO): the
+	// copy check (internal/mailcopy) reads its mailbox to resolve the mails left unknown. A mail
+	// sent with a copy keeps its attachment while it is unknown, as it may be sent again.
+	CopyTo string
 }
 
 // Outbox writes mails and sends them.
@@ -224,7 +249,7 @@ func (o *Outbox) Wake() { o.loop.Wake() }
 // Topic is a topic's mails, newest first (at most limit).
 func (o *Outbox) Topic(ctx context.Context, topic string, limit int) ([]Sent, error) {
 	rows, err := o.db.SQL.QueryContext(ctx, `SELECT id, batch, recipient, subject, lang, version, message_id,
-		attachment_name, status, error, attempts, created_at, sent_at, next_attempt, dsn_status, dsn_text, dsn_at
+		attachment_name, status, error, attempts, created_at, sent_at, next_attempt, dsn_status, dsn_text, dsn_at, recovery, copy_to
 		FROM mail_outbox WHERE topic = $1 ORDER BY created_at DESC, recipient LIMIT $2`, topic, limit)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: read %s: %w", topic, err)
@@ -234,11 +259,13 @@ func (o *Outbox) Topic(ctx context.Context, topic string, limit int) ([]Sent, er
 	for rows.Next() {
 		var s Sent
 		var created, sent, next, dsnAt int64
+		var copyTo string
 		if err := rows.Scan(&s.ID, &s.Batch, &s.Recipient, &s.Subject, &s.Lang, &s.Version, &s.MessageID,
-			&s.AttachmentName, &s.Status, &s.Error, &s.Attempts, &created, &sent, &next, &s.DSNStatus, &s.DSNText, &dsnAt); err != nil {
+			&s.AttachmentName, &s.Status, &s.Error, &s.Attempts, &created, &sent, &next, &s.DSNStatus, &s.DSNText, &dsnAt, &s.Recovery, &copyTo); err != nil {
 			return nil, fmt.Errorf("outbox: read %s: %w", topic, err)
 		}
 		s.CreatedAt, s.SentAt, s.NextAttempt = statedb.Time(created), statedb.Time(sent), statedb.Time(next)
+		s.Checked = copyTo != ""
 		if dsnAt != 0 {
 			s.DSNAt = statedb.Time(dsnAt)
 		}
@@ -350,7 +377,9 @@ func (o *Outbox) Purge(ctx context.Context) (int, error) {
 }
 
 // expire moves the rows whose holder's lease ran out from "sending" to "unknown": their holder
-// may have sent them, so nobody sends them again.
+// may have sent them, so nobody sends them again (unless the copy check finds no copy: their
+// attachment is kept then). updated_at is the database's clock: the copy check's grace period
+// counts from it.
 func (o *Outbox) expire(ctx context.Context) error {
 	rows, err := o.db.SQL.QueryContext(ctx, `SELECT id, topic, owner FROM mail_outbox WHERE status = $1 AND lease_expires < `+o.db.NowMicros(), StatusSending)
 	if err != nil {
@@ -368,19 +397,23 @@ func (o *Outbox) expire(ctx context.Context) error {
 	}
 	rows.Close()
 	for _, r := range expired {
-		res, err := o.db.SQL.ExecContext(ctx, `UPDATE mail_outbox SET status = $1, attachment = NULL, updated_at = $2
-			WHERE id = $3 AND status = $4 AND lease_expires < `+o.db.NowMicros(), StatusUnknown, statedb.Micros(time.Now()), r.id, StatusSending)
+		res, err := o.db.SQL.ExecContext(ctx, `UPDATE mail_outbox SET status = $1, `+keepForCheck+`, updated_at = `+o.db.NowMicros()+`
+			WHERE id = $2 AND status = $3 AND lease_expires < `+o.db.NowMicros(), StatusUnknown, r.id, StatusSending)
 		if err != nil {
 			return fmt.Errorf("outbox: mark %s unknown: %w", r.id, err)
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
-			o.opts.Logger.Warn("outbox: a mail's sender vanished mid-send; its delivery is unknown and it is not sent again",
+			o.opts.Logger.Warn("outbox: a mail's sender vanished mid-send; its delivery is unknown and it is not sent again unless the copy check finds no copy",
 				slog.String("mail", r.id), slog.String("topic", r.topic))
 			o.changed(r.topic, r.owner)
 		}
 	}
 	return nil
 }
+
+// keepForCheck is the SET clause that ends a row as unknown: its attachment is dropped unless the
+// send carried a copy (the copy check may send it again).
+const keepForCheck = `attachment = CASE WHEN copy_to = '' THEN NULL ELSE attachment END`
 
 // due is the ids of rows due now.
 func (o *Outbox) due(ctx context.Context) ([]string, error) {
@@ -404,17 +437,19 @@ func (o *Outbox) due(ctx context.Context) ([]string, error) {
 // claim takes row id when it is still queued and due: "sending", this holder, a lease, one
 // more attempt, committed before anything is sent. ok is false when another replica took it.
 func (o *Outbox) claim(ctx context.Context, id string) (Message, bool, error) {
+	// copy_to is the copy this attempt carries: the copy check resolves the row by it if the
+	// attempt's outcome is lost.
 	res, err := o.db.SQL.ExecContext(ctx, `UPDATE mail_outbox SET status = $1, lease_holder = $2,
-		lease_expires = `+o.db.NowMicros()+` + $3, attempts = attempts + 1, updated_at = $4
+		lease_expires = `+o.db.NowMicros()+` + $3, attempts = attempts + 1, updated_at = $4, copy_to = $7
 		WHERE id = $5 AND status = $6 AND next_attempt <= `+o.db.NowMicros(),
-		StatusSending, o.holder, o.opts.LeaseTerm.Microseconds(), statedb.Micros(time.Now()), id, StatusQueued)
+		StatusSending, o.holder, o.opts.LeaseTerm.Microseconds(), statedb.Micros(time.Now()), id, StatusQueued, o.opts.CopyTo)
 	if err != nil {
 		return Message{}, false, fmt.Errorf("outbox: claim %s: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
 		return Message{}, false, nil
 	}
-	m := Message{ID: id}
+	m := Message{ID: id, CopyTo: o.opts.CopyTo}
 	err = o.db.SQL.QueryRowContext(ctx, `SELECT owner, topic, batch, recipient, lang, message_id, from_name, reply_to,
 		subject, text_body, html_body, attachment_name, attachment_type, attachment, version FROM mail_outbox WHERE id = $1`, id).
 		Scan(&m.Owner, &m.Topic, &m.Batch, &m.Recipient, &m.Lang, &m.MessageID, &m.FromName, &m.ReplyTo,
@@ -449,7 +484,7 @@ func (o *Outbox) send(ctx context.Context, m Message) {
 	case failure.Outcome == Refuse:
 		query, args = `UPDATE mail_outbox SET status = $1, updated_at = $2, error = $3, attachment = NULL`, []any{StatusRefused, now, failure.Text}
 	case failure.Outcome == Unclear:
-		query, args = `UPDATE mail_outbox SET status = $1, updated_at = $2, error = $3, attachment = NULL`, []any{StatusUnknown, now, failure.Text}
+		query, args = `UPDATE mail_outbox SET status = $1, updated_at = `+o.db.NowMicros()+`, error = $2, `+keepForCheck, []any{StatusUnknown, failure.Text}
 	default:
 		attempts := 0
 		_ = o.db.SQL.QueryRowContext(ctx, `SELECT attempts FROM mail_outbox WHERE id = $1`, id).Scan(&attempts)

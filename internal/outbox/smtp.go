@@ -107,6 +107,13 @@ func (s SMTPSender) Send(ctx context.Context, m Message) error {
 	if err := msg.To(m.Recipient); err != nil {
 		return &SendFailure{Outcome: Refuse, Text: "the recipient address: " + err.Error(), Err: err}
 	}
+	if m.CopyTo != "" {
+		// An envelope recipient only (go-mail writes no Bcc header): the server takes the message
+		// for it and the recipient at once, or for neither (a refused RCPT ends the attempt).
+		if err := msg.Bcc(m.CopyTo); err != nil {
+			return &SendFailure{Outcome: Refuse, Text: "the copy address: " + err.Error(), Err: err}
+		}
+	}
 	if m.ReplyTo != "" {
 		_ = msg.ReplyTo(m.ReplyTo) // checked when the mail was written; a bad one is left out
 	}

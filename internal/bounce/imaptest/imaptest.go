@@ -139,3 +139,5 @@ func (s *Server) Seen(t testing.TB, text string) bool {
 	t.Fatalf("no message holds %q", text)
 	return false
 }
+
+func (l testLogger) Println(args ...any) { l.t.Log(append([]any{"smtp server:"}, args...)...) }

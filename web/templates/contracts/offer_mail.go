@@ -62,4 +62,8 @@ type OfferMailRow struct {
 	// DSNStatus and DSNText are the delivery report read later from the bounce mailbox: with
 	// Status "bounced" why it was not delivered; with "sent" a delay (the servers still try).
 	DSNStatus, DSNText string
+	// Recovery is how the copy check resolved a mail a crash left in doubt (outbox.Recovery*:
+	// "confirmed", "resent", or ""); Checked: an unknown mail the copy check will resolve.
+	Recovery string
+	Checked  bool
 }
