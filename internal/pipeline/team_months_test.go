@@ -202,40 +202,14 @@ func checkRepMonths(t *testing.T, db *statedb.DB, ix *workindex.Index, p *Pipeli
 			}
 		}
 	}
-	kept := repMonthRows(t, db)
+	kept := statedbtest.RepMonths(t, db)
 	if err := db.Tx(ctx, func(tx *sql.Tx) error { return workindex.RebuildTotals(ctx, tx) }); err != nil {
 		t.Fatal(err)
 	}
-	if rebuilt := repMonthRows(t, db); !maps.Equal(kept, rebuilt) {
+	if rebuilt := statedbtest.RepMonths(t, db); !maps.Equal(kept, rebuilt) {
 		t.Fatalf("work_viewer_rep_months kept on write %v, rebuilt %v", kept, rebuilt)
 	}
 	return shown
-}
-
-// repMonthRows are the non-zero rows of work_viewer_rep_months.
-func repMonthRows(t *testing.T, db *statedb.DB) map[string][2]int64 {
-	t.Helper()
-	rows, err := db.SQL.QueryContext(context.Background(), `SELECT person, rep, month, n, value_cents FROM work_viewer_rep_months`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string][2]int64{}
-	for rows.Next() {
-		var person, rep string
-		var month int
-		var v [2]int64
-		if err := rows.Scan(&person, &rep, &month, &v[0], &v[1]); err != nil {
-			t.Fatal(err)
-		}
-		if v != [2]int64{} {
-			out[fmt.Sprintf("%s %s %d", person, rep, month)] = v
-		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // TestPipelineTeamRepMonthsCapped: a rep's month with more signed contracts than a list counts

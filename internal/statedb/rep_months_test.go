@@ -69,7 +69,7 @@ func TestMigrationTeamRepMonthsFills(t *testing.T) {
 		}
 		observe(lead, signed(sighting(2, 250), mar), workindex.ActRefreshed)
 
-		kept := repMonths(t, db)
+		kept := statedbtest.RepMonths(t, db)
 		key := func(v workindex.Viewer, rep workindex.Viewer, month int) string {
 			return fmt.Sprintf("%s %s %d", v.Key(), rep.Key(), month)
 		}
@@ -91,34 +91,8 @@ func TestMigrationTeamRepMonthsFills(t *testing.T) {
 		if err := statedb.ApplyMigration(ctx, db, 31, true); err != nil {
 			t.Fatal(err)
 		}
-		if filled := repMonths(t, db); !maps.Equal(filled, want) {
+		if filled := statedbtest.RepMonths(t, db); !maps.Equal(filled, want) {
 			t.Fatalf("filled by the migration %v, want %v (as the writes kept it)", filled, want)
 		}
 	})
-}
-
-// repMonths are the non-zero rows of work_viewer_rep_months, "person rep month" -> count, value.
-func repMonths(t *testing.T, db *statedb.DB) map[string][2]int64 {
-	t.Helper()
-	rows, err := db.SQL.QueryContext(context.Background(), `SELECT person, rep, month, n, value_cents FROM work_viewer_rep_months`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string][2]int64{}
-	for rows.Next() {
-		var person, rep string
-		var month int
-		var v [2]int64
-		if err := rows.Scan(&person, &rep, &month, &v[0], &v[1]); err != nil {
-			t.Fatal(err)
-		}
-		if v != [2]int64{} {
-			out[fmt.Sprintf("%s %s %d", person, rep, month)] = v
-		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

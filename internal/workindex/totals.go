@@ -54,14 +54,8 @@ func updateTotals(ctx context.Context, tx *sql.Tx, existed bool, old, r *Row) er
 	deltas := map[totalKey]*totalDelta{}
 	add := func(row *Row, sign int64) {
 		for _, p := range peopleOf(row) {
-			k := totalKey{row.Stage, p.key}
-			d := deltas[k]
-			if d == nil {
-				d = &totalDelta{}
-				deltas[k] = d
-			}
-			d.n += sign
-			d.value += sign * row.ValueCents()
+			d := deltaOf(deltas, totalKey{row.Stage, p.key})
+			d.add(sign, row.ValueCents())
 			if sign > 0 {
 				d.name = p.name
 			}
@@ -71,18 +65,16 @@ func updateTotals(ctx context.Context, tx *sql.Tx, existed bool, old, r *Row) er
 		add(old, -1)
 	}
 	add(r, 1)
-	keys := changedKeys(deltas, func(a, b totalKey) int {
-		return cmp.Or(cmp.Compare(a.stage, b.stage), cmp.Compare(a.person, b.person))
-	})
-	rows := make([][]any, 0, len(keys))
-	for _, k := range keys {
-		d := deltas[k]
-		rows = append(rows, []any{string(r.Kind), k.person, string(k.stage), d.name, d.n, d.value})
-	}
-	if err := addRows(ctx, tx, `INSERT INTO work_totals (kind, person, stage, name, n, value_cents)`,
+	err := upsertSums(ctx, tx, deltas,
+		func(a, b totalKey) int { return cmp.Or(cmp.Compare(a.stage, b.stage), cmp.Compare(a.person, b.person)) },
+		func(k totalKey, d *totalDelta) []any {
+			return []any{string(r.Kind), k.person, string(k.stage), d.name, d.n, d.value}
+		},
+		`INSERT INTO work_totals (kind, person, stage, name, n, value_cents)`,
 		`ON CONFLICT (kind, person, stage) DO UPDATE SET n = work_totals.n + excluded.n,
 		value_cents = work_totals.value_cents + excluded.value_cents,
-		name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE work_totals.name END`, rows); err != nil {
+		name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE work_totals.name END`)
+	if err != nil {
 		return fmt.Errorf("workindex: totals of %s %d: %w", r.Kind, r.ID(), err)
 	}
 	return nil
@@ -214,59 +206,22 @@ func (s *viewerSums) add(person string, owner bool, r *Row, sign int64) {
 	if r.CreatedBy == person || r.ChangedBy == person {
 		k.mine = 1
 	}
+	value := r.ValueCents()
 	if month := SignedMonth(r.SignedAt); month != 0 {
-		sk := viewerSignedKey{person: person, month: month, owner: k.owner, mine: k.mine}
-		d := s.signed[sk]
-		if d == nil {
-			d = &totalDelta{}
-			s.signed[sk] = d
-		}
-		d.n += sign
-		d.value += sign * r.ValueCents()
+		deltaOf(s.signed, viewerSignedKey{person: person, month: month, owner: k.owner, mine: k.mine}).add(sign, value)
 	}
-	d := s.totals[k]
-	if d == nil {
-		d = &totalDelta{}
-		s.totals[k] = d
-	}
-	d.n += sign
-	d.value += sign * r.ValueCents()
+	deltaOf(s.totals, k).add(sign, value)
 	for _, p := range peopleOf(r)[1:] {
 		if r.Kind == KindContract && !r.SignedAt.IsZero() {
 			days, _ := r.DaysToSign()
-			sk := viewerRepSignedKey{person: person, rep: p.key, days: days}
-			d := s.repSigned[sk]
-			if d == nil {
-				d = &totalDelta{}
-				s.repSigned[sk] = d
-			}
-			d.n += sign
-			d.value += sign * r.ValueCents()
-			mk := viewerRepMonthKey{person: person, rep: p.key, month: SignedMonth(r.SignedAt)}
-			if d = s.repMonths[mk]; d == nil {
-				d = &totalDelta{}
-				s.repMonths[mk] = d
-			}
-			d.n += sign
-			d.value += sign * r.ValueCents()
+			deltaOf(s.repSigned, viewerRepSignedKey{person: person, rep: p.key, days: days}).add(sign, value)
+			deltaOf(s.repMonths, viewerRepMonthKey{person: person, rep: p.key, month: SignedMonth(r.SignedAt)}).add(sign, value)
 		}
 		if r.Kind == KindContract && r.Stage == StageDeclined {
-			dk := viewerRepDeclineKey{person: person, rep: p.key, reason: r.DeclineReason}
-			d := s.declines[dk]
-			if d == nil {
-				d = &totalDelta{}
-				s.declines[dk] = d
-			}
-			d.n += sign
+			deltaOf(s.declines, viewerRepDeclineKey{person: person, rep: p.key, reason: r.DeclineReason}).add(sign, 0)
 		}
-		rk := viewerRepKey{person: person, rep: p.key, stage: r.Stage}
-		d := s.reps[rk]
-		if d == nil {
-			d = &totalDelta{}
-			s.reps[rk] = d
-		}
-		d.n += sign
-		d.value += sign * r.ValueCents()
+		d := deltaOf(s.reps, viewerRepKey{person: person, rep: p.key, stage: r.Stage})
+		d.add(sign, value)
 		if sign > 0 {
 			d.name = p.name
 		}
@@ -276,89 +231,101 @@ func (s *viewerSums) add(person string, owner bool, r *Row, sign int64) {
 // apply writes the changes, each table's keys in one order (person, stage, ...), so two writes
 // never wait on each other's totals in a cycle on PostgreSQL.
 func (s *viewerSums) apply(ctx context.Context, tx *sql.Tx, kind Kind) error {
-	totals := changedKeys(s.totals, func(a, b viewerTotalKey) int {
-		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.stage, b.stage), cmp.Compare(a.owner, b.owner), cmp.Compare(a.mine, b.mine))
-	})
-	rows := make([][]any, 0, len(totals))
-	for _, k := range totals {
-		d := s.totals[k]
-		rows = append(rows, []any{k.person, string(kind), string(k.stage), k.owner, k.mine, d.n, d.value})
-	}
-	if err := addRows(ctx, tx, `INSERT INTO work_viewer_totals (person, kind, stage, owner, mine, n, value_cents)`,
+	if err := upsertSums(ctx, tx, s.totals,
+		func(a, b viewerTotalKey) int {
+			return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.stage, b.stage), cmp.Compare(a.owner, b.owner), cmp.Compare(a.mine, b.mine))
+		},
+		func(k viewerTotalKey, d *totalDelta) []any {
+			return []any{k.person, string(kind), string(k.stage), k.owner, k.mine, d.n, d.value}
+		},
+		`INSERT INTO work_viewer_totals (person, kind, stage, owner, mine, n, value_cents)`,
 		`ON CONFLICT (person, kind, stage, owner, mine) DO UPDATE SET n = work_viewer_totals.n + excluded.n,
-		value_cents = work_viewer_totals.value_cents + excluded.value_cents`, rows); err != nil {
+		value_cents = work_viewer_totals.value_cents + excluded.value_cents`); err != nil {
 		return fmt.Errorf("workindex: viewers' totals: %w", err)
 	}
-
-	signed := changedKeys(s.signed, func(a, b viewerSignedKey) int {
-		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.month, b.month), cmp.Compare(a.owner, b.owner), cmp.Compare(a.mine, b.mine))
-	})
-	rows = rows[:0]
-	for _, k := range signed {
-		d := s.signed[k]
-		rows = append(rows, []any{k.person, string(kind), k.month, k.owner, k.mine, d.n, d.value})
-	}
-	if err := addRows(ctx, tx, `INSERT INTO work_viewer_signed (person, kind, month, owner, mine, n, value_cents)`,
+	if err := upsertSums(ctx, tx, s.signed,
+		func(a, b viewerSignedKey) int {
+			return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.month, b.month), cmp.Compare(a.owner, b.owner), cmp.Compare(a.mine, b.mine))
+		},
+		func(k viewerSignedKey, d *totalDelta) []any {
+			return []any{k.person, string(kind), k.month, k.owner, k.mine, d.n, d.value}
+		},
+		`INSERT INTO work_viewer_signed (person, kind, month, owner, mine, n, value_cents)`,
 		`ON CONFLICT (person, kind, month, owner, mine) DO UPDATE SET n = work_viewer_signed.n + excluded.n,
-		value_cents = work_viewer_signed.value_cents + excluded.value_cents`, rows); err != nil {
+		value_cents = work_viewer_signed.value_cents + excluded.value_cents`); err != nil {
 		return fmt.Errorf("workindex: viewers' signed sums: %w", err)
 	}
-
-	repSigned := changedKeys(s.repSigned, func(a, b viewerRepSignedKey) int {
-		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.rep, b.rep), cmp.Compare(a.days, b.days))
-	})
-	rows = rows[:0]
-	for _, k := range repSigned {
-		d := s.repSigned[k]
-		rows = append(rows, []any{k.person, k.rep, k.days, d.n, d.value})
-	}
-	if err := addRows(ctx, tx, `INSERT INTO work_viewer_rep_signed (person, rep, days, n, value_cents)`,
+	if err := upsertSums(ctx, tx, s.repSigned,
+		func(a, b viewerRepSignedKey) int {
+			return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.rep, b.rep), cmp.Compare(a.days, b.days))
+		},
+		func(k viewerRepSignedKey, d *totalDelta) []any { return []any{k.person, k.rep, k.days, d.n, d.value} },
+		`INSERT INTO work_viewer_rep_signed (person, rep, days, n, value_cents)`,
 		`ON CONFLICT (person, rep, days) DO UPDATE SET n = work_viewer_rep_signed.n + excluded.n,
-		value_cents = work_viewer_rep_signed.value_cents + excluded.value_cents`, rows); err != nil {
+		value_cents = work_viewer_rep_signed.value_cents + excluded.value_cents`); err != nil {
 		return fmt.Errorf("workindex: viewers' signed sums by rep: %w", err)
 	}
-
-	repMonths := changedKeys(s.repMonths, func(a, b viewerRepMonthKey) int {
-		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.rep, b.rep), cmp.Compare(a.month, b.month))
-	})
-	rows = rows[:0]
-	for _, k := range repMonths {
-		d := s.repMonths[k]
-		rows = append(rows, []any{k.person, k.rep, k.month, d.n, d.value})
-	}
-	if err := addRows(ctx, tx, `INSERT INTO work_viewer_rep_months (person, rep, month, n, value_cents)`,
+	if err := upsertSums(ctx, tx, s.repMonths,
+		func(a, b viewerRepMonthKey) int {
+			return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.rep, b.rep), cmp.Compare(a.month, b.month))
+		},
+		func(k viewerRepMonthKey, d *totalDelta) []any { return []any{k.person, k.rep, k.month, d.n, d.value} },
+		`INSERT INTO work_viewer_rep_months (person, rep, month, n, value_cents)`,
 		`ON CONFLICT (person, rep, month) DO UPDATE SET n = work_viewer_rep_months.n + excluded.n,
-		value_cents = work_viewer_rep_months.value_cents + excluded.value_cents`, rows); err != nil {
+		value_cents = work_viewer_rep_months.value_cents + excluded.value_cents`); err != nil {
 		return fmt.Errorf("workindex: viewers' signed sums by rep and month: %w", err)
 	}
-
-	declines := changedKeys(s.declines, func(a, b viewerRepDeclineKey) int {
-		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.rep, b.rep), cmp.Compare(a.reason, b.reason))
-	})
-	rows = rows[:0]
-	for _, k := range declines {
-		rows = append(rows, []any{k.person, k.rep, k.reason, s.declines[k].n})
-	}
-	if err := addRows(ctx, tx, `INSERT INTO work_viewer_rep_declines (person, rep, reason, n)`,
-		`ON CONFLICT (person, rep, reason) DO UPDATE SET n = work_viewer_rep_declines.n + excluded.n`, rows); err != nil {
+	if err := upsertSums(ctx, tx, s.declines,
+		func(a, b viewerRepDeclineKey) int {
+			return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.rep, b.rep), cmp.Compare(a.reason, b.reason))
+		},
+		func(k viewerRepDeclineKey, d *totalDelta) []any { return []any{k.person, k.rep, k.reason, d.n} },
+		`INSERT INTO work_viewer_rep_declines (person, rep, reason, n)`,
+		`ON CONFLICT (person, rep, reason) DO UPDATE SET n = work_viewer_rep_declines.n + excluded.n`); err != nil {
 		return fmt.Errorf("workindex: viewers' declines by rep: %w", err)
 	}
-
-	reps := changedKeys(s.reps, func(a, b viewerRepKey) int {
-		return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.stage, b.stage), cmp.Compare(a.rep, b.rep))
-	})
-	rows = rows[:0]
-	for _, k := range reps {
-		d := s.reps[k]
-		rows = append(rows, []any{k.person, string(kind), string(k.stage), k.rep, d.name, d.n, d.value})
-	}
-	if err := addRows(ctx, tx, `INSERT INTO work_viewer_reps (person, kind, stage, rep, name, n, value_cents)`,
+	if err := upsertSums(ctx, tx, s.reps,
+		func(a, b viewerRepKey) int {
+			return cmp.Or(cmp.Compare(a.person, b.person), cmp.Compare(a.stage, b.stage), cmp.Compare(a.rep, b.rep))
+		},
+		func(k viewerRepKey, d *totalDelta) []any {
+			return []any{k.person, string(kind), string(k.stage), k.rep, d.name, d.n, d.value}
+		},
+		`INSERT INTO work_viewer_reps (person, kind, stage, rep, name, n, value_cents)`,
 		`ON CONFLICT (person, kind, stage, rep) DO UPDATE SET n = work_viewer_reps.n + excluded.n,
 		value_cents = work_viewer_reps.value_cents + excluded.value_cents,
-		name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE work_viewer_reps.name END`, rows); err != nil {
+		name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE work_viewer_reps.name END`); err != nil {
 		return fmt.Errorf("workindex: viewers' totals by rep: %w", err)
 	}
 	return nil
+}
+
+// deltaOf is the change to the row of key k in deltas, made empty when k has none yet.
+func deltaOf[K comparable](deltas map[K]*totalDelta, k K) *totalDelta {
+	d := deltas[k]
+	if d == nil {
+		d = &totalDelta{}
+		deltas[k] = d
+	}
+	return d
+}
+
+// add adds (sign 1) or takes out (-1) one row of value cents.
+func (d *totalDelta) add(sign, value int64) {
+	d.n += sign
+	d.value += sign * value
+}
+
+// upsertSums adds deltas to one sum table in one statement: the changed keys in compare's order
+// (changedKeys), a tuple each from row, then insert and onConflict as addRows writes them.
+func upsertSums[K comparable](ctx context.Context, tx *sql.Tx, deltas map[K]*totalDelta, compare func(a, b K) int,
+	row func(K, *totalDelta) []any, insert, onConflict string) error {
+	keys := changedKeys(deltas, compare)
+	rows := make([][]any, 0, len(keys))
+	for _, k := range keys {
+		rows = append(rows, row(k, deltas[k]))
+	}
+	return addRows(ctx, tx, insert, onConflict, rows)
 }
 
 // changedKeys are the keys of deltas that change their row (a count, a value or a name) in the
