@@ -3,7 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -94,4 +96,55 @@ func settingsMarkdown() string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.Env, flagName, def, s.Description)
 	}
 	return b.String()
+}
+
+// TestDocsNameEveryInternalPackage: README.md's layout table and docs/architecture.md's table of
+// packages have a row for every package under internal/ (test-support packages, whose names end in
+// "test", aside; the first cell of a row names the package), so a new package cannot land without
+// saying what it is for.
+func TestDocsNameEveryInternalPackage(t *testing.T) {
+	var packages []string
+	err := filepath.WalkDir("../../internal", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || strings.HasSuffix(d.Name(), "test") || d.Name() == "testdata" {
+			if err == nil && d.IsDir() && path != "../../internal" {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		code, err := filepath.Glob(filepath.Join(path, "*.go"))
+		if err != nil {
+			return err
+		}
+		for _, f := range code {
+			if !strings.HasSuffix(f, "_test.go") {
+				rel, _ := filepath.Rel("../..", path)
+				packages = append(packages, filepath.ToSlash(rel))
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(packages) < 30 {
+		t.Fatalf("found %d packages under internal/: the walk is wrong", len(packages))
+	}
+	for _, doc := range []string{readme, "../../docs/architecture.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var firstCells strings.Builder
+		for _, line := range strings.Split(string(b), "\n") {
+			if cells := strings.Split(line, "|"); len(cells) > 2 && cells[0] == "" {
+				firstCells.WriteString(cells[1])
+			}
+		}
+		for _, p := range packages {
+			if !strings.Contains(firstCells.String(), "`"+p+"`") {
+				t.Errorf("%s has no table row for the package `%s`", doc, p)
+			}
+		}
+	}
 }
