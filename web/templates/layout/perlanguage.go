@@ -19,6 +19,20 @@ var (
 	paletteDialog  = perLanguage("palette dialog", palette.Dialog())
 )
 
+// languageButtons is languageButtonsOf(choices) rendered once per language and set of choices
+// (one set in a process: the bundle's).
+func languageButtons(choices []i18n.Choice) templ.Component {
+	var key strings.Builder
+	key.WriteString("language buttons")
+	for _, c := range choices {
+		key.WriteString(" ")
+		key.WriteString(c.Code)
+		key.WriteString("=")
+		key.WriteString(c.Name)
+	}
+	return perLanguage(key.String(), languageButtonsOf(choices))
+}
+
 // perLanguage is c rendered once per language (the translator's Derived cache) and written as
 // those bytes afterwards. c must depend on the language alone: it is rendered with a context that
 // holds nothing but the translator.
