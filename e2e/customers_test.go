@@ -251,6 +251,33 @@ func TestCustomersStartQuote(t *testing.T) {
 		"the quote builder opens for the customer and its one configurator")
 }
 
+// The folded trees of a customer (attributes, issue 43) are not in the page: opening "Show the
+// fields" loads the tree in place of the fallback link, and closing and reopening keeps it (loaded
+// once). The link leads to the same tree on a page of its own (a browser without JavaScript).
+func TestCustomersFoldedFieldsLoadWhenOpened(t *testing.T) {
+	page := newPage(t)
+	login(t, page, salesUser, salesPassword)
+	visit(t, page, "/customers", `[data-testid="customer-row"]`)
+	check(t, page.Locator(`[data-testid="customer-row"] [data-testid="customer-link"]`).First().Click(), "open the first customer")
+	section := page.GetByTestId("customer-attributes")
+	check(t, suite.expect.Locator(section).ToBeVisible(), "the customer has attributes")
+	tree := section.Locator(`[data-testid="json-tree"]`)
+	check(t, suite.expect.Locator(tree).ToHaveCount(0), "the tree is not in the page before it is opened")
+	folded := section.GetByTestId("attributes-fields")
+	check(t, folded.Locator(":scope > summary").Click(), "open Show the fields")
+	check(t, suite.expect.Locator(tree).ToBeVisible(), "the tree is loaded when opened")
+	check(t, suite.expect.Locator(section.GetByTestId("lazy-fallback")).ToHaveCount(0), "the fallback link gave way to the tree")
+	check(t, folded.Locator(":scope > summary").Click(), "close it")
+	check(t, suite.expect.Locator(tree).ToBeHidden(), "closed")
+	check(t, folded.Locator(":scope > summary").Click(), "open it again")
+	check(t, suite.expect.Locator(tree).ToHaveCount(1), "the tree once, as loaded the first time")
+	check(t, suite.expect.Locator(tree).ToBeVisible(), "shown again")
+
+	href, err := folded.GetAttribute("hx-get")
+	check(t, err, "where the tree comes from")
+	visit(t, page, href, `main [data-testid="json-tree"]`)
+}
+
 // custOpenOwnerForms unfolds "Add or replace owners" (folded below the customer's facts, issue 26).
 func custOpenOwnerForms(t *testing.T, page playwright.Page) {
 	t.Helper()

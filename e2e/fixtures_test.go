@@ -94,7 +94,14 @@ func addTestOwner(t *testing.T, page playwright.Page, c testCustomer) string {
 	doc, err := goquery.NewDocumentFromReader(strings.NewReader(pageHTML))
 	check(t, err, "parse the customer's page")
 	ownerID := doc.Find(`[data-testid="known-owners"] option`).First().AttrOr("value", "")
-	action := doc.Find(`[data-testid="owner-add-form"]`).AttrOr("action", "")
+	// The add-owner form is folded in "Add or replace owners", loaded when opened (its hx-get).
+	manage, err := req.Get(portalURL(doc.Find(`[data-testid="owners-manage"]`).AttrOr("hx-get", "/missing")),
+		playwright.APIRequestContextGetOptions{Headers: map[string]string{"HX-Request": "true"}})
+	check(t, err, "open Add or replace owners")
+	manageHTML, _ := manage.Text()
+	manageDoc, err := goquery.NewDocumentFromReader(strings.NewReader(manageHTML))
+	check(t, err, "parse Add or replace owners")
+	action := manageDoc.Find(`[data-testid="owner-add-form"]`).AttrOr("action", "")
 	if ownerID == "" || action == "" {
 		t.Fatalf("the customer's page suggests no owner or has no add-owner form: %.500s", pageHTML)
 	}

@@ -26,7 +26,7 @@ func TestCustomerConfirmationsStateTheCustomerNow(t *testing.T) {
 	page := parseHTML(t, p.get(t, user, path, nil).body)
 	name := strings.TrimSpace(page.Find("main h1").First().Text())
 	change := page.Find(`[data-testid="owner-change-form"]`)
-	replace := page.Find(`[data-testid="owners-replace-form"]`)
+	replace := parseHTML(t, p.get(t, user, path+"/owners/manage", htmx).body).Find(`[data-testid="owners-replace-form"]`)
 	profileDelete := page.Find(`[data-testid="profile-row"] form`)
 	for what, sel := range map[string]interface{ AttrOr(string, string) string }{"change": change, "replace": replace, "profile delete": profileDelete} {
 		if sel.AttrOr("data-confirm-url", "") == "" || sel.AttrOr("hx-confirm", "") != "" || sel.AttrOr("data-confirm", "") != "" {

@@ -120,15 +120,8 @@ func (h *Handler) customerDetailVM(c *gin.Context, cust *apiclient.Customer, cpq
 		{Key: tr.T("customer.profiles.col.created"), Value: orDash(""), At: cust.CreatedAt},
 		{Key: tr.T("customers.col.updated"), Value: orDash(""), At: cust.UpdatedAt},
 	}
-	if attrs := bytes.TrimSpace(cust.Attributes); len(attrs) > 0 && !bytes.Equal(attrs, []byte("null")) && !bytes.Equal(attrs, []byte("{}")) {
-		vm.Attributes = cust.Attributes
-	}
-	// The client decoded Raw, so it is valid JSON: no second check (docs/performance.md).
-	other, err := otherFieldsOfValid(cust.Raw, knownCustomerFields, map[string][]string{"address": knownAddressFields})
-	if err != nil {
-		h.log(c).Warn("customer document: cannot list its other fields", "customer_id", cust.ID, "err", err)
-	}
-	vm.Other = other
+	vm.Attributes = customerAttributes(cust)
+	vm.Other = h.customerOtherFields(c, cust)
 	return vm
 }
 
@@ -147,8 +140,6 @@ func startQuoteHref(cust *apiclient.Customer) string {
 func (h *Handler) ownersVM(c *gin.Context, cust *apiclient.Customer) customers.OwnersVM {
 	vm := customers.OwnersVM{
 		CustomerID: cust.ID,
-		Add:        customers.NewOwnerAddForm(tr(c), cust.ID, "", ""),
-		Replace:    customers.NewOwnersReplaceForm(tr(c), cust.ID, "", ""),
 	}
 	known := map[int64]customers.OwnerVM{}
 	if snap, ok := h.customers.Peek(customerCacheKey(c)); ok {

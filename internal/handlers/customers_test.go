@@ -325,12 +325,27 @@ func TestCustomerDetail(t *testing.T) {
 	if doc.Find(`[data-testid="profile-row"]`).Length() == 0 {
 		t.Error("no profiles")
 	}
-	if doc.Find(`[data-testid="customer-attributes"] [data-testid="json-tree"]`).Length() != 1 {
-		t.Error("the attributes are not shown as a tree")
+	// The trees are folded and loaded when opened (issue 43): the page has the sections and where
+	// their content comes from, htmx gets the tree alone, a browser without it a page of its own.
+	for section, href := range map[string]string{"customer-attributes": "/customers/9/attributes", "customer-other-fields": "/customers/9/other-fields"} {
+		folded := doc.Find(`[data-testid="` + section + `"] details[hx-get]`)
+		if folded.AttrOr("hx-get", "") != href || folded.Find(`[data-testid="json-tree"]`).Length() != 0 {
+			t.Errorf("%s: hx-get %q (want %s), %d trees in the page", section, folded.AttrOr("hx-get", ""), href, folded.Find(`[data-testid="json-tree"]`).Length())
+		}
+		own := p.get(t, user, href, nil)
+		if ownDoc := parseHTML(t, own.body); own.StatusCode != http.StatusOK || ownDoc.Find(`main [data-testid="json-tree"]`).Length() != 1 ||
+			ownDoc.Find(`main a[href="/customers/9"]`).Length() == 0 {
+			t.Errorf("%s without htmx: %d, not a page with the tree and the way back", href, own.StatusCode)
+		}
 	}
-	other := doc.Find(`[data-testid="customer-other-fields"]`)
-	if other.Find(`[data-testid="json-tree"]`).Length() != 1 {
-		t.Fatal("the unknown fields are not shown")
+	attrs := p.get(t, user, "/customers/9/attributes", htmx)
+	if adoc := parseHTML(t, attrs.body); attrs.StatusCode != http.StatusOK || adoc.Find(`[data-testid="json-tree"]`).Length() != 1 || adoc.Find("main").Length() != 0 {
+		t.Error("the attributes are not answered as a tree alone")
+	}
+	otherResp := p.get(t, user, "/customers/9/other-fields", htmx)
+	other := parseHTML(t, otherResp.body).Selection
+	if otherResp.StatusCode != http.StatusOK || other.Find(`[data-testid="json-tree"]`).Length() != 1 {
+		t.Fatalf("the unknown fields are not shown: %d %s", otherResp.StatusCode, otherResp.body)
 	}
 	keys := other.Find("dt").Map(func(_ int, s *goquery.Selection) string { return s.Text() })
 	for _, want := range []string{"loyalty", "level", "legacyCode", "address", "region"} {
@@ -348,11 +363,11 @@ func TestCustomerDetail(t *testing.T) {
 	if other.Find(`details[data-type="object"]`).Length() < 2 {
 		t.Error("nested values are not collapsible")
 	}
-	if strings.Contains(resp.body, `<pre`) {
+	if strings.Contains(resp.body, `<pre`) || strings.Contains(otherResp.body, `<pre`) {
 		t.Error("a raw JSON dump is on the page")
 	}
 	// The payload in an unknown field stays text.
-	if doc.Find("script:not([src])").Length() != 0 || !strings.Contains(other.Text(), "<script>alert(2)</script>") {
+	if other.Find("script:not([src])").Length() != 0 || !strings.Contains(other.Text(), "<script>alert(2)</script>") {
 		t.Error("the unknown field's payload was not shown escaped")
 	}
 	if quote := doc.Find(`[data-testid="start-quote"]`).AttrOr("href", ""); quote != "/quotes/new?customerId=9&cpqId=2" {
@@ -780,8 +795,18 @@ func TestCustomerOwners(t *testing.T) {
 	if doc.Find(`[data-testid="owners-empty"]`).Length() != 1 {
 		t.Fatal("a new customer should have no owner")
 	}
-	if doc.Find(`[data-testid="owners-replace-form"]`).AttrOr("data-confirm-url", "") == "" {
+	if href := doc.Find(`details[data-testid="owners-manage"]`).AttrOr("hx-get", ""); href != path+"/owners/manage" {
+		t.Errorf("Add or replace owners loads %q, want %s/owners/manage", href, path)
+	}
+	manage := parseHTML(t, p.get(t, user, path+"/owners/manage", htmx).body)
+	if manage.Find(`[data-testid="owner-add-form"]`).AttrOr("action", "") != path+"/owners/add" {
+		t.Error("Add or replace owners has no add-owner form")
+	}
+	if manage.Find(`[data-testid="owners-replace-form"]`).AttrOr("data-confirm-url", "") == "" {
 		t.Error("replacing the owners asks no confirmation")
+	}
+	if missing := p.get(t, user, "/customers/999999999/owners/manage", htmx); missing.StatusCode != http.StatusNotFound {
+		t.Errorf("Add or replace owners of a missing customer: %d, want 404", missing.StatusCode)
 	}
 	ownerIDs := func(d *goquery.Document) []string {
 		return d.Find(`[data-testid="owner"]`).Map(func(_ int, s *goquery.Selection) string { return s.AttrOr("data-owner-id", "") })

@@ -110,6 +110,10 @@ func (h *Handler) Routes(r *gin.Engine) {
 	pages.POST("/customers/:customerId", h.updateCustomer)
 	pages.POST("/customers/:customerId/owners", h.replaceCustomerOwners)
 	pages.GET("/customers/:customerId/owners/confirm", h.confirmReplaceOwners)
+	// The customer page's folded sections, loaded when opened (customer_folded.go).
+	pages.GET("/customers/:customerId/owners/manage", h.showOwnersManage)
+	pages.GET("/customers/:customerId/attributes", h.showCustomerAttributes)
+	pages.GET("/customers/:customerId/other-fields", h.showCustomerOtherFields)
 	pages.POST("/customers/:customerId/owners/add", h.addCustomerOwner)
 	pages.POST("/customers/:customerId/owners/change", h.changeCustomerOwner)
 	pages.GET("/customers/:customerId/owners/change/confirm", h.confirmChangeOwner)

@@ -121,14 +121,17 @@ func TestCountText(t *testing.T) {
 	}
 }
 
-func TestDetailPageShowsOtherFieldsAsTree(t *testing.T) {
+// The folded sections (the owner forms, the trees of attributes and other fields) are not in the
+// page: each loads its content when opened, and keeps a link to it on a page of its own for a
+// browser without JavaScript or a failed load.
+func TestDetailPageFoldsSectionsToLoadWhenOpened(t *testing.T) {
 	t.Parallel()
 	vm := DetailVM{
 		ID: 3, Name: xss, Status: "ACTIVE", StartQuoteHref: "/quotes/new?customerId=3", EditHref: "/customers/3/edit",
 		Summary:    []components.KV{{Key: "Tax id", Value: "IT01234567890"}},
 		Attributes: json.RawMessage(`{"tier":"gold"}`),
 		Other:      json.RawMessage(`{"loyalty":{"level":"gold"},"note":"` + strings.ReplaceAll(xss, `"`, `\"`) + `"}`),
-		Owners:     OwnersVM{CustomerID: 3, Add: NewOwnerAddForm(english(t), 3, "", ""), Replace: NewOwnersReplaceForm(english(t), 3, "", "")},
+		Owners:     OwnersVM{CustomerID: 3},
 		Profiles:   ProfilesVM{CustomerID: 3, Form: NewProfileForm(english(t), 3, ProfileInput{}, nil)},
 	}
 	doc, html := render(t, DetailPage(vm))
@@ -138,12 +141,42 @@ func TestDetailPageShowsOtherFieldsAsTree(t *testing.T) {
 	if doc.Find(`[data-testid="customer-name"]`).Text() != xss {
 		t.Error("name")
 	}
-	other := doc.Find(`[data-testid="customer-other-fields"]`)
-	if other.Find(`details[data-type="object"]`).Length() < 2 || !strings.Contains(other.Text(), "level") {
-		t.Errorf("other fields: %s", other.Text())
+	for _, tc := range []struct{ section, folded, href string }{
+		{"customer-other-fields", "other-fields", "/customers/3/other-fields"},
+		{"customer-attributes", "attributes-fields", "/customers/3/attributes"},
+		{"customer-owners", "owners-manage", "/customers/3/owners/manage"},
+	} {
+		d := doc.Find(`[data-testid="` + tc.section + `"] details[data-testid="` + tc.folded + `"]`)
+		if d.Length() != 1 || d.AttrOr("open", "closed") != "closed" {
+			t.Errorf("%s: no folded section %s: %s", tc.section, tc.folded, html)
+			continue
+		}
+		if d.AttrOr("hx-get", "") != tc.href || d.AttrOr("hx-trigger", "") != "toggle once" {
+			t.Errorf("%s: loads hx-get=%q hx-trigger=%q, want %q on toggle once", tc.folded, d.AttrOr("hx-get", ""), d.AttrOr("hx-trigger", ""), tc.href)
+		}
+		if target := d.AttrOr("hx-target", ""); target != "find .lazy-body" || d.Find(".lazy-body").Length() != 1 {
+			t.Errorf("%s: hx-target %q has no body to fill", tc.folded, target)
+		}
+		if d.Find(`.lazy-body [data-testid="lazy-own-page"]`).AttrOr("href", "") != tc.href {
+			t.Errorf("%s: no fallback link to %s", tc.folded, tc.href)
+		}
 	}
-	if doc.Find(`[data-testid="start-quote"]`).AttrOr("href", "") != "/quotes/new?customerId=3" {
-		t.Error("start quote link")
+	if n := doc.Find(`[data-testid="json-tree"], [data-testid="owner-add-form"], [data-testid="owners-replace-form"]`).Length(); n != 0 {
+		t.Errorf("%d folded contents rendered in the page", n)
+	}
+	if strings.Contains(html, "loyalty") || strings.Contains(html, "tier") {
+		t.Error("the other fields or attributes are in the page")
+	}
+}
+
+func TestOwnersManageIsBothForms(t *testing.T) {
+	t.Parallel()
+	doc, _ := render(t, OwnersManage(3))
+	if doc.Find(`form[data-testid="owner-add-form"]`).AttrOr("action", "") != "/customers/3/owners/add" {
+		t.Error("no add-owner form posting to /customers/3/owners/add")
+	}
+	if doc.Find(`form[data-testid="owners-replace-form"]`).AttrOr("action", "") != "/customers/3/owners" {
+		t.Error("no replace-owners form posting to /customers/3/owners")
 	}
 }
 

@@ -213,9 +213,6 @@ type OwnersVM struct {
 	// Known are owners seen in the customer documents (the directory is not exposed, A8), for
 	// the owner-id inputs' suggestions.
 	Known []OwnerVM
-	// Add and Replace are the add-owner and replace-owners forms.
-	Add     OwnerFormVM
-	Replace OwnerFormVM
 	// Me is the signed-in person as an owner (their e-mail among the known owners'), zero when
 	// the portal does not know their owner id; MeOwner says they own the customer already.
 	Me      OwnerVM
@@ -225,6 +222,9 @@ type OwnersVM struct {
 // OfferMe says whether the page offers the person to become an owner: their owner id is known
 // and they are not one.
 func (vm OwnersVM) OfferMe() bool { return vm.Me.ID != 0 && !vm.MeOwner }
+
+// AddAction is where the add-owner form posts ("Add me as owner" too).
+func (vm OwnersVM) AddAction() string { return ownersBase(vm.CustomerID) + "/add" }
 
 // ChangeForm is the change form of one owner (empty, without error).
 func (vm OwnersVM) ChangeForm(tr *i18n.Translator, o OwnerVM) OwnerFormVM {
@@ -264,6 +264,20 @@ type OwnerFormVM struct {
 // ownersBase is the URL prefix of the owner forms.
 func ownersBase(customerID int32) string {
 	return "/customers/" + strconv.FormatInt(int64(customerID), 10) + "/owners"
+}
+
+// OwnersManageHref loads the add-owner and replace-owners forms ("Add or replace owners").
+func OwnersManageHref(customerID int32) string { return ownersBase(customerID) + "/manage" }
+
+// AttributesHref and OtherFieldsHref load the trees of the customer's attributes and of the
+// fields the portal does not know.
+func AttributesHref(customerID int32) string {
+	return "/customers/" + strconv.FormatInt(int64(customerID), 10) + "/attributes"
+}
+
+// OtherFieldsHref: see AttributesHref.
+func OtherFieldsHref(customerID int32) string {
+	return "/customers/" + strconv.FormatInt(int64(customerID), 10) + "/other-fields"
 }
 
 // NewOwnerAddForm is the add-owner form with the user's value and error.

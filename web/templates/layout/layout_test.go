@@ -11,6 +11,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/cpqportal/portal/internal/i18n"
+	"github.com/cpqportal/portal/web/templates/palette"
 )
 
 type fakeAssets struct{}
@@ -198,6 +199,37 @@ func TestBodyDataI18nIsTheMessagesOfEachLanguage(t *testing.T) {
 			}
 			if got := doc.Find(`head meta[name="htmx-config"]`).AttrOr("content", ""); got != HTMXConfig {
 				t.Fatalf("%s: htmx-config = %q, want HTMXConfig", choice.Code, got)
+			}
+		}
+	}
+}
+
+// The palette's trigger and dialog and the language menu's buttons are written from their
+// per-language copy: in every language, twice (the second from the kept copy), exactly what
+// rendering them on the spot writes.
+func TestPaletteAndLanguageButtonsRenderedOncePerLanguageAreTheSame(t *testing.T) {
+	bundle, err := i18n.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, choice := range bundle.Choices() {
+		tag, _ := bundle.Supported(choice.Code)
+		ctx := i18n.WithTranslator(context.Background(), bundle.Translator(tag))
+		for _, part := range []struct {
+			kept, fresh templ.Component
+		}{{paletteTrigger, palette.Trigger()}, {paletteDialog, palette.Dialog()}, {languageButtons(bundle.Choices()), languageButtonsOf(bundle.Choices())}} {
+			var want strings.Builder
+			if err := part.fresh.Render(ctx, &want); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				var got strings.Builder
+				if err := part.kept.Render(ctx, &got); err != nil {
+					t.Fatal(err)
+				}
+				if got.String() != want.String() || got.Len() == 0 {
+					t.Fatalf("%s: kept %q, rendered %q", choice.Code, got.String(), want.String())
+				}
 			}
 		}
 	}
