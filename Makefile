@@ -37,6 +37,17 @@ RACE_PKGS_RE := /internal/(auth|session|handlers)(/|$$)
 # detector by the crawl and the fault sweeps above; 29 CPU-s less.
 RACE_SKIP := ^(TestHostileNamesAreIsolatedOnEveryPage|TestNoFieldCutsWhatWasTyped|TestBatchArchiveZipBombIsAClear4xx|TestBatchNotKnownSaysWhyInEveryLanguage|TestHostileHiddenCharactersAreRefusedInEveryFormAndQuery|TestEveryUpstreamCallFollowsTheSpecHeaderRules|TestHostileFormValuesAnswer4xxNever5xx|TestPseudoLocaleLeavesNoUntranslatedText|TestHostilePathParametersReachTheV2APIOnlyAsOneEscapedSegment|TestHostileBodiesAreBoundedPerRoute)$$
 RACE_SKIP_PKGS := ./internal/handlers/
+# UNIT_PARALLEL: how many test binaries the step without the race detector runs at once (go test
+# -p; the default is the number of cores, 2 here). That step left a core idle much of the time: the
+# packages that take longest mostly wait (PostgreSQL stopped and started, replicas killed, leases
+# run out, one test after another): jobs 74 s and signwatch 70 s of 2026-11-29's quiet run used
+# 21.2 and 4.6 CPU-s (each alone, /usr/bin/time), and the whole step about 243 CPU-s in 212 s
+# (1.15 cores of 2). With 4 their waits overlap other packages' work: the step at -p 4 passed in
+# 232 s beside other work (load 3-8, 214 CPU-s), as long as at -p 2 on the quiet machine; a quiet
+# run was not measured. The race step keeps go's
+# default: its handlers' tests at -parallel 4 (2026-11-29, a machine at load 15) timed out where
+# the v2 API's faults should answer 502 (504s, client timeouts), i.e. load-sensitive.
+UNIT_PARALLEL ?= 4
 
 # Nested Go modules (own go.mod, so their dependencies stay out of the portal's go.sum) are
 # linted and tested too; tools/ only pins programs to build (Dex, oauth2-proxy, Mailpit) and has nothing to test.
@@ -120,7 +131,7 @@ unit: deps ## Unit and package tests of every module on a throwaway PostgreSQL (
 	race=$$(grep -E '$(RACE_PKGS_RE)' <<<"$$pkgs" || true); \
 	rest=$$(grep -vE '$(RACE_PKGS_RE)' <<<"$$pkgs" || true); \
 	echo "unit: go test -count=1 (all but e2e)"; SECONDS=0; \
-	scripts/with-postgres.sh go test -count=1 -timeout 20m $$rest; \
+	scripts/with-postgres.sh go test -count=1 -timeout 20m -p $(UNIT_PARALLEL) $$rest; \
 	echo "unit: without the race detector: $${SECONDS}s"; \
 	if [ -n "$$race" ]; then \
 		echo "unit: go test -count=1 -race -skip '$(RACE_SKIP)'" $$race; SECONDS=0; \
