@@ -154,8 +154,22 @@ func i18nPages(w a11yWorld) []struct{ name, path, ready string } {
 	}
 }
 
+// i18nSameInEveryLanguage are the axe rules whose inputs a translation does not change, run on
+// the English pages only (at both widths here, and in light and dark at 1280 px by
+// TestA11yEveryPageAndStateLightAndDark). colour-contrast compares each text's colour with the
+// background behind it and its size with the large-text threshold: the colours and sizes are the
+// style sheet's, the same in every language. What this leaves unchecked in the other languages:
+// a translation long enough to leave its box onto another background without making the page
+// scroll sideways (the layout check below catches what sticks out of the page). It is about a third of axe's own time on these pages (2026-11-29, in the
+// page, the eight pages in German at 390 and 1280 px: 8.1 s with every rule, 5.2 s without it).
+// Every other rule runs in every language: names and labels (a missing or empty translation),
+// lang attributes, headings and table headers with text, target sizes and scrollable regions
+// (their sizes follow the text's length).
+var i18nSameInEveryLanguage = []string{"color-contrast"}
+
 // Every main page in every language, on a phone (390 px) and a laptop (1280 px): no serious axe
 // violation, no sideways scrolling (long German labels must wrap), the page in that language.
+// axe's rules that a translation cannot change run in English only (i18nSameInEveryLanguage).
 func TestI18nEveryLanguageAxeAndLayout(t *testing.T) {
 	src := axeSource(t)
 	page := newPageWith(t, pageOptions{width: 1280, height: 800})
@@ -177,7 +191,11 @@ func TestI18nEveryLanguageAxeAndLayout(t *testing.T) {
 				what := fmt.Sprintf("%s in %s at %d px", p.name, lang, width)
 				visit(t, page, p.path, p.ready)
 				i18nExpectLang(t, page, tr, what)
-				checkAxe(t, page, src, what)
+				if lang == i18n.Languages[0] {
+					checkAxe(t, page, src, what)
+				} else {
+					checkAxeWithout(t, page, src, what, i18nSameInEveryLanguage...)
+				}
 				problem, err := page.Evaluate(overflowJS)
 				check(t, err, "measure "+what)
 				if problem != "" {

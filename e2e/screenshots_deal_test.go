@@ -12,8 +12,12 @@ import (
 // contract is sent (docs/contracts.md, docs/home.md, docs/backoffice.md): a contract its signer
 // signed, one declined with the reason, the back office's home with the signed contract waiting for
 // the archive, the batch check leaving out the declined one, an import's dry run and a handover's
-// preview. Like TestScreenshots, each is checked to be a whole PNG of its size, and written to
-// docs/screenshots with SCREENSHOTS=1. It needs the simulator's signer control API
+// preview. Like TestScreenshots, each is checked to be a whole PNG of its size, written to
+// docs/screenshots, and it runs with SCREENSHOTS=1 (make screenshots) only: the states are asserted
+// in make test by TestContractSignedShowsOnItsPageAndInTheLists, TestContractDeclinedShowsWhyAndIsSentAgain,
+// TestSignedContractArchivedFromTheBackOfficeHome, TestWorkContractFollowsTheDeal (a contract left
+// out of the batch check), TestCustomerImportItalianCSVDryRun and
+// TestHandoverOfOneOwnersCustomersToAnother. It needs the simulator's signer control API
 // (bin/v2sim -admin) and says so otherwise.
 func TestScreenshotsOfADealsLifeAndTheBackOffice(t *testing.T) {
 	const width, height = 1280, 800

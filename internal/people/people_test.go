@@ -300,12 +300,21 @@ SELECT 'user' || CAST(i AS TEXT), 'user' || CAST(i AS TEXT), 'Person ' || CAST(i
 			t.Fatal(err)
 		}
 		d := New(db, Options{})
-		written := walBytes(t, db, func() {
-			res := d.Record(ctx, Person{Login: "user77", Name: "Seven Seven", Email: "user77@x.example"})
-			if res != nil {
-				t.Fatal(res)
+		// PostgreSQL's WAL position is the server's, and make unit runs several packages' tests on
+		// one server at once: their writes only add to a sign-in's, so the least of three sign-ins
+		// (three people, each renamed: each a write) is the sign-in's own.
+		written := int64(-1)
+		for _, login := range []string{"user77", "user78", "user79"} {
+			n := walBytes(t, db, func() {
+				res := d.Record(ctx, Person{Login: login, Name: "Seven Seven", Email: login + "@x.example"})
+				if res != nil {
+					t.Fatal(res)
+				}
+			})
+			if written < 0 || n < written {
+				written = n
 			}
-		})
+		}
 		if written > 64<<10 {
 			t.Errorf("a sign-in among %d people wrote %d bytes of WAL", many, written)
 		}
