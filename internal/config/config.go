@@ -374,41 +374,11 @@ func settings() []setting {
 				return nil
 			}},
 		{Setting: Setting{"PORTAL_SMTP_FROM", "smtp-from", "", "The From address of the portal's e-mail (required with PORTAL_SMTP_URL), e.g. offers@example.com"},
-			apply: func(c *Config, raw string) error {
-				if raw == "" {
-					return nil
-				}
-				a, err := mail.ParseAddress(raw)
-				if err != nil {
-					return fmt.Errorf("must be an e-mail address such as offers@example.com, not %q", raw)
-				}
-				c.SMTPFrom = a.Address
-				return nil
-			}},
+			apply: emailAddress("offers@example.com", func(c *Config, addr string) { c.SMTPFrom = addr })},
 		{Setting: Setting{"PORTAL_MAIL_BOUNCE_IMAP_URL", "", "", "Mailbox the delivery reports (bounces) of the portal's e-mail arrive in, read over IMAP: imaps://user:password@host:993/INBOX, imap://user:password@host:143/INBOX (STARTTLS required) or imap://user:password@host:143/INBOX?starttls=0 (no TLS: a server on the same host only); empty: bounces are not read (docs/mail.md)"},
-			apply: func(c *Config, raw string) error {
-				if raw == "" {
-					return nil
-				}
-				m, err := bounce.ParseIMAPURL(raw)
-				if err != nil {
-					return err // never the URL itself: it holds the password
-				}
-				c.BounceMailbox = &m
-				return nil
-			}},
+			apply: imapMailbox(func(c *Config, m *bounce.Mailbox) { c.BounceMailbox = m })},
 		{Setting: Setting{"PORTAL_MAIL_BOUNCE_ADDRESS", "mail-bounce-address", "", "Envelope sender (Return-Path) of the portal's e-mail: the address of the bounce mailbox, where delivery reports go (with PORTAL_MAIL_BOUNCE_IMAP_URL; empty: PORTAL_SMTP_FROM)"},
-			apply: func(c *Config, raw string) error {
-				if raw == "" {
-					return nil
-				}
-				a, err := mail.ParseAddress(raw)
-				if err != nil {
-					return fmt.Errorf("must be an e-mail address such as bounces@example.com, not %q", raw)
-				}
-				c.BounceAddress = a.Address
-				return nil
-			}},
+			apply: emailAddress("bounces@example.com", func(c *Config, addr string) { c.BounceAddress = addr })},
 		{Setting: Setting{"PORTAL_MAIL_BOUNCE_EVERY", "mail-bounce-every", "5m", "How often the bounce mailbox is read (one replica at a time; minutes are polite to the mail server, at least 1s)"},
 			apply: func(c *Config, raw string) error {
 				d, err := time.ParseDuration(raw)
@@ -419,29 +389,9 @@ func settings() []setting {
 				return nil
 			}},
 		{Setting: Setting{"PORTAL_MAIL_COPY_TO", "mail-copy-to", "", "Copy address every mail of the portal also goes to (an envelope recipient only, never shown to the customer), delivered to a mailbox the portal reads over IMAP (PORTAL_MAIL_COPY_IMAP_URL, else the bounce mailbox): a mail whose sender crashed mid-send is then confirmed by its copy or sent again, exactly once; empty: such a mail stays \"unknown\" (docs/mail.md)"},
-			apply: func(c *Config, raw string) error {
-				if raw == "" {
-					return nil
-				}
-				a, err := mail.ParseAddress(raw)
-				if err != nil {
-					return fmt.Errorf("must be an e-mail address such as portal-copies@example.com, not %q", raw)
-				}
-				c.CopyTo = a.Address
-				return nil
-			}},
+			apply: emailAddress("portal-copies@example.com", func(c *Config, addr string) { c.CopyTo = addr })},
 		{Setting: Setting{"PORTAL_MAIL_COPY_IMAP_URL", "", "", "Mailbox the copies (PORTAL_MAIL_COPY_TO) arrive in, read over IMAP, as PORTAL_MAIL_BOUNCE_IMAP_URL; copies read are deleted; empty: the bounce mailbox (docs/mail.md)"},
-			apply: func(c *Config, raw string) error {
-				if raw == "" {
-					return nil
-				}
-				m, err := bounce.ParseIMAPURL(raw)
-				if err != nil {
-					return err // never the URL itself: it holds the password
-				}
-				c.CopyMailbox = &m
-				return nil
-			}},
+			apply: imapMailbox(func(c *Config, m *bounce.Mailbox) { c.CopyMailbox = m })},
 		{Setting: Setting{"PORTAL_MAIL_COPY_GRACE", "mail-copy-grace", "5m", "How long after a mail became unknown its copy may still arrive: a mail without a copy by then is sent again (with its Message-ID); longer than the copy mailbox's delivery takes, at least 1s"},
 			apply: func(c *Config, raw string) error {
 				d, err := time.ParseDuration(raw)
@@ -1200,6 +1150,38 @@ func daysInto(at func(c *Config) *int) func(c *Config, raw string) error {
 			return fmt.Errorf("must be a whole number of days from 0 to 365, not %q", raw)
 		}
 		*at(c) = n
+		return nil
+	}
+}
+
+// emailAddress applies a setting holding one e-mail address (empty: unset) with set; example is
+// an address of the kind it expects, for the error.
+func emailAddress(example string, set func(c *Config, addr string)) func(c *Config, raw string) error {
+	return func(c *Config, raw string) error {
+		if raw == "" {
+			return nil
+		}
+		a, err := mail.ParseAddress(raw)
+		if err != nil {
+			return fmt.Errorf("must be an e-mail address such as %s, not %q", example, raw)
+		}
+		set(c, a.Address)
+		return nil
+	}
+}
+
+// imapMailbox applies a setting holding a mailbox's IMAP URL (empty: unset) with set. Its error
+// never quotes the URL: it holds the password.
+func imapMailbox(set func(c *Config, m *bounce.Mailbox)) func(c *Config, raw string) error {
+	return func(c *Config, raw string) error {
+		if raw == "" {
+			return nil
+		}
+		m, err := bounce.ParseIMAPURL(raw)
+		if err != nil {
+			return err
+		}
+		set(c, &m)
 		return nil
 	}
 }
