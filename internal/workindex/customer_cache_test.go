@@ -61,10 +61,11 @@ func quoteOf7(id int64, oneOff int64) QuoteSighting {
 	return QuoteSighting{QuoteID: id, CPQID: 1, CustomerID: 7, Customer: "Acme", OneOffCents: oneOff}
 }
 
-// Every write on replica A that hides a row from a viewer (a refusal, someone's read of new
-// facts, a move to another customer, a purge) is in replica B's very next answer, though B held
-// the row in memory: the write returns only once no replica's cache can answer with it (issue 43).
-// A new row reaches B's answers too, without waiting for a write of B's.
+// Every write on replica A that hides a row from a viewer (a refusal, someone else's read of new
+// facts, a move to another customer by someone else's read, a purge) is in replica B's very next
+// answer, though B held the row in memory: the write returns only once no replica's cache can
+// answer with it (issue 43). A change that hides nothing (her own change of a row only she read)
+// and a new row reach B's answers too, without a write of B's.
 func TestCustomerWorkCacheHidesAcrossReplicasAtOnce(t *testing.T) {
 	for _, engine := range []statedb.Engine{statedb.SQLite, statedb.Postgres} {
 		t.Run(string(engine), func(t *testing.T) {
@@ -103,8 +104,27 @@ func TestCustomerWorkCacheHidesAcrossReplicasAtOnce(t *testing.T) {
 			tick()
 			moved := quoteOf7(101, 0)
 			moved.CustomerID = 8
-			must(t, a.ObserveQuote(ctx, alice, moved, ActOpened)) // her own read: it is another customer's now
+			must(t, a.ObserveQuote(ctx, lead, moved, ActRefreshed)) // the lead's read: it is another customer's now
 			next("a move to another customer on A", 100)
+
+			// Her own change of a row nobody else read: revealed to her at once on A (her read is
+			// recorded with it), on B within a moment (the write waits for nobody).
+			held(100)
+			tick()
+			must(t, a.ObserveQuote(ctx, alice, quoteOf7(100, 900), ActChanged))
+			if quotes, _, err := a.CustomerWork(ctx, alice, 7, 10); err != nil || len(quotes) != 1 || quotes[0].OneOffCents != 900 {
+				t.Fatalf("her change on A, A's next answer: %+v, %v", quotes, err)
+			}
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+				quotes, _, err := b.CustomerWork(ctx, alice, 7, 10)
+				must(t, err)
+				if len(quotes) == 1 && quotes[0].OneOffCents == 900 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("her change on A is not in B's answers after 5 s: %+v", quotes)
+				}
+			}
 
 			// A new row on A: on B within a moment (a sighting waits for nobody).
 			tick()

@@ -529,14 +529,17 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, hides *bool, kind Kind, 
 		if err != nil {
 			return err
 		}
+		// The writer's own read is recorded below (but for a followed quote they had not read as it
+		// was, and a read by nobody): the new facts are revealed to them by this very write.
+		writerReads := key != "" && (act != actFollowed || (entry.found && !entry.seenAt.Before(old.FactsAt)))
 		for _, p := range readers {
 			sums.add(p.person, p.owner, &old, -1)
-		}
-		// Revealed to them until now, it leaves their answers: their read is older than the new
-		// facts (the writer's own read, recorded below, reveals the new facts to the writer, but
-		// an answer held elsewhere has the old ones, perhaps under another customer).
-		if len(readers) > 0 {
-			*hides = true
+			// Revealed to them until now, the row leaves what they may see: their read is older
+			// than the new facts. (The writer's other replicas may show the old facts of a row
+			// still revealed to them for a moment, as a new row: customerCache.)
+			if p.person != key || !writerReads {
+				*hides = true
+			}
 		}
 	}
 	if !exists || !sameFacts(&old, &r) {
