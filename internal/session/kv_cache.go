@@ -2,17 +2,12 @@ package session
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"math"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cpqportal/portal/internal/statedb"
 )
@@ -27,21 +22,19 @@ import (
 //   - SQLite: the file belongs to this process (docs/operations.md), and every write goes through a
 //     sqlKV, which drops the key here before its caller goes on: an entry is trusted until dropped.
 //   - PostgreSQL: other replicas write too. Migration 00020's trigger announces every change of a
-//     row (statedb.SessionChangesChannel, whoever wrote it), and a listener on a connection of its
-//     own drops the keys announced. A notification is delivered a little after the commit, so the
-//     listener also sends itself a heartbeat every heartbeatEvery: PostgreSQL delivers
-//     notifications in commit order, so once a heartbeat sent at s comes back, every change
-//     committed before s has been dropped. The cache answers only while the last heartbeat back
-//     was sent less than leaseFor ago, and a writer waits propagation (> leaseFor) after its
-//     commit before it answers (settle). A request that reaches a replica after a sign-out
-//     elsewhere has answered therefore finds either the session dropped or the cache untrusted,
-//     and reads the database. When the listener's connection is down or lags, the heartbeats stop
-//     coming back and the cache is bypassed within leaseFor; when it reconnects, the cache is
-//     emptied (notifications sent meanwhile are lost) before it is trusted again.
+//     row (statedb.SessionChangesChannel, whoever wrote it), and the replica's listener
+//     (statedb.Changes, shared with the work index's customer section) hands the keys announced
+//     to drop. The cache answers only while the listener is Fresh (its heartbeat lease: every
+//     change committed more than 90 ms ago has been dropped), and a writer waits
+//     statedb.Propagation after its commit before it answers (settle). A request that reaches a
+//     replica after a sign-out elsewhere has answered therefore finds either the session dropped
+//     or the cache untrusted, and reads the database. When the listener's connection is down or
+//     lags, the cache is bypassed within the lease; when it reconnects, the cache is emptied
+//     (notifications sent meanwhile are lost, "*") before it is trusted again.
 //
 // An entry is never kept longer than maxEntryAge, and at most maxEntries are kept.
 type valueCache struct {
-	// watched: the database has other writers (PostgreSQL), so trust needs the lease.
+	// watched: the database has other writers (PostgreSQL), so trust needs the listener's lease.
 	watched bool
 	// start is the base of the monotonic times below (nanoseconds since start).
 	start time.Time
@@ -51,17 +44,27 @@ type valueCache struct {
 	// gen counts the drops: a row read before a drop is not kept after it (keep).
 	gen uint64
 
-	// lease is the time (since start, +1) a heartbeat that came back was sent; 0: none.
-	lease atomic.Int64
-	// demand is when (since start) the cache was last asked: heartbeats only while it is used.
-	demand atomic.Int64
-	// listenerPID is the listener connection's backend (tests terminate it); 0 while down.
-	listenerPID atomic.Uint32
+	// changes is the listener on PostgreSQL (watch); nil on SQLite.
+	changes *statedb.Changes
+	// ownChanges: changes was started by run for this cache alone, and stops with it.
+	ownChanges bool
+	// listenerPID reads the listener connection's backend (tests terminate it); 0 while down.
+	listenerPID listenerOf
 	hits        atomic.Int64
 
+	// connect is what run's listener connects with.
 	connect func(ctx context.Context) (*pgx.Conn, error)
-	stop    context.CancelFunc
-	done    chan struct{}
+}
+
+// listenerOf reads the backend process id of a cache's listener connection.
+type listenerOf struct{ changes *statedb.Changes }
+
+// Load is the listener's backend process id, 0 while it is down or when there is none.
+func (l listenerOf) Load() uint32 {
+	if l.changes == nil {
+		return 0
+	}
+	return l.changes.ListenerPID()
 }
 
 type cacheEntry struct {
@@ -71,20 +74,6 @@ type cacheEntry struct {
 }
 
 const (
-	// heartbeatEvery is the listener's heartbeat period while the cache is used.
-	heartbeatEvery = 20 * time.Millisecond
-	// leaseFor is how long after a heartbeat was sent its return lets the cache answer.
-	leaseFor = 90 * time.Millisecond
-	// propagation is how long a writer waits after its last commit on PostgreSQL (settle): longer
-	// than leaseFor, with a margin for two machines' clocks measuring the same interval.
-	propagation = 100 * time.Millisecond
-	// idleAfter: no lookups for this long and the heartbeats stop (an idle replica sends nothing;
-	// its next request reads the database while the first heartbeat goes out).
-	idleAfter = 2 * time.Second
-	// idlePoll is how often an idle listener looks whether the cache is used again.
-	idlePoll = 50 * time.Millisecond
-	// heartbeatLost: a heartbeat not back after this long means a dead connection: reconnect.
-	heartbeatLost = 5 * time.Second
 	// maxEntries bounds the cache (a sealed session is about 2 KiB: about 20 MiB).
 	maxEntries = 10_000
 	// maxEntryAge bounds what any entry is trusted for, whatever else holds.
@@ -94,13 +83,13 @@ const (
 // sharedCacheName is the cache's name in statedb.DB.Shared.
 const sharedCacheName = "session.valueCache"
 
-// cacheOf returns the cache of db, starting its listener on PostgreSQL.
+// cacheOf returns the cache of db, listening to the database's changes on PostgreSQL.
 func cacheOf(db *statedb.DB) *valueCache {
+	changes := db.Changes() // not inside Shared's make: Shared holds the database's lock
 	return db.Shared(sharedCacheName, func() any {
-		c := newValueCache(db.Engine() == statedb.Postgres)
+		c := newValueCache(changes != nil)
 		if c.watched {
-			c.connect = db.DedicatedConn
-			c.run()
+			c.watch(changes)
 		}
 		return c
 	}).(*valueCache)
@@ -110,25 +99,40 @@ func newValueCache(watched bool) *valueCache {
 	return &valueCache{watched: watched, start: time.Now(), entries: map[string]cacheEntry{}}
 }
 
+// watch makes changes the cache's listener: the keys it announces are dropped, and everything
+// after a reconnection.
+func (c *valueCache) watch(changes *statedb.Changes) {
+	c.changes, c.listenerPID = changes, listenerOf{changes}
+	changes.Subscribe(statedb.SessionChangesChannel, func(key string) {
+		if key == "*" {
+			c.clear()
+			return
+		}
+		c.drop(key)
+	})
+}
+
+// run starts a listener of the cache's own on c.connect, stopped by Close (a test's, whose
+// connections it holds or breaks; the portal's caches share their database's: cacheOf).
+func (c *valueCache) run() {
+	c.watch(statedb.NewChanges(c.connect, statedb.SessionChangesChannel))
+	c.ownChanges = true
+}
+
 func (c *valueCache) since() int64 { return int64(time.Since(c.start)) }
 
-// trusted reports whether entries may answer now.
-func (c *valueCache) trusted(now int64) bool {
-	if !c.watched {
-		return true
-	}
-	lease := c.lease.Load()
-	return lease > 0 && now-(lease-1) < int64(leaseFor)
+// trusted reports whether entries may answer now (asking keeps the listener's heartbeats going).
+func (c *valueCache) trusted() bool {
+	return !c.watched || c.changes.Fresh()
 }
 
 // lookup answers key from the cache: ok=false when it cannot (not kept, too old, untrusted).
 // value nil with ok: no such row. nowMicros is the store's clock, for the row's expiry.
 func (c *valueCache) lookup(key string, nowMicros int64) (value []byte, ok bool) {
-	now := c.since()
-	c.demand.Store(now)
-	if !c.trusted(now) {
+	if !c.trusted() {
 		return nil, false
 	}
+	now := c.since()
 	c.mu.Lock()
 	e, found := c.entries[key]
 	c.mu.Unlock()
@@ -193,125 +197,21 @@ func (c *valueCache) clear() {
 }
 
 // settle returns once this process's writes so far can be in no other replica's cache: at once on
-// SQLite (drop did it), after propagation on PostgreSQL. Callers settle once, after their last
-// write, before they answer.
+// SQLite (drop did it), after statedb.Propagation on PostgreSQL. Callers settle once, after their
+// last write, before they answer; ctx ends the wait when nobody waits for the answer any more.
 func (c *valueCache) settle(ctx context.Context) {
 	if !c.watched {
 		return
 	}
-	t := time.NewTimer(propagation)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done(): // nobody waits for the answer any more
-	}
+	c.changes.Settle(ctx)
 }
 
-// Close stops the listener.
+// Close stops the listener run started (a shared one stops with its database).
 func (c *valueCache) Close() error {
-	if c.stop != nil {
-		c.stop()
-		<-c.done
+	if c.ownChanges {
+		return c.changes.Close()
 	}
 	return nil
-}
-
-// run starts the listener: it reconnects until Close, with a growing pause while it fails.
-func (c *valueCache) run() {
-	ctx, stop := context.WithCancel(context.Background())
-	c.stop, c.done = stop, make(chan struct{})
-	go func() {
-		defer close(c.done)
-		pause := 50 * time.Millisecond
-		for ctx.Err() == nil {
-			began := time.Now()
-			_ = c.listen(ctx) // its failures show as the cache bypassed: the store's reads count them
-			c.lease.Store(0)
-			c.listenerPID.Store(0)
-			if time.Since(began) > time.Minute {
-				pause = 50 * time.Millisecond
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(pause):
-			}
-			pause = min(2*pause, 5*time.Second)
-		}
-	}()
-}
-
-// listen runs one listener connection until it fails or ctx ends.
-func (c *valueCache) listen(ctx context.Context) error {
-	conn, err := c.connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = conn.Close(closeCtx)
-	}()
-	heartbeats := "portal_session_heartbeat_" + channelSuffix()
-	// The heartbeats are transactions of their own: no need to wait for their commit's flush.
-	if _, err := conn.Exec(ctx, "SET synchronous_commit = off; LISTEN "+pgx.Identifier{statedb.SessionChangesChannel}.Sanitize()+
-		"; LISTEN "+pgx.Identifier{heartbeats}.Sanitize()); err != nil {
-		return err
-	}
-	// Changes made before LISTEN took effect were announced to nobody: forget everything.
-	c.clear()
-	c.listenerPID.Store(conn.PgConn().PID())
-
-	var seq uint64
-	var sentAt, nextDue int64
-	pending := false
-	for {
-		now := c.since()
-		busy := now-c.demand.Load() < int64(idleAfter)
-		if pending && now-sentAt > int64(heartbeatLost) {
-			return errors.New("session: heartbeat lost")
-		}
-		if !pending && busy && now >= nextDue {
-			seq++
-			sentAt = c.since()
-			if _, err := conn.Exec(ctx, "SELECT pg_notify($1, $2)", heartbeats, strconv.FormatUint(seq, 10)); err != nil {
-				return err
-			}
-			pending = true
-		}
-		wait := idlePoll
-		switch {
-		case pending:
-			wait = heartbeatEvery
-		case busy:
-			wait = max(time.Millisecond, time.Duration(nextDue-c.since()))
-		}
-		waitCtx, cancel := context.WithTimeout(ctx, wait)
-		n, err := conn.WaitForNotification(waitCtx)
-		cancel()
-		if err != nil {
-			if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)) && !conn.IsClosed() {
-				continue
-			}
-			return err
-		}
-		switch {
-		case n.Channel == statedb.SessionChangesChannel && n.Payload == "*":
-			c.clear()
-		case n.Channel == statedb.SessionChangesChannel:
-			c.drop(n.Payload)
-		case n.Channel == heartbeats && pending && n.Payload == strconv.FormatUint(seq, 10):
-			c.lease.Store(sentAt + 1)
-			pending = false
-			nextDue = sentAt + int64(heartbeatEvery)
-		}
-	}
-}
-
-// channelSuffix names one listener's heartbeat channel.
-func channelSuffix() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // noRow is a cache entry's expiry for a key without row.

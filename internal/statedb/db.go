@@ -77,7 +77,8 @@ type Options struct {
 const DefaultPostgresMaxOpenConns = 16
 
 // DedicatedConnsPerReplica is how many connections a replica opens beside its pool
-// (DedicatedConn: the session cache's listener, internal/session).
+// (DedicatedConn: the listener of Changes, which the session cache and the work index's customer
+// section share).
 const DedicatedConnsPerReplica = 1
 
 // SQLiteFile is the name of the SQLite database in Options.Dir.
@@ -168,7 +169,8 @@ func (db *DB) Close() error {
 // what every user of one database in this process must share rather than hold one each (the
 // session package's cache of sessions and its listener: two stores on one SQLite file must see
 // each other's writes at once). A value that is an io.Closer is closed by Close; one made after
-// Close is closed at once.
+// Close is closed at once. make runs under the database's lock: it must not call Shared (nor
+// Changes, which does).
 func (db *DB) Shared(name string, make func() any) any {
 	db.mu.Lock()
 	defer db.mu.Unlock()

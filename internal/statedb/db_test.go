@@ -115,3 +115,53 @@ func TestSessionChangesAreAnnounced(t *testing.T) {
 		t.Fatal("a dedicated connection to SQLite")
 	}
 }
+
+// Migration 00034: every statement that writes a table the work index's customer section reads
+// is announced on WorkChangesChannel with the table's name, whoever runs it (the replicas'
+// customer section caches listen), a TRUNCATE and a statement that changes no row included.
+func TestWorkChangesAreAnnounced(t *testing.T) {
+	t.Parallel()
+	db := statedbtest.Postgres(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := db.DedicatedConn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "LISTEN "+statedb.WorkChangesChannel); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct{ sql, want string }{
+		{`INSERT INTO work_rows (kind, id, quote_id, cpq_id, customer_id, customer, customer_folded, configurator, contract_id,
+			contract_number, stage, one_off_cents, monthly_cents, created_by, created_by_name, changed_by, changed_by_name, changed_at, seen_at)
+			VALUES ('quote', 1, 1, 1, 7, 'Acme', 'acme', '', 0, '', 'draft', 0, 0, 'p', 'P', 'p', 'P', 1, 1)`, "work_rows"},
+		{"UPDATE work_rows SET stage = 'sent' WHERE id = 1", "work_rows"},
+		{"INSERT INTO work_viewers (person, kind, id, owner, seen_at) VALUES ('p', 'quote', 1, 1, 1)", "work_viewers"},
+		{"DELETE FROM work_viewers WHERE person = 'p'", "work_viewers"},
+		{"INSERT INTO work_denied (person, kind, id) VALUES ('p', 'quote', 1)", "work_denied"},
+		{"DELETE FROM work_denied WHERE person = 'nobody'", "work_denied"},
+		{"TRUNCATE work_denied", "work_denied"},
+		{"DELETE FROM work_rows", "work_rows"},
+	} {
+		if _, err := db.SQL.ExecContext(ctx, step.sql); err != nil {
+			t.Fatalf("%s: %v", step.sql, err)
+		}
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", step.sql, err)
+		}
+		if n.Channel != statedb.WorkChangesChannel || n.Payload != step.want {
+			t.Fatalf("%s announced %s %q, want %q", step.sql, n.Channel, n.Payload, step.want)
+		}
+	}
+	// A table the section does not read is not announced.
+	if _, err := db.SQL.ExecContext(ctx, "INSERT INTO work_configurators (cpq_id, name) VALUES (1, 'x')"); err != nil {
+		t.Fatal(err)
+	}
+	waitCtx, cancelWait := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancelWait()
+	if n, err := conn.WaitForNotification(waitCtx); err == nil {
+		t.Fatalf("a write of work_configurators announced %s %q", n.Channel, n.Payload)
+	}
+}

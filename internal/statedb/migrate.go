@@ -97,7 +97,54 @@ DROP FUNCTION portal_session_values_changed();`)
 		return err
 	}
 	return []*goose.Migration{goose.NewGoMigration(20, &goose.GoFunc{RunTx: up}, &goose.GoFunc{RunTx: down}),
-		goose.NewGoMigration(21, &goose.GoFunc{RunTx: db.signedAtUp}, &goose.GoFunc{RunTx: signedAtDown})}
+		goose.NewGoMigration(21, &goose.GoFunc{RunTx: db.signedAtUp}, &goose.GoFunc{RunTx: signedAtDown}),
+		goose.NewGoMigration(34, &goose.GoFunc{RunTx: db.workChangesUp}, &goose.GoFunc{RunTx: db.workChangesDown})}
+}
+
+// workChangesTables are the tables the work index's customer section reads (CustomerWork in
+// internal/workindex): a statement writing any of them is announced by migration 00034.
+func workChangesTables() []string { return []string{"work_rows", "work_viewers", "work_denied"} }
+
+// workChangesUp is migration 00034 (issue 43): on PostgreSQL, every statement that writes a table
+// of workChangesTables (an INSERT, UPDATE, DELETE or TRUNCATE, whoever runs it: a replica, an
+// older replica during a rollout, psql) announces the table's name on WorkChangesChannel, so the
+// replicas that hold the customer section in memory drop what they hold. Per statement, not per
+// row: the caches drop everything at any change (a purge deletes thousands of rows in one
+// statement), and PostgreSQL sends a transaction's identical notifications once. SQLite needs
+// nothing: its file belongs to one process, whose writes of the index all go through one method.
+func (db *DB) workChangesUp(ctx context.Context, tx *sql.Tx) error {
+	if db.engine != Postgres {
+		return nil
+	}
+	q := `CREATE FUNCTION portal_work_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('` + WorkChangesChannel + `', TG_TABLE_NAME);
+    RETURN NULL;
+END
+$$;`
+	for _, table := range workChangesTables() {
+		q += `
+CREATE TRIGGER ` + table + `_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ` + table + `
+    FOR EACH STATEMENT EXECUTE FUNCTION portal_work_changed();`
+	}
+	if _, err := tx.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("statedb: migration 00034: %w", err)
+	}
+	return nil
+}
+
+func (db *DB) workChangesDown(ctx context.Context, tx *sql.Tx) error {
+	if db.engine != Postgres {
+		return nil
+	}
+	q := ""
+	for _, table := range workChangesTables() {
+		q += "DROP TRIGGER " + table + "_changed ON " + table + ";\n"
+	}
+	if _, err := tx.ExecContext(ctx, q+"DROP FUNCTION portal_work_changed();"); err != nil {
+		return fmt.Errorf("statedb: migration 00034 down: %w", err)
+	}
+	return nil
 }
 
 // signedAtUp is migration 00021 (issue 39, "Facts, not sightings"): a contract's signature is a

@@ -64,8 +64,9 @@ func TestCustomerWorkIsTheListOfEachKind(t *testing.T) {
 
 // The customer section's answers are held in memory on SQLite (customerCache): every write of the
 // index, through any Index on the database, is in the very next answer, a refusal and a newer
-// read by someone else included (the visibility rule holds at once, issue 43). On PostgreSQL
-// nothing is held and the same holds.
+// read by someone else included (the visibility rule holds at once, issue 43). The same holds on
+// PostgreSQL, where answers are held under the listener's lease (customer_cache_test.go tests it
+// across replicas).
 func TestCustomerWorkCacheVisibilityFollowsEveryWriteAtOnce(t *testing.T) {
 	statedbtest.Each(t, func(t *testing.T, db *statedb.DB) {
 		ctx := context.Background()

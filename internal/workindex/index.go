@@ -166,7 +166,7 @@ type Index struct {
 	// holds placeholders only, never a value, so it is the same for every customer and viewer of
 	// one shape; building it was 5 % of the customer page's allocations (docs/performance.md).
 	customerSQL sync.Map
-	// customers holds CustomerWork's answers on SQLite (customerCache); nil on PostgreSQL.
+	// customers holds CustomerWork's answers (customerCache), shared by every Index on db.
 	customers *customerCache
 }
 
@@ -251,7 +251,7 @@ func (ix *Index) ObserveQuote(ctx context.Context, v Viewer, s QuoteSighting, ac
 	}
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
-	return ix.tx(ctx, func(tx *sql.Tx) error {
+	return ix.tx(ctx, func(tx *sql.Tx, hides *bool) error {
 		contractStage := Stage("")
 		if s.ContractID > 0 {
 			old, ok, err := ix.readRow(ctx, tx, KindContract, int64(s.ContractID), "")
@@ -263,7 +263,7 @@ func (ix *Index) ObserveQuote(ctx context.Context, v Viewer, s QuoteSighting, ac
 			}
 		}
 		stage := StageOfQuote(s.ContractID > 0 || s.ContractNumber != "", contractStage)
-		return ix.write(ctx, tx, KindQuote, s.QuoteID, v, act, true, time.Time{}, func(r *Row) {
+		return ix.write(ctx, tx, hides, KindQuote, s.QuoteID, v, act, true, time.Time{}, func(r *Row) {
 			r.QuoteID, r.CPQID, r.CustomerID = s.QuoteID, s.CPQID, s.CustomerID
 			r.Customer = firstNonEmpty(s.Customer, r.Customer)
 			r.Configurator = firstNonEmpty(s.Configurator, r.Configurator)
@@ -290,9 +290,9 @@ func (ix *Index) ObserveContract(ctx context.Context, v Viewer, s ContractSighti
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
 	var ch Change
-	err := ix.tx(ctx, func(tx *sql.Tx) error {
+	err := ix.tx(ctx, func(tx *sql.Tx, hides *bool) error {
 		var err error
-		ch, err = ix.observeContract(ctx, tx, v, s, act)
+		ch, err = ix.observeContract(ctx, tx, hides, v, s, act)
 		return err
 	})
 	if err != nil {
@@ -304,7 +304,7 @@ func (ix *Index) ObserveContract(ctx context.Context, v Viewer, s ContractSighti
 	return nil
 }
 
-func (ix *Index) observeContract(ctx context.Context, tx *sql.Tx, v Viewer, s ContractSighting, act Act) (Change, error) {
+func (ix *Index) observeContract(ctx context.Context, tx *sql.Tx, hides *bool, v Viewer, s ContractSighting, act Act) (Change, error) {
 	stage := StageOfContract(s.Facts)
 	ch := Change{To: stage}
 	if act == ActChanged && (stage == StageSigned || stage == StageDeclined || stage == StageExpired) {
@@ -312,7 +312,7 @@ func (ix *Index) observeContract(ctx context.Context, tx *sql.Tx, v Viewer, s Co
 		// (a signature action's answer) read it, and the sender stays who changed it last.
 		act = ActOpened
 	}
-	err := ix.write(ctx, tx, KindContract, int64(s.ContractID), v, act, true, s.ChangedAt, func(r *Row) {
+	err := ix.write(ctx, tx, hides, KindContract, int64(s.ContractID), v, act, true, s.ChangedAt, func(r *Row) {
 		ch.Known, ch.From, ch.CreatedBy, ch.ChangedBy = r.Stage != "", r.Stage, r.CreatedBy, r.ChangedBy
 		r.ContractID, r.QuoteID, r.CPQID, r.CustomerID = s.ContractID, s.QuoteID, s.CPQID, s.CustomerID
 		r.ContractNumber = firstNonEmpty(s.Number, r.ContractNumber)
@@ -346,7 +346,7 @@ func (ix *Index) observeContract(ctx context.Context, tx *sql.Tx, v Viewer, s Co
 		return ch, err
 	}
 	// The quote's change is dated as its contract's.
-	return ch, ix.write(ctx, tx, KindQuote, s.QuoteID, v, actFollowed, false, s.ChangedAt, func(r *Row) {
+	return ch, ix.write(ctx, tx, hides, KindQuote, s.QuoteID, v, actFollowed, false, s.ChangedAt, func(r *Row) {
 		r.ContractID = s.ContractID
 		r.ContractNumber = firstNonEmpty(s.Number, r.ContractNumber)
 		r.Stage = stage
@@ -365,7 +365,7 @@ func (ix *Index) Forget(ctx context.Context, v Viewer, kind Kind, id int64) erro
 	}
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
-	err := ix.tx(ctx, func(tx *sql.Tx) error {
+	err := ix.tx(ctx, func(tx *sql.Tx, hides *bool) error {
 		// A row revealed to them leaves their totals (the row locked, as a write locks it).
 		row, exists, err := ix.readRow(ctx, tx, kind, id, "")
 		if err != nil {
@@ -387,8 +387,13 @@ func (ix *Index) Forget(ctx context.Context, v Viewer, kind Kind, id int64) erro
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM work_viewers WHERE person = $1 AND kind = $2 AND id = $3`, key, string(kind), id); err != nil {
+		res, err := tx.ExecContext(ctx, `DELETE FROM work_viewers WHERE person = $1 AND kind = $2 AND id = $3`, key, string(kind), id)
+		if err != nil {
 			return err
+		}
+		// Their read gone, the row leaves their answers (without a read it was in none).
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			*hides = true
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO work_denied (person, kind, id) VALUES ($1, $2, $3) ON CONFLICT (person, kind, id) DO NOTHING`,
 			key, string(kind), id)
@@ -448,8 +453,9 @@ type viewerEntry struct {
 // write applies a sighting to a row inside tx: fill sets the facts; act decides who is recorded.
 // create: the row is made when absent (a quote row followed from its contract is not). at is
 // when the change happened as the v2 API says it (a signer's answer, an archive): it dates a
-// change of stage instead of the moment of the write (zero: that moment).
-func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v Viewer, act Act, create bool, at time.Time, fill func(r *Row)) error {
+// change of stage instead of the moment of the write (zero: that moment). *hides is set when the
+// write takes the row out of some viewer's answers (Index.tx).
+func (ix *Index) write(ctx context.Context, tx *sql.Tx, hides *bool, kind Kind, id int64, v Viewer, act Act, create bool, at time.Time, fill func(r *Row)) error {
 	now := ix.opts.Now().UTC().Truncate(time.Microsecond)
 	key := v.Key()
 	old, exists, err := ix.readRow(ctx, tx, kind, id, "")
@@ -523,8 +529,17 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v V
 		if err != nil {
 			return err
 		}
+		// The writer's own read is recorded below (but for a followed quote they had not read as it
+		// was, and a read by nobody): the new facts are revealed to them by this very write.
+		writerReads := key != "" && (act != actFollowed || (entry.found && !entry.seenAt.Before(old.FactsAt)))
 		for _, p := range readers {
 			sums.add(p.person, p.owner, &old, -1)
+			// Revealed to them until now, the row leaves what they may see: their read is older
+			// than the new facts. (The writer's other replicas may show the old facts of a row
+			// still revealed to them for a moment, as a new row: customerCache.)
+			if p.person != key || !writerReads {
+				*hides = true
+			}
 		}
 	}
 	if !exists || !sameFacts(&old, &r) {
@@ -719,7 +734,7 @@ func (ix *Index) Peek(ctx context.Context, kind Kind, id int64) (Row, bool) {
 func (ix *Index) Archive(ctx context.Context, v Viewer, number string, at time.Time) error {
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
-	return ix.tx(ctx, func(tx *sql.Tx) error {
+	return ix.tx(ctx, func(tx *sql.Tx, hides *bool) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, `SELECT id FROM work_rows WHERE contract_number = $1 AND kind = $2`, number, string(KindContract)).Scan(&id)
 		switch {
@@ -736,7 +751,7 @@ func (ix *Index) Archive(ctx context.Context, v Viewer, number string, at time.T
 		if v.Key() == "" {
 			act = ActRefreshed // nobody to credit: the facts only
 		}
-		_, err = ix.observeContract(ctx, tx, v, ContractSighting{ContractID: found.ContractID, Number: number, QuoteID: found.QuoteID,
+		_, err = ix.observeContract(ctx, tx, hides, v, ContractSighting{ContractID: found.ContractID, Number: number, QuoteID: found.QuoteID,
 			CPQID: found.CPQID, CustomerID: found.CustomerID, Facts: ContractFacts{Status: v2StatusArchived, Archived: true},
 			OneOffCents: found.OneOffCents, MonthlyCents: found.MonthlyCents, ChangedAt: at}, act)
 		return err
@@ -785,7 +800,7 @@ func (ix *Index) Purge(ctx context.Context) (int64, error) {
 	}
 	before := statedb.Micros(ix.opts.Now().Add(-ix.opts.Retention))
 	var n int64
-	err := ix.tx(ctx, func(tx *sql.Tx) error {
+	err := ix.tx(ctx, func(tx *sql.Tx, hides *bool) error {
 		// The rows leaving take their shares out of their viewers' totals first.
 		if err := addViewerSums(ctx, tx, "r.seen_at < $1", "-", before); err != nil {
 			return err
@@ -801,6 +816,7 @@ func (ix *Index) Purge(ctx context.Context) (int64, error) {
 			return err
 		}
 		if n, _ = res.RowsAffected(); n > 0 {
+			*hides = true
 			return rebuildEveryonesTotals(ctx, tx)
 		}
 		return nil
