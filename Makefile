@@ -16,6 +16,12 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 
 # Packages whose unit tests also run under the race detector: the ones that share state between
 # requests. The race detector doubles test time on 2 cores, so not everything gets it.
+# The race step's handlers tests mostly wait, they do not compute: 124 CPU-s user+sys in 312 s
+# (2026-11-29, load about 10), most of the wait in the two fault sweeps (TestFaultsUpstreamOnEveryGETRoute
+# 82 s alone without the race detector on 3 CPU-s), which waited out a 10 s bound per fault case
+# (faults_upstream_test.go, recordWait, since fixed). make test of 2026-11-30 (beside another
+# helper's tests, load 2-13): the race step 132 s, of which handlers 119 s; 308 s and about 230 s
+# in the quiet run of 2026-11-29.
 RACE_PKGS_RE := /internal/(auth|session|handlers)(/|$$)
 # RACE_SKIP are the tests of those packages that run once without the race detector instead: the
 # sweeps that send the same handlers every hostile name, every field length, every language or a
@@ -29,13 +35,17 @@ RACE_PKGS_RE := /internal/(auth|session|handlers)(/|$$)
 # user+sys, race / without): every field and query with hidden characters and the spec's headers on
 # every call after a crawl (both 52.0 / 9.7 CPU-s), every form value at its edges (56.0 / 10.2), the
 # pseudo-locale crawl (27.9 / 4.9): 111 CPU-s less. Each drives requests one at a time; the crawl
-# itself stays under the race detector in TestHostileXSSStaysEscapedOnEveryPage, the concurrent
-# fault sweeps (TestFaultsUpstreamOnEveryGETRoute, TestFaultsMutationsAreNeverRetried) too.
+# itself stays under the race detector in the concurrent fault sweeps (TestFaultsUpstreamOnEveryGETRoute,
+# TestFaultsMutationsAreNeverRetried).
 # Two more (2026-11-29, each alone, test binaries built beforehand, user+sys, race / without): every
 # hostile path parameter on every route (21.7 / 2.3 CPU-s) and an oversized body on every
 # state-changing route (10.6 / 1.1): one request at a time, the routes reached under the race
 # detector by the crawl and the fault sweeps above; 29 CPU-s less.
-RACE_SKIP := ^(TestHostileNamesAreIsolatedOnEveryPage|TestNoFieldCutsWhatWasTyped|TestBatchArchiveZipBombIsAClear4xx|TestBatchNotKnownSaysWhyInEveryLanguage|TestHostileHiddenCharactersAreRefusedInEveryFormAndQuery|TestEveryUpstreamCallFollowsTheSpecHeaderRules|TestHostileFormValuesAnswer4xxNever5xx|TestPseudoLocaleLeavesNoUntranslatedText|TestHostilePathParametersReachTheV2APIOnlyAsOneEscapedSegment|TestHostileBodiesAreBoundedPerRoute)$$
+# And the XSS crawl itself (2026-11-29, alone, test binaries built beforehand, user+sys at load
+# 15-18, race / without: 20.8 / 4.9 CPU-s, 61 / 11 s): one client, one request at a time; the crawl
+# stays under the race detector in TestFaultsMutationsAreNeverRetried, which crawls every page
+# before its concurrent mutations.
+RACE_SKIP := ^(TestHostileXSSStaysEscapedOnEveryPage|TestHostileNamesAreIsolatedOnEveryPage|TestNoFieldCutsWhatWasTyped|TestBatchArchiveZipBombIsAClear4xx|TestBatchNotKnownSaysWhyInEveryLanguage|TestHostileHiddenCharactersAreRefusedInEveryFormAndQuery|TestEveryUpstreamCallFollowsTheSpecHeaderRules|TestHostileFormValuesAnswer4xxNever5xx|TestPseudoLocaleLeavesNoUntranslatedText|TestHostilePathParametersReachTheV2APIOnlyAsOneEscapedSegment|TestHostileBodiesAreBoundedPerRoute)$$
 RACE_SKIP_PKGS := ./internal/handlers/
 # UNIT_PARALLEL: how many test binaries the step without the race detector runs at once (go test
 # -p; the default is the number of cores, 2 here). That step left a core idle much of the time: the
@@ -44,7 +54,7 @@ RACE_SKIP_PKGS := ./internal/handlers/
 # 21.2 and 4.6 CPU-s (each alone, /usr/bin/time), and the whole step about 243 CPU-s in 212 s
 # (1.15 cores of 2). With 4 their waits overlap other packages' work: the step at -p 4 passed in
 # 232 s beside other work (load 3-8, 214 CPU-s), as long as at -p 2 on the quiet machine; a quiet
-# run was not measured. The race step keeps go's
+# run was not measured (make test of 2026-11-30, load 4-12: 201 s). The race step keeps go's
 # default: its handlers' tests at -parallel 4 (2026-11-29, a machine at load 15) timed out where
 # the v2 API's faults should answer 502 (504s, client timeouts), i.e. load-sensitive.
 UNIT_PARALLEL ?= 4
@@ -143,8 +153,26 @@ unit: deps ## Unit and package tests of every module on a throwaway PostgreSQL (
 	fi
 	@for m in $(SUBMODULES); do echo "unit: go test -count=1 ($$m)"; (cd "$$m" && go test -count=1 ./...); done
 
-e2e: deps ## Browser tests (Chromium; installs what is missing); `make e2e V2_API_URL=http://host:port` runs them against that v2 API
-	E2E_V2_API_URL="$(V2_API_URL)" scripts/with-postgres.sh go test -count=1 -timeout 45m -skip Soak ./e2e/...
+# E2E_LANE2: the browser tests (top-level names) that run in a second go test process beside the
+# others (scripts/e2e-lanes.sh: its own portal and Chromium, so the lanes share no data). One
+# process ran one test at a time on less than half a core of 2 (2026-11-29, quiet: 711 s). Measured
+# 2026-11-29 beside another helper's tests: one process 13m25s (load 10-12, 367 CPU-s user+sys),
+# the two lanes 8m46s (load 15-20; lane 1 513 s, lane 2 479 s); 2026-11-30: 6m28s in make test
+# (load 2-13), make e2e alone 5m39s (load 4-13, 273 CPU-s user+sys). Lane 2 held 332 s of the one
+# process's 660 s of tests (i18n 88, the leak crawl 71, a11y 35, import 34, handover 31, batch 28,
+# concurrent tabs 22, work lists 23). A new test lands in lane 1. E2E_LANES=1, or a V2_API_URL
+# (whose data both lanes would share), runs them in one process.
+E2E_LANE2 := ^Test(I18n|LeakCrawl|A11y|CustomerImport|Handover|BatchArchive|Concurrent|Work)
+E2E_LANES ?= 2
+
+e2e: deps ## Browser tests (Chromium; installs what is missing), in two processes at once (E2E_LANES=1: one); `make e2e V2_API_URL=http://host:port` runs them against that v2 API (one process)
+	@if [ -n "$(V2_API_URL)" ] || [ "$(E2E_LANES)" = 1 ]; then \
+		echo 'E2E_V2_API_URL="$(V2_API_URL)" scripts/with-postgres.sh go test -count=1 -timeout 45m -skip Soak ./e2e/...'; \
+		E2E_V2_API_URL="$(V2_API_URL)" scripts/with-postgres.sh go test -count=1 -timeout 45m -skip Soak ./e2e/...; \
+	else \
+		echo "scripts/with-postgres.sh scripts/e2e-lanes.sh '$(E2E_LANE2)' -count=1 -timeout 45m"; \
+		E2E_V2_API_URL= scripts/with-postgres.sh scripts/e2e-lanes.sh '$(E2E_LANE2)' -count=1 -timeout 45m; \
+	fi
 
 conformance: ## v2 conformance suite; `make conformance V2_API_URL=... V2_API_TOKEN=...` checks a real deployment
 	@V2_API_URL="$(V2_API_URL)" V2_API_TOKEN="$(V2_API_TOKEN)" go test -count=1 ./conformance/...

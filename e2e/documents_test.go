@@ -187,8 +187,11 @@ func TestDocumentsContractGenerateSignArchiveEvidence(t *testing.T) {
 	// Archive, then the payload: tree, search, download.
 	// The button posts the contract's number signed by the portal (the archive call goes first,
 	// docs/v2-assumptions.md A12): the browser sends what the page carries.
+	// clickSettled: the page previews the contract's PDF, and a click right after the scroll can land
+	// in the viewer (make test's run of 2026-11-30 timed out here with the two e2e lanes at load 10).
 	archivePost, err := page.ExpectRequest(regexp.MustCompile(`/contracts/\d+/archive$`), func() error {
-		return page.Locator(`[data-testid="archive-button"]`).Click()
+		clickSettled(t, page, page.Locator(`[data-testid="archive-button"]`), "archive (and confirm)")
+		return nil
 	})
 	check(t, err, "archive (and confirm)")
 	if body, err := archivePost.PostData(); err != nil || !strings.Contains(body, "contractNumber=") || !strings.Contains(body, "contractNumberMAC=") {
