@@ -45,7 +45,7 @@ func measureImport(ctx context.Context, l *lab, rep *report) error {
 	}
 	defer stop()
 	// The bench users are reps ("sales"); the import is the back office's tool by default.
-	env, err := l.newPortalFrom(ctx, "portal-import", l.portalBin, []string{"PORTAL_V2_API_URL=" + simURL, "PORTAL_IMPORT_ROLES=sales"})
+	env, err := l.newPortalFrom(ctx, "portal-import", l.portalBin, []string{"PORTAL_V2_API_URL=" + simURL})
 	if err != nil {
 		return err
 	}

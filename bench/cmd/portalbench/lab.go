@@ -401,9 +401,14 @@ func (l *lab) newPortalFrom(ctx context.Context, name, bin string, extraEnv []st
 		"PORTAL_LOG_FORMAT=json",
 		"PORTAL_LOG_LEVEL=info",
 		"PORTAL_DATA_DIR=" + env.dataDir, // the state database (sessions, people, recent items) and batch jobs of this process
-		// The bench users are sales people; the batch archive is the back office's by default
-		// (issue 38), and the latency and backoffice groups archive in batches as those users.
+		// The bench users are sales people; the batch archive, the handover and the customer
+		// import are served to their roles only (issue 38: the back office's, and the team
+		// leads' for the handover, by default), and the latency, backoffice, handover, import and
+		// hostile groups use them as those users (the last two groups answered 403 when the
+		// handover's and the import's roles came).
 		"PORTAL_BATCH_ARCHIVE_ROLES=sales",
+		"PORTAL_HANDOVER_ROLES=sales",
+		"PORTAL_IMPORT_ROLES=sales",
 	}, extraEnv...), regexp.MustCompile(`portal listening on (http://\S+)`))
 	if err != nil {
 		idpListener.Close()
