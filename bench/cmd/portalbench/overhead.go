@@ -39,22 +39,29 @@ type overheadPath struct {
 	build requestFunc
 }
 
-// Paths of the overhead group, in the order of the first round.
+// The reference paths of the overhead group, in the order of the first round; the portals' paths
+// follow them (one per overheadPortal).
 const (
 	pathDirect = iota // the simulator itself
 	pathBare          // httputil.ReverseProxy with the portal's transport
 	pathPeer          // oauth2-proxy with its cookie session
-	pathPortal        // the portal's customer page
-	pathCount
+	referencePaths
 )
 
-// measureOverhead measures the main portal (its state in SQLite: overhead_*), then a second portal
-// whose state is in a throwaway PostgreSQL cluster (overhead_postgres_*): the same paths, load and
-// rounds.
+// overheadPortal is one portal the overhead group measures: its figures are named prefix+...;
+// stages adds the per-stage breakdown (the main portal only).
+type overheadPortal struct {
+	env    *portalEnv
+	prefix string
+	stages bool
+}
+
+// measureOverhead measures the main portal (its state in SQLite: overhead_*) and a second portal
+// whose state is in a throwaway PostgreSQL cluster (overhead_postgres_*) in the same rounds: each
+// round runs the three reference paths once and each portal's page once, so both portals are
+// compared with the same reference samples, under the same drift of the machine, and the
+// reference paths are not measured twice (about 80 s of the group's time).
 func measureOverhead(ctx context.Context, l *lab, rep *report) error {
-	if err := measureOverheadOf(ctx, l, rep, l.portal, "overhead_", true); err != nil {
-		return err
-	}
 	cluster, err := statedbtest.NewCluster()
 	if err != nil {
 		return fmt.Errorf("postgres: a throwaway PostgreSQL: %w", err)
@@ -64,7 +71,7 @@ func measureOverhead(ctx context.Context, l *lab, rep *report) error {
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
-	// A pprof build's listener (docs/performance.md): PPROF_ADDR is the main portal's, still running.
+	// A pprof build's listener (docs/performance.md): PPROF_ADDR is the main portal's.
 	env := []string{"PORTAL_DATABASE_URL=" + dbURL}
 	if addr := os.Getenv("PPROF_ADDR_POSTGRES"); addr != "" {
 		env = append(env, "PPROF_ADDR="+addr)
@@ -74,7 +81,10 @@ func measureOverhead(ctx context.Context, l *lab, rep *report) error {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	defer l.stopPortal(portal)
-	return measureOverheadOf(ctx, l, rep, portal, "overhead_postgres_", false)
+	return measureOverheadOf(ctx, l, rep, []overheadPortal{
+		{env: l.portal, prefix: "overhead_", stages: true},
+		{env: portal, prefix: "overhead_postgres_"},
+	})
 }
 
 // freshPostgresDatabase creates the database name (dropped first if there) on the server of the
@@ -100,24 +110,43 @@ func freshPostgresDatabase(ctx context.Context, server, name string) (string, er
 	return u.String(), nil
 }
 
-// measureOverheadOf compares the customer detail page through portal (signed-in session, one v2
-// call, templ render) with the same v2 call made directly, through a bare reverse proxy and through
-// oauth2-proxy (signed in with its cookie), same load generator, same concurrency, interleaved. Its
-// figures are named prefix+...; stages adds the per-stage breakdown (main portal only).
-func measureOverheadOf(ctx context.Context, l *lab, rep *report, portal *portalEnv, prefix string, stages bool) error {
-	user, err := signIn(ctx, portal, benchUser(1))
-	if err != nil {
-		return err
-	}
-	if err := checkPage(ctx, portal.url+customerDetailPath(1), user.cookie); err != nil {
-		return pending("customer detail page: %v", err)
-	}
+// measureOverheadOf compares the customer detail page through each portal (signed-in session,
+// one v2 call, templ render) with the same v2 call made directly, through a bare reverse proxy
+// and through oauth2-proxy (signed in with its cookie), same load generator, same concurrency,
+// interleaved.
+func measureOverheadOf(ctx context.Context, l *lab, rep *report, portals []overheadPortal) error {
 	peerCookie, err := signInOAuth2Proxy(ctx, l.peerURL, benchUser(1))
 	if err != nil {
 		return err
 	}
-
 	customer := func(i int64) string { return strconv.FormatInt(1+i%overheadCustomerIDs, 10) }
+	paths := make([]overheadPath, referencePaths, referencePaths+len(portals))
+	envs := make([]*portalEnv, 0, len(portals))
+	var accessToken string
+	for _, p := range portals {
+		user, err := signIn(ctx, p.env, benchUser(1))
+		if err != nil {
+			return err
+		}
+		if err := checkPage(ctx, p.env.url+customerDetailPath(1), user.cookie); err != nil {
+			return pending("customer detail page: %v", err)
+		}
+		if accessToken == "" {
+			accessToken = user.accessToken
+		}
+		url := p.env.url
+		paths = append(paths, overheadPath{p.prefix + "portal", func(ctx context.Context, i int64) (*http.Request, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/customers/"+customer(i), nil)
+			if err != nil {
+				return nil, err
+			}
+			req.Header.Set("Cookie", user.cookie)
+			req.Header.Set("Accept", "text/html")
+			req.Header.Set("Accept-Encoding", chromiumAcceptEncoding)
+			return req, nil
+		}})
+		envs = append(envs, p.env)
+	}
 	jsonCall := func(base string, header func(http.Header)) requestFunc {
 		return func(ctx context.Context, i int64) (*http.Request, error) {
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v2/customer/"+customer(i), nil)
@@ -130,22 +159,10 @@ func measureOverheadOf(ctx context.Context, l *lab, rep *report, portal *portalE
 			return req, nil
 		}
 	}
-	bearer := func(h http.Header) { h.Set("Authorization", "Bearer "+user.accessToken) }
-	paths := [pathCount]overheadPath{
-		pathDirect: {"direct", jsonCall(l.simURL, bearer)},
-		pathBare:   {"bare", jsonCall(l.proxyURL, bearer)},
-		pathPeer:   {"oauth2_proxy", jsonCall(l.peerURL, func(h http.Header) { h.Set("Cookie", peerCookie) })},
-		pathPortal: {"portal", func(ctx context.Context, i int64) (*http.Request, error) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, portal.url+"/customers/"+customer(i), nil)
-			if err != nil {
-				return nil, err
-			}
-			req.Header.Set("Cookie", user.cookie)
-			req.Header.Set("Accept", "text/html")
-			req.Header.Set("Accept-Encoding", chromiumAcceptEncoding)
-			return req, nil
-		}},
-	}
+	bearer := func(h http.Header) { h.Set("Authorization", "Bearer "+accessToken) }
+	paths[pathDirect] = overheadPath{"direct", jsonCall(l.simURL, bearer)}
+	paths[pathBare] = overheadPath{"bare", jsonCall(l.proxyURL, bearer)}
+	paths[pathPeer] = overheadPath{"oauth2_proxy", jsonCall(l.peerURL, func(h http.Header) { h.Set("Cookie", peerCookie) })}
 
 	rounds, round, warmup, idleRound := overheadRounds, overheadRound, overheadWarmup, overheadIdleRound
 	if l.opts.quick {
@@ -154,23 +171,23 @@ func measureOverheadOf(ctx context.Context, l *lab, rep *report, portal *portalE
 	// results of one measurement: per path the merged sample, the CPU each process spent during its
 	// rounds (where the machine's two cores go on each path) and each round's throughput.
 	type result struct {
-		samples  [pathCount]sample
-		cpu      [pathCount]cpuUse
-		roundRPS [pathCount][]float64
+		samples  []sample
+		cpu      []cpuUse
+		roundRPS [][]float64
 	}
 	measure := func(workers, rounds int, round time.Duration) (result, error) {
-		var res result
+		res := result{samples: make([]sample, len(paths)), cpu: make([]cpuUse, len(paths)), roundRPS: make([][]float64, len(paths))}
 		gen := newLoadGen(workers)
 		defer gen.close()
 		for _, p := range paths {
 			gen.round(ctx, warmup, p.build)
 		}
 		for r := range rounds {
-			for k := range pathCount {
-				idx := (k + r) % pathCount // rotated: each path takes each place in turn
-				before := l.cpuSnapshot(portal)
+			for k := range paths {
+				idx := (k + r) % len(paths) // rotated: each path takes each place in turn
+				before := l.cpuSnapshot(envs)
 				s := gen.round(ctx, round, paths[idx].build)
-				res.cpu[idx].add(before, l.cpuSnapshot(portal))
+				res.cpu[idx].add(before, l.cpuSnapshot(envs))
 				res.roundRPS[idx] = append(res.roundRPS[idx], s.rps())
 				res.samples[idx].merge(s)
 			}
@@ -185,7 +202,7 @@ func measureOverheadOf(ctx context.Context, l *lab, rep *report, portal *portalE
 
 	c := l.opts.concurrent
 	var res result
-	err = profileDuring(ctx, l, portal, prefix, warmup*pathCount+time.Duration(rounds*pathCount)*round, func() error {
+	err = profileDuring(ctx, l, portals, warmup*time.Duration(len(paths))+time.Duration(rounds*len(paths))*round, func() error {
 		var err error
 		res, err = measure(c, rounds, round)
 		return err
@@ -194,48 +211,53 @@ func measureOverheadOf(ctx context.Context, l *lab, rep *report, portal *portalE
 		return err
 	}
 	perRequest := func(seconds float64, n int) float64 { return seconds * 1e6 / float64(max(n, 1)) }
-	var p50 [pathCount]float64
-	for i, p := range paths {
-		s := res.samples[i]
-		pct := percentiles(s.latencies, 50, 99)
-		p50[i] = pct[0]
-		rep.add(prefix+""+p.name+"_rps", s.rps(), "req/s")
-		rep.add(prefix+""+p.name+"_p50_ms", pct[0], "ms")
-		rep.add(prefix+""+p.name+"_p99_ms", pct[1], "ms")
-		server := p.name
-		if i == pathBare {
-			server = "bare_proxy" // the name this figure had before the other paths came
+	percentile50 := func(i int) float64 { return percentiles(res.samples[i].latencies, 50)[0] }
+	for k, p := range portals {
+		mine := referencePaths + k
+		for _, i := range []int{pathDirect, pathBare, pathPeer, mine} {
+			s := res.samples[i]
+			name := paths[i].name
+			if i == mine {
+				name = "portal"
+			}
+			pct := percentiles(s.latencies, 50, 99)
+			rep.add(p.prefix+name+"_rps", s.rps(), "req/s")
+			rep.add(p.prefix+name+"_p50_ms", pct[0], "ms")
+			rep.add(p.prefix+name+"_p99_ms", pct[1], "ms")
+			server := name
+			if i == pathBare {
+				server = "bare_proxy" // the name this figure had before the other paths came
+			}
+			if i != pathDirect { // on the direct path the simulator is the server
+				rep.add(p.prefix+"cpu_us_per_req_"+server, perRequest(res.cpu[i].server, s.requests), "µs")
+			}
+			rep.add(p.prefix+"cpu_us_per_req_sim_"+name+"_path", perRequest(res.cpu[i].sim, s.requests), "µs")
+			rep.add(p.prefix+"cpu_us_per_req_loadgen_"+name+"_path", perRequest(res.cpu[i].loadgen, s.requests), "µs")
 		}
-		if i != pathDirect { // on the direct path the simulator is the server
-			rep.add(prefix+"cpu_us_per_req_"+server, perRequest(res.cpu[i].server, s.requests), "µs")
+		portal, bare, peer := res.samples[mine], res.samples[pathBare], res.samples[pathPeer]
+		rep.add(p.prefix+"throughput_ratio", portal.rps()/bare.rps(), "ratio")
+		rep.add(p.prefix+"added_p50_ms", percentile50(mine)-percentile50(pathBare), "ms")
+		rep.add(p.prefix+"oauth2_proxy_vs_bare_ratio", peer.rps()/bare.rps(), "ratio")
+		rep.add(p.prefix+"portal_vs_oauth2_proxy_ratio", portal.rps()/peer.rps(), "ratio")
+		// The peer target is per round: the portal ahead of oauth2-proxy in every one.
+		ratios := roundRatios(res.roundRPS[mine], res.roundRPS[pathPeer])
+		ahead := 0
+		for _, ratio := range ratios {
+			if ratio > 1 {
+				ahead++
+			}
 		}
-		rep.add(prefix+"cpu_us_per_req_sim_"+p.name+"_path", perRequest(res.cpu[i].sim, s.requests), "µs")
-		rep.add(prefix+"cpu_us_per_req_loadgen_"+p.name+"_path", perRequest(res.cpu[i].loadgen, s.requests), "µs")
+		rep.add(p.prefix+"rounds", float64(len(res.roundRPS[mine])), "rounds")
+		rep.add(p.prefix+"rounds_portal_ahead_of_oauth2_proxy", float64(ahead), "rounds")
+		rep.add(p.prefix+"portal_vs_oauth2_proxy_worst_round_ratio", slices.Min(ratios), "ratio")
+		rep.add(p.prefix+"throughput_ratio_worst_round", slices.Min(roundRatios(res.roundRPS[mine], res.roundRPS[pathBare])), "ratio")
+		rep.add(p.prefix+"concurrency", float64(c), "workers")
 	}
-	mine, bare, peer := res.samples[pathPortal], res.samples[pathBare], res.samples[pathPeer]
-	rep.add(prefix+"throughput_ratio", mine.rps()/bare.rps(), "ratio")
-	rep.add(prefix+"added_p50_ms", p50[pathPortal]-p50[pathBare], "ms")
-	rep.add(prefix+"oauth2_proxy_vs_bare_ratio", peer.rps()/bare.rps(), "ratio")
-	rep.add(prefix+"portal_vs_oauth2_proxy_ratio", mine.rps()/peer.rps(), "ratio")
-	// The peer target is per round: the portal ahead of oauth2-proxy in every one.
-	ahead, worst := 0, 0.0
-	for r := range res.roundRPS[pathPortal] {
-		ratio := res.roundRPS[pathPortal][r] / res.roundRPS[pathPeer][r]
-		if ratio > 1 {
-			ahead++
-		}
-		if r == 0 || ratio < worst {
-			worst = ratio
-		}
-	}
-	rep.add(prefix+"rounds", float64(len(res.roundRPS[pathPortal])), "rounds")
-	rep.add(prefix+"rounds_portal_ahead_of_oauth2_proxy", float64(ahead), "rounds")
-	rep.add(prefix+"portal_vs_oauth2_proxy_worst_round_ratio", worst, "ratio")
-	rep.add(prefix+"throughput_ratio_worst_round", slices.Min(roundRatios(res.roundRPS[pathPortal], res.roundRPS[pathBare])), "ratio")
-	rep.add(prefix+"concurrency", float64(c), "workers")
-	if stages {
-		if err := measureStages(ctx, l, rep, c); err != nil {
-			return fmt.Errorf("stages: %w", err)
+	for _, p := range portals {
+		if p.stages {
+			if err := measureStages(ctx, l, rep, c); err != nil {
+				return fmt.Errorf("stages: %w", err)
+			}
 		}
 	}
 
@@ -244,13 +266,19 @@ func measureOverheadOf(ctx context.Context, l *lab, rep *report, portal *portalE
 	if err != nil {
 		return err
 	}
-	for i, p := range paths {
-		pct := percentiles(res.samples[i].latencies, 50, 99)
-		p50[i] = pct[0]
-		rep.add(prefix+"c1_"+p.name+"_p50_ms", pct[0], "ms")
-		rep.add(prefix+"c1_"+p.name+"_p99_ms", pct[1], "ms")
+	for k, p := range portals {
+		mine := referencePaths + k
+		for _, i := range []int{pathDirect, pathBare, pathPeer, mine} {
+			name := paths[i].name
+			if i == mine {
+				name = "portal"
+			}
+			pct := percentiles(res.samples[i].latencies, 50, 99)
+			rep.add(p.prefix+"c1_"+name+"_p50_ms", pct[0], "ms")
+			rep.add(p.prefix+"c1_"+name+"_p99_ms", pct[1], "ms")
+		}
+		rep.add(p.prefix+"c1_added_p50_ms", percentile50(mine)-percentile50(pathBare), "ms")
 	}
-	rep.add(prefix+"c1_added_p50_ms", p50[pathPortal]-p50[pathBare], "ms")
 	return nil
 }
 
@@ -280,13 +308,16 @@ func checkPage(ctx context.Context, target, cookie string) error {
 	return nil
 }
 
-// cpuSnapshot is the CPU time used so far by portal, the bare proxy, oauth2-proxy, the simulator
+// cpuSnapshot is the CPU time used so far by the portals, the bare proxy, oauth2-proxy, the simulator
 // and this process (the load generator); a process that cannot be read counts 0.
 type cpuSnapshot struct{ portal, proxy, peer, sim, self float64 }
 
-func (l *lab) cpuSnapshot(portal *portalEnv) cpuSnapshot {
+func (l *lab) cpuSnapshot(portals []*portalEnv) cpuSnapshot {
 	var s cpuSnapshot
-	s.portal, _ = portal.proc.cpuSeconds()
+	for _, p := range portals {
+		cpu, _ := p.proc.cpuSeconds()
+		s.portal += cpu
+	}
 	s.proxy, _ = l.proxy.cpuSeconds()
 	if l.peer != nil {
 		s.peer, _ = l.peer.cpuSeconds()
@@ -296,8 +327,8 @@ func (l *lab) cpuSnapshot(portal *portalEnv) cpuSnapshot {
 	return s
 }
 
-// cpuUse sums CPU seconds over rounds of one path: server is the portal, the bare proxy or
-// oauth2-proxy (whichever the path goes through; the others idle meanwhile).
+// cpuUse sums CPU seconds over rounds of one path: server is the portals, the bare proxy and
+// oauth2-proxy (the path goes through one of them; the others idle meanwhile).
 type cpuUse struct{ server, sim, loadgen float64 }
 
 func (u *cpuUse) add(before, after cpuSnapshot) {
@@ -306,40 +337,50 @@ func (u *cpuUse) add(before, after cpuSnapshot) {
 	u.loadgen += after.self - before.self
 }
 
-// profileDuring runs measure; with -profile it also writes portal's CPU profile over the next
-// length (the portal idles while the other paths are measured, so its samples are its own
+// profileDuring runs measure; with -profile it also writes each portal's CPU profile over the
+// next length (a portal idles while the other paths are measured, so its samples are its own
 // rounds') and its allocation snapshots before and after, as <dir>/<prefix>cpu.pprof,
 // <prefix>allocs_before.pprof and <prefix>allocs_after.pprof (`go tool pprof -sample_index
 // alloc_space -base before after`).
-func profileDuring(ctx context.Context, l *lab, portal *portalEnv, prefix string, length time.Duration, measure func() error) error {
+func profileDuring(ctx context.Context, l *lab, portals []overheadPortal, length time.Duration, measure func() error) error {
 	dir := l.opts.profile
 	if dir == "" {
 		return measure()
 	}
-	if portal.pprofURL == "" {
-		return fmt.Errorf("-profile: %s has no pprof listener (a -portal-bin built without -tags pprof?)", portal.name)
+	for _, p := range portals {
+		if p.env.pprofURL == "" {
+			return fmt.Errorf("-profile: %s has no pprof listener (a -portal-bin built without -tags pprof?)", p.env.name)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	path := func(name string) string { return filepath.Join(dir, prefix+name+".pprof") }
-	if err := download(ctx, portal.pprofURL+"allocs", path("allocs_before")); err != nil {
-		return fmt.Errorf("-profile: %w", err)
+	path := func(p overheadPortal, name string) string { return filepath.Join(dir, p.prefix+name+".pprof") }
+	for _, p := range portals {
+		if err := download(ctx, p.env.pprofURL+"allocs", path(p, "allocs_before")); err != nil {
+			return fmt.Errorf("-profile: %w", err)
+		}
 	}
-	profiled := make(chan error, 1)
-	go func() {
-		seconds := int(length.Seconds()) + 1
-		profiled <- download(ctx, portal.pprofURL+"profile?seconds="+strconv.Itoa(seconds), path("cpu"))
-	}()
+	profiled := make(chan error, len(portals))
+	for _, p := range portals {
+		go func() {
+			seconds := int(length.Seconds()) + 1
+			profiled <- download(ctx, p.env.pprofURL+"profile?seconds="+strconv.Itoa(seconds), path(p, "cpu"))
+		}()
+	}
 	err := measure()
-	if perr := <-profiled; err == nil && perr != nil {
-		err = fmt.Errorf("-profile: %w", perr)
+	for range portals {
+		if perr := <-profiled; err == nil && perr != nil {
+			err = fmt.Errorf("-profile: %w", perr)
+		}
 	}
 	if err != nil {
 		return err
 	}
-	if err := download(ctx, portal.pprofURL+"allocs", path("allocs_after")); err != nil {
-		return fmt.Errorf("-profile: %w", err)
+	for _, p := range portals {
+		if err := download(ctx, p.env.pprofURL+"allocs", path(p, "allocs_after")); err != nil {
+			return fmt.Errorf("-profile: %w", err)
+		}
 	}
 	return nil
 }
