@@ -74,6 +74,17 @@ func (s *leakSide) quote(t *testing.T, base string, c testCustomer, label string
 	return q
 }
 
+// openOwn opens each of the side's own quotes and contracts as they stand now, so that the
+// crawl's own visits change nothing of theirs between the two crawls.
+func (s *leakSide) openOwn(t *testing.T) {
+	for _, q := range s.quotes {
+		s.client.get(t.Context(), q.path, false)
+	}
+	for _, c := range s.contracts {
+		s.client.get(t.Context(), c.path, false)
+	}
+}
+
 func (s *leakSide) contract(t *testing.T, base string, q *leakQuote) leakContract {
 	t.Helper()
 	resp, err := generateContract(t, s.page.Request(), base+q.path)
@@ -298,12 +309,7 @@ func leakCrawl(t *testing.T, routes []string, env ...string) {
 	// below: the crawl's own visits (concurrent, in any order) then change nothing of theirs
 	// between the two crawls. Without it the lead's audit worklist once gained their own contract's
 	// number after the first crawl (load 15-20), which the comparison reads as the other's rows.
-	for _, q := range lead.quotes {
-		lead.client.get(t.Context(), q.path, false)
-	}
-	for _, c := range lead.contracts {
-		lead.client.get(t.Context(), c.path, false)
-	}
+	lead.openOwn(t)
 	today := time.Now().UTC().Format("2006-01-02")
 	leadPlan := leakPlan(routes, lead, today)
 	leadBefore := lead.client.fetchAll(t, leadPlan.bare)
@@ -329,12 +335,7 @@ func leakCrawl(t *testing.T, routes []string, env ...string) {
 	// Sales opens each of their own quotes and contracts as they stand now (the back office's
 	// reads changed them in the index since sales' own): what sales' pages show before the other's
 	// rows exist is then what sales' own token read, not what a later re-read would add.
-	for _, q := range rep.quotes {
-		rep.client.get(t.Context(), q.path, false)
-	}
-	for _, c := range rep.contracts {
-		rep.client.get(t.Context(), c.path, false)
-	}
+	rep.openOwn(t)
 	repPlan := leakPlan(routes, rep, today)
 	repBefore := rep.client.fetchAll(t, repPlan.bare)
 

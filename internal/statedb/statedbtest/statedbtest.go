@@ -165,33 +165,31 @@ type Cluster struct {
 
 // NewCluster initialises and starts a cluster in a temporary directory on a free port.
 func NewCluster() (*Cluster, error) {
-	bin, err := postgresBin()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "portal-pg-")
-	if err != nil {
-		return nil, err
-	}
-	c := &Cluster{dir: dir, bin: bin}
-	if err := c.asServerUser(nil, "chown"); err != nil {
-		return nil, err
-	}
-	if err := c.run(filepath.Join(bin, "initdb"), "-D", filepath.Join(dir, "data"), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("initdb: %w", err)
-	}
-	if err := c.Start(); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, err
-	}
-	return c, nil
+	return newCluster(func(c *Cluster) error {
+		if err := c.run(filepath.Join(c.bin, "initdb"), "-D", c.DataDir(), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"); err != nil {
+			return fmt.Errorf("initdb: %w", err)
+		}
+		return nil
+	})
 }
 
 // NewClusterFrom starts a cluster on a copy of the data directory data (one of a cluster that
 // was stopped cleanly: Stop, then DataDir moved away), in a temporary directory on a free port.
 // The bench's cached fills (bench/cmd/portalbench/fillcache.go) start their clusters so.
 func NewClusterFrom(data string) (*Cluster, error) {
+	return newCluster(func(c *Cluster) error {
+		// cp -a keeps the files' owner (the server's user) and modes (PostgreSQL refuses a data
+		// directory others can read).
+		if out, err := exec.Command("cp", "-a", data, c.DataDir()).CombinedOutput(); err != nil {
+			return fmt.Errorf("copy %s: %w: %s", data, err, out)
+		}
+		return nil
+	})
+}
+
+// newCluster starts a cluster in a temporary directory (the server's user owns it) on a free
+// port, on the data directory makeData puts there; on failure nothing is left behind.
+func newCluster(makeData func(c *Cluster) error) (*Cluster, error) {
 	bin, err := postgresBin()
 	if err != nil {
 		return nil, err
@@ -201,17 +199,14 @@ func NewClusterFrom(data string) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{dir: dir, bin: bin}
-	if err := c.asServerUser(nil, "chown"); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, err
+	err = c.asServerUser(nil, "chown")
+	if err == nil {
+		err = makeData(c)
 	}
-	// cp -a keeps the files' owner (the server's user) and modes (PostgreSQL refuses a data
-	// directory others can read).
-	if out, err := exec.Command("cp", "-a", data, c.DataDir()).CombinedOutput(); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("copy %s: %w: %s", data, err, out)
+	if err == nil {
+		err = c.Start()
 	}
-	if err := c.Start(); err != nil {
+	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
