@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cpqportal/portal/internal/statedb"
 )
 
@@ -46,25 +44,7 @@ type valueCache struct {
 
 	// changes is the listener on PostgreSQL (watch); nil on SQLite.
 	changes *statedb.Changes
-	// ownChanges: changes was started by run for this cache alone, and stops with it.
-	ownChanges bool
-	// listenerPID reads the listener connection's backend (tests terminate it); 0 while down.
-	listenerPID listenerOf
-	hits        atomic.Int64
-
-	// connect is what run's listener connects with.
-	connect func(ctx context.Context) (*pgx.Conn, error)
-}
-
-// listenerOf reads the backend process id of a cache's listener connection.
-type listenerOf struct{ changes *statedb.Changes }
-
-// Load is the listener's backend process id, 0 while it is down or when there is none.
-func (l listenerOf) Load() uint32 {
-	if l.changes == nil {
-		return 0
-	}
-	return l.changes.ListenerPID()
+	hits    atomic.Int64
 }
 
 type cacheEntry struct {
@@ -102,7 +82,7 @@ func newValueCache(watched bool) *valueCache {
 // watch makes changes the cache's listener: the keys it announces are dropped, and everything
 // after a reconnection.
 func (c *valueCache) watch(changes *statedb.Changes) {
-	c.changes, c.listenerPID = changes, listenerOf{changes}
+	c.changes = changes
 	changes.Subscribe(statedb.SessionChangesChannel, func(key string) {
 		if key == "*" {
 			c.clear()
@@ -110,13 +90,6 @@ func (c *valueCache) watch(changes *statedb.Changes) {
 		}
 		c.drop(key)
 	})
-}
-
-// run starts a listener of the cache's own on c.connect, stopped by Close (a test's, whose
-// connections it holds or breaks; the portal's caches share their database's: cacheOf).
-func (c *valueCache) run() {
-	c.watch(statedb.NewChanges(c.connect, statedb.SessionChangesChannel))
-	c.ownChanges = true
 }
 
 func (c *valueCache) since() int64 { return int64(time.Since(c.start)) }
@@ -204,14 +177,6 @@ func (c *valueCache) settle(ctx context.Context) {
 		return
 	}
 	c.changes.Settle(ctx)
-}
-
-// Close stops the listener run started (a shared one stops with its database).
-func (c *valueCache) Close() error {
-	if c.ownChanges {
-		return c.changes.Close()
-	}
-	return nil
 }
 
 // noRow is a cache entry's expiry for a key without row.

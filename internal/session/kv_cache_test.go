@@ -275,14 +275,16 @@ func TestSessionCacheListenerKilledFallsBackToTheDatabase(t *testing.T) {
 	var cache *valueCache
 	a, b, _, dbB := twoReplicas(t, statedb.Postgres, func(db *statedb.DB) {
 		cache = db.Shared(sharedCacheName, func() any {
-			c := newValueCache(true)
-			c.connect = func(ctx context.Context) (*pgx.Conn, error) {
+			// A listener of the cache's own, whose reconnections the gate holds.
+			changes := statedb.NewChanges(func(ctx context.Context) (*pgx.Conn, error) {
 				if err := gate.wait(ctx); err != nil {
 					return nil, err
 				}
 				return db.DedicatedConn(ctx)
-			}
-			c.run()
+			}, statedb.SessionChangesChannel)
+			t.Cleanup(func() { _ = changes.Close() })
+			c := newValueCache(true)
+			c.watch(changes)
 			return c
 		}).(*valueCache)
 	})
@@ -292,8 +294,8 @@ func TestSessionCacheListenerKilledFallsBackToTheDatabase(t *testing.T) {
 	loadFromCache(t, a, requestWith(second))
 
 	deadline := time.Now().Add(10 * time.Second)
-	pid := cache.listenerPID.Load()
-	for ; pid == 0; pid = cache.listenerPID.Load() {
+	pid := cache.changes.ListenerPID()
+	for ; pid == 0; pid = cache.changes.ListenerPID() {
 		if time.Now().After(deadline) {
 			t.Fatal("no listener")
 		}
@@ -313,7 +315,7 @@ func TestSessionCacheListenerKilledFallsBackToTheDatabase(t *testing.T) {
 
 	// While the listener is down, every load reads the database.
 	deadline = time.Now().Add(10 * time.Second)
-	for cache.listenerPID.Load() != 0 {
+	for cache.changes.ListenerPID() != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the listener did not notice its connection was killed")
 		}
