@@ -149,9 +149,8 @@ func TestWatcherRecordsAnswersWithTheReadersOwnToken(t *testing.T) {
 			_, ok := work.Lookup(ctx, sam, workindex.KindContract, 2)
 			return !ok
 		})
-		// The answer is told after the index's write returns, which on PostgreSQL waits its settle
-		// (a signature hides the row from the back office's lists until they read it again), so it
-		// may come after the lists show the signature.
+		// The answer is told after the index's write returns, so it may come a moment after the
+		// lists show the signature.
 		told := func() string {
 			answersMu.Lock()
 			defer answersMu.Unlock()

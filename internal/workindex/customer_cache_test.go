@@ -61,11 +61,13 @@ func quoteOf7(id int64, oneOff int64) QuoteSighting {
 	return QuoteSighting{QuoteID: id, CPQID: 1, CustomerID: 7, Customer: "Acme", OneOffCents: oneOff}
 }
 
-// Every write on replica A that hides a row from a viewer (a refusal, someone else's read of new
-// facts, a move to another customer by someone else's read, a purge) is in replica B's very next
-// answer, though B held the row in memory: the write returns only once no replica's cache can
-// answer with it (issue 43). A change that hides nothing (her own change of a row only she read)
-// and a new row reach B's answers too, without a write of B's.
+// Every write on replica A that takes a row from a viewer (a refusal, a purge) is in replica B's
+// very next answer, though B held the row in memory: the write returns only once no replica's
+// cache can answer with it (issue 43). New facts read by someone else (a new total, a move to
+// another customer) take the row out of A's next answer at once and out of B's within a moment,
+// B showing meanwhile only the facts she did read, never the new ones: that write waits for
+// nobody. A change that hides nothing (her own change of a row only she read) and a new row reach
+// B's answers too, without a write of B's.
 func TestCustomerWorkCacheHidesAcrossReplicasAtOnce(t *testing.T) {
 	for _, engine := range []statedb.Engine{statedb.SQLite, statedb.Postgres} {
 		t.Run(string(engine), func(t *testing.T) {
@@ -95,17 +97,38 @@ func TestCustomerWorkCacheHidesAcrossReplicasAtOnce(t *testing.T) {
 			must(t, a.Forget(ctx, alice, KindQuote, 103)) // the v2 API refused her the quote
 			next("a refusal on A", 102, 101, 100)
 
+			// B's answers leave the row out within a moment and show none of its new facts meanwhile.
+			soon := func(what string, newFacts func(Row) bool, want ...int64) {
+				t.Helper()
+				assertIDs(t, what+", replica A's next answer", quotesOf(t, a, alice), want...)
+				for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+					quotes, _, err := b.CustomerWork(ctx, alice, 7, 10)
+					must(t, err)
+					for _, q := range quotes {
+						if newFacts(q) {
+							t.Fatalf("%s: replica B showed her the new facts she never read: %+v", what, q)
+						}
+					}
+					if slices.Equal(ids(Page{Rows: quotes}), want) {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s: replica B's answers after 5 s: %v, want %v", what, ids(Page{Rows: quotes}), want)
+					}
+				}
+			}
+
 			held(102, 101, 100)
 			tick()
 			must(t, a.ObserveQuote(ctx, lead, quoteOf7(102, 500), ActRefreshed)) // the lead's read found a new total
-			next("a newer read by someone else on A", 101, 100)
+			soon("a newer read by someone else on A", func(q Row) bool { return q.OneOffCents == 500 }, 101, 100)
 
 			held(101, 100)
 			tick()
 			moved := quoteOf7(101, 0)
 			moved.CustomerID = 8
 			must(t, a.ObserveQuote(ctx, lead, moved, ActRefreshed)) // the lead's read: it is another customer's now
-			next("a move to another customer on A", 100)
+			soon("a move to another customer on A", func(q Row) bool { return q.CustomerID == 8 }, 100)
 
 			// Her own change of a row nobody else read: revealed to her at once on A (her read is
 			// recorded with it), on B within a moment (the write waits for nobody).

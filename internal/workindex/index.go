@@ -263,7 +263,7 @@ func (ix *Index) ObserveQuote(ctx context.Context, v Viewer, s QuoteSighting, ac
 			}
 		}
 		stage := StageOfQuote(s.ContractID > 0 || s.ContractNumber != "", contractStage)
-		return ix.write(ctx, tx, hides, KindQuote, s.QuoteID, v, act, true, time.Time{}, func(r *Row) {
+		return ix.write(ctx, tx, KindQuote, s.QuoteID, v, act, true, time.Time{}, func(r *Row) {
 			r.QuoteID, r.CPQID, r.CustomerID = s.QuoteID, s.CPQID, s.CustomerID
 			r.Customer = firstNonEmpty(s.Customer, r.Customer)
 			r.Configurator = firstNonEmpty(s.Configurator, r.Configurator)
@@ -292,7 +292,7 @@ func (ix *Index) ObserveContract(ctx context.Context, v Viewer, s ContractSighti
 	var ch Change
 	err := ix.tx(ctx, func(tx *sql.Tx, hides *bool) error {
 		var err error
-		ch, err = ix.observeContract(ctx, tx, hides, v, s, act)
+		ch, err = ix.observeContract(ctx, tx, v, s, act)
 		return err
 	})
 	if err != nil {
@@ -304,7 +304,7 @@ func (ix *Index) ObserveContract(ctx context.Context, v Viewer, s ContractSighti
 	return nil
 }
 
-func (ix *Index) observeContract(ctx context.Context, tx *sql.Tx, hides *bool, v Viewer, s ContractSighting, act Act) (Change, error) {
+func (ix *Index) observeContract(ctx context.Context, tx *sql.Tx, v Viewer, s ContractSighting, act Act) (Change, error) {
 	stage := StageOfContract(s.Facts)
 	ch := Change{To: stage}
 	if act == ActChanged && (stage == StageSigned || stage == StageDeclined || stage == StageExpired) {
@@ -312,7 +312,7 @@ func (ix *Index) observeContract(ctx context.Context, tx *sql.Tx, hides *bool, v
 		// (a signature action's answer) read it, and the sender stays who changed it last.
 		act = ActOpened
 	}
-	err := ix.write(ctx, tx, hides, KindContract, int64(s.ContractID), v, act, true, s.ChangedAt, func(r *Row) {
+	err := ix.write(ctx, tx, KindContract, int64(s.ContractID), v, act, true, s.ChangedAt, func(r *Row) {
 		ch.Known, ch.From, ch.CreatedBy, ch.ChangedBy = r.Stage != "", r.Stage, r.CreatedBy, r.ChangedBy
 		r.ContractID, r.QuoteID, r.CPQID, r.CustomerID = s.ContractID, s.QuoteID, s.CPQID, s.CustomerID
 		r.ContractNumber = firstNonEmpty(s.Number, r.ContractNumber)
@@ -346,7 +346,7 @@ func (ix *Index) observeContract(ctx context.Context, tx *sql.Tx, hides *bool, v
 		return ch, err
 	}
 	// The quote's change is dated as its contract's.
-	return ch, ix.write(ctx, tx, hides, KindQuote, s.QuoteID, v, actFollowed, false, s.ChangedAt, func(r *Row) {
+	return ch, ix.write(ctx, tx, KindQuote, s.QuoteID, v, actFollowed, false, s.ChangedAt, func(r *Row) {
 		r.ContractID = s.ContractID
 		r.ContractNumber = firstNonEmpty(s.Number, r.ContractNumber)
 		r.Stage = stage
@@ -453,9 +453,8 @@ type viewerEntry struct {
 // write applies a sighting to a row inside tx: fill sets the facts; act decides who is recorded.
 // create: the row is made when absent (a quote row followed from its contract is not). at is
 // when the change happened as the v2 API says it (a signer's answer, an archive): it dates a
-// change of stage instead of the moment of the write (zero: that moment). *hides is set when the
-// write takes the row out of some viewer's answers (Index.tx).
-func (ix *Index) write(ctx context.Context, tx *sql.Tx, hides *bool, kind Kind, id int64, v Viewer, act Act, create bool, at time.Time, fill func(r *Row)) error {
+// change of stage instead of the moment of the write (zero: that moment).
+func (ix *Index) write(ctx context.Context, tx *sql.Tx, kind Kind, id int64, v Viewer, act Act, create bool, at time.Time, fill func(r *Row)) error {
 	now := ix.opts.Now().UTC().Truncate(time.Microsecond)
 	key := v.Key()
 	old, exists, err := ix.readRow(ctx, tx, kind, id, "")
@@ -529,17 +528,12 @@ func (ix *Index) write(ctx context.Context, tx *sql.Tx, hides *bool, kind Kind, 
 		if err != nil {
 			return err
 		}
-		// The writer's own read is recorded below (but for a followed quote they had not read as it
-		// was, and a read by nobody): the new facts are revealed to them by this very write.
-		writerReads := key != "" && (act != actFollowed || (entry.found && !entry.seenAt.Before(old.FactsAt)))
+		// Revealed to them until now, the row leaves what they may see until they read it again:
+		// their read is older than the new facts. The write does not wait for other replicas'
+		// caches (customerCache): for a moment they may still show the facts these readers did
+		// read, never the new ones.
 		for _, p := range readers {
 			sums.add(p.person, p.owner, &old, -1)
-			// Revealed to them until now, the row leaves what they may see: their read is older
-			// than the new facts. (The writer's other replicas may show the old facts of a row
-			// still revealed to them for a moment, as a new row: customerCache.)
-			if p.person != key || !writerReads {
-				*hides = true
-			}
 		}
 	}
 	if !exists || !sameFacts(&old, &r) {
@@ -751,7 +745,7 @@ func (ix *Index) Archive(ctx context.Context, v Viewer, number string, at time.T
 		if v.Key() == "" {
 			act = ActRefreshed // nobody to credit: the facts only
 		}
-		_, err = ix.observeContract(ctx, tx, hides, v, ContractSighting{ContractID: found.ContractID, Number: number, QuoteID: found.QuoteID,
+		_, err = ix.observeContract(ctx, tx, v, ContractSighting{ContractID: found.ContractID, Number: number, QuoteID: found.QuoteID,
 			CPQID: found.CPQID, CustomerID: found.CustomerID, Facts: ContractFacts{Status: v2StatusArchived, Archived: true},
 			OneOffCents: found.OneOffCents, MonthlyCents: found.MonthlyCents, ChangedAt: at}, act)
 		return err
