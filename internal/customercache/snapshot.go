@@ -152,7 +152,7 @@ type Snapshot struct {
 	// combination) and its bitmap of matches were most of what a keystroke allocated (about
 	// 150 KiB of the simulator's 100,000 customers, and more the more combinations a list has),
 	// garbage that a busy list piled up to the collector's target on top of the cached lists
-	// (docs/performance.md, "Ninth pass").
+	// (docs/performance.md, "Resident memory of the list and the stream").
 	scratch sync.Pool
 }
 

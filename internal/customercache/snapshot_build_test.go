@@ -114,8 +114,8 @@ func TestBuilderHostileItems(t *testing.T) {
 // TestSearchesReuseTheirScratch checks that a keystroke on a warm snapshot does not allocate
 // its masks (one word per combination of city, owners...) and its bitmap of matches anew: they
 // were most of a search's garbage, which a busy list piled up on top of the cached lists until
-// the next collection (docs/performance.md, "Ninth pass"). Not parallel: it reads the process's
-// allocation counter.
+// the next collection (docs/performance.md, "Resident memory of the list and the stream").
+// Not parallel: it reads the process's allocation counter.
 func TestSearchesReuseTheirScratch(t *testing.T) {
 	items := randomItems(50_000, 11)
 	for i, it := range items {
