@@ -148,6 +148,12 @@ type Snapshot struct {
 	// attrKeys are the search texts of the combinations (attrs): city and owners, lower case and
 	// folded, made on the first search.
 	attrKeys lazyAttrKeys
+	// scratch holds *searchScratch for searches to reuse. A search's masks (one word per
+	// combination) and its bitmap of matches were most of what a keystroke allocated (about
+	// 150 KiB of the simulator's 100,000 customers, and more the more combinations a list has),
+	// garbage that a busy list piled up to the collector's target on top of the cached lists
+	// (docs/performance.md, "Resident memory of the list and the stream").
+	scratch sync.Pool
 }
 
 type lazyAttrKeys struct {
@@ -155,10 +161,30 @@ type lazyAttrKeys struct {
 	keys []string
 }
 
+// searchScratch is what one search writes and drops: the combinations' masks and the bitmap of
+// matching rows.
+type searchScratch struct {
+	masks, hits []uint64
+}
+
+// getScratch returns scratch of this snapshot's sizes, all zero; putScratch gives it back.
+func (s *Snapshot) getScratch() *searchScratch {
+	sc, _ := s.scratch.Get().(*searchScratch)
+	if sc == nil {
+		return &searchScratch{masks: make([]uint64, len(s.attrs)), hits: make([]uint64, (len(s.rows)+63)/64)}
+	}
+	clear(sc.masks)
+	clear(sc.hits)
+	return sc
+}
+
+func (s *Snapshot) putScratch(sc *searchScratch) { s.scratch.Put(sc) }
+
 // attrMasks says, for each combination (attrs), which terms occur in its city or owners (bit i
-// for terms[i]): a few thousand combinations are looked at once per search instead of every row.
-// The combinations' texts, lower case and folded, are made on the first search.
-func (s *Snapshot) attrMasks(terms []searchTerm) []uint64 {
+// for terms[i]), written into masks (len(s.attrs), zero): a few thousand combinations are looked
+// at once per search instead of every row. The combinations' texts, lower case and folded, are
+// made on the first search.
+func (s *Snapshot) attrMasks(terms []searchTerm, masks []uint64) {
 	s.attrKeys.once.Do(func() {
 		keys := make([]string, len(s.attrs))
 		var b []byte
@@ -174,7 +200,6 @@ func (s *Snapshot) attrMasks(terms []searchTerm) []uint64 {
 		}
 		s.attrKeys.keys = keys
 	})
-	masks := make([]uint64, len(s.attrKeys.keys))
 	for i, key := range s.attrKeys.keys {
 		for j, t := range terms {
 			if t.in(key) {
@@ -182,7 +207,6 @@ func (s *Snapshot) attrMasks(terms []searchTerm) []uint64 {
 			}
 		}
 	}
-	return masks
 }
 
 // matches reports whether every term occurs in the row's city or owners (masks) or in its search
@@ -374,8 +398,11 @@ func (s *Snapshot) Search(q Query) Result {
 	res := Result{Total: n}
 	var hits []uint64
 	if len(terms) > 0 {
-		masks := s.attrMasks(terms)
-		hits = make([]uint64, (n+63)/64)
+		sc := s.getScratch()
+		defer s.putScratch(sc)
+		masks := sc.masks
+		s.attrMasks(terms, masks)
+		hits = sc.hits
 		res.Total = 0
 		for i := range s.rows {
 			if s.matches(&s.rows[i], terms, masks) {
@@ -948,7 +975,10 @@ func (s *Snapshot) Walk(q Query, fn func(Row) error) error {
 	terms := searchTermsOf(q.Text)
 	var masks []uint64
 	if len(terms) > 0 {
-		masks = s.attrMasks(terms)
+		sc := s.getScratch()
+		defer s.putScratch(sc)
+		masks = sc.masks
+		s.attrMasks(terms, masks)
 	}
 	order := s.order(q.Sort)
 	n := len(s.rows)

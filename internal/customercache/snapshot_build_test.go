@@ -3,6 +3,7 @@ package customercache
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -107,5 +108,47 @@ func TestBuilderHostileItems(t *testing.T) {
 	last, _ := snap.Lookup(1_059_999)
 	if last.Name != "Customer 59999 with a longish name for the chunks" {
 		t.Errorf("last customer %q", last.Name)
+	}
+}
+
+// TestSearchesReuseTheirScratch checks that a keystroke on a warm snapshot does not allocate
+// its masks (one word per combination of city, owners...) and its bitmap of matches anew: they
+// were most of a search's garbage, which a busy list piled up on top of the cached lists until
+// the next collection (docs/performance.md, "Resident memory of the list and the stream").
+// Not parallel: it reads the process's allocation counter.
+func TestSearchesReuseTheirScratch(t *testing.T) {
+	items := randomItems(50_000, 11)
+	for i, it := range items {
+		it.City = []byte(fmt.Sprintf("Town %d", i%8000)) // thousands of combinations, as a real list has
+	}
+	snap := buildSnapshot(t, items)
+	scratch := uint64(len(snap.attrs)*8 + (len(snap.rows)+63)/64*8)
+	if len(snap.attrs) < 8000 {
+		t.Fatalf("%d combinations, want at least 8000", len(snap.attrs))
+	}
+	queries := []Query{{Text: "town 12", Sort: SortByName, Limit: 25}, {Text: "istituto a", Sort: SortByCity, Limit: 25}}
+	for _, q := range queries { // the first searches make the combinations' texts and the orders
+		if res := snap.Search(q); res.Total == 0 {
+			t.Fatalf("%q: no match", q.Text)
+		}
+	}
+	const searches = 40
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range searches {
+		snap.Search(queries[i%len(queries)])
+	}
+	runtime.ReadMemStats(&after)
+	perSearch := (after.TotalAlloc - before.TotalAlloc) / searches
+	if perSearch > scratch/4 {
+		t.Errorf("a search allocates %d bytes, want well under its scratch's %d (reused, not made anew)", perSearch, scratch)
+	}
+	// Walk (the export) uses the same scratch and finds what Search finds.
+	var walked int
+	if err := snap.Walk(queries[0], func(Row) error { walked++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := snap.Search(queries[0]).Total; walked != want {
+		t.Errorf("Walk found %d, Search %d", walked, want)
 	}
 }

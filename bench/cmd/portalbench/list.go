@@ -113,6 +113,9 @@ func measureList(ctx context.Context, l *lab, rep *report) error {
 	if err != nil {
 		return err
 	}
+	if err := memorySnapshot(ctx, l, env, "list_"); err != nil {
+		return err
+	}
 
 	addP := func(name string, d []time.Duration) []float64 {
 		p := percentiles(d, 50, 99)

@@ -71,7 +71,8 @@ type options struct {
 	// refill makes the cached fills again (fillcache.go); noFillCache fills in place, keeping nothing.
 	refill, noFillCache bool
 	// profile: the directory where the overhead group writes each portal's CPU profile and
-	// allocation snapshots of its loaded rounds (the portal built with -tags pprof).
+	// allocation snapshots of its loaded rounds, and the list and stream groups what their
+	// portal's resident size is made of (memorySnapshot; the portal built with -tags pprof).
 	profile string
 }
 
@@ -119,7 +120,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.teamOnly, "team-only", false, "the state group measures only team_figures_* at 1M rows per kind (100k with -quick): no other size, list or batch figure")
 	fs.BoolVar(&o.refill, "refill", false, "make the cached fills of the state and mail groups again (.cache/bench, docs/performance.md)")
 	fs.BoolVar(&o.noFillCache, "no-fill-cache", false, "fill the state and mail groups' databases (SQLite and PostgreSQL) in place, neither using nor keeping .cache/bench")
-	fs.StringVar(&o.profile, "profile", "", "write the overhead group's portal profiles (CPU, allocations during its rounds at -c; both engines) into this directory; builds the portal with -tags pprof")
+	fs.StringVar(&o.profile, "profile", "", "write the overhead group's portal profiles (CPU, allocations during its rounds at -c; both engines) and what the list's and the stream's resident size is made of (smaps_rollup, MemStats, live heap) into this directory; builds the portal with -tags pprof")
 	var engines string
 	fs.StringVar(&engines, "state-engines", "sqlite,postgres", "comma-separated engines the state group fills (sqlite, postgres); team_figures_1m_ms needs both")
 	if err := fs.Parse(args); err != nil {

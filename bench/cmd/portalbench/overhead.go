@@ -384,3 +384,35 @@ func profileDuring(ctx context.Context, l *lab, portals []overheadPortal, length
 	}
 	return nil
 }
+
+// memorySnapshot writes, with -profile, what a resident-size figure is made of at the moment it
+// was read: /proc/<pid>/smaps_rollup (<prefix>smaps_rollup.txt: Anonymous is the heap and the
+// runtime's own memory, the rest of Rss the binary's mapped pages), the runtime's MemStats
+// (<prefix>heap.txt: heap allocated, in use, idle, released) and then, after a collection, the
+// live heap by where it was allocated (<prefix>heap.pprof). Without -profile it does nothing.
+func memorySnapshot(ctx context.Context, l *lab, portal *portalEnv, prefix string) error {
+	dir := l.opts.profile
+	if dir == "" {
+		return nil
+	}
+	if portal.pprofURL == "" {
+		return fmt.Errorf("-profile: %s has no pprof listener (a -portal-bin built without -tags pprof?)", portal.name)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	rollup, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", portal.proc.cmd.Process.Pid))
+	if err != nil {
+		return fmt.Errorf("-profile: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, prefix+"smaps_rollup.txt"), rollup, 0o644); err != nil {
+		return err
+	}
+	if err := download(ctx, portal.pprofURL+"heap?debug=1", filepath.Join(dir, prefix+"heap.txt")); err != nil {
+		return fmt.Errorf("-profile: %w", err)
+	}
+	if err := download(ctx, portal.pprofURL+"heap?gc=1", filepath.Join(dir, prefix+"heap.pprof")); err != nil {
+		return fmt.Errorf("-profile: %w", err)
+	}
+	return nil
+}

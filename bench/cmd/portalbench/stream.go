@@ -123,6 +123,9 @@ func measureStream(ctx context.Context, l *lab, rep *report) error {
 	if err != nil {
 		return err
 	}
+	if err := memorySnapshot(ctx, l, env, "stream_"); err != nil {
+		return err
+	}
 	// Not timed: what went through the portal is byte for byte what was sent.
 	if got, err := downloadSHA256(s.apiCtx, api, viaPortal, q.quoteID); err != nil || got != s.want {
 		return fmt.Errorf("the file uploaded through the portal has sha256 %s (%v), want %s", got, err, s.want)
