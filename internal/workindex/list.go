@@ -384,7 +384,18 @@ const notDenied = "NOT EXISTS (SELECT 1 FROM work_denied d WHERE d.person = $2 A
 // every row the v2 API refused them; notDenied stays beside it for the rows they never read.
 // Every list, count, sum, export and follow-up of the index is read through it: no filter, order
 // or figure ever reads a fact of a row that is not revealed to the viewer.
-const revealedSQL = "EXISTS (SELECT 1 FROM work_viewers w WHERE w.person = $2 AND w.kind = r.kind AND w.id = r.id AND w.seen_at >= r.facts_at)"
+//
+// It compares the read's time (-1 without a read: never at or after facts_at, which is never
+// negative) rather than asking EXISTS: PostgreSQL estimates that semi-join as matching almost
+// none of a person's rows (it cannot know their reads follow their rows), so for My quotes at 1M
+// rows a kind it read and sorted all 2,000 of the person's rows with a read probe each (50-68 ms,
+// budget 10); the comparison is estimated at a third, and the page walks the (kind, created_by,
+// changed_at, id) index backwards and stops at its 25 rows (3 ms). The rows are the same.
+const revealedSQL = "COALESCE((SELECT w.seen_at FROM work_viewers w WHERE w.person = $2 AND w.kind = r.kind AND w.id = r.id), -1) >= r.facts_at"
+
+// unrevealedSQL is revealedSQL's opposite (Unchecked's rows): never read by the viewer, or read
+// before the facts last changed.
+const unrevealedSQL = "NOT EXISTS (SELECT 1 FROM work_viewers w WHERE w.person = $2 AND w.kind = r.kind AND w.id = r.id AND w.seen_at >= r.facts_at)"
 
 // viewerSeen is the viewer's own last read of a row (0: never), computed for the rows of the page
 // only.
@@ -400,7 +411,7 @@ func (b *listQuery) branches(q Query, v Viewer) []branch {
 	base := append([]string{"r.kind = " + b.kind()}, b.where...)
 	visible, own := revealedSQL, "o.seen_at >= r.facts_at"
 	if b.unchecked {
-		visible, own = "NOT "+revealedSQL, "o.seen_at < r.facts_at"
+		visible, own = unrevealedSQL, "o.seen_at < r.facts_at"
 	}
 	switch {
 	case b.person != "" && v.Team:
@@ -565,17 +576,24 @@ func (ix *Index) Count(ctx context.Context, v Viewer, q Query) (n int, capped bo
 	return min(count, CountBound), count > CountBound, nil
 }
 
-// count is how many rows the list b of q finds, up to CountBound + 1. A list of whole stages
-// (no other filter) is counted from the viewer's totals (Sums: the same rows, revealed to them,
-// in the same scope), a few small rows; any other is counted as it reads (countSQL).
+// count is how many rows the list b of q finds, up to CountBound + 1. A list of whole stages,
+// or of every stage (no other filter: My quotes, All I worked on, a team's whole list), is
+// counted from the viewer's totals (Sums: the same rows, revealed to them, in the same scope), a
+// few small rows; any other is counted as it reads (countSQL: at 1M rows a kind, My quotes'
+// count read 1,001 rows and as many reads of theirs, 17 ms on SQLite and 55 on PostgreSQL).
 func (ix *Index) count(ctx context.Context, v Viewer, q Query, b *listQuery) (int, error) {
-	if len(q.Stages) > 0 && q.CustomerID == 0 && q.CPQID == 0 && strings.TrimSpace(q.Find) == "" && q.From.IsZero() && q.To.IsZero() &&
+	if q.CustomerID == 0 && q.CPQID == 0 && strings.TrimSpace(q.Find) == "" && q.From.IsZero() && q.To.IsZero() &&
 		q.EnteredFrom.IsZero() && q.EnteredTo.IsZero() && !q.signed() && q.DeclineReason == "" && (q.Person == "" || !v.Team) {
 		sums, err := ix.Sums(ctx, v, q.Kind, q.Scope)
 		if err != nil {
 			return 0, fmt.Errorf("%w: count: %w", ErrUnavailable, err)
 		}
 		var n int64
+		if len(q.Stages) == 0 {
+			for _, t := range sums {
+				n += t.N
+			}
+		}
 		for st := range slices.Values(slices.Compact(slices.Sorted(slices.Values(q.Stages)))) {
 			n += sums[st].N
 		}

@@ -101,6 +101,15 @@ func checkViewerSums(t *testing.T, db *statedb.DB, ix *Index, viewers []Viewer) 
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Fatalf("%s's sums of %s %s: %v, their list walks %v", v.Name, kind, scope, got, want)
 				}
+				// The list's count of every stage (from the totals) is what its rows give.
+				var rows int
+				b := listQuery{args: []any{string(kind), v.Key()}}
+				must(t, db.SQL.QueryRowContext(ctx, b.countSQL(Query{Kind: kind, Scope: scope}, v), b.args...).Scan(&rows))
+				page, err := ix.List(ctx, v, Query{Kind: kind, Scope: scope, PerPage: 1})
+				must(t, err)
+				if page.Total != min(rows, CountBound) || page.Capped != (rows > CountBound) {
+					t.Fatalf("%s's list of %s %s counts %d (capped %v), its rows give %d", v.Name, kind, scope, page.Total, page.Capped, rows)
+				}
 				// The signed ones by month: the signed contracts their list walks (signed, or
 				// archived after their signature).
 				if kind != KindContract {

@@ -344,7 +344,8 @@ func fillRows(t testing.TB, db *statedb.DB, at time.Time, from, to int64, person
 				return err
 			}
 		}
-		return nil
+		// The totals the counts read, as the sightings would have kept them.
+		return RebuildTotals(context.Background(), tx)
 	}))
 }
 
