@@ -3,7 +3,8 @@
 // It builds cmd/portal and cmd/v2sim, starts the simulator (100,000 customers, attachments spilled to a
 // temporary directory), an OpenID provider (internal/demoidp, in this process) and the portal binary, each
 // on its own loopback listener, and a bare reverse proxy (this binary again, in -serve-proxy mode) in front
-// of the same simulator. Then it measures, in this order:
+// of the same simulator. Then it measures these groups (in the order of groups: watch runs beside
+// the pace-bound groups from weight to import, runGroups):
 //
 //	overhead_*     customer detail page through the portal vs the same v2 call through the bare proxy
 //	               and oauth2-proxy; overhead_postgres_* the same with the portal's state in PostgreSQL
@@ -13,7 +14,8 @@
 //	               time and floor, as a table on stderr (issue 27)
 //	live_poll_*    100 viewers polling one quote's live notice: upstream reads per interval (issue 18)
 //	list_*         first page and search keystroke over 100,000 customers, cold and warm; portal RSS
-//	stream_*       1 GiB upload and download through the portal and directly; portal peak RSS
+//	stream_*       1 GiB upload and download through the portal and directly; portal peak RSS and
+//	               what the transfers add to it (at most 32 MiB, or the group fails)
 //	backoffice_*   a 1,000-contract batch archive (time, portal RSS); the XLSX export of 100,000
 //	               customers (time, peak RSS during the export, target < 64 MiB)
 //	handover_*     1,000 customers handed over to another owner, the simulator answering in 30 ms
@@ -29,6 +31,9 @@
 //	               unread count of a person with 1,000,000 items of every kind (issue 40; both engines)
 //	allocs_*       allocations per request of the main handlers (go test -bench), against
 //	               bench/alloc_budgets.json
+//	state_*        the state database's lists, sightings and home page at 100k and 1M rows a kind,
+//	               both engines, on cached fills (fillcache.go), against issue 31's budgets
+//	watch_*        the signature watcher's pace and answers shown (issue 39), both engines
 //
 // Every figure is printed as "name: value unit" and all are written to -out as one JSON object (figure
 // name to number, plus "machine"). A figure whose page does not exist yet is reported as pending on
