@@ -251,7 +251,7 @@ func (ix *Index) ObserveQuote(ctx context.Context, v Viewer, s QuoteSighting, ac
 	}
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
-	return ix.tx(ctx, func(tx *sql.Tx, hides *bool) error {
+	return ix.tx(ctx, func(tx *sql.Tx, _ *bool) error {
 		contractStage := Stage("")
 		if s.ContractID > 0 {
 			old, ok, err := ix.readRow(ctx, tx, KindContract, int64(s.ContractID), "")
@@ -290,7 +290,7 @@ func (ix *Index) ObserveContract(ctx context.Context, v Viewer, s ContractSighti
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
 	var ch Change
-	err := ix.tx(ctx, func(tx *sql.Tx, hides *bool) error {
+	err := ix.tx(ctx, func(tx *sql.Tx, _ *bool) error {
 		var err error
 		ch, err = ix.observeContract(ctx, tx, v, s, act)
 		return err
@@ -728,7 +728,7 @@ func (ix *Index) Peek(ctx context.Context, kind Kind, id int64) (Row, bool) {
 func (ix *Index) Archive(ctx context.Context, v Viewer, number string, at time.Time) error {
 	ctx, cancel := ix.writeContext(ctx)
 	defer cancel()
-	return ix.tx(ctx, func(tx *sql.Tx, hides *bool) error {
+	return ix.tx(ctx, func(tx *sql.Tx, _ *bool) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, `SELECT id FROM work_rows WHERE contract_number = $1 AND kind = $2`, number, string(KindContract)).Scan(&id)
 		switch {
