@@ -134,9 +134,9 @@ func measureOverheadOf(ctx context.Context, l *lab, rep *report, portals []overh
 		if accessToken == "" {
 			accessToken = user.accessToken
 		}
-		url := p.env.url
+		base := p.env.url
 		paths = append(paths, overheadPath{p.prefix + "portal", func(ctx context.Context, i int64) (*http.Request, error) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/customers/"+customer(i), nil)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/customers/"+customer(i), nil)
 			if err != nil {
 				return nil, err
 			}
